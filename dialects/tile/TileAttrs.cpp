@@ -1,0 +1,176 @@
+//===- TileAttrs.cpp - Layout and swizzle attributes ----------------------===//
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t threads, int64_t regs, AffineMap map) {
+  if (threads <= 0 || regs <= 0)
+    return emitError() << "layout needs positive threads and regs, got threads = "
+                       << threads << ", regs = " << regs;
+  if (!map || map.getNumDims() != 2 || map.getNumSymbols() != 0)
+    return emitError() << "layout map must take (thread, register) and no "
+                          "symbols, got "
+                       << AffineMapAttr::get(map);
+  if (map.getNumResults() == 0)
+    return emitError() << "layout map must give at least one index";
+  return success();
+}
+
+SmallVector<int64_t> LayoutAttr::apply(int64_t thread, int64_t reg) const {
+  SmallVector<int64_t> result;
+  for (AffineExpr expr : getMap().getResults()) {
+    // Affine maps with floordiv/mod of positive constants evaluate exactly.
+    AffineExpr folded = expr.replaceDimsAndSymbols(
+        {getAffineConstantExpr(thread, expr.getContext()),
+         getAffineConstantExpr(reg, expr.getContext())},
+        {});
+    result.push_back(cast<AffineConstantExpr>(folded).getValue());
+  }
+  return result;
+}
+
+std::string LayoutAttr::checkCovers(ArrayRef<int64_t> shape) const {
+  if (shape.size() != getRank())
+    return llvm::formatv("layout gives {0} indices but the tile has rank {1}",
+                         getRank(), shape.size())
+        .str();
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  int64_t pairs = getThreads() * getRegs();
+  if (pairs % numel != 0)
+    return llvm::formatv("layout holds {0} registers in all (threads {1} x "
+                         "regs {2}), not a multiple of the tile's {3} elements",
+                         pairs, getThreads(), getRegs(), numel)
+        .str();
+  // Enumerating is exact and cheap at tile sizes (at most a few 10^4 pairs).
+  SmallVector<int64_t> counts(numel, 0);
+  for (int64_t t = 0; t < getThreads(); ++t) {
+    for (int64_t r = 0; r < getRegs(); ++r) {
+      SmallVector<int64_t> idx = apply(t, r);
+      int64_t flat = 0;
+      for (auto [i, d] : llvm::zip(idx, shape)) {
+        if (i < 0 || i >= d)
+          return llvm::formatv("thread {0} register {1} maps outside the tile",
+                               t, r)
+              .str();
+        flat = flat * d + i;
+      }
+      ++counts[flat];
+    }
+  }
+  int64_t replication = pairs / numel;
+  for (int64_t f = 0; f < numel; ++f)
+    if (counts[f] != replication)
+      return llvm::formatv("element {0} (row-major) is held {1} times, "
+                           "expected {2}",
+                           f, counts[f], replication)
+          .str();
+  return "";
+}
+
+int64_t LayoutAttr::getContiguousRun() const {
+  int64_t run = 1;
+  for (int64_t candidate = 2; candidate <= getRegs(); candidate *= 2) {
+    if (getRegs() % candidate != 0)
+      break;
+    bool ok = true;
+    for (int64_t t = 0; t < getThreads() && ok; ++t) {
+      for (int64_t r = 0; r < getRegs() && ok; r += candidate) {
+        SmallVector<int64_t> first = apply(t, r);
+        if (first.back() % candidate != 0)
+          ok = false;
+        for (int64_t e = 1; e < candidate && ok; ++e) {
+          SmallVector<int64_t> idx = apply(t, r + e);
+          idx.back() -= e;
+          ok = idx == first;
+        }
+      }
+    }
+    if (!ok)
+      break;
+    run = candidate;
+  }
+  return run;
+}
+
+//===----------------------------------------------------------------------===//
+// SwizzleAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t bits, int64_t base, int64_t shift) {
+  if (bits < 0 || base < 0 || shift < 0)
+    return emitError() << "swizzle parameters must be non-negative, got bits = "
+                       << bits << ", base = " << base << ", shift = " << shift;
+  if (bits > 0 && shift < bits)
+    return emitError() << "swizzle shift (" << shift
+                       << ") must be at least bits (" << bits
+                       << ") for the XOR to be a permutation";
+  if (base + shift + bits > 20)
+    return emitError() << "swizzle spans bit " << base + shift + bits
+                       << ", beyond any shared-memory offset";
+  return success();
+}
+
+int64_t SwizzleAttr::apply(int64_t byteOffset) const {
+  int64_t mask = ((int64_t(1) << getBits()) - 1) << getBase();
+  return byteOffset ^ ((byteOffset >> getShift()) & mask);
+}
+
+//===----------------------------------------------------------------------===//
+// Blocked layouts
+//===----------------------------------------------------------------------===//
+
+FailureOr<LayoutAttr> LayoutAttr::getBlocked(MLIRContext *ctx,
+                                             ArrayRef<int64_t> shape,
+                                             int64_t threads, int64_t vector,
+                                             std::string &why) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  int64_t inner = shape.back();
+  int64_t v = std::max<int64_t>(1, std::min(vector, inner));
+  while (v > 1 && (inner % v != 0 || numel % (threads * v) != 0))
+    v /= 2;
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr flat;
+  int64_t regs;
+  if (numel % threads == 0) {
+    regs = numel / threads;
+    flat = r.floorDiv(v) * (threads * v) + t * v + r % v;
+  } else if (threads % numel == 0) {
+    // Fewer elements than threads: every element is held by threads/numel
+    // threads (a replicated layout).
+    regs = 1;
+    flat = t % numel;
+  } else {
+    why = llvm::formatv("{0} elements cannot be spread evenly over {1} "
+                        "threads (make the tile a multiple of the thread "
+                        "count, or a divisor of it)",
+                        numel, threads)
+              .str();
+    return failure();
+  }
+  SmallVector<AffineExpr> results;
+  int64_t stride = numel;
+  for (auto [k, d] : llvm::enumerate(shape)) {
+    stride /= d;
+    AffineExpr idx = flat.floorDiv(stride);
+    if (k != 0)
+      idx = idx % d;
+    results.push_back(idx);
+  }
+  return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, results, ctx));
+}

@@ -1,0 +1,183 @@
+//===- TileAttrs.td - tile dialect attributes --------------*- tablegen -*-===//
+
+#ifndef TILE_ATTRS_TD
+#define TILE_ATTRS_TD
+
+include "dialects/tile/TileDialect.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Tile_MemorySpace : I32EnumAttr<"MemorySpace", "tile memory space", [
+    I32EnumAttrCase<"Fragment", 0, "fragment">,
+    I32EnumAttrCase<"Local", 1, "local">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_MemorySpaceAttr : EnumAttr<Tile_Dialect, Tile_MemorySpace, "space"> {
+  let summary = "Memory space of a fragment or local buffer";
+  let description = [{
+    `#tile.space<fragment>`: a tile held in registers, each element owned by
+    the thread(s) its `#tile.layout` names. `#tile.space<local>`: a small
+    per-thread array; every thread holds the whole buffer.
+
+    Example:
+
+    ```mlir
+    %f = tile.alloc_fragment : memref<32x128xf32, #tile.space<fragment>>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Tile_WarpPolicy : I32EnumAttr<"WarpPolicy", "how gemm spreads warps", [
+    I32EnumAttrCase<"Square", 0, "square">,
+    I32EnumAttrCase<"FullRow", 1, "full_row">,
+    I32EnumAttrCase<"FullCol", 2, "full_col">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_WarpPolicyAttr : EnumAttr<Tile_Dialect, Tile_WarpPolicy, "warp_policy"> {
+  let summary = "How a gemm partitions its output tile over the block's warps";
+  let description = [{
+    `square` splits M and N so each warp's sub-tile is as square as the warp
+    count allows; `full_row` gives each warp whole rows (warps stacked along
+    M); `full_col` gives each warp whole columns (warps side by side along N).
+
+    Example: `policy = #tile.warp_policy<full_row>`
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "tile reduction", [
+    I32EnumAttrCase<"Max", 0, "max">,
+    I32EnumAttrCase<"Sum", 1, "sum">,
+    I32EnumAttrCase<"Min", 2, "min">,
+    I32EnumAttrCase<"AbsSum", 3, "abssum">,
+    I32EnumAttrCase<"AbsMax", 4, "absmax">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce_kind"> {
+  let summary = "The combining function of a tile.reduce";
+  let description = [{
+    `max`, `sum`, `min`, `abssum` (sum of absolute values) or `absmax`
+    (largest absolute value).
+
+    Example: `kind = #tile.reduce_kind<absmax>`
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+def Tile_LayoutAttr : Tile_Attr<"Layout", "layout"> {
+  let summary = "Which thread and register hold each element of a fragment";
+  let description = [{
+    A fragment of shape `[d0, ..., dn-1]` is spread over `threads` threads,
+    each holding `regs` registers. The layout is written from the owner's
+    side: `map` takes `(thread, register)` to the element index that register
+    holds. Lowering enumerates exactly this map (a thread walks its registers),
+    and it expresses replication directly: when `threads * regs` exceeds the
+    element count, several (thread, register) pairs name the same element, as
+    when every thread of a row holds that row's maximum. Every element is held
+    by `threads * regs / numel` pairs (the replication factor), and every pair
+    names an element inside the tile; `tile.alloc_fragment` checks both.
+
+    The maps are affine with `floordiv`/`mod`, which covers blocked layouts
+    and the tensor-core operand and accumulator layouts.
+
+    Worked example, the blocked layout of a 4x8 tile over 4 threads holding
+    8 registers as two 4-wide vectors (`d0` = thread, `d1` = register):
+
+    ```
+    #tile.layout<threads = 4, regs = 8,
+                 map = (d0, d1) -> ((d1 floordiv 4) * 2 + d0 floordiv 2,
+                                    (d0 mod 2) * 4 + d1 mod 4)>
+    ```
+
+    | element row | cols 0-3        | cols 4-7        |
+    | ----------- | --------------- | --------------- |
+    | 0           | t0 r0-r3        | t1 r0-r3        |
+    | 1           | t2 r0-r3        | t3 r0-r3        |
+    | 2           | t0 r4-r7        | t1 r4-r7        |
+    | 3           | t2 r4-r7        | t3 r4-r7        |
+
+    Each thread's registers 0-3 are four contiguous elements of one row, so a
+    copy from global memory moves them with one 16-byte load (for f32).
+  }];
+  let parameters = (ins "int64_t":$threads, "int64_t":$regs, "::mlir::AffineMap":$map);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Rank of the tiles this layout applies to.
+    unsigned getRank() const { return getMap().getNumResults(); }
+    /// The element index held by `reg` of `thread`.
+    ::llvm::SmallVector<int64_t> apply(int64_t thread, int64_t reg) const;
+    /// Checks that this layout covers `shape` exactly and uniformly;
+    /// returns a message describing the first violation, or an empty string.
+    std::string checkCovers(::llvm::ArrayRef<int64_t> shape) const;
+    /// The largest power-of-two run of registers that hold elements
+    /// contiguous along the last dimension, starting at multiples of the run.
+    int64_t getContiguousRun() const;
+    /// The blocked layout of `shape` over `threads` threads: runs of up to
+    /// `vector` contiguous elements along the last dimension per register
+    /// group, consecutive threads on consecutive runs. Fails (with the
+    /// reason in `why`) when the tile cannot be spread evenly.
+    static ::mlir::FailureOr<LayoutAttr> getBlocked(
+        ::mlir::MLIRContext *ctx, ::llvm::ArrayRef<int64_t> shape,
+        int64_t threads, int64_t vector, std::string &why);
+  }];
+}
+
+def Tile_SwizzleAttr : Tile_Attr<"Swizzle", "swizzle"> {
+  let summary = "XOR swizzle of shared-memory byte offsets (CuTe's Swizzle<B, M, S>)";
+  let description = [{
+    Maps a byte offset `o` of a shared buffer to
+    `o ^ ((o >> shift) & (((1 << bits) - 1) << base))`: the `bits` bits of
+    `o` starting at bit `base + shift` are XOR-ed into the bits starting at
+    `base`. With `base = 4` the swizzle permutes 16-byte chunks, the unit of
+    `ldmatrix`, `cp.async` and vector loads, so a 16-byte access never
+    straddles chunks. The common 128-byte swizzle (accepted by ldmatrix,
+    wgmma and TMA alike) is `bits = 3, base = 4, shift = 3`: within each
+    1024-byte block of eight 128-byte rows, row `r` stores its chunk `c` at
+    chunk position `c ^ r`:
+
+    | row (128 B) | chunk 0 | chunk 1 | chunk 2 | ... | chunk 7 |
+    | ----------- | ------- | ------- | ------- | --- | ------- |
+    | 0           | 0       | 1       | 2       | ... | 7       |
+    | 1           | 1       | 0       | 3       | ... | 6       |
+    | 2           | 2       | 3       | 0       | ... | 5       |
+    | 7           | 7       | 6       | 5       | ... | 0       |
+
+    A column of 16-byte chunks read by eight threads (one per row) thus lands
+    in eight different bank groups. `bits = 0` is the identity.
+
+    Example:
+
+    ```mlir
+    %s = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>}
+        : memref<64x64xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$bits, "int64_t":$base, "int64_t":$shift);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Applies the swizzle to a byte offset.
+    int64_t apply(int64_t byteOffset) const;
+  }];
+}
+
+#endif // TILE_ATTRS_TD

@@ -1,0 +1,40 @@
+//===- TileDialect.h - The tile dialect -------------------------*- C++ -*-===//
+
+#ifndef TLC_DIALECTS_TILE_TILEDIALECT_H
+#define TLC_DIALECTS_TILE_TILEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/tile/TileDialect.h.inc"
+#include "dialects/tile/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/tile/TileAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/tile/TileOps.h.inc"
+
+namespace mlir::tile {
+
+/// Where a buffer lives in the memory hierarchy.
+enum class Place { Global, Shared, Fragment, Local, Unknown };
+
+/// The place of a memref type, read from its memory space.
+Place getPlace(MemRefType type);
+
+/// A short name of a place for messages ("global", "shared", ...).
+llvm::StringRef stringifyPlace(Place place);
+
+/// The memory space attribute of fragment or local buffers.
+Attribute getPlaceAttr(MLIRContext *ctx, Place place);
+
+} // namespace mlir::tile
+
+#endif // TLC_DIALECTS_TILE_TILEDIALECT_H

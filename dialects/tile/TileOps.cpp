@@ -1,0 +1,494 @@
+//===- TileOps.cpp - tile dialect operations ------------------------------===//
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define GET_OP_CLASSES
+#include "dialects/tile/TileOps.cpp.inc"
+
+namespace {
+
+/// Prints a shape as "32x128" for messages.
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(
+      shape, os, [&](int64_t d) { ShapedType::isDynamic(d) ? os << "?" : os << d; },
+      "x");
+  return s;
+}
+
+/// Drops the unit dimensions of a region's sizes.
+SmallVector<int64_t> squeeze(ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> result;
+  for (int64_t s : sizes)
+    if (s != 1)
+      result.push_back(s);
+  return result;
+}
+
+/// The thread count of the kernel `op` is nested in: a tile.kernel, or the
+/// gpu.func kernel that tile-outline-kernels made of one.
+FailureOr<int64_t> getEnclosingThreads(Operation *op) {
+  if (auto kernel = op->getParentOfType<KernelOp>())
+    return kernel.getThreads();
+  if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
+    if (std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize())
+      return int64_t(block->front());
+  return op->emitOpError("must be nested in a tile.kernel");
+}
+
+/// Checks the memory space and layout shared by all tile allocations.
+LogicalResult verifyAlloc(Operation *op, MemRefType type, Place expected) {
+  if (failed(getEnclosingThreads(op)))
+    return failure();
+  Place place = getPlace(type);
+  if (place != expected)
+    return op->emitOpError("result must be in ")
+           << stringifyPlace(expected) << " memory, got memory space "
+           << type.getMemorySpace();
+  if (!type.getLayout().isIdentity())
+    return op->emitOpError("result must have the identity layout, got ")
+           << type.getLayout();
+  Type elem = type.getElementType();
+  if (!elem.isIntOrFloat())
+    return op->emitOpError("element type must be an integer or float, got ")
+           << elem;
+  return success();
+}
+
+bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+// tile.kernel blocks(%bx, %by) in (%gx, %gy) threads = 128 {attrs} { ... }
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> indices;
+  SmallVector<OpAsmParser::UnresolvedOperand> grid;
+  Builder &b = parser.getBuilder();
+  if (parser.parseKeyword("blocks") ||
+      parser.parseArgumentList(indices, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("in") ||
+      parser.parseOperandList(grid, OpAsmParser::Delimiter::Paren) ||
+      parser.resolveOperands(grid, b.getIndexType(), result.operands))
+    return failure();
+  int64_t threads;
+  if (parser.parseKeyword("threads") || parser.parseEqual() ||
+      parser.parseInteger(threads))
+    return failure();
+  result.addAttribute(getThreadsAttrName(result.name),
+                      b.getI64IntegerAttr(threads));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  for (OpAsmParser::Argument &arg : indices)
+    arg.type = b.getIndexType();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, indices))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << " blocks(";
+  llvm::interleaveComma(getBlockIndices(), p,
+                        [&](BlockArgument arg) { p.printOperand(arg); });
+  p << ") in (" << getGrid() << ") threads = " << getThreads();
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                     {getThreadsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+LogicalResult KernelOp::verify() {
+  size_t rank = getGrid().size();
+  if (rank < 1 || rank > 3)
+    return emitOpError("grid must have 1 to 3 dimensions, got ") << rank;
+  if (getThreads() < 1 || getThreads() > 1024)
+    return emitOpError("threads must be in [1, 1024], got ") << getThreads();
+  if ((*this)->getParentOfType<KernelOp>())
+    return emitOpError("cannot be nested in another tile.kernel");
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getGrid().size())
+    return emitOpError("expected ")
+           << getGrid().size() << " block indices (one per grid dimension), got "
+           << body.getNumArguments();
+  for (BlockArgument arg : body.getArguments())
+    if (!arg.getType().isIndex())
+      return emitOpError("block indices must be of index type, got ")
+             << arg.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Allocations
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocSharedOp::verify() {
+  if (failed(verifyAlloc(*this, getType(), Place::Shared)))
+    return failure();
+  if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
+    return emitOpError("offset must be non-negative, got ") << *offset;
+  return success();
+}
+
+LogicalResult AllocFragmentOp::verify() {
+  if (failed(verifyAlloc(*this, getType(), Place::Fragment)))
+    return failure();
+  std::optional<LayoutAttr> layout = getLayout();
+  if (!layout)
+    return success();
+  int64_t threads = *getEnclosingThreads(*this);
+  if (layout->getThreads() != threads)
+    return emitOpError("layout spreads over ")
+           << layout->getThreads() << " threads but the kernel has "
+           << threads;
+  std::string problem = layout->checkCovers(getType().getShape());
+  if (!problem.empty())
+    return emitOpError("layout does not cover the ")
+           << shapeStr(getType().getShape()) << " tile: " << problem;
+  return success();
+}
+
+LogicalResult AllocLocalOp::verify() {
+  return verifyAlloc(*this, getType(), Place::Local);
+}
+
+//===----------------------------------------------------------------------===//
+// CopyOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> CopyOp::getTileShape() { return squeeze(getDstSizes()); }
+
+/// Verifies one side of a copy: its place, index count and bounds.
+static LogicalResult verifyCopySide(CopyOp op, StringRef side, MemRefType type,
+                                    OperandRange offsets,
+                                    ArrayRef<int64_t> sizes) {
+  Place place = getPlace(type);
+  if (place == Place::Unknown)
+    return op.emitOpError() << side << " has an unsupported memory space "
+                            << type.getMemorySpace();
+  if (!isFloatOrInt(type.getElementType()))
+    return op.emitOpError() << side << " element type must be an integer or "
+                            << "float, got " << type.getElementType();
+  int64_t rank = type.getRank();
+  if ((int64_t)offsets.size() != rank)
+    return op.emitOpError() << "expected " << rank << " " << side
+                            << " indices, got " << offsets.size();
+  if ((int64_t)sizes.size() != rank)
+    return op.emitOpError() << "expected " << rank << " " << side
+                            << " sizes, got " << sizes.size();
+  for (auto [dim, size] : llvm::enumerate(sizes)) {
+    if (size < 1)
+      return op.emitOpError() << side << " size " << size << " in dimension "
+                              << dim << " must be positive";
+    // Only global tensors may be overhung; on-chip buffers are exact.
+    if (place == Place::Global || type.isDynamicDim(dim))
+      continue;
+    int64_t extent = type.getDimSize(dim);
+    if (size > extent)
+      return op.emitOpError() << side << " region of size " << size
+                              << " exceeds dimension " << dim << " of size "
+                              << extent;
+    APInt start;
+    if (matchPattern(offsets[dim], m_ConstantInt(&start)) &&
+        start.getSExtValue() + size > extent)
+      return op.emitOpError()
+             << side << " region [" << start.getSExtValue() << ", "
+             << start.getSExtValue() + size << ") exceeds dimension " << dim
+             << " of size " << extent;
+  }
+  if (place == Place::Fragment) {
+    if (sizes != type.getShape())
+      return op.emitOpError() << "a fragment " << side
+                              << " must be copied whole (sizes "
+                              << shapeStr(type.getShape()) << "), got "
+                              << shapeStr(sizes);
+    for (Value offset : offsets)
+      if (!matchPattern(offset, m_Zero()))
+        return op.emitOpError() << "a fragment " << side
+                                << " must be copied whole, from index 0";
+  }
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
+  if (failed(verifyCopySide(*this, "source", getSrc().getType(),
+                            getSrcOffsets(), getSrcSizes())) ||
+      failed(verifyCopySide(*this, "destination", getDst().getType(),
+                            getDstOffsets(), getDstSizes())))
+    return failure();
+  SmallVector<int64_t> srcTile = squeeze(getSrcSizes());
+  SmallVector<int64_t> dstTile = squeeze(getDstSizes());
+  if (srcTile != dstTile)
+    return emitOpError("source region ")
+           << shapeStr(getSrcSizes()) << " and destination region "
+           << shapeStr(getDstSizes())
+           << " differ after dropping unit dimensions ("
+           << shapeStr(srcTile) << " vs " << shapeStr(dstTile) << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FillOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FillOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
+  MemRefType type = getDst().getType();
+  Place place = getPlace(type);
+  if (place != Place::Shared && place != Place::Fragment && place != Place::Local)
+    return emitOpError("can fill shared, fragment or local buffers, got a ")
+           << stringifyPlace(place) << " buffer";
+  if (getValue().getType() != type.getElementType())
+    return emitOpError("value type ")
+           << getValue().getType() << " does not match the element type "
+           << type.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ParallelOp
+//===----------------------------------------------------------------------===//
+
+// tile.parallel (%i, %j) in [32, 128] {attrs} { ... }
+ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> ivs;
+  Builder &b = parser.getBuilder();
+  if (parser.parseArgumentList(ivs, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("in"))
+    return failure();
+  SmallVector<int64_t> shape;
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&]() {
+        return parser.parseInteger(shape.emplace_back());
+      }))
+    return failure();
+  result.addAttribute(getShapeAttrName(result.name),
+                      b.getDenseI64ArrayAttr(shape));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  for (OpAsmParser::Argument &iv : ivs)
+    iv.type = b.getIndexType();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, ivs))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void ParallelOp::print(OpAsmPrinter &p) {
+  p << " (";
+  llvm::interleaveComma(getBody().getArguments(), p,
+                        [&](BlockArgument arg) { p.printOperand(arg); });
+  p << ") in [";
+  llvm::interleaveComma(getShape(), p);
+  p << "]";
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {getShapeAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+LogicalResult ParallelOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
+  ArrayRef<int64_t> shape = getShape();
+  if (shape.empty())
+    return emitOpError("needs at least one dimension");
+  for (int64_t d : shape)
+    if (d < 1)
+      return emitOpError("extents must be positive, got ") << shapeStr(shape);
+  if (std::optional<LayoutAttr> layout = getLayout()) {
+    std::string problem = layout->checkCovers(shape);
+    if (!problem.empty())
+      return emitOpError("layout does not cover the ")
+             << shapeStr(shape) << " loop: " << problem;
+  }
+  return success();
+}
+
+LogicalResult ParallelOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getShape().size())
+    return emitOpError("expected ")
+           << getShape().size() << " loop indices, got "
+           << body.getNumArguments();
+  WalkResult nested = getBody().walk([&](Operation *op) {
+    if (isa<KernelOp, CopyOp, FillOp, ParallelOp, PipelinedOp, GemmOp,
+            ReduceOp, AllocSharedOp, AllocFragmentOp>(op)) {
+      op->emitOpError("cannot be nested in a tile.parallel body");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(nested.wasInterrupted());
+}
+
+//===----------------------------------------------------------------------===//
+// PipelinedOp
+//===----------------------------------------------------------------------===//
+
+// tile.pipelined %k = %lb to %ub step %s num_stages = 3 {attrs} { ... }
+ParseResult PipelinedOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand lb, ub, step;
+  Builder &b = parser.getBuilder();
+  Type index = b.getIndexType();
+  int64_t stages;
+  if (parser.parseArgument(iv) || parser.parseEqual() ||
+      parser.parseOperand(lb) || parser.parseKeyword("to") ||
+      parser.parseOperand(ub) || parser.parseKeyword("step") ||
+      parser.parseOperand(step) || parser.parseKeyword("num_stages") ||
+      parser.parseEqual() || parser.parseInteger(stages) ||
+      parser.resolveOperand(lb, index, result.operands) ||
+      parser.resolveOperand(ub, index, result.operands) ||
+      parser.resolveOperand(step, index, result.operands))
+    return failure();
+  result.addAttribute(getNumStagesAttrName(result.name),
+                      b.getI64IntegerAttr(stages));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  iv.type = index;
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, {iv}))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void PipelinedOp::print(OpAsmPrinter &p) {
+  p << " ";
+  p.printOperand(getBody().getArgument(0));
+  p << " = " << getLowerBound() << " to " << getUpperBound() << " step "
+    << getStep() << " num_stages = " << getNumStages();
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                     {getNumStagesAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+LogicalResult PipelinedOp::verify() {
+  if (getNumStages() < 1)
+    return emitOpError("num_stages must be at least 1, got ")
+           << getNumStages();
+  APInt step;
+  if (matchPattern(getStep(), m_ConstantInt(&step)) && !step.isStrictlyPositive())
+    return emitOpError("step must be positive, got ") << step.getSExtValue();
+  return success();
+}
+
+LogicalResult PipelinedOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
+    return emitOpError("expects one index induction variable");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+/// Whether tensor cores multiply `in` x `in` into `acc`.
+static bool isSupportedMma(Type in, Type acc) {
+  if (in.isF16())
+    return acc.isF32() || acc.isF16();
+  if (in.isBF16() || in.isF32() || isa<Float8E4M3FNType, Float8E5M2Type>(in))
+    return acc.isF32();
+  if (in.isInteger(8))
+    return acc.isInteger(32);
+  return false;
+}
+
+LogicalResult GemmOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
+  MemRefType a = getA().getType(), b = getB().getType(), c = getC().getType();
+  Place pa = getPlace(a), pb = getPlace(b), pc = getPlace(c);
+  if (pa != Place::Shared && pa != Place::Fragment)
+    return emitOpError("A must be in shared memory or a fragment, got ")
+           << stringifyPlace(pa) << " memory";
+  if (pb != Place::Shared)
+    return emitOpError("B must be in shared memory, got ")
+           << stringifyPlace(pb) << " memory";
+  if (pc != Place::Fragment)
+    return emitOpError("C must be a fragment, got ")
+           << stringifyPlace(pc) << " memory";
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError("A, B and C must be 2-d, got ranks ")
+           << a.getRank() << ", " << b.getRank() << ", " << c.getRank();
+  int64_t m = getTransposeA() ? a.getDimSize(1) : a.getDimSize(0);
+  int64_t ka = getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
+  int64_t kb = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
+  int64_t n = getTransposeB() ? b.getDimSize(0) : b.getDimSize(1);
+  if (ka != kb)
+    return emitOpError("A has K = ") << ka << " but B has K = " << kb;
+  if (c.getDimSize(0) != m || c.getDimSize(1) != n)
+    return emitOpError("C must be ")
+           << m << "x" << n << " (M x N), got " << shapeStr(c.getShape());
+  Type ea = a.getElementType(), eb = b.getElementType(), ec = c.getElementType();
+  if (ea != eb)
+    return emitOpError("A and B must have the same element type, got ")
+           << ea << " and " << eb;
+  if (!isSupportedMma(ea, ec))
+    return emitOpError("unsupported element types: ")
+           << ea << " x " << eb << " -> " << ec
+           << " (supported: f16 -> f32|f16, bf16 -> f32, f32 -> f32, "
+              "i8 -> i32, f8E4M3FN|f8E5M2 -> f32)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
+  MemRefType src = getSrc().getType(), dst = getDst().getType();
+  for (auto [name, type] : {std::pair<StringRef, MemRefType>{"source", src},
+                            {"destination", dst}}) {
+    Place place = getPlace(type);
+    if (place != Place::Fragment && place != Place::Shared)
+      return emitOpError() << name << " must be a fragment or in shared memory,"
+                           << " got " << stringifyPlace(place) << " memory";
+  }
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= src.getRank())
+    return emitOpError("dim ") << dim << " is out of range for a rank-"
+                               << src.getRank() << " source";
+  SmallVector<int64_t> expected(src.getShape());
+  expected.erase(expected.begin() + dim);
+  if (expected.empty())
+    expected.push_back(1);
+  if (dst.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("destination must be ")
+           << shapeStr(expected) << " (the source " << shapeStr(src.getShape())
+           << " without dimension " << dim << "), got "
+           << shapeStr(dst.getShape());
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("source and destination element types differ: ")
+           << src.getElementType() << " vs " << dst.getElementType();
+  return success();
+}

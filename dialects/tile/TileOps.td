@@ -1,0 +1,315 @@
+//===- TileOps.td - tile dialect operations ----------------*- tablegen -*-===//
+
+#ifndef TILE_OPS_TD
+#define TILE_OPS_TD
+
+include "dialects/tile/TileDialect.td"
+include "dialects/tile/TileAttrs.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+def Tile_KernelOp : Tile_Op<"kernel", [
+    NoTerminator, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "A grid of thread blocks running the region once per block";
+  let description = [{
+    Launches a grid of 1 to 3 dimensions (`grid` sizes are `index` values,
+    constant or computed from tensor sizes) of blocks of `threads` threads.
+    The region runs once per block; its arguments are the block's indices,
+    one per grid dimension. `threads` is the number of threads per block
+    (1 to 1024). Values defined above the kernel (tensor arguments, sizes,
+    constants) may be used inside it.
+
+    Example:
+
+    ```mlir
+    func.func @scale(%A: memref<1024x1024xf32>) {
+      %c8 = arith.constant 8 : index
+      tile.kernel blocks(%bx, %by) in (%c8, %c8) threads = 128 {
+        %f = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$grid, I64Attr:$threads);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The block-index arguments of the body, one per grid dimension.
+    ::mlir::Block::BlockArgListType getBlockIndices() {
+      return getBody().front().getArguments();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+def Tile_AllocSharedOp : Tile_Op<"alloc_shared", [
+    MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "Allocate a tile in shared memory";
+  let description = [{
+    A buffer in the block's shared memory (`#gpu.address_space<workgroup>`),
+    statically shaped, with the identity layout. The optional `swizzle`
+    attribute is the XOR swizzle of its byte offsets; `offset` is the byte
+    offset in the block's shared memory, assigned by
+    `tile-allocate-shared-memory`.
+
+    Example:
+
+    ```mlir
+    %s = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Tile_SwizzleAttr>:$swizzle,
+                       OptionalAttr<I64Attr>:$offset);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_AllocFragmentOp : Tile_Op<"alloc_fragment", [
+    MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "Allocate a tile in registers, spread over the block's threads";
+  let description = [{
+    A register tile (`#tile.space<fragment>`). The `layout` attribute says
+    which thread and register hold each element; `tile-infer-layout` assigns
+    it when the program does not. The verifier checks that a given layout
+    covers the shape exactly and that its thread count is the kernel's.
+
+    Example:
+
+    ```mlir
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32,
+           map = (d0, d1) -> ((d1 floordiv 4) * 4 + d0 floordiv 32, (d0 mod 32) * 4 + d1 mod 4)>}
+        : memref<32x128xf32, #tile.space<fragment>>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Tile_LayoutAttr>:$layout);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_AllocLocalOp : Tile_Op<"alloc_local", [
+    MemoryEffects<[MemAlloc<DefaultResource>]>]> {
+  let summary = "Allocate a small per-thread array";
+  let description = [{
+    Every thread holds its own copy of the whole buffer
+    (`#tile.space<local>`), typically in registers.
+
+    Example:
+
+    ```mlir
+    %acc = tile.alloc_local : memref<4xf32, #tile.space<local>>
+    ```
+  }];
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
+  let summary = "Copy a tile between two buffers, converting the element type";
+  let description = [{
+    Copies a region of `src` to a region of `dst`. Each side names its region
+    by per-dimension start indices and static sizes; dimensions of size 1 are
+    dropped before the two regions are matched, so a 4-d slice
+    `A[b, i:i+64, h, :]` (sizes `[1, 64, 1, 128]`) copies to a 64x128 shared
+    tile. After dropping unit dimensions both sides must have the same shape.
+    Elements of different types are converted (`extf`/`truncf`, integer
+    extension/truncation, int<->float).
+
+    A side in global memory may overhang the tensor (a tile at the edge of a
+    size no block divides): reads outside the tensor yield zero and writes
+    outside it are skipped. A fragment side must be the whole fragment.
+
+    Example:
+
+    ```mlir
+    func.func @load(%A: memref<?x?xf16>, %i: index, %j: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+        tile.copy %A[%i, %j] [64, 32] to %s[%c0, %c0] [64, 32]
+            : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_offsets,
+                       DenseI64ArrayAttr:$src_sizes,
+                       AnyMemRef:$dst, Variadic<Index>:$dst_offsets,
+                       DenseI64ArrayAttr:$dst_sizes);
+  let assemblyFormat = [{
+    $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]` $dst_sizes
+    attr-dict `:` type($src) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The copied tile's shape: the sizes with unit dimensions dropped.
+    ::llvm::SmallVector<int64_t> getTileShape();
+  }];
+}
+
+def Tile_FillOp : Tile_Op<"fill"> {
+  let summary = "Set every element of a buffer to a value";
+  let description = [{
+    Writes `value` to every element of a shared, fragment or local buffer.
+    `T.clear(buf)` is a fill with zero.
+
+    Example:
+
+    ```mlir
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc_fragment : memref<32x128xf32, #tile.space<fragment>>
+    tile.fill %f, %zero : memref<32x128xf32, #tile.space<fragment>>, f32
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$dst, AnyType:$value);
+  let assemblyFormat = "$dst `,` $value attr-dict `:` type($dst) `,` type($value)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loops
+//===----------------------------------------------------------------------===//
+
+def Tile_ParallelOp : Tile_Op<"parallel", [
+    NoTerminator, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "An elementwise loop over a tile, spread over the block's threads";
+  let description = [{
+    Runs the body once for every index of a tile of shape `shape`; the region
+    arguments are the index. Iterations are independent. The compiler gives
+    each thread the iterations whose elements it holds, by the layout of the
+    fragments the body reads and writes; `layout`, when present, is that
+    assignment (set by `tile-infer-layout`). Fragments are indexed by the
+    loop indices themselves; shared and global buffers by any expression of
+    them (global accesses outside the tensor are skipped, reading zero).
+
+    Example:
+
+    ```mlir
+    %f = tile.alloc_fragment : memref<32x128xf32, #tile.space<fragment>>
+    %two = arith.constant 2.0 : f32
+    tile.parallel (%i, %j) in [32, 128] {
+      %x = memref.load %f[%i, %j] : memref<32x128xf32, #tile.space<fragment>>
+      %y = arith.mulf %x, %two : f32
+      memref.store %y, %f[%i, %j] : memref<32x128xf32, #tile.space<fragment>>
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$shape, OptionalAttr<Tile_LayoutAttr>:$layout);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Tile_PipelinedOp : Tile_Op<"pipelined", [
+    NoTerminator, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "A loop whose copies may be overlapped with compute";
+  let description = [{
+    A sequential loop `for %iv = %lb to %ub step %step` whose body the
+    compiler may software-pipeline `num_stages` deep: copies into shared
+    memory for later iterations are issued while earlier iterations compute.
+    Without pipelining it runs as a plain loop, so the result never depends
+    on `num_stages`.
+
+    Example:
+
+    ```mlir
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 3 {
+      %kk = arith.addi %k, %c1 : index
+    }
+    ```
+  }];
+  let arguments = (ins Index:$lower_bound, Index:$upper_bound, Index:$step,
+                       I64Attr:$num_stages);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def Tile_GemmOp : Tile_Op<"gemm"> {
+  let summary = "C (+)= A x B on tensor cores";
+  let description = [{
+    Multiplies `A` (M x K, or K x M with `transpose_a`) by `B` (K x N, or
+    N x K with `transpose_b`) and accumulates into the fragment `C` (M x N),
+    which is first set to zero when `clear_accum` is set. `A` is in shared
+    memory or a fragment, `B` in shared memory. `policy` says how the output
+    tile is partitioned over the block's warps.
+
+    Supported element types (A and B alike -> C): f16 -> f32 or f16,
+    bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
+
+    Example:
+
+    ```mlir
+    %a = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<square>}
+        : memref<128x32xf16, #gpu.address_space<workgroup>>,
+          memref<32x128xf16, #gpu.address_space<workgroup>>,
+          memref<128x128xf32, #tile.space<fragment>>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$c,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       DefaultValuedAttr<Tile_WarpPolicyAttr,
+                           "::mlir::tile::WarpPolicy::Square">:$policy,
+                       UnitAttr:$clear_accum);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce"> {
+  let summary = "Reduce a tile along one dimension";
+  let description = [{
+    Combines the elements of `src` along dimension `dim` with `kind` and
+    writes the result to `dst`, whose shape is `src`'s without `dim`. With
+    `clear` the previous contents of `dst` are ignored; without it they take
+    part in the reduction (a running max or sum).
+
+    Example:
+
+    ```mlir
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear}
+        : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$src, AnyMemRef:$dst, Tile_ReduceKindAttr:$kind,
+                       I64Attr:$dim, UnitAttr:$clear);
+  let assemblyFormat = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)";
+  let hasVerifier = 1;
+}
+
+#endif // TILE_OPS_TD

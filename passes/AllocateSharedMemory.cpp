@@ -1,0 +1,69 @@
+//===- AllocateSharedMemory.cpp - Place shared buffers --------------------===//
+
+#include "passes/Passes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEALLOCATESHAREDMEMORY
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-allocate-shared-memory"
+
+namespace {
+
+int64_t bufferBytes(MemRefType type) {
+  int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+  return llvm::divideCeil(bits, 8);
+}
+
+LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
+  int64_t end = 0;
+  SmallVector<AllocSharedOp> allocs;
+  kernel.walk([&](AllocSharedOp alloc) {
+    // The swizzle pattern repeats every 1024 bytes, so swizzled buffers start
+    // on a 1024-byte boundary; the rest on 128 bytes (a TMA box's need).
+    int64_t align = alloc.getSwizzle() ? 1024 : 128;
+    int64_t offset = llvm::alignTo(end, align);
+    alloc.setOffsetAttr(IntegerAttr::get(IntegerType::get(alloc.getContext(), 64), offset));
+    end = offset + bufferBytes(alloc.getType());
+    allocs.push_back(alloc);
+  });
+  kernel->setAttr("tile.shared_bytes",
+                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));
+  if (end <= maxBytes)
+    return success();
+  InFlightDiagnostic diag = kernel.emitError()
+                            << "the kernel needs " << end
+                            << " bytes of shared memory but the target allows "
+                            << maxBytes << " per block";
+  for (AllocSharedOp alloc : allocs)
+    diag.attachNote(alloc.getLoc())
+        << bufferBytes(alloc.getType()) << " bytes for this "
+        << alloc.getType() << " buffer";
+  return failure();
+}
+
+struct TileAllocateSharedMemory
+    : mlir::tile::impl::TileAllocateSharedMemoryBase<TileAllocateSharedMemory> {
+  using Base::Base;
+  void runOnOperation() final {
+    if (failed(allocateSharedMemory(getOperation(), maxBytes)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::tile::allocateSharedMemory(ModuleOp module,
+                                               int64_t maxBytes) {
+  WalkResult result = module.walk([&](KernelOp kernel) {
+    return failed(allocateKernel(kernel, maxBytes)) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}

@@ -1,0 +1,446 @@
+//===- ConvertTileToGPU.cpp - Tile ops -> per-thread code -----------------===//
+
+#include "passes/Passes.h"
+#include "passes/TileAccess.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTTILETOGPU
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "convert-tile-to-gpu"
+
+namespace {
+
+/// A fragment's per-thread registers and the layout that fills them.
+struct Fragment {
+  Value regs;
+  LayoutAttr layout;
+};
+
+/// Lowers the tile ops of one outlined kernel.
+class KernelLowering {
+public:
+  explicit KernelLowering(gpu::GPUFuncOp func) : func(func) {}
+  LogicalResult run();
+
+private:
+  LogicalResult lowerAllocs();
+  void lowerPipelined(PipelinedOp loop);
+  LogicalResult lowerCopy(CopyOp copy);
+  void lowerFill(FillOp fill);
+  LogicalResult lowerParallel(ParallelOp loop);
+  LogicalResult rewriteAccesses(Operation *root, int64_t reg);
+  void placeBarriers(Operation *op, bool writesShared);
+  TileSide makeSide(Value buffer, OperandRange offsets, ArrayRef<int64_t> sizes);
+
+  gpu::GPUFuncOp func;
+  int64_t threads = 0;
+  Value tid;
+  DenseMap<Value, Fragment> fragments;
+};
+
+bool writesShared(Operation *op) {
+  auto isShared = [](Value v) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    return type && getPlace(type) == Place::Shared;
+  };
+  if (auto copy = dyn_cast<CopyOp>(op))
+    return isShared(copy.getDst());
+  if (auto fill = dyn_cast<FillOp>(op))
+    return isShared(fill.getDst());
+  bool writes = false;
+  op->walk([&](memref::StoreOp store) { writes |= isShared(store.getMemRef()); });
+  return writes;
+}
+
+LogicalResult KernelLowering::run() {
+  threads = func.getKnownBlockSize()->front();
+  WalkResult unsupported = func.walk([](Operation *op) {
+    if (isa<GemmOp, ReduceOp>(op)) {
+      op->emitOpError("is not lowered by this version of tlc yet (the "
+                      "tensor-core and reduction lowerings come next)");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (unsupported.wasInterrupted())
+    return failure();
+
+  OpBuilder b(func.getBody());
+  tid = gpu::ThreadIdOp::create(b, func.getLoc(), gpu::Dimension::x);
+
+  SmallVector<PipelinedOp> loops;
+  func.walk([&](PipelinedOp loop) { loops.push_back(loop); });
+  for (PipelinedOp loop : loops)
+    lowerPipelined(loop);
+  if (failed(lowerAllocs()))
+    return failure();
+
+  SmallVector<Operation *> ops;
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<CopyOp, FillOp, ParallelOp>(op)) {
+      ops.push_back(op);
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  for (Operation *op : ops) {
+    placeBarriers(op, writesShared(op));
+    LogicalResult lowered = success();
+    if (auto copy = dyn_cast<CopyOp>(op))
+      lowered = lowerCopy(copy);
+    else if (auto fill = dyn_cast<FillOp>(op))
+      lowerFill(fill);
+    else
+      lowered = lowerParallel(cast<ParallelOp>(op));
+    if (failed(lowered))
+      return failure();
+    op->erase();
+  }
+
+  for (auto &[value, fragment] : fragments) {
+    if (!value.use_empty())
+      return value.getUsers().begin()->emitOpError(
+          "uses a fragment in a way tlc cannot lower yet (fragments are read "
+          "and written by tile.copy, tile.fill and tile.parallel)");
+    value.getDefiningOp()->erase();
+  }
+  return success();
+}
+
+void KernelLowering::lowerPipelined(PipelinedOp loop) {
+  OpBuilder b(loop);
+  auto forOp = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                                  loop.getUpperBound(), loop.getStep());
+  forOp->setAttr("tile.num_stages", loop.getNumStagesAttr());
+  Block &body = loop.getBody().front();
+  body.getArgument(0).replaceAllUsesWith(forOp.getInductionVar());
+  Block *forBody = forOp.getBody();
+  forBody->getOperations().splice(forBody->getTerminator()->getIterator(),
+                                  body.getOperations());
+  loop.erase();
+}
+
+LogicalResult KernelLowering::lowerAllocs() {
+  OpBuilder b(func.getBody());
+  b.setInsertionPointAfter(tid.getDefiningOp());
+  Location loc = func.getLoc();
+  Value smem;
+  SmallVector<Operation *> allocs;
+  func.walk([&](Operation *op) {
+    if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op))
+      allocs.push_back(op);
+  });
+  for (Operation *op : allocs) {
+    if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
+      std::optional<LayoutAttr> layout = alloc.getLayout();
+      if (!layout)
+        return alloc.emitOpError("has no layout; run tile-infer-layout first");
+      MemRefType type = alloc.getType();
+      auto regsType = MemRefType::get({layout->getRegs()}, type.getElementType());
+      Value regs = memref::AllocaOp::create(b, alloc.getLoc(), regsType);
+      fragments[alloc.getResult()] = {regs, *layout};
+      continue;
+    }
+    if (auto alloc = dyn_cast<AllocLocalOp>(op)) {
+      MemRefType type = alloc.getType();
+      auto plain = MemRefType::get(type.getShape(), type.getElementType());
+      Value local = memref::AllocaOp::create(b, alloc.getLoc(), plain);
+      alloc.getResult().replaceAllUsesWith(local);
+      alloc.erase();
+      continue;
+    }
+    auto alloc = cast<AllocSharedOp>(op);
+    if (alloc.getSwizzle())
+      return alloc.emitOpError("is swizzled; swizzled shared buffers are not "
+                               "lowered by this version of tlc yet");
+    std::optional<int64_t> offset = alloc.getOffset();
+    if (!offset)
+      return alloc.emitOpError("has no offset; run "
+                               "tile-allocate-shared-memory first");
+    if (!smem) {
+      auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                           gpu::AddressSpace::Workgroup);
+      smem = gpu::DynamicSharedMemoryOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                  MemRefLayoutAttrInterface(), wg));
+    }
+    OpBuilder ab(alloc);
+    Value byteOffset = arith::ConstantIndexOp::create(ab, alloc.getLoc(), *offset);
+    Value view = memref::ViewOp::create(ab, alloc.getLoc(), alloc.getType(), smem,
+                                        byteOffset, ValueRange{});
+    alloc.getResult().replaceAllUsesWith(view);
+    alloc.erase();
+  }
+  return success();
+}
+
+/// Shared memory written inside a loop may still be read by the previous
+/// iteration: a barrier before the write; and one after every write so the
+/// other threads read it only once it is complete.
+void KernelLowering::placeBarriers(Operation *op, bool writes) {
+  if (!writes)
+    return;
+  OpBuilder b(op);
+  if (op->getParentOfType<scf::ForOp>())
+    gpu::BarrierOp::create(b, op->getLoc());
+  b.setInsertionPointAfter(op);
+  gpu::BarrierOp::create(b, op->getLoc());
+}
+
+TileSide KernelLowering::makeSide(Value buffer, OperandRange offsets,
+                                  ArrayRef<int64_t> sizes) {
+  return TileSide{buffer, getPlace(cast<MemRefType>(buffer.getType())),
+                  SmallVector<Value>(offsets), SmallVector<int64_t>(sizes)};
+}
+
+/// Drops the unit dimensions of a fragment index (tile coordinates).
+static SmallVector<Value> squeezeIndex(ArrayRef<Value> index,
+                                       ArrayRef<int64_t> shape) {
+  SmallVector<Value> result;
+  for (auto [i, d] : llvm::zip(index, shape))
+    if (d != 1)
+      result.push_back(i);
+  return result;
+}
+
+LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
+  OpBuilder b(copy);
+  Location loc = copy.getLoc();
+  TileSide src = makeSide(copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes());
+  TileSide dst = makeSide(copy.getDst(), copy.getDstOffsets(), copy.getDstSizes());
+  Type srcElem = cast<MemRefType>(src.buffer.getType()).getElementType();
+  Type dstElem = cast<MemRefType>(dst.buffer.getType()).getElementType();
+  int64_t narrowest = std::max<int64_t>(
+      1, std::min(srcElem.getIntOrFloatBitWidth(), dstElem.getIntOrFloatBitWidth()) / 8);
+  int64_t width = 16 / narrowest;
+  for (TileSide *side : {&src, &dst})
+    if (side->place != Place::Fragment)
+      width = std::min(width, maxVectorWidth(*side, width));
+
+  auto move = [&](OpBuilder &ob, const TileSide &from, ValueRange fromIdx,
+                  const TileSide &to, ValueRange toIdx, int64_t w) {
+    Value v = loadElements(ob, loc, from, fromIdx, w);
+    storeElements(ob, loc, to, toIdx, convertElements(ob, loc, v, dstElem), w);
+  };
+
+  auto fragIt = fragments.find(src.place == Place::Fragment ? src.buffer : dst.buffer);
+  if (fragIt != fragments.end()) {
+    // Each thread moves its own registers, `width` contiguous ones at a time.
+    Fragment frag = fragIt->second;
+    bool fromFragment = src.place == Place::Fragment;
+    TileSide &other = fromFragment ? dst : src;
+    ArrayRef<int64_t> fragShape =
+        cast<MemRefType>((fromFragment ? src : dst).buffer.getType()).getShape();
+    width = std::min(width, frag.layout.getContiguousRun());
+    TileSide regs{frag.regs, Place::Local, {}, {frag.layout.getRegs()}};
+    regs.offsets.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    for (int64_t r = 0; r < frag.layout.getRegs(); r += width) {
+      SmallVector<Value> index = applyLayout(b, loc, frag.layout, tid, r);
+      SmallVector<Value> otherIdx =
+          sideIndices(b, loc, other, squeezeIndex(index, fragShape));
+      SmallVector<Value> regIdx{arith::ConstantIndexOp::create(b, loc, r)};
+      if (fromFragment)
+        move(b, regs, regIdx, other, otherIdx, width);
+      else
+        move(b, other, otherIdx, regs, regIdx, width);
+    }
+    return success();
+  }
+  if (src.place == Place::Fragment || dst.place == Place::Fragment)
+    return copy.emitOpError("copies a fragment that was not allocated by "
+                            "tile.alloc_fragment in this kernel");
+
+  // No fragment: consecutive threads move consecutive vectors (coalesced).
+  SmallVector<int64_t> tile = copy.getTileShape();
+  if (tile.empty())
+    tile.push_back(1);
+  width = std::min(width, powerOfTwoDividing(tile.back()));
+  int64_t numel = 1;
+  for (int64_t d : tile)
+    numel *= d;
+  int64_t vectors = numel / width;
+  int64_t trips = llvm::divideCeil(vectors, threads);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, c0,
+                                 arith::ConstantIndexOp::create(b, loc, trips), c1);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value vec = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                            arith::ConstantIndexOp::create(b, loc, threads)),
+      tid);
+  auto body = [&](OpBuilder &ob, Location l) {
+    Value flat = arith::MulIOp::create(ob, l, vec,
+                                       arith::ConstantIndexOp::create(ob, l, width));
+    SmallVector<Value> index = delinearize(ob, l, flat, tile);
+    if (copy.getTileShape().empty())
+      index.clear();
+    move(ob, src, sideIndices(ob, l, src, index), dst,
+         sideIndices(ob, l, dst, index), width);
+  };
+  if (vectors % threads == 0) {
+    body(b, loc);
+    return success();
+  }
+  Value inside = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, vec,
+      arith::ConstantIndexOp::create(b, loc, vectors));
+  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  body(b, loc);
+  return success();
+}
+
+void KernelLowering::lowerFill(FillOp fill) {
+  OpBuilder b(fill);
+  Location loc = fill.getLoc();
+  Value value = fill.getValue();
+  auto fragIt = fragments.find(fill.getDst());
+  if (fragIt != fragments.end()) {
+    for (int64_t r = 0; r < fragIt->second.layout.getRegs(); ++r)
+      memref::StoreOp::create(b, loc, value, fragIt->second.regs,
+                              ValueRange{arith::ConstantIndexOp::create(b, loc, r)});
+    return;
+  }
+  MemRefType type = fill.getDst().getType();
+  int64_t numel = type.getNumElements();
+  bool cooperative = getPlace(type) == Place::Shared;
+  // Shared buffers are filled by all threads together, local ones by each.
+  int64_t step = cooperative ? threads : 1;
+  int64_t trips = llvm::divideCeil(numel, step);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, c0,
+                                 arith::ConstantIndexOp::create(b, loc, trips), c1);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value flat = loop.getInductionVar();
+  if (cooperative)
+    flat = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, flat,
+                              arith::ConstantIndexOp::create(b, loc, threads)),
+        tid);
+  if (numel % step != 0) {
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat,
+                                         arith::ConstantIndexOp::create(b, loc, numel));
+    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  }
+  memref::StoreOp::create(b, loc, value, fill.getDst(),
+                          delinearize(b, loc, flat, type.getShape()));
+}
+
+/// Redirects fragment accesses to register `reg` and guards global ones.
+LogicalResult KernelLowering::rewriteAccesses(Operation *root, int64_t reg) {
+  SmallVector<Operation *> accesses;
+  root->walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto load = dyn_cast<memref::LoadOp>(op);
+    auto store = dyn_cast<memref::StoreOp>(op);
+    Value memref = load ? load.getMemRef() : store.getMemRef();
+    ValueRange indices = load ? load.getIndices() : store.getIndices();
+    auto fragIt = fragments.find(memref);
+    if (fragIt != fragments.end()) {
+      Value r = arith::ConstantIndexOp::create(b, loc, reg);
+      op->setOperand(load ? 0 : 1, fragIt->second.regs);
+      op->setOperands(load ? 1 : 2, indices.size(), ValueRange{r});
+      continue;
+    }
+    if (getPlace(cast<MemRefType>(memref.getType())) != Place::Global)
+      continue;
+    Value inside = insideBounds(b, loc, memref, indices);
+    if (store) {
+      auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+      op->moveBefore(guard.thenBlock()->getTerminator());
+      continue;
+    }
+    Type elem = load.getType();
+    auto guard = scf::IfOp::create(b, loc, TypeRange{elem}, inside,
+                                   /*withElseRegion=*/true);
+    load->replaceAllUsesWith(guard.getResults());
+    OpBuilder tb = OpBuilder::atBlockEnd(guard.thenBlock());
+    load->moveBefore(guard.thenBlock(), guard.thenBlock()->end());
+    scf::YieldOp::create(tb, loc, load.getResult());
+    OpBuilder eb = OpBuilder::atBlockEnd(guard.elseBlock());
+    scf::YieldOp::create(eb, loc,
+                         arith::ConstantOp::create(eb, loc, elem, eb.getZeroAttr(elem))
+                             .getResult());
+  }
+  return success();
+}
+
+LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
+  std::optional<LayoutAttr> layout = loop.getLayout();
+  if (!layout)
+    return loop.emitOpError("has no layout; run tile-infer-layout first");
+  Block &body = loop.getBody().front();
+  WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
+    Value memref;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      memref = load.getMemRef();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      memref = store.getMemRef();
+    auto it = fragments.find(memref);
+    if (memref && it != fragments.end() && it->second.layout != *layout) {
+      op->emitOpError("reads or writes a fragment whose layout differs from "
+                      "the parallel loop's; layout conversion is not "
+                      "supported yet");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (mismatch.wasInterrupted())
+    return failure();
+
+  // Each thread runs the iterations of the elements it holds, unrolled so
+  // register indices are constants.
+  OpBuilder b(loop);
+  for (int64_t r = 0; r < layout->getRegs(); ++r) {
+    IRMapping mapping;
+    SmallVector<Value> index = applyLayout(b, loop.getLoc(), *layout, tid, r);
+    for (auto [iv, value] : llvm::zip(body.getArguments(), index))
+      mapping.map(iv, value);
+    for (Operation &op : body) {
+      Operation *clone = b.clone(op, mapping);
+      if (failed(rewriteAccesses(clone, r)))
+        return failure();
+    }
+  }
+  return success();
+}
+
+struct ConvertTileToGPU : mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {
+  void runOnOperation() final {
+    if (failed(convertTileToGPU(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::tile::convertTileToGPU(ModuleOp module) {
+  SmallVector<gpu::GPUFuncOp> kernels;
+  module.walk([&](gpu::GPUFuncOp func) {
+    if (func.isKernel() && func.getKnownBlockSize())
+      kernels.push_back(func);
+  });
+  for (gpu::GPUFuncOp func : kernels)
+    if (failed(KernelLowering(func).run()))
+      return failure();
+  return success();
+}

@@ -1,0 +1,149 @@
+//===- Passes.td - tlc passes ------------------------------*- tablegen -*-===//
+
+#ifndef TLC_PASSES_TD
+#define TLC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
+  let summary = "Lower tile ops inside outlined kernels to per-thread code";
+  let description = [{
+    Rewrites the tile ops of every `gpu.func` made by `tile-outline-kernels`
+    into code each thread runs: fragments become per-thread register arrays
+    (`memref.alloca` with constant indices, which LLVM promotes to
+    registers), shared buffers become views into the block's dynamic shared
+    memory at the offsets `tile-allocate-shared-memory` assigned, copies
+    become (masked) vector loads and stores by the layout of the fragment
+    side or a coalesced default, `tile.parallel` becomes the thread's share
+    of the iterations, unrolled, and `tile.pipelined` a plain `scf.for`.
+    A `gpu.barrier` follows every op that writes shared memory and precedes
+    one that rewrites shared memory inside a loop.
+
+    Before:
+
+    ```mlir
+    tile.copy %A[%i, %j] [32, 128] to %f[%c0, %c0] [32, 128] : ...
+    ```
+
+    After (one of each thread's eight 16-byte loads):
+
+    ```mlir
+    %ok = arith.andi %rowInside, %colInside : i1
+    %v = scf.if %ok -> (vector<4xf32>) {
+      %l = vector.load %A[%r, %c] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+      scf.yield %l : vector<4xf32>
+    } else { ... }
+    vector.store %v, %regs[%c0] : memref<32xf32>, vector<4xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect"
+  ];
+}
+
+def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
+  let summary = "Give every shared buffer a byte offset and check the budget";
+  let description = [{
+    Packs the `tile.alloc_shared` buffers of each kernel into one block of
+    dynamic shared memory, each at a 128-byte aligned offset (1024 bytes for
+    swizzled buffers, whose swizzle pattern repeats every 1024 bytes), and
+    records the offsets and the kernel's total (`tile.shared_bytes`). A
+    kernel whose buffers exceed `max-bytes` (the target's per-block limit,
+    232448 bytes on sm_90) is an error that gives both numbers.
+
+    Before:
+
+    ```mlir
+    %a = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    ```
+
+    After:
+
+    ```mlir
+    tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.shared_bytes = 16384 : i64} {
+      %a = tile.alloc_shared {offset = 0 : i64} : memref<128x32xf16, #gpu.address_space<workgroup>>
+      %b = tile.alloc_shared {offset = 8192 : i64} : memref<32x128xf16, #gpu.address_space<workgroup>>
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "232448",
+           "Shared memory a block may use, in bytes">
+  ];
+}
+
+def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
+  let summary = "Assign a layout to every fragment and parallel loop";
+  let description = [{
+    Gives every `tile.alloc_fragment` without a layout a blocked layout:
+    each thread holds runs of contiguous elements along the last dimension,
+    16 bytes wide where the tile allows (of the narrowest element type the
+    fragment is copied to or from), and consecutive threads hold consecutive
+    runs, so copies to and from global memory are coalesced 16-byte
+    accesses. Each `tile.parallel` takes the layout of the fragments its body
+    indexes; a loop that touches no fragment gets a blocked layout of its own.
+    Fragments of different layouts in one loop are an error naming both.
+
+    Before:
+
+    ```mlir
+    %f = tile.alloc_fragment : memref<32x128xf32, #tile.space<fragment>>
+    ```
+
+    After (128 threads):
+
+    ```mlir
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32,
+        map = (d0, d1) -> ((d1 floordiv 4) * 4 + d0 floordiv 32, (d0 mod 32) * 4 + d1 mod 4)>}
+        : memref<32x128xf32, #tile.space<fragment>>
+    ```
+  }];
+}
+
+def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
+  let summary = "Turn each tile program into a GPU kernel and its launch metadata";
+  let description = [{
+    Moves every `func.func` holding a `tile.kernel` into a `gpu.module` as a
+    `gpu.func` kernel with the same arguments, replacing block indices with
+    `gpu.block_id` and recording the block size. The host side is not code
+    but metadata, put on the top-level module as `tile.kernels` (a dictionary
+    per kernel): the grid as expressions over the tensors' dynamic sizes
+    (`"ceildiv(M, 128)"`), the thread count, the dynamic shared memory, and
+    each parameter's name, dtype, shape (static sizes or size names) and
+    whether the kernel reads or writes it. Grid sizes must be computed from
+    constants, tensor sizes and `arith` integer ops; anything else is an
+    error at the grid operand.
+
+    Before:
+
+    ```mlir
+    func.func @scale(%A: memref<?x128xf32> {tile.name = "A", tile.dims = ["M"]}) {
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %m = memref.dim %A, %c0 : memref<?x128xf32>
+      %g = arith.ceildivui %m, %c32 : index
+      tile.kernel blocks(%bx) in (%g) threads = 128 { ... }
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    module attributes {gpu.container_module, tile.kernels = {scale = {grid = ["ceildiv(M, 32)", "1", "1"], ...}}} {
+      gpu.module @scale_kernel {
+        gpu.func @scale(%A: memref<?x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+          %bx = gpu.block_id x
+          ...
+        }
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // TLC_PASSES_TD

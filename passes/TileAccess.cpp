@@ -1,0 +1,293 @@
+//===- TileAccess.cpp - Per-thread loads and stores of tile elements ------===//
+
+#include "passes/TileAccess.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static constexpr int64_t kHugeDivisor = int64_t(1) << 30;
+
+int64_t mlir::tile::powerOfTwoDividing(int64_t n) { return n & -n; }
+
+int64_t mlir::tile::knownDivisor(Value value) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant))) {
+    int64_t c = constant.getSExtValue();
+    return c == 0 ? kHugeDivisor : powerOfTwoDividing(std::abs(c));
+  }
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return 1;
+  if (isa<arith::MulIOp>(op))
+    return std::min(kHugeDivisor, knownDivisor(op->getOperand(0)) *
+                                      knownDivisor(op->getOperand(1)));
+  if (isa<arith::AddIOp, arith::SubIOp>(op))
+    return std::min(knownDivisor(op->getOperand(0)),
+                    knownDivisor(op->getOperand(1)));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return knownDivisor(op->getOperand(0));
+  return 1;
+}
+
+SmallVector<Value> mlir::tile::sideIndices(OpBuilder &b, Location loc,
+                                           const TileSide &side,
+                                           ValueRange tileIndex) {
+  SmallVector<Value> indices;
+  unsigned next = 0;
+  for (auto [offset, size] : llvm::zip(side.offsets, side.sizes)) {
+    if (size == 1 || next >= tileIndex.size()) {
+      indices.push_back(offset);
+      continue;
+    }
+    indices.push_back(arith::AddIOp::create(b, loc, offset, tileIndex[next++]));
+  }
+  return indices;
+}
+
+int64_t mlir::tile::maxVectorWidth(const TileSide &side, int64_t limit) {
+  auto type = cast<MemRefType>(side.buffer.getType());
+  if (type.getElementTypeBitWidth() < 8 || side.sizes.back() == 1)
+    return 1;
+  int64_t width = std::min(limit, powerOfTwoDividing(side.sizes.back()));
+  width = std::min(width, knownDivisor(side.offsets.back()));
+  if (!type.isDynamicDim(type.getRank() - 1))
+    width = std::min(width, powerOfTwoDividing(type.getShape().back()));
+  return std::max<int64_t>(width, 1);
+}
+
+/// The size of dimension `dim` of `buffer` as an index value.
+static Value dimSize(OpBuilder &b, Location loc, Value buffer, int64_t dim) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, buffer, dim);
+}
+
+static Value andAll(OpBuilder &b, Location loc, ArrayRef<Value> conditions) {
+  Value result = conditions.front();
+  for (Value c : conditions.drop_front())
+    result = arith::AndIOp::create(b, loc, result, c);
+  return result;
+}
+
+/// Conditions that each index but the last lies inside the buffer.
+static SmallVector<Value> leadingInside(OpBuilder &b, Location loc, Value buffer,
+                                        ValueRange indices) {
+  SmallVector<Value> conditions;
+  for (auto [dim, index] : llvm::enumerate(indices.drop_back()))
+    conditions.push_back(arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, index, dimSize(b, loc, buffer, dim)));
+  return conditions;
+}
+
+Value mlir::tile::insideBounds(OpBuilder &b, Location loc, Value buffer,
+                               ValueRange indices) {
+  SmallVector<Value> conditions = leadingInside(b, loc, buffer, indices);
+  int64_t last = indices.size() - 1;
+  conditions.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             indices.back(),
+                                             dimSize(b, loc, buffer, last)));
+  return andAll(b, loc, conditions);
+}
+
+/// How a global access of `width` elements is guarded.
+struct GlobalGuard {
+  Value whole;   ///< the whole vector may be accessed at once
+  bool partial;  ///< a vector may straddle the tensor's end (dynamic size)
+  Value rowInside; ///< the leading indices are inside (null for rank 1)
+};
+
+static GlobalGuard guardGlobal(OpBuilder &b, Location loc, Value buffer,
+                               ValueRange indices, int64_t width) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t last = type.getRank() - 1;
+  SmallVector<Value> conditions = leadingInside(b, loc, buffer, indices);
+  GlobalGuard guard;
+  guard.rowInside = conditions.empty() ? Value() : andAll(b, loc, conditions);
+  Value lastElem = arith::AddIOp::create(
+      b, loc, indices.back(), arith::ConstantIndexOp::create(b, loc, width - 1));
+  Value size = dimSize(b, loc, buffer, last);
+  conditions.push_back(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lastElem, size));
+  // A static last size is a multiple of the width (maxVectorWidth ensured
+  // it), so a vector is wholly inside or wholly outside. A dynamic one may
+  // end mid-vector, and rows may not start on a vector boundary: then the
+  // vector path runs only for aligned rows and the rest goes element-wise.
+  guard.partial = width > 1 && type.isDynamicDim(last);
+  if (guard.partial && last > 0) {
+    Value rem = arith::RemUIOp::create(
+        b, loc, size, arith::ConstantIndexOp::create(b, loc, width));
+    conditions.push_back(arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, rem,
+        arith::ConstantIndexOp::create(b, loc, 0)));
+  }
+  guard.whole = andAll(b, loc, conditions);
+  return guard;
+}
+
+/// Index `e` elements after `indices` along the last dimension.
+static SmallVector<Value> shifted(OpBuilder &b, Location loc, ValueRange indices,
+                                  int64_t e) {
+  SmallVector<Value> result(indices);
+  result.back() = arith::AddIOp::create(b, loc, indices.back(),
+                                        arith::ConstantIndexOp::create(b, loc, e));
+  return result;
+}
+
+/// The element-at-a-time guard of element `e` of a straddling vector.
+static Value elementInside(OpBuilder &b, Location loc, Value buffer,
+                           const GlobalGuard &guard, ValueRange indices) {
+  int64_t last = indices.size() - 1;
+  Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       indices.back(),
+                                       dimSize(b, loc, buffer, last));
+  return guard.rowInside ? arith::AndIOp::create(b, loc, guard.rowInside, inside)
+                         : inside;
+}
+
+Value mlir::tile::loadElements(OpBuilder &b, Location loc, const TileSide &side,
+                               ValueRange indices, int64_t width) {
+  auto type = cast<MemRefType>(side.buffer.getType());
+  Type elem = type.getElementType();
+  auto vecType = VectorType::get({width}, elem);
+  int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  auto vectorLoad = [&](OpBuilder &ob, Location l) -> Value {
+    return vector::LoadOp::create(ob, l, vecType, side.buffer, indices,
+                                  /*nontemporal=*/false, llvm::Align(bytes));
+  };
+  if (side.place != Place::Global)
+    return vectorLoad(b, loc);
+
+  GlobalGuard guard = guardGlobal(b, loc, side.buffer, indices, width);
+  Value zero = arith::ConstantOp::create(b, loc, vecType, b.getZeroAttr(vecType));
+  auto ifOp = scf::IfOp::create(
+      b, loc, guard.whole,
+      [&](OpBuilder &ob, Location l) {
+        scf::YieldOp::create(ob, l, vectorLoad(ob, l));
+      },
+      [&](OpBuilder &ob, Location l) {
+        if (!guard.partial) {
+          scf::YieldOp::create(ob, l, zero);
+          return;
+        }
+        Value vec = zero;
+        Value scalarZero =
+            arith::ConstantOp::create(ob, l, elem, ob.getZeroAttr(elem));
+        for (int64_t e = 0; e < width; ++e) {
+          SmallVector<Value> at = shifted(ob, l, indices, e);
+          Value ok = elementInside(ob, l, side.buffer, guard, at);
+          auto one = scf::IfOp::create(
+              ob, l, ok,
+              [&](OpBuilder &ib, Location il) {
+                scf::YieldOp::create(
+                    ib, il, memref::LoadOp::create(ib, il, side.buffer, at).getResult());
+              },
+              [&](OpBuilder &ib, Location il) {
+                scf::YieldOp::create(ib, il, scalarZero);
+              });
+          vec = vector::InsertOp::create(ob, l, one.getResult(0), vec, e);
+        }
+        scf::YieldOp::create(ob, l, vec);
+      });
+  return ifOp.getResult(0);
+}
+
+void mlir::tile::storeElements(OpBuilder &b, Location loc, const TileSide &side,
+                               ValueRange indices, Value value, int64_t width) {
+  auto type = cast<MemRefType>(side.buffer.getType());
+  int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  auto vectorStore = [&](OpBuilder &ob, Location l) {
+    vector::StoreOp::create(ob, l, value, side.buffer, indices,
+                            /*nontemporal=*/false, llvm::Align(bytes));
+  };
+  if (side.place != Place::Global) {
+    vectorStore(b, loc);
+    return;
+  }
+  GlobalGuard guard = guardGlobal(b, loc, side.buffer, indices, width);
+  auto ifOp = scf::IfOp::create(b, loc, guard.whole, /*withElseRegion=*/guard.partial);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    vectorStore(b, loc);
+    if (!guard.partial)
+      return;
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    for (int64_t e = 0; e < width; ++e) {
+      SmallVector<Value> at = shifted(b, loc, indices, e);
+      Value ok = elementInside(b, loc, side.buffer, guard, at);
+      auto one = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(one.thenBlock()->getTerminator());
+      Value element = vector::ExtractOp::create(b, loc, value, e);
+      memref::StoreOp::create(b, loc, element, side.buffer, at);
+    }
+  }
+}
+
+Value mlir::tile::convertElements(OpBuilder &b, Location loc, Value value,
+                                  Type toElement) {
+  Type from = value.getType();
+  Type fromElement = getElementTypeOrSelf(from);
+  if (fromElement == toElement)
+    return value;
+  Type to = toElement;
+  if (auto vec = dyn_cast<VectorType>(from))
+    to = vec.clone(toElement);
+  bool fromFloat = isa<FloatType>(fromElement), toFloat = isa<FloatType>(toElement);
+  unsigned fromBits = fromElement.getIntOrFloatBitWidth();
+  unsigned toBits = toElement.getIntOrFloatBitWidth();
+  if (fromFloat && toFloat)
+    return fromBits < toBits ? (Value)arith::ExtFOp::create(b, loc, to, value)
+                             : (Value)arith::TruncFOp::create(b, loc, to, value);
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, value);
+  if (toFloat)
+    return arith::SIToFPOp::create(b, loc, to, value);
+  return fromBits < toBits ? (Value)arith::ExtSIOp::create(b, loc, to, value)
+                           : (Value)arith::TruncIOp::create(b, loc, to, value);
+}
+
+SmallVector<Value> mlir::tile::delinearize(OpBuilder &b, Location loc, Value flat,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<Value> indices;
+  int64_t stride = 1;
+  for (int64_t d : shape)
+    stride *= d;
+  for (auto [k, d] : llvm::enumerate(shape)) {
+    stride /= d;
+    AffineExpr s0 = b.getAffineDimExpr(0);
+    AffineExpr expr = s0.floorDiv(stride);
+    if (k != 0)
+      expr = expr % d;
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(1, 0, expr), ValueRange{flat}));
+  }
+  return indices;
+}
+
+SmallVector<Value> mlir::tile::applyLayout(OpBuilder &b, Location loc,
+                                           LayoutAttr layout, Value thread,
+                                           int64_t reg) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> indices;
+  for (AffineExpr expr : layout.getMap().getResults()) {
+    AffineExpr onThread = simplifyAffineExpr(
+        expr.replaceDims({getAffineDimExpr(0, ctx), getAffineConstantExpr(reg, ctx)}),
+        1, 0);
+    if (auto constant = dyn_cast<AffineConstantExpr>(onThread)) {
+      indices.push_back(arith::ConstantIndexOp::create(b, loc, constant.getValue()));
+      continue;
+    }
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(1, 0, onThread), ValueRange{thread}));
+  }
+  return indices;
+}

@@ -1,0 +1,69 @@
+//===- TileAccess.h - Per-thread loads and stores of tile elements -*- C++ -*-===//
+//
+// The pieces every tile-op lowering shares: where a tile element sits in a
+// buffer, masked vector accesses to global memory, element conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLC_PASSES_TILEACCESS_H
+#define TLC_PASSES_TILEACCESS_H
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tile {
+
+/// One side of a data movement: a buffer, and the region of it the tile
+/// occupies (start index and size per buffer dimension).
+struct TileSide {
+  Value buffer;
+  Place place;
+  SmallVector<Value> offsets;
+  SmallVector<int64_t> sizes;
+};
+
+/// The largest power of two dividing `n` (n > 0).
+int64_t powerOfTwoDividing(int64_t n);
+
+/// The largest power of two known to divide `value` (block indices and other
+/// unknowns count as 1; a zero constant as 2^30).
+int64_t knownDivisor(Value value);
+
+/// Buffer indices of the tile element `tileIndex` (tile coordinates, unit
+/// dimensions of the region dropped).
+SmallVector<Value> sideIndices(OpBuilder &b, Location loc, const TileSide &side,
+                               ValueRange tileIndex);
+
+/// The widest vector (elements along the last dimension, a power of two at
+/// most `limit`) this side can move with naturally aligned accesses, given
+/// the sizes and offsets known at compile time.
+int64_t maxVectorWidth(const TileSide &side, int64_t limit);
+
+/// Loads `width` consecutive elements along the last dimension at `indices`.
+/// Global reads outside the tensor yield zero.
+Value loadElements(OpBuilder &b, Location loc, const TileSide &side,
+                   ValueRange indices, int64_t width);
+
+/// Stores the vector (or scalar, when `width` is 1) `value` at `indices`.
+/// Global writes outside the tensor are skipped.
+void storeElements(OpBuilder &b, Location loc, const TileSide &side,
+                   ValueRange indices, Value value, int64_t width);
+
+/// Whether `indices` lie inside `buffer` (an i1 value; for global buffers).
+Value insideBounds(OpBuilder &b, Location loc, Value buffer, ValueRange indices);
+
+/// Converts a scalar or vector of one element type to another.
+Value convertElements(OpBuilder &b, Location loc, Value value, Type toElement);
+
+/// Row-major indices of `flat` in a tile of `shape`.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<int64_t> shape);
+
+/// The index values of `layout` applied to (`thread`, constant `reg`).
+SmallVector<Value> applyLayout(OpBuilder &b, Location loc, LayoutAttr layout,
+                               Value thread, int64_t reg);
+
+} // namespace mlir::tile
+
+#endif // TLC_PASSES_TILEACCESS_H

@@ -1,0 +1,415 @@
+/*
+ * tlc runtime over the CUDA driver API; see tlc_runtime.h.
+ *
+ * cuda.h is deliberately not included: the few types, enum values and
+ * prototypes used are declared below (values from the CUDA driver API
+ * reference), and the entry points are resolved with dlsym so that nothing
+ * needs the CUDA toolkit to build and nothing needs a driver to load.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "tlc_runtime.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- The slice of the driver API we use --------------------------------- */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr; /* the 64-bit (_v2) pointer type */
+
+enum { CUDA_SUCCESS = 0 };
+
+enum { /* CUjit_option */
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+};
+
+enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
+enum { CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 };
+
+/*
+ * Symbol names. Only the unsuffixed names are used: none of these calls had
+ * its ABI changed by a _v2 (unlike cuMemAlloc or cuCtxCreate), and newer
+ * drivers export cuCtxSynchronize_v2 / cuCtxGetDevice_v2 with a different
+ * signature (an explicit CUcontext argument), so resolving "_v2 first" would
+ * be wrong here.
+ */
+#define TLC_DRIVER_FUNCTIONS(X)                                                \
+  X(cuInit, (unsigned flags))                                                  \
+  X(cuGetErrorName, (CUresult e, const char **s))                              \
+  X(cuGetErrorString, (CUresult e, const char **s))                            \
+  X(cuDeviceGet, (CUdevice * d, int ordinal))                                  \
+  X(cuDeviceGetAttribute, (int *v, int attr, CUdevice d))                      \
+  X(cuDevicePrimaryCtxRetain, (CUcontext * c, CUdevice d))                     \
+  X(cuCtxGetCurrent, (CUcontext * c))                                          \
+  X(cuCtxSetCurrent, (CUcontext c))                                            \
+  X(cuCtxGetDevice, (CUdevice * d))                                            \
+  X(cuCtxSynchronize, (void))                                                  \
+  X(cuPointerGetAttribute, (void *data, int attr, CUdeviceptr p))              \
+  X(cuModuleLoadDataEx, (CUmodule * m, const void *image, unsigned n,          \
+                         int *options, void **values))                         \
+  X(cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name))       \
+  X(cuFuncSetAttribute, (CUfunction f, int attr, int value))                   \
+  X(cuLaunchKernel, (CUfunction f, unsigned gx, unsigned gy, unsigned gz,      \
+                     unsigned bx, unsigned by, unsigned bz, unsigned smem,     \
+                     CUstream s, void **params, void **extra))
+
+#define TLC_DECLARE_POINTER(name, args) static CUresult (*p_##name) args;
+TLC_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
+
+/* ---- State ---------------------------------------------------------------- */
+
+/* Guards the driver initialisation, the retained contexts and module cache. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_libcuda;
+static int g_ready; /* symbols resolved and cuInit succeeded */
+
+/* Primary contexts we retained, retained once per device and kept for the
+ * life of the process (releasing them could tear down PyTorch's context). */
+#define TLC_MAX_DEVICES 64
+static CUcontext g_primary[TLC_MAX_DEVICES];
+
+typedef struct ModuleEntry {
+  struct ModuleEntry *next;
+  CUcontext ctx;
+  uint64_t hash;
+  size_t len;
+  char *ptx; /* our own copy: a hash hit is confirmed by full comparison */
+  CUmodule module;
+} ModuleEntry;
+static ModuleEntry *g_modules;
+
+/* ---- Error messages -------------------------------------------------------- */
+
+static int fail(char *err, size_t err_len, const char *fmt, ...) {
+  if (err && err_len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_len, fmt, ap);
+    va_end(ap);
+  }
+  return 1;
+}
+
+/* "NAME (description)" for a driver error code, even if the lookup fails. */
+static void describe(CUresult rc, char *out, size_t out_len) {
+  const char *name = NULL, *text = NULL;
+  if (!p_cuGetErrorName || p_cuGetErrorName(rc, &name) != CUDA_SUCCESS)
+    name = NULL;
+  if (!p_cuGetErrorString || p_cuGetErrorString(rc, &text) != CUDA_SUCCESS)
+    text = NULL;
+  if (name)
+    snprintf(out, out_len, "%s (%s)", name, text ? text : "no description");
+  else
+    snprintf(out, out_len, "CUDA error %d", rc);
+}
+
+/* "<call> failed[ for kernel 'k']: NAME (description)<suffix>" */
+static int cu_fail(CUresult rc, const char *call, const char *kernel,
+                   const char *suffix, char *err, size_t err_len) {
+  char what[256];
+  describe(rc, what, sizeof what);
+  if (kernel && *kernel)
+    return fail(err, err_len, "%s failed for kernel '%s': %s%s", call, kernel,
+                what, suffix ? suffix : "");
+  return fail(err, err_len, "%s failed: %s%s", call, what,
+              suffix ? suffix : "");
+}
+
+/* ---- Initialisation ---------------------------------------------------------- */
+
+static int init_locked(char *err, size_t err_len) {
+  if (g_ready)
+    return 0;
+  if (!g_libcuda) {
+    dlerror();
+    g_libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!g_libcuda) {
+      const char *why = dlerror();
+      return fail(err, err_len,
+                  "tlc runtime: cannot load the CUDA driver (libcuda.so.1): "
+                  "%s; a machine with an NVIDIA GPU and driver is needed to "
+                  "launch kernels",
+                  why ? why : "unknown error");
+    }
+  }
+  /* memcpy: ISO C has no cast between object and function pointers. */
+#define TLC_RESOLVE(name, args)                                                \
+  {                                                                            \
+    void *sym = dlsym(g_libcuda, #name);                                       \
+    memcpy(&p_##name, &sym, sizeof sym);                                       \
+  }                                                                            \
+  if (!p_##name)                                                               \
+    return fail(err, err_len,                                                  \
+                "tlc runtime: the CUDA driver (libcuda.so.1) lacks the "       \
+                "entry point %s; the driver is probably too old",              \
+                #name);
+  TLC_DRIVER_FUNCTIONS(TLC_RESOLVE)
+#undef TLC_RESOLVE
+  CUresult rc = p_cuInit(0);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuInit", NULL,
+                   "; the CUDA driver is installed but no usable GPU was found",
+                   err, err_len);
+  g_ready = 1;
+  return 0;
+}
+
+int tlc_rt_init(char *err, size_t err_len) {
+  pthread_mutex_lock(&g_lock);
+  int rc = init_locked(err, err_len);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* ---- Contexts ------------------------------------------------------------------ */
+
+int tlc_rt_ensure_context(int device, char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUcontext current = NULL;
+  CUresult rc = p_cuCtxGetCurrent(&current);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetCurrent", NULL, NULL, err, err_len);
+  if (current) {
+    if (device < 0)
+      return 0;
+    CUdevice owner = -1;
+    rc = p_cuCtxGetDevice(&owner);
+    if (rc != CUDA_SUCCESS)
+      return cu_fail(rc, "cuCtxGetDevice", NULL, NULL, err, err_len);
+    if (owner == device)
+      return 0;
+  }
+  if (device < 0)
+    device = 0;
+  if (device >= TLC_MAX_DEVICES)
+    return fail(err, err_len, "tlc runtime: device %d is out of range", device);
+
+  pthread_mutex_lock(&g_lock);
+  CUcontext ctx = g_primary[device];
+  if (!ctx) {
+    CUdevice dev;
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, " (device %d)", device);
+    rc = p_cuDeviceGet(&dev, device);
+    if (rc != CUDA_SUCCESS) {
+      pthread_mutex_unlock(&g_lock);
+      return cu_fail(rc, "cuDeviceGet", NULL, suffix, err, err_len);
+    }
+    rc = p_cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (rc != CUDA_SUCCESS) {
+      pthread_mutex_unlock(&g_lock);
+      return cu_fail(rc, "cuDevicePrimaryCtxRetain", NULL, suffix, err,
+                     err_len);
+    }
+    g_primary[device] = ctx;
+  }
+  pthread_mutex_unlock(&g_lock);
+  rc = p_cuCtxSetCurrent(ctx);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxSetCurrent", NULL, NULL, err, err_len);
+  return 0;
+}
+
+int tlc_rt_current_context(void **ctx_out, char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUcontext current = NULL;
+  CUresult rc = p_cuCtxGetCurrent(&current);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetCurrent", NULL, NULL, err, err_len);
+  *ctx_out = current;
+  return 0;
+}
+
+int tlc_rt_pointer_device(const void *ptr, int *device_out, char *err,
+                          size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  int ordinal = -1;
+  CUresult rc = p_cuPointerGetAttribute(
+      &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)ptr);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuPointerGetAttribute(DEVICE_ORDINAL)", NULL,
+                   "; is it a CUDA device pointer?", err, err_len);
+  *device_out = ordinal;
+  return 0;
+}
+
+/* ---- Modules --------------------------------------------------------------------- */
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* Large enough for ptxas diagnostics of a broken kernel. */
+#define TLC_JIT_LOG_SIZE 16384
+
+static int load_locked(CUcontext ctx, const char *ptx, size_t len,
+                       uint64_t hash, const char *kernel, CUmodule *out,
+                       char *err, size_t err_len) {
+  for (ModuleEntry *e = g_modules; e; e = e->next) {
+    if (e->ctx == ctx && e->hash == hash && e->len == len &&
+        memcmp(e->ptx, ptx, len) == 0) {
+      *out = e->module;
+      return 0;
+    }
+  }
+  static char error_log[TLC_JIT_LOG_SIZE], info_log[TLC_JIT_LOG_SIZE];
+  error_log[0] = info_log[0] = '\0';
+  int options[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                    CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void *values[4] = {error_log, (void *)(uintptr_t)TLC_JIT_LOG_SIZE, info_log,
+                     (void *)(uintptr_t)TLC_JIT_LOG_SIZE};
+  CUmodule module = NULL;
+  CUresult rc = p_cuModuleLoadDataEx(&module, ptx, 4, options, values);
+  if (rc != CUDA_SUCCESS) {
+    error_log[TLC_JIT_LOG_SIZE - 1] = '\0';
+    char suffix[TLC_JIT_LOG_SIZE + 64];
+    snprintf(suffix, sizeof suffix, "\nJIT error log:\n%s",
+             error_log[0] ? error_log : "(empty)");
+    return cu_fail(rc, "cuModuleLoadDataEx", kernel, suffix, err, err_len);
+  }
+  ModuleEntry *e = malloc(sizeof *e);
+  char *copy = malloc(len + 1);
+  if (e && copy) { /* on OOM the module still works, it is just not cached */
+    memcpy(copy, ptx, len + 1);
+    *e = (ModuleEntry){g_modules, ctx, hash, len, copy, module};
+    g_modules = e;
+  } else {
+    free(e);
+    free(copy);
+  }
+  *out = module;
+  return 0;
+}
+
+int tlc_rt_load_module(const char *ptx, const char *kernel_name,
+                       void **module_out, char *err, size_t err_len) {
+  if (!ptx || !module_out)
+    return fail(err, err_len, "tlc_rt_load_module: null argument");
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUcontext ctx = NULL;
+  CUresult rc = p_cuCtxGetCurrent(&ctx);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetCurrent", kernel_name, NULL, err, err_len);
+  if (!ctx)
+    return fail(err, err_len,
+                "cannot load the module of kernel '%s': no CUDA context is "
+                "current (call tlc_rt_ensure_context first)",
+                kernel_name ? kernel_name : "?");
+  size_t len = strlen(ptx);
+  uint64_t hash = fnv1a(ptx, len); /* hashed outside the lock */
+  CUmodule module = NULL;
+  pthread_mutex_lock(&g_lock);
+  int status = load_locked(ctx, ptx, len, hash, kernel_name, &module, err,
+                           err_len);
+  pthread_mutex_unlock(&g_lock);
+  if (status == 0)
+    *module_out = module;
+  return status;
+}
+
+int tlc_rt_get_function(void *module, const char *name, void **fn_out,
+                        char *err, size_t err_len) {
+  if (!module || !name || !fn_out)
+    return fail(err, err_len, "tlc_rt_get_function: null argument");
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUfunction fn = NULL;
+  CUresult rc = p_cuModuleGetFunction(&fn, (CUmodule)module, name);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuModuleGetFunction", name,
+                   "; is the entry name in the PTX the kernel name?", err,
+                   err_len);
+  *fn_out = fn;
+  return 0;
+}
+
+/* ---- Launching --------------------------------------------------------------------- */
+
+int tlc_rt_set_dynamic_smem(void *fn, int bytes, const char *kernel_name,
+                            char *err, size_t err_len) {
+  if (!fn)
+    return fail(err, err_len, "tlc_rt_set_dynamic_smem: null function");
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUresult rc = p_cuFuncSetAttribute(
+      (CUfunction)fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  if (rc == CUDA_SUCCESS)
+    return 0;
+  /* Say what the device allows: the usual cause is asking for too much. */
+  char suffix[160];
+  CUdevice dev;
+  int limit = -1;
+  if (p_cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+      p_cuDeviceGetAttribute(
+          &limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev) ==
+          CUDA_SUCCESS)
+    snprintf(suffix, sizeof suffix,
+             "; asked for %d bytes of dynamic shared memory, the device "
+             "allows at most %d per block",
+             bytes, limit);
+  else
+    snprintf(suffix, sizeof suffix,
+             "; asked for %d bytes of dynamic shared memory", bytes);
+  return cu_fail(rc, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                 kernel_name, suffix, err, err_len);
+}
+
+int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                  unsigned by, unsigned bz, unsigned smem_bytes, void *stream,
+                  void **params, const char *kernel_name, char *err,
+                  size_t err_len) {
+  if (!fn)
+    return fail(err, err_len, "tlc_rt_launch: null function");
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUresult rc = p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz,
+                                 smem_bytes, (CUstream)stream, params, NULL);
+  if (rc == CUDA_SUCCESS)
+    return 0;
+  char suffix[160];
+  snprintf(suffix, sizeof suffix,
+           " [grid %ux%ux%u, block %ux%ux%u, dynamic shared memory %u bytes]",
+           gx, gy, gz, bx, by, bz, smem_bytes);
+  return cu_fail(rc, "cuLaunchKernel", kernel_name, suffix, err, err_len);
+}
+
+int tlc_rt_synchronize(char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUcontext current = NULL;
+  CUresult rc = p_cuCtxGetCurrent(&current);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetCurrent", NULL, NULL, err, err_len);
+  if (!current) /* nothing was launched from this thread */
+    return 0;
+  rc = p_cuCtxSynchronize();
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxSynchronize", NULL,
+                   " (it also reports failures of earlier asynchronous launches)", err,
+                   err_len);
+  return 0;
+}

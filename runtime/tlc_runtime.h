@@ -1,0 +1,74 @@
+/*
+ * tlc runtime: a thin layer over the CUDA driver API that loads PTX produced
+ * by the tlc compiler and launches its kernels.
+ *
+ * The library never links against libcuda: it dlopen()s libcuda.so.1 at the
+ * first call, so it loads (and tlc imports) on machines without a GPU, and the
+ * failure comes at launch time with a readable message.
+ *
+ * Every function returns 0 on success and non-zero on failure; on failure a
+ * human-readable, NUL-terminated message is written into err[0..err_len).
+ * All functions initialise the driver themselves when needed, so calling
+ * tlc_rt_init() first is optional.
+ */
+#ifndef TLC_RUNTIME_H
+#define TLC_RUNTIME_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TLC_RT_API __attribute__((visibility("default")))
+#else
+#define TLC_RT_API
+#endif
+
+/* dlopen libcuda.so.1 (once) and cuInit(0). */
+TLC_RT_API int tlc_rt_init(char *err, size_t err_len);
+
+/* Make sure a context for `device` is current on the calling thread: keep the
+ * current one when it belongs to `device` (or when device < 0), otherwise
+ * retain the device's primary context (the one PyTorch uses) and make it
+ * current. device < 0 with no current context means device 0. */
+TLC_RT_API int tlc_rt_ensure_context(int device, char *err, size_t err_len);
+
+/* The current context (NULL when none), e.g. as a cache key for functions. */
+TLC_RT_API int tlc_rt_current_context(void **ctx_out, char *err, size_t err_len);
+
+/* The device ordinal that owns a device pointer (cuPointerGetAttribute). */
+TLC_RT_API int tlc_rt_pointer_device(const void *ptr, int *device_out,
+                                     char *err, size_t err_len);
+
+/* JIT-load PTX text into the current context. Loading the same text twice in
+ * one context returns the same module (cached for the life of the process).
+ * kernel_name is only used in error messages. */
+TLC_RT_API int tlc_rt_load_module(const char *ptx, const char *kernel_name,
+                                  void **module_out, char *err, size_t err_len);
+
+TLC_RT_API int tlc_rt_get_function(void *module, const char *name,
+                                   void **fn_out, char *err, size_t err_len);
+
+/* Raise the function's dynamic shared memory limit; needed above 48 KiB. */
+TLC_RT_API int tlc_rt_set_dynamic_smem(void *fn, int bytes,
+                                       const char *kernel_name, char *err,
+                                       size_t err_len);
+
+/* cuLaunchKernel; params[i] points at the value of kernel parameter i.
+ * stream NULL is the legacy default stream. */
+TLC_RT_API int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned bx, unsigned by, unsigned bz,
+                             unsigned smem_bytes, void *stream, void **params,
+                             const char *kernel_name, char *err,
+                             size_t err_len);
+
+/* cuCtxSynchronize on the current context (a no-op when none is current). */
+TLC_RT_API int tlc_rt_synchronize(char *err, size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TLC_RUNTIME_H */

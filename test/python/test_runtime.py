@@ -1,0 +1,790 @@
+"""Tests of tlc.runtime that need no GPU.
+
+The runtime library is built with gcc into a temporary folder (or taken from
+TLC_RUNTIME_LIB where there is no compiler, as on the GPU machine). Tensor
+arguments are small fakes exposing __cuda_array_interface__ or __dlpack__,
+and the driver-facing C code is exercised against a fake libcuda.so.1 (built
+from FAKE_LIBCUDA below) in a subprocess. Only test_gpu_* need a real GPU.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import tlc.runtime as rt
+from tlc.runtime import ArgumentError, ArtifactError, GridExpr, Kernel, LaunchError
+
+ROOT = Path(__file__).resolve().parents[2]
+HAVE_GCC = shutil.which("gcc") is not None
+
+
+def _have_libcuda() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def _have_cuda_torch() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="session")
+def runtime_lib(tmp_path_factory):
+    """Build libtlc_runtime.so and point TLC_RUNTIME_LIB at it."""
+    old = os.environ.get("TLC_RUNTIME_LIB")
+    if HAVE_GCC:
+        lib = tmp_path_factory.mktemp("rt") / "libtlc_runtime.so"
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra",
+                        "-Werror", str(ROOT / "runtime/tlc_runtime.c"), "-ldl", "-lpthread",
+                        "-o", str(lib)], check=True)
+    else:  # no compiler (the GPU machine): a library built elsewhere
+        lib = Path(old or Path(rt.__file__).with_name("libtlc_runtime.so"))
+        if not lib.is_file():
+            pytest.skip("no gcc to build libtlc_runtime.so and no prebuilt one")
+    os.environ["TLC_RUNTIME_LIB"] = str(lib)
+    yield lib
+    if old is None:
+        os.environ.pop("TLC_RUNTIME_LIB", None)
+    else:
+        os.environ["TLC_RUNTIME_LIB"] = old
+
+
+# ---- Fakes ----------------------------------------------------------------------
+
+ALIGNED = 0x40000000  # a 16-byte aligned "device" address (on device 0 for the fake driver)
+
+
+class CudaArray:
+    """A stand-in for a CUDA array: only __cuda_array_interface__ (v3)."""
+
+    def __init__(self, shape, typestr="<f4", ptr=ALIGNED, strides=None, readonly=False):
+        self.__cuda_array_interface__ = {
+            "version": 3, "shape": tuple(shape), "typestr": typestr,
+            "data": (ptr, readonly), "strides": strides}
+
+
+class FakeTorchDevice:
+    def __init__(self, type_, index):
+        self.type, self.index = type_, index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+class FakeTorchTensor:
+    """Duck-types the bits of torch.Tensor the runtime reads (it recognises
+    torch tensors by module name, so the fake claims to live in torch)."""
+
+    __module__ = "torch"
+
+    def __init__(self, shape, dtype="float32", device=("cuda", 0), ptr=ALIGNED):
+        self.shape, self.dtype = tuple(shape), f"torch.{dtype}"
+        self.device, self._ptr = FakeTorchDevice(*device), ptr
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return rt.args.row_major(self.shape)
+
+
+class DLPackArray:
+    """An object exporting a hand-made DLPack capsule on a CUDA device."""
+
+    _NAME = ctypes.c_char_p(b"dltensor")  # PyCapsule_New keeps the pointer
+    _new_capsule = ctypes.PYFUNCTYPE(
+        ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+        ("PyCapsule_New", ctypes.pythonapi))
+
+    def __init__(self, shape, code=2, bits=32, device=(2, 0), ptr=ALIGNED, strides=None,
+                 byte_offset=0):
+        n = len(shape)
+        self._shape = (ctypes.c_int64 * n)(*shape)
+        self._strides = (ctypes.c_int64 * n)(*strides) if strides else None
+        m = rt.dlpack.DLManagedTensor()
+        t = m.dl_tensor
+        t.data, t.ndim, t.byte_offset = ptr, n, byte_offset
+        t.device.device_type, t.device.device_id = device
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        if self._strides is not None:
+            t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+        self._managed, self._device = m, device
+        self.capsules = []
+
+    def __dlpack_device__(self):
+        return self._device
+
+    def __dlpack__(self, stream=None):
+        capsule = self._new_capsule(ctypes.addressof(self._managed), self._NAME, None)
+        self.capsules.append(capsule)
+        return capsule
+
+
+def vadd_dict(**overrides):
+    d = {
+        "format": "tlc-kernel", "version": 1, "name": "vadd", "target": "sm_90a",
+        "ptx": ".version 8.0\n.target sm_90a\n// vadd\n",
+        "threads": [128, 1, 1],
+        "grid": ["ceildiv(N, 128)", "ceildiv(M, 32)", "1"],
+        "shared_bytes": 0,
+        "params": [
+            {"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["M", "N"],
+             "access": "read"},
+            {"name": "B", "kind": "tensor", "dtype": "float32", "shape": [64, "N"],
+             "access": "read"},
+            {"name": "C", "kind": "tensor", "dtype": "float32", "shape": ["M", "N"],
+             "access": "write"},
+            {"name": "alpha", "kind": "scalar", "dtype": "float32"},
+        ],
+        "tlc_version": "0.1.0",
+    }
+    d.update(overrides)
+    return d
+
+
+def vadd_args(m=64, n=1000, **c_kwargs):
+    return (CudaArray((m, n)), CudaArray((64, n)), CudaArray((m, n), **c_kwargs), 2.0)
+
+
+# ---- Artifacts ----------------------------------------------------------------
+
+
+def test_artifact_round_trip(tmp_path):
+    d = vadd_dict(check={"symbols": {"M": 64, "N": 1000}, "expect": {"C": "A + alpha * B"}})
+    path = rt.save_artifact(d, tmp_path / "vadd.tlcart")
+    assert json.loads(path.read_text(encoding="utf-8")) == d
+    k = rt.load_artifact(path)
+    assert k.to_dict() == d and k.metadata == d
+    assert (k.name, k.ptx, k.threads, k.shared_bytes) == ("vadd", d["ptx"], (128, 1, 1), 0)
+    assert k.grid_exprs == ("ceildiv(N, 128)", "ceildiv(M, 32)", "1")
+    assert [p.name for p in k.params] == ["A", "B", "C", "alpha"]
+    assert k.params[1].shape == (64, "N") and k.params[2].access == "write"
+    # Saving a Kernel writes the same thing; nothing else is left in the folder.
+    rt.save_artifact(k, tmp_path / "again.tlcart")
+    assert json.loads((tmp_path / "again.tlcart").read_text()) == d
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.tlcart", "vadd.tlcart"]
+
+
+def test_artifact_dims_are_padded_and_metadata_is_copied():
+    d = vadd_dict(threads=[256], grid=["ceildiv(N, 256)"])
+    k = Kernel.from_dict(d)
+    d["name"] = "changed"
+    assert k.threads == (256, 1, 1) and k.grid_exprs == ("ceildiv(N, 256)", 1, 1)
+    assert k.name == "vadd" and k.to_dict()["name"] == "vadd"
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "k.tlcart"
+    rt.save_artifact(vadd_dict(), path)
+    before = path.read_bytes()
+
+    def broken_replace(src, dst):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk on fire"):
+        rt.save_artifact(vadd_dict(name="other"), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["k.tlcart"]  # no temporary left
+
+
+def test_save_refuses_an_invalid_artifact(tmp_path):
+    with pytest.raises(ArtifactError):
+        rt.save_artifact(vadd_dict(version=2), tmp_path / "k.tlcart")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"format": "other"}, "format"),
+    ({"version": 2}, "version 2 is not supported"),
+    ({"ptx": ""}, "ptx"),
+    ({"threads": [2048, 1, 1]}, "exceed 1024"),
+    ({"threads": [0]}, "threads"),
+    ({"grid": []}, "grid"),
+    ({"grid": ["ceildiv(K, 128)"]}, "uses K"),
+    ({"grid": ["__import__('os')"]}, "not allowed"),
+    ({"shared_bytes": -1}, "shared_bytes"),
+    ({"params": [{"name": "A", "kind": "tensor", "dtype": "complex64", "shape": [4],
+                  "access": "read"}]}, "unknown dtype 'complex64'"),
+    ({"params": [{"name": "A", "kind": "tensor", "dtype": "float32", "shape": [4],
+                  "access": "sometimes"}]}, "access"),
+    ({"params": [{"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["1x"],
+                  "access": "read"}]}, "shape"),
+    ({"params": [{"name": "A", "kind": "scalar", "dtype": "int32"},
+                 {"name": "A", "kind": "scalar", "dtype": "int32"}], "grid": [1]}, "repeat"),
+])
+def test_malformed_artifacts(change, message):
+    with pytest.raises(ArtifactError, match=message):
+        Kernel.from_dict(vadd_dict(**change))
+
+
+def test_load_reports_the_path(tmp_path):
+    bad = tmp_path / "bad.tlcart"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ArtifactError, match="bad.tlcart"):
+        rt.load_artifact(bad)
+
+
+# ---- Grid expressions ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("ceildiv(N, 128)", 8),
+    ("ceildiv(1024, 128)", 8),
+    ("ceildiv(M * N, 256) + 1", 251),
+    ("min(M, 32) * max(N // 7, 3)", 32 * 142),
+    ("(N + 127) // 128 - N % 3", 8 - 1),
+    ("-(-N // 128)", 8),
+    ("1", 1),
+    (7, 7),
+])
+def test_grid_expressions(source, expected):
+    assert GridExpr(source, {"M", "N"})({"M": 64, "N": 1000}) == expected
+
+
+@pytest.mark.parametrize("source", [
+    "__import__('os')", "N ** 2", "N / 2", "1.5", "'s'", "True", "N if N else 1", "[N]",
+    "N.real", "abs(N)", "ceildiv(N)", "ceildiv(N, 2, 3)", "min(a=N, b=2)", "lambda: 1",
+    "N < 2", "(N, 2)", "N; 1", "",
+])
+def test_grid_rejects_everything_else(source):
+    with pytest.raises(ValueError):
+        GridExpr(source)
+
+
+def test_grid_rejects_unknown_symbols():
+    with pytest.raises(ValueError, match="uses K"):
+        GridExpr("ceildiv(K, 4)", {"M", "N"})
+
+
+def test_grid_for_binds_symbols_from_arguments(runtime_lib):
+    k = Kernel.from_dict(vadd_dict())
+    assert k.grid_for(*vadd_args(m=64, n=1000)) == (8, 2, 1)
+    assert k.grid_for(*vadd_args(m=65, n=128)) == (1, 3, 1)
+
+
+def test_grid_errors_are_argument_errors():
+    k = Kernel.from_dict(vadd_dict(grid=["ceildiv(1024, N)", "M - 100"]))
+    with pytest.raises(ArgumentError, match="divides by zero with M = 64, N = 0"):
+        k.grid_for(*vadd_args(n=0))
+    with pytest.raises(ArgumentError, match="grid dim y = 'M - 100' = -36"):
+        k.grid_for(*vadd_args(n=4))
+
+
+# ---- Argument checks ---------------------------------------------------------------
+
+
+def _check_error(args, *fragments, kernel=None):
+    k = kernel or Kernel.from_dict(vadd_dict())
+    with pytest.raises(ArgumentError) as e:
+        k.grid_for(*args)
+    for fragment in fragments:
+        assert fragment in str(e.value), str(e.value)
+    # A call fails the same way, before touching the driver.
+    with pytest.raises(ArgumentError):
+        k(*args)
+    return str(e.value)
+
+
+def test_wrong_argument_count():
+    a, b, c, alpha = vadd_args()
+    _check_error((a, b, c), "vadd takes 4 arguments (A, B, C, alpha), got 3", "missing 'alpha'")
+    _check_error((a, b, c, alpha, 1), "got 5", "after 'alpha'")
+
+
+def test_wrong_dtype():
+    a, b, _, alpha = vadd_args()
+    _check_error((a, b, CudaArray((64, 1000), "<f2"), alpha),
+                 "argument 'C' (param 3 of vadd): expected dtype float32, got float16")
+    _check_error((CudaArray((64, 1000), "<c8"), b, a, alpha),
+                 "argument 'A' (param 1 of vadd): expected dtype float32",
+                 "typestr '<c8'")
+
+
+def test_wrong_rank_and_static_shape():
+    a, _, c, alpha = vadd_args()
+    _check_error((a, CudaArray((64, 10, 100)), c, alpha),
+                 "argument 'B' (param 2 of vadd)", "rank-2", "[64, N]", "rank 3")
+    _check_error((a, CudaArray((32, 1000)), c, alpha),
+                 "argument 'B' (param 2 of vadd): dim 0 must be 64, got 32")
+
+
+def test_inconsistent_shape_symbols():
+    a, b, _, alpha = vadd_args(m=64, n=1000)
+    message = _check_error((a, b, CudaArray((64, 999)), alpha), "argument 'C' (param 3 of vadd)")
+    assert "dim 1 is symbol N = 999" in message
+    assert "argument 'A' dim 1 set N = 1000" in message
+
+
+def test_non_contiguous():
+    a, b, _, alpha = vadd_args()
+    transposed = CudaArray((64, 1000), strides=(4, 256))
+    _check_error((a, b, transposed, alpha), "argument 'C' (param 3 of vadd)", "row-major")
+
+
+def test_size_one_dims_strides_are_free():
+    d = vadd_dict(params=[{"name": "X", "kind": "tensor", "dtype": "float32",
+                           "shape": [1, "N"], "access": "read"}], grid=["N"])
+    k = Kernel.from_dict(d)
+    assert k.grid_for(CudaArray((1, 8), strides=(12345 * 4, 4))) == (8, 1, 1)
+
+
+def test_misaligned_pointer():
+    a, _, c, alpha = vadd_args()
+    _check_error((a, CudaArray((64, 1000), ptr=ALIGNED + 4), c, alpha),
+                 "argument 'B' (param 2 of vadd)", "not 16-byte aligned")
+
+
+def test_read_only_output():
+    a, b, _, alpha = vadd_args()
+    _check_error((a, b, CudaArray((64, 1000), readonly=True), alpha),
+                 "argument 'C' (param 3 of vadd)", "read-only")
+
+
+def test_host_arrays_are_rejected():
+    np = pytest.importorskip("numpy")
+    a, b, c, alpha = vadd_args()
+    host = np.zeros((64, 1000), np.float32)
+    _check_error((host, b, c, alpha), "argument 'A' (param 1 of vadd)", "CPU memory",
+                 "a CUDA tensor is required")
+    _check_error((a, b, [[1.0]], alpha), "argument 'C' (param 3 of vadd)",
+                 "expected a CUDA tensor", "got list")
+    _check_error((a, b, c, CudaArray(())), "argument 'alpha' (param 4 of vadd)",
+                 "expected a number")
+
+
+def test_torch_tensors_are_read_without_torch():
+    a, b, c, alpha = vadd_args()
+    k = Kernel.from_dict(vadd_dict())
+    t = FakeTorchTensor((64, 1000))
+    assert k.grid_for(t, b, c, alpha) == (8, 2, 1)
+    _check_error((FakeTorchTensor((64, 1000), device=("cpu", None)), b, c, alpha),
+                 "argument 'A' (param 1 of vadd): is a tensor on cpu",
+                 "a CUDA tensor is required")
+    _check_error((a, b, FakeTorchTensor((64, 1000), "bfloat16"), alpha),
+                 "argument 'C' (param 3 of vadd): expected dtype float32, got bfloat16")
+
+
+def test_tensors_on_two_devices():
+    _, _, c, alpha = vadd_args()
+    k = Kernel.from_dict(vadd_dict())
+    args = (FakeTorchTensor((64, 1000)), FakeTorchTensor((64, 1000), device=("cuda", 1)), c, alpha)
+    _check_error(args, "argument 'B' (param 2 of vadd): is on cuda:1", kernel=k)
+
+
+def test_dlpack_arguments():
+    k = Kernel.from_dict(vadd_dict())
+    _, b, c, alpha = vadd_args()
+    a = DLPackArray((64, 1000))
+    assert k.grid_for(a, b, c, alpha) == (8, 2, 1)
+    # The capsule was only read: it is still an unconsumed "dltensor".
+    assert ctypes.pythonapi.PyCapsule_IsValid(ctypes.py_object(a.capsules[-1]), b"dltensor")
+    _check_error((DLPackArray((64, 1000), bits=64), b, c, alpha),
+                 "argument 'A' (param 1 of vadd): expected dtype float32, got float64")
+    _check_error((DLPackArray((64, 1000), strides=(1, 64)), b, c, alpha),
+                 "argument 'A' (param 1 of vadd)", "row-major")
+    _check_error((DLPackArray((64, 1000), device=(1, 0)), b, c, alpha),
+                 "argument 'A' (param 1 of vadd)", "CPU memory")
+    _check_error((DLPackArray((64, 1000), byte_offset=4), b, c, alpha),
+                 "argument 'A' (param 1 of vadd)", "not 16-byte aligned")
+
+
+@pytest.mark.parametrize("dtype, value, fragment", [
+    ("int32", 1.5, "expected an int for a int32 scalar, got float 1.5"),
+    ("int32", 2**31, "does not fit in int32"),
+    ("uint8", -1, "does not fit in uint8"),
+    ("float32", "1", "expected a number"),
+    ("float16", 1e6, "does not fit in float16"),
+    ("bool", 2, "expected a bool"),
+])
+def test_bad_scalars(dtype, value, fragment):
+    k = Kernel.from_dict(vadd_dict(
+        params=[{"name": "s", "kind": "scalar", "dtype": dtype}], grid=[1]))
+    _check_error((value,), "argument 's' (param 1 of vadd)", fragment, kernel=k)
+
+
+def test_scalar_encodings():
+    p = rt.Param(1, "s", "scalar", "float16")
+    assert rt.args.scalar_value(1.0, p, "").value == 0x3C00
+    p = rt.Param(1, "s", "scalar", "bfloat16")
+    assert rt.args.scalar_value(1.0, p, "").value == 0x3F80
+    assert rt.args.scalar_value(float("nan"), p, "").value == 0x7FC0
+    p = rt.Param(1, "s", "scalar", "int64")
+    assert rt.args.scalar_value(-(2**63), p, "").value == -(2**63)
+
+
+def test_bad_stream():
+    k = Kernel.from_dict(vadd_dict())
+    with pytest.raises(ArgumentError, match="stream="):
+        k(*vadd_args(), stream="fast")
+
+
+# ---- Launching without a GPU ---------------------------------------------------------
+
+
+@pytest.mark.skipif(_have_libcuda(), reason="this machine has a CUDA driver")
+def test_launch_without_a_driver(runtime_lib):
+    k = Kernel.from_dict(vadd_dict())
+    with pytest.raises(LaunchError, match=r"cannot load the CUDA driver \(libcuda.so.1\)") as e:
+        k(*vadd_args())
+    assert "a machine with an NVIDIA GPU and driver is needed" in str(e.value)
+    with pytest.raises(LaunchError, match="cannot load the CUDA driver"):
+        rt.synchronize()
+
+
+def test_empty_problem_launches_nothing():
+    # N = 0 gives a zero-sized grid: a no-op, even without a driver.
+    Kernel.from_dict(vadd_dict())(*vadd_args(n=0))
+
+
+def test_missing_runtime_library(tmp_path, monkeypatch):
+    monkeypatch.setenv("TLC_RUNTIME_LIB", str(tmp_path / "nope.so"))
+    with pytest.raises(LaunchError, match="nope.so does not exist.*TLC_RUNTIME_LIB"):
+        Kernel.from_dict(vadd_dict())(*vadd_args())
+
+
+def test_import_does_not_load_anything():
+    code = ("import sys, tlc.runtime; "
+            "assert 'torch' not in sys.modules; "
+            "assert not tlc.runtime.driver._loaded")
+    env = dict(os.environ, TLC_RUNTIME_LIB="/nonexistent/lib.so", PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# ---- The C library against a fake driver -------------------------------------------
+
+FAKE_LIBCUDA = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *current;
+static int loads;
+
+static FILE *out(void) {
+  static FILE *f;
+  if (!f) f = fopen(getenv("FAKE_CUDA_LOG"), "a");
+  return f;
+}
+#define LOG(...) (fprintf(out(), __VA_ARGS__), fflush(out()))
+
+int cuInit(unsigned flags) { return flags ? 1 : 0; }
+int cuGetErrorName(int e, const char **s) {
+  *s = e == 1 ? "CUDA_ERROR_INVALID_VALUE" : e == 218 ? "CUDA_ERROR_INVALID_PTX"
+     : e == 500 ? "CUDA_ERROR_NOT_FOUND" : NULL;
+  return *s ? 0 : 1;
+}
+int cuGetErrorString(int e, const char **s) {
+  *s = e == 1 ? "invalid argument" : e == 218 ? "a PTX JIT compilation failed"
+     : e == 500 ? "named symbol not found" : NULL;
+  return *s ? 0 : 1;
+}
+int cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal < 4 ? 0 : 101; }
+int cuDeviceGetAttribute(int *v, int attr, int d) {
+  (void)d; *v = attr == 97 ? 232448 : 0; return 0;
+}
+int cuDevicePrimaryCtxRetain(void **c, int d) {
+  LOG("retain %d\n", d); *c = (void *)(uintptr_t)(0x1000 + d); return 0;
+}
+int cuCtxGetCurrent(void **c) { *c = current; return 0; }
+int cuCtxSetCurrent(void *c) { current = c; return 0; }
+int cuCtxGetDevice(int *d) {
+  if (!current) return 201;
+  *d = (int)((uintptr_t)current - 0x1000); return 0;
+}
+int cuCtxSynchronize(void) { LOG("sync\n"); return 0; }
+int cuPointerGetAttribute(void *data, int attr, unsigned long long p) {
+  if (attr != 9 || p < 0x10000) return 1;
+  *(int *)data = (int)(p >> 44); return 0;
+}
+int cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opt, void **val) {
+  LOG("load options %u:%d,%d,%d,%d\n", n, opt[0], opt[1], opt[2], opt[3]);
+  if (strstr(image, "SYNTAX_ERROR")) {
+    for (unsigned i = 0; i < n; i++)
+      if (opt[i] == 5)
+        snprintf(val[i], (size_t)(uintptr_t)val[i + 1], "ptxas: syntax error at line 3");
+    return 218;
+  }
+  *m = (void *)(uintptr_t)(0x2000 + ++loads); return 0;
+}
+int cuModuleGetFunction(void **f, void *m, const char *name) {
+  if (!strcmp(name, "missing")) return 500;
+  LOG("function %s in module %#lx\n", name, (unsigned long)(uintptr_t)m);
+  *f = (void *)0x3000; return 0;
+}
+int cuFuncSetAttribute(void *f, int attr, int value) {
+  (void)f; LOG("attribute %d = %d\n", attr, value); return value > 232448 ? 1 : 0;
+}
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned smem, void *stream,
+                   void **params, void **extra) {
+  (void)f; (void)extra;
+  if (smem == 12345) return 1;
+  LOG("launch %u %u %u %u %u %u %u %#lx ctx %#lx\n", gx, gy, gz, bx, by, bz, smem,
+      (unsigned long)(uintptr_t)stream, (unsigned long)(uintptr_t)current);
+  /* FAKE_CUDA_PARAM_SIZES: the byte size of each parameter, e.g. "8,8,4". */
+  char sizes[4096];
+  snprintf(sizes, sizeof sizes, "%s", getenv("FAKE_CUDA_PARAM_SIZES"));
+  int i = 0;
+  for (char *s = strtok(sizes, ","); s; s = strtok(NULL, ","), i++) {
+    LOG("param ");
+    for (int b = 0; b < atoi(s); b++) LOG("%02x", ((unsigned char *)params[i])[b]);
+    LOG("\n");
+  }
+  return 0;
+}
+"""
+
+# The subprocess side: tlc.runtime, the fakes above and a vadd factory.
+PRELUDE = f"""
+import sys
+sys.path.insert(0, {str(ROOT / "test/python")!r})
+import test_runtime as t
+import tlc.runtime as rt
+def attempt(fn):
+    try:
+        fn()
+    except Exception as e:
+        print("ERROR", type(e).__name__, e)
+"""
+
+
+@pytest.fixture(scope="session")
+def fake_driver(tmp_path_factory, runtime_lib):
+    if not HAVE_GCC:
+        pytest.skip("needs gcc to build the fake libcuda.so.1")
+    folder = tmp_path_factory.mktemp("fakecuda")
+    (folder / "fake.c").write_text(FAKE_LIBCUDA)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(folder / "libcuda.so.1"),
+                    str(folder / "fake.c")], check=True)
+    return folder
+
+
+def run_fake(fake_driver, tmp_path, body: str, sizes=()):
+    """Run `body` in a subprocess whose libcuda.so.1 is the fake; returns
+    (stdout, lines the fake driver logged)."""
+    log = tmp_path / "driver.log"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(fake_driver), FAKE_CUDA_LOG=str(log),
+               FAKE_CUDA_PARAM_SIZES=",".join(map(str, sizes)) or "0",
+               PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, (log.read_text().splitlines() if log.exists() else [])
+
+
+def _params(lines):
+    return [bytes.fromhex(line.split()[1]) for line in lines if line.startswith("param ")]
+
+
+def test_fake_driver_launch_abi(fake_driver, tmp_path):
+    out, log = run_fake(fake_driver, tmp_path, """
+        k = rt.Kernel.from_dict(t.vadd_dict())
+        a, b, c = (t.CudaArray(s, ptr=p) for s, p in
+                   [((64, 1000), 0x10000), ((64, 1000), 0x20000), ((64, 1000), 0x30000)])
+        k(a, b, c, 0.5, stream=0x77)
+        k(a, b, c, 0.5)
+        rt.synchronize()
+    """, sizes=[8] * 21 + [4])
+    assert out == ""
+    assert log[0] == "retain 0"  # no current context: device 0's primary one
+    assert log.count("load options 4:5,6,3,4") == 1  # JIT-loaded once for two launches
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == ["launch 8 2 1 128 1 1 0 0x77 ctx 0x1000",
+                        "launch 8 2 1 128 1 1 0 0 ctx 0x1000"]
+    values = _params(log)[:22]
+    descriptor = [struct.unpack("<Q", v)[0] for v in values[:21]]
+    assert descriptor == [0x10000, 0x10000, 0, 64, 1000, 1000, 1,
+                          0x20000, 0x20000, 0, 64, 1000, 1000, 1,
+                          0x30000, 0x30000, 0, 64, 1000, 1000, 1]
+    assert struct.unpack("<f", values[21]) == (0.5,)
+    assert log[-1] == "sync"
+
+
+def test_fake_driver_module_cache_and_devices(fake_driver, tmp_path):
+    # Two Kernels with the same PTX share one module (the C cache); a tensor
+    # on device 1 (told by cuPointerGetAttribute) switches to its context.
+    _, log = run_fake(fake_driver, tmp_path, """
+        d = t.vadd_dict(grid=[1], params=[
+            {"name": "X", "kind": "tensor", "dtype": "int8", "shape": [4], "access": "read"}])
+        x0 = t.CudaArray((4,), "|i1", ptr=0x10000)
+        x1 = t.CudaArray((4,), "|i1", ptr=(1 << 44) + 0x10000)
+        rt.Kernel.from_dict(d)(x0)
+        rt.Kernel.from_dict(d)(x0)
+        rt.Kernel.from_dict(d)(x1)
+        rt.Kernel.from_dict(d)(t.DLPackArray((4,), code=0, bits=8, device=(2, 3)))
+    """)
+    loads = [line for line in log if line.startswith(("load", "retain", "launch"))]
+    assert loads == ["retain 0", "load options 4:5,6,3,4", "launch 1 1 1 128 1 1 0 0 ctx 0x1000",
+                     "launch 1 1 1 128 1 1 0 0 ctx 0x1000",
+                     "retain 1", "load options 4:5,6,3,4", "launch 1 1 1 128 1 1 0 0 ctx 0x1001",
+                     "retain 3", "load options 4:5,6,3,4", "launch 1 1 1 128 1 1 0 0 ctx 0x1003"]
+
+
+def test_fake_driver_errors(fake_driver, tmp_path):
+    out, log = run_fake(fake_driver, tmp_path, """
+        args = t.vadd_args()
+        bad = t.vadd_dict(ptx=".version 8.0\\nSYNTAX_ERROR\\n")
+        attempt(lambda: rt.Kernel.from_dict(bad)(*args))
+        attempt(lambda: rt.Kernel.from_dict(t.vadd_dict(name="missing"))(*args))
+        attempt(lambda: rt.Kernel.from_dict(t.vadd_dict(shared_bytes=300000))(*args))
+        attempt(lambda: rt.Kernel.from_dict(t.vadd_dict(shared_bytes=12345))(*args))
+        rt.Kernel.from_dict(t.vadd_dict(shared_bytes=100000))(*args)
+        host = t.CudaArray((64, 1000), ptr=0x100)
+        attempt(lambda: rt.Kernel.from_dict(t.vadd_dict())(host, *args[1:]))
+    """)
+    errors = out.split("ERROR ")[1:]
+    assert errors[0].startswith(
+        "LaunchError cuModuleLoadDataEx failed for kernel 'vadd': "
+        "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)")
+    assert "JIT error log:\nptxas: syntax error at line 3" in errors[0]
+    assert errors[1].startswith("LaunchError cuModuleGetFunction failed for kernel 'missing': "
+                                "CUDA_ERROR_NOT_FOUND (named symbol not found)")
+    assert "failed for kernel 'vadd': CUDA_ERROR_INVALID_VALUE (invalid argument)" in errors[2]
+    assert "asked for 300000 bytes" in errors[2] and "at most 232448" in errors[2]
+    assert errors[3].startswith(
+        "LaunchError cuLaunchKernel failed for kernel 'vadd': CUDA_ERROR_INVALID_VALUE "
+        "(invalid argument) [grid 8x2x1, block 128x1x1, dynamic shared memory 12345 bytes]")
+    assert "attribute 8 = 100000" in log  # above 48 KiB: the attribute is raised
+    assert "attribute 8 = 12345" not in log  # below: left alone
+    assert errors[4].startswith("ArgumentError vadd: a tensor argument: cuPointerGetAttribute")
+    assert len(errors) == 5
+
+
+def test_broken_driver_is_reported(tmp_path, runtime_lib):
+    # Works on any machine: an unloadable libcuda.so.1 shadows the real one.
+    (tmp_path / "libcuda.so.1").write_bytes(b"not an ELF file")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=str(ROOT))
+    code = PRELUDE + "attempt(lambda: rt.Kernel.from_dict(t.vadd_dict())(*t.vadd_args()))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert "ERROR LaunchError tlc runtime: cannot load the CUDA driver (libcuda.so.1)" \
+        in done.stdout, done.stdout + done.stderr
+
+
+# ---- On a GPU ------------------------------------------------------------------------
+
+# out[i] = a[i] + alpha * b[i] over 1-D memref descriptors, written by hand so
+# that the runtime is tested on a GPU independently of the compiler.
+SAXPY_PTX = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry saxpy(
+  .param .u64 a0, .param .u64 a1, .param .u64 a2, .param .u64 a3, .param .u64 a4,
+  .param .u64 b0, .param .u64 b1, .param .u64 b2, .param .u64 b3, .param .u64 b4,
+  .param .u64 c0, .param .u64 c1, .param .u64 c2, .param .u64 c3, .param .u64 c4,
+  .param .f32 alpha)
+{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<10>;
+  .reg .f32 %f<5>;
+  ld.param.u64 %rd1, [a1];
+  ld.param.u64 %rd2, [b1];
+  ld.param.u64 %rd3, [c1];
+  ld.param.u64 %rd4, [a3];
+  ld.param.f32 %f1, [alpha];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.wide.u32 %rd5, %r1, %r2, 0;
+  cvt.u64.u32 %rd6, %r3;
+  add.s64 %rd5, %rd5, %rd6;
+  setp.ge.u64 %p, %rd5, %rd4;
+  @%p bra DONE;
+  shl.b64 %rd6, %rd5, 2;
+  add.s64 %rd7, %rd1, %rd6;
+  add.s64 %rd8, %rd2, %rd6;
+  add.s64 %rd9, %rd3, %rd6;
+  ld.global.f32 %f2, [%rd7];
+  ld.global.f32 %f3, [%rd8];
+  fma.rn.f32 %f4, %f1, %f3, %f2;
+  st.global.f32 [%rd9], %f4;
+DONE:
+  ret;
+}
+"""
+
+
+def saxpy_dict(**overrides):
+    tensor = {"kind": "tensor", "dtype": "float32", "shape": ["N"]}
+    d = {"format": "tlc-kernel", "version": 1, "name": "saxpy", "target": "sm_80",
+         "ptx": SAXPY_PTX, "threads": [256, 1, 1], "grid": ["ceildiv(N, 256)"],
+         "shared_bytes": 0,
+         "params": [dict(tensor, name="A", access="read"), dict(tensor, name="B", access="read"),
+                    dict(tensor, name="C", access="write"),
+                    {"name": "alpha", "kind": "scalar", "dtype": "float32"}],
+         "check": {"symbols": {"N": 100003}, "scalars": {"alpha": 0.5},
+                   "expect": {"C": "A + alpha * B"}, "bench_symbols": {"N": 1 << 26}}}
+    d.update(overrides)
+    return d
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _have_cuda_torch(), reason="needs torch with a CUDA GPU")
+def test_gpu_saxpy(runtime_lib):
+    import torch
+
+    k = Kernel.from_dict(saxpy_dict())
+    n = 100003
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    c = torch.full((n,), float("nan"), device="cuda")
+    k(a, b, c, 0.5)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a + 0.5 * b)
+    # The same through DLPack and __cuda_array_interface__ on the default stream.
+    torch.cuda.synchronize()
+    c.fill_(float("nan"))
+    torch.cuda.synchronize()  # the next launches use the legacy default stream
+    k(_CAI(a), _DLPack(b), _CAI(c), 2.0)
+    rt.synchronize()
+    torch.testing.assert_close(c, a + 2.0 * b)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _have_cuda_torch(), reason="needs torch with a CUDA GPU")
+def test_gpu_bad_ptx_reports_the_jit_log(runtime_lib):
+    import torch
+
+    k = Kernel.from_dict(saxpy_dict(ptx=SAXPY_PTX.replace("fma.rn.f32", "fma.bogus.f32")))
+    a = torch.zeros(16, device="cuda")
+    with pytest.raises(LaunchError, match="cuModuleLoadDataEx failed for kernel 'saxpy'") as e:
+        k(a, a, a, 1.0)
+    assert "JIT error log" in str(e.value)
+
+
+class _CAI:
+    """Hides a torch tensor behind __cuda_array_interface__ only."""
+
+    def __init__(self, t):
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+class _DLPack:
+    """Hides a torch tensor behind DLPack only."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, stream=None):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()

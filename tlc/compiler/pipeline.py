@@ -1,0 +1,188 @@
+"""tlc's compilation stages, each a function named after what it produces.
+
+parse -> optimize (layouts, shared memory) -> lower_to_gpu (per-thread code)
+-> lower_to_nvvm -> emit_ptx. Every stage is a textual pass pipeline, the
+same string a lit RUN line gives tlc-opt, so any dumped IR replays there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import ir
+from ..passmanager import PassManager
+from ..errors import CompilationError
+from .diagnostics import compilation_error
+from .targets import Target, get_target
+
+
+def optimize_pipeline(target: Target) -> str:
+    return (
+        "builtin.module(tile-infer-layout,"
+        f"tile-allocate-shared-memory{{max-bytes={target.max_shared_bytes}}})"
+    )
+
+
+GPU_PIPELINE = (
+    "builtin.module(tile-outline-kernels,convert-tile-to-gpu,canonicalize,cse)"
+)
+
+
+def nvvm_pipeline(target: Target) -> str:
+    return (
+        "builtin.module(lower-affine,"
+        f"nvvm-attach-target{{chip={target.chip} features={target.ptx_features} O=3}},"
+        "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse),"
+        "reconcile-unrealized-casts)"
+    )
+
+
+PTX_PIPELINE = "builtin.module(gpu-module-to-binary{format=isa})"
+
+
+def new_context() -> ir.Context:
+    """A context with every dialect tlc uses loaded."""
+    ctx = ir.Context()
+    ctx.load_all_available_dialects()
+    return ctx
+
+
+def parse(text: str, context: ir.Context, filename: str = "<tile>") -> ir.Module:
+    """Parses tile IR text, raising CompilationError at the faulty line."""
+    try:
+        with context:
+            module = ir.Module.parse(text)
+    except ir.MLIRError as e:
+        raise compilation_error(e, "invalid tile IR", filename) from None
+    module.operation.attributes["tile.source"] = ir.StringAttr.get(filename, context)
+    return module
+
+
+def _buffer_name(module: ir.Module) -> str:
+    attrs = module.operation.attributes
+    return ir.StringAttr(attrs["tile.source"]).value if "tile.source" in attrs else "-"
+
+
+def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
+    """Runs a textual pass pipeline in place; failures become CompilationError."""
+    with module.context:
+        pm = PassManager.parse(pipeline)
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as e:
+            raise compilation_error(
+                e, f"compilation failed in stage '{stage}'", _buffer_name(module)
+            ) from None
+
+
+def _to_python(attr):
+    """Converts the metadata attribute tree (dict/array/str/int) to Python values."""
+    if isinstance(attr, ir.DictAttr):
+        return {attr[i].name: _to_python(attr[i].attr) for i in range(len(attr))}
+    if isinstance(attr, ir.ArrayAttr):
+        return [_to_python(a) for a in attr]
+    if isinstance(attr, ir.StringAttr):
+        return attr.value
+    if isinstance(attr, ir.IntegerAttr):
+        return attr.value
+    raise TypeError(f"unexpected metadata attribute {attr}")
+
+
+def kernel_metadata(module: ir.Module) -> dict[str, dict]:
+    """The launch metadata tile-outline-kernels put on the module."""
+    attrs = module.operation.attributes
+    if "tile.kernels" not in attrs:
+        return {}
+    return _to_python(attrs["tile.kernels"])
+
+
+def ptx_of(module: ir.Module) -> dict[str, str]:
+    """The PTX of each kernel, by kernel name, from the gpu.binary ops."""
+    from ..dialects import gpu
+
+    result = {}
+    for op in module.body.operations:
+        if op.operation.name != "gpu.binary":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        objects = ir.ArrayAttr(op.attributes["objects"])
+        kernel = name.removesuffix("_kernel")
+        result[kernel] = gpu.ObjectAttr(objects[0]).object.decode()
+    return result
+
+
+@dataclass
+class CompiledModule:
+    """Everything one compilation produced: IR snapshots, PTX and metadata."""
+
+    target: Target
+    stages: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, dict] = field(default_factory=dict)
+    ptx: dict[str, str] = field(default_factory=dict)
+
+    def artifact(self, name: str | None = None) -> dict:
+        """The runtime artifact (a JSON-able dict) of one kernel."""
+        from .. import __version__
+
+        if name is None:
+            if len(self.metadata) != 1:
+                raise CompilationError(
+                    f"the module has {len(self.metadata)} kernels; name one of "
+                    f"{sorted(self.metadata)}"
+                )
+            name = next(iter(self.metadata))
+        meta = self.metadata[name]
+        return {
+            "format": "tlc-kernel",
+            "version": 1,
+            "name": name,
+            "target": self.target.arch,
+            "ptx": self.ptx[name],
+            "threads": meta["threads"],
+            "grid": meta["grid"],
+            "shared_bytes": meta["shared_bytes"],
+            "params": meta["params"],
+            "tlc_version": __version__,
+        }
+
+
+STAGES = ("tile", "optimized", "gpu", "nvvm", "ptx")
+
+
+def compile_module(module: ir.Module, target: str | Target | None = None,
+                   stop_after: str = "ptx", keep_ir: bool = False) -> CompiledModule:
+    """Compiles a tile-IR module (in place) for `target` through `stop_after`."""
+    target = get_target(target)
+    out = CompiledModule(target)
+    steps = [
+        ("optimized", optimize_pipeline(target)),
+        ("gpu", GPU_PIPELINE),
+        ("nvvm", nvvm_pipeline(target)),
+        ("ptx", PTX_PIPELINE),
+    ]
+    with module.context:
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:
+            raise compilation_error(e, "the tile IR does not verify", _buffer_name(module)) from None
+    if keep_ir:
+        out.stages["tile"] = str(module)
+    for stage, pipeline in steps:
+        if STAGES.index(stage) > STAGES.index(stop_after):
+            break
+        run_pipeline(module, pipeline, stage)
+        if keep_ir and stage != "ptx":
+            out.stages[stage] = str(module)
+        if stage == "gpu":
+            out.metadata = kernel_metadata(module)
+    if stop_after == "ptx":
+        out.ptx = ptx_of(module)
+    return out
+
+
+def compile_text(text: str, target: str | Target | None = None, filename: str = "<tile>",
+                 stop_after: str = "ptx", keep_ir: bool = False) -> CompiledModule:
+    """Parses and compiles tile IR text."""
+    ctx = new_context()
+    module = parse(text, ctx, filename)
+    return compile_module(module, target, stop_after, keep_ir)

@@ -1,0 +1,23 @@
+"""tlc.runtime: load kernel artifacts produced by the tlc compiler and launch
+them on NVIDIA GPUs.
+
+Pure Python over ctypes and libtlc_runtime.so (a thin layer over the CUDA
+driver API): it imports anywhere, and needs a GPU and driver only at launch.
+
+    k = tlc.runtime.load_artifact("vadd.tlcart")
+    k(a, b, c)                # torch tensors, __cuda_array_interface__ or
+    tlc.runtime.synchronize() # __dlpack__ objects, and Python scalars
+"""
+
+from .args import Param
+from .artifact import FORMAT, SUFFIX, VERSION, Kernel, load_artifact, save_artifact
+from .driver import synchronize
+from .dtypes import DTYPES
+from .errors import ArgumentError, ArtifactError, LaunchError
+from .grid import GridExpr
+
+__all__ = [
+    "DTYPES", "FORMAT", "SUFFIX", "VERSION", "ArgumentError", "ArtifactError",
+    "GridExpr", "Kernel", "LaunchError", "Param", "load_artifact",
+    "save_artifact", "synchronize",
+]

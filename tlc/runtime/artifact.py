@@ -1,0 +1,253 @@
+"""Kernel artifacts (*.tlcart): one JSON file per kernel, the contract between
+the tlc compiler and this runtime, and the Kernel that launches one.
+
+    {"format": "tlc-kernel", "version": 1, "name": "vadd", "target": "sm_90a",
+     "ptx": "...", "threads": [128, 1, 1], "grid": ["ceildiv(N, 128)", 1, 1],
+     "shared_bytes": 0,
+     "params": [{"name": "A", "kind": "tensor", "dtype": "float32",
+                 "shape": ["N"], "access": "read"},
+                {"name": "alpha", "kind": "scalar", "dtype": "float32"}],
+     "check": {...}, "tlc_version": "0.1.0"}
+
+"check" is optional and only read by test/gpu/run_artifacts.py, which
+documents it. Keys this module does not know are kept as they are.
+"""
+
+import copy
+import ctypes
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from .args import Bound, Param, bind
+from .driver import Runtime, runtime
+from .dtypes import DTYPES
+from .errors import ArgumentError, ArtifactError, LaunchError
+from .grid import GridExpr
+
+FORMAT = "tlc-kernel"
+VERSION = 1
+SUFFIX = ".tlcart"
+ACCESS = ("read", "write", "readwrite")
+# Above this much dynamic shared memory a kernel must opt in explicitly.
+DEFAULT_SMEM_LIMIT = 48 * 1024
+MAX_THREADS_PER_BLOCK = 1024
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+class Kernel:
+    """A loaded artifact. Call it with one argument per parameter."""
+
+    def __init__(self, metadata: dict):
+        # Our own copy, so that the caller's later edits cannot desynchronise it.
+        self.metadata = copy.deepcopy(metadata)
+        where = f"artifact {metadata.get('name')!r}" if isinstance(metadata, dict) else "artifact"
+        try:
+            self._parse(metadata)
+        except ArtifactError as e:
+            raise ArtifactError(f"{where}: {e}") from None
+        self._lock = threading.Lock()
+        self._functions: dict[int, int] = {}  # CUDA context -> CUfunction
+
+    @classmethod
+    def from_dict(cls, metadata: dict) -> "Kernel":
+        return cls(metadata)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.metadata)
+
+    def __repr__(self) -> str:
+        return f"<tlc Kernel {self.name} ({', '.join(p.name for p in self.params)})>"
+
+    # ---- Calling ------------------------------------------------------------
+
+    def grid_for(self, *args) -> tuple[int, int, int]:
+        """The launch grid for these arguments (checks them; launches nothing)."""
+        return self._grid(bind(self.name, self.params, args))
+
+    def __call__(self, *args, stream=None) -> None:
+        bound = bind(self.name, self.params, args)  # raises before any launch
+        grid = self._grid(bound)
+        explicit = None if stream is None else self._stream_handle(stream)
+        if 0 in grid:
+            return  # an empty problem: the driver would reject a 0-sized grid
+        rt = runtime()
+        if bound.torch_device is None:
+            self._launch(rt, bound, grid, explicit or 0)
+            return
+        import torch  # only reached when the caller passed torch tensors
+
+        # The guard makes the tensors' device current and restores torch's
+        # notion of the current device afterwards.
+        with torch.cuda.device(bound.torch_device):
+            if explicit is None:
+                explicit = torch.cuda.current_stream(bound.torch_device).cuda_stream
+            self._launch(rt, bound, grid, explicit)
+
+    def _launch(self, rt: Runtime, bound: Bound, grid, stream: int) -> None:
+        device = bound.device
+        if device is None and bound.probe_ptr is not None:
+            rt.ensure_context(-1)
+            try:
+                device = rt.pointer_device(bound.probe_ptr)
+            except LaunchError as e:
+                raise ArgumentError(f"{self.name}: a tensor argument: {e}") from None
+        rt.ensure_context(-1 if device is None else device)
+        fn = self._function(rt)
+        values = bound.values
+        params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
+        rt.launch(fn, grid, self.threads, self.shared_bytes, stream, params, self.name)
+
+    def _function(self, rt: Runtime) -> int:
+        """The CUfunction in the current context, JIT-loading it once."""
+        ctx = rt.current_context()
+        with self._lock:
+            fn = self._functions.get(ctx)
+            if fn is None:
+                module = rt.load_module(self.ptx.encode("utf-8"), self.name)
+                fn = rt.get_function(module, self.name)
+                if self.shared_bytes > DEFAULT_SMEM_LIMIT:
+                    rt.set_dynamic_smem(fn, self.shared_bytes, self.name)
+                self._functions[ctx] = fn
+        return fn
+
+    def _grid(self, bound: Bound) -> tuple[int, int, int]:
+        dims = []
+        for axis, expr in enumerate(self._grid_code):
+            try:
+                n = expr(bound.symbols)
+            except ZeroDivisionError:
+                raise ArgumentError(
+                    f"{self.name}: grid expression {expr.source!r} divides by zero "
+                    f"with {_show_symbols(bound.symbols)}") from None
+            if not 0 <= n <= MAX_GRID[axis]:
+                raise ArgumentError(
+                    f"{self.name}: grid dim {'xyz'[axis]} = {expr.source!r} = {n} with "
+                    f"{_show_symbols(bound.symbols)} is outside [0, {MAX_GRID[axis]}]")
+            dims.append(n)
+        return tuple(dims)
+
+    def _stream_handle(self, stream) -> int:
+        if isinstance(stream, int):
+            return stream
+        if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+            return int(stream.cuda_stream)
+        if hasattr(stream, "__cuda_stream__"):  # the CUDA Python stream protocol
+            return int(stream.__cuda_stream__()[1])
+        raise ArgumentError(
+            f"{self.name}: stream= must be a CUstream handle (int), a torch.cuda.Stream "
+            f"or an object with __cuda_stream__, got {type(stream).__name__}")
+
+    # ---- Reading the metadata ----------------------------------------------
+
+    def _parse(self, d) -> None:
+        if not isinstance(d, dict):
+            raise ArtifactError(f"expected a JSON object, got {type(d).__name__}")
+        if d.get("format") != FORMAT:
+            raise ArtifactError(f"format is {d.get('format')!r}, expected {FORMAT!r}")
+        if d.get("version") != VERSION:
+            raise ArtifactError(
+                f"version {d.get('version')!r} is not supported (this runtime reads {VERSION})")
+        self.name = _need(d, "name", str)
+        self.ptx = _need(d, "ptx", str)
+        if not self.name or not self.ptx or "\0" in self.ptx:
+            raise ArtifactError("name and ptx must be non-empty, and ptx text without NUL")
+        self.target = d.get("target")
+        self.threads = _dims(d, "threads", lambda v: _is_int(v) and v >= 1)
+        if self.threads[0] * self.threads[1] * self.threads[2] > MAX_THREADS_PER_BLOCK:
+            raise ArtifactError(
+                f"threads {list(self.threads)} exceed {MAX_THREADS_PER_BLOCK} per block")
+        self.shared_bytes = d.get("shared_bytes", 0)
+        if not _is_int(self.shared_bytes) or self.shared_bytes < 0:
+            raise ArtifactError(
+                f"shared_bytes must be a non-negative int, got {self.shared_bytes!r}")
+        self.params = tuple(_param(i, p) for i, p in enumerate(_need(d, "params", list), 1))
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise ArtifactError(f"parameter names repeat: {names}")
+        symbols = {s for p in self.params for s in p.shape if isinstance(s, str)}
+        self.grid_exprs = _dims(d, "grid", lambda v: _is_int(v) or isinstance(v, str))
+        try:
+            self._grid_code = tuple(GridExpr(e, symbols) for e in self.grid_exprs)
+        except ValueError as e:
+            raise ArtifactError(str(e)) from None
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _need(d: dict, key: str, kind: type):
+    if not isinstance(d.get(key), kind):
+        raise ArtifactError(f"{key!r} must be a {kind.__name__}, got {d.get(key)!r}")
+    return d[key]
+
+
+def _dims(d: dict, key: str, ok) -> tuple:
+    """A list of 1 to 3 launch dimensions, padded to 3 with 1."""
+    v = _need(d, key, list)
+    if not 1 <= len(v) <= 3 or not all(ok(x) for x in v):
+        raise ArtifactError(f"{key!r} must list 1 to 3 dimensions, got {v!r}")
+    return tuple(v) + (1,) * (3 - len(v))
+
+
+def _param(index: int, p) -> Param:
+    if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
+        raise ArtifactError(f"param {index} must be an object with a name, got {p!r}")
+    where = f"param {index} ({p['name']!r})"
+    kind, dtype = p.get("kind"), p.get("dtype")
+    if kind not in ("tensor", "scalar"):
+        raise ArtifactError(f"{where}: kind must be 'tensor' or 'scalar', got {kind!r}")
+    if dtype not in DTYPES:
+        raise ArtifactError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(DTYPES)})")
+    if kind == "scalar":
+        return Param(index, p["name"], kind, dtype)
+    shape = p.get("shape")
+    if not isinstance(shape, list) or not all(
+            (_is_int(s) and s >= 0) or (isinstance(s, str) and s.isidentifier()) for s in shape):
+        raise ArtifactError(
+            f"{where}: shape must list non-negative ints and symbol names, got {shape!r}")
+    if p.get("access") not in ACCESS:
+        raise ArtifactError(f"{where}: access must be one of {ACCESS}, got {p.get('access')!r}")
+    return Param(index, p["name"], kind, dtype, tuple(shape), p["access"])
+
+
+def _show_symbols(symbols: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in symbols.items()) or "no symbols"
+
+
+# ---- Files ------------------------------------------------------------------
+
+
+def load_artifact(path) -> Kernel:
+    path = Path(path)
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+        return Kernel(metadata)
+    except (ArtifactError, ValueError) as e:  # json's errors are ValueErrors
+        raise ArtifactError(f"{path}: {e}") from None
+
+
+def save_artifact(kernel, path) -> Path:
+    """Write an artifact atomically: a temporary file in the same folder,
+    renamed over `path`, so a reader never sees a partial file."""
+    metadata = kernel.to_dict() if isinstance(kernel, Kernel) else Kernel(kernel).to_dict()
+    path = Path(path)
+    text = json.dumps(metadata, indent=1, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path

@@ -1,0 +1,140 @@
+"""ctypes bindings of libtlc_runtime.so (runtime/tlc_runtime.c).
+
+The library is found through the TLC_RUNTIME_LIB environment variable, else
+as libtlc_runtime.so beside this file (where the build puts it). It is loaded
+at first use, not at import, and it loads the CUDA driver only when called:
+importing tlc.runtime works on a machine without a GPU.
+"""
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+from .errors import LaunchError
+
+LIBRARY_ENV = "TLC_RUNTIME_LIB"
+LIBRARY_NAME = "libtlc_runtime.so"
+_ERR_LEN = 32768  # room for a JIT error log
+
+_c_char_p, _c_int, _c_uint, _c_size_t, _c_void_p = (
+    ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p)
+_p_void_p = ctypes.POINTER(ctypes.c_void_p)
+
+# Argument types of each entry point, less the trailing (char *err, size_t len).
+_SIGNATURES = {
+    "tlc_rt_init": [],
+    "tlc_rt_ensure_context": [_c_int],
+    "tlc_rt_current_context": [_p_void_p],
+    "tlc_rt_pointer_device": [_c_void_p, ctypes.POINTER(_c_int)],
+    "tlc_rt_load_module": [_c_char_p, _c_char_p, _p_void_p],
+    "tlc_rt_get_function": [_c_void_p, _c_char_p, _p_void_p],
+    "tlc_rt_set_dynamic_smem": [_c_void_p, _c_int, _c_char_p],
+    "tlc_rt_launch": [_c_void_p] + [_c_uint] * 7 + [_c_void_p, _p_void_p, _c_char_p],
+    "tlc_rt_synchronize": [],
+}
+
+
+_tls = threading.local()
+
+
+def _error_buffer():
+    # One per thread, reused: a launch makes several calls and allocating
+    # 32 KiB for each showed in the launch overhead.
+    buf = getattr(_tls, "err", None)
+    if buf is None:
+        buf = _tls.err = ctypes.create_string_buffer(_ERR_LEN)
+    return buf
+
+
+def library_path() -> Path:
+    return Path(os.environ.get(LIBRARY_ENV) or Path(__file__).with_name(LIBRARY_NAME))
+
+
+class Runtime:
+    """One loaded libtlc_runtime.so; each method raises LaunchError on failure."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lib = ctypes.CDLL(str(path))
+        for name, argtypes in _SIGNATURES.items():
+            fn = getattr(self._lib, name)
+            fn.argtypes = argtypes + [_c_char_p, _c_size_t]
+            fn.restype = _c_int
+
+    def _call(self, name: str, *args) -> None:
+        err = _error_buffer()
+        if getattr(self._lib, name)(*args, err, _ERR_LEN) != 0:
+            raise LaunchError(err.value.decode("utf-8", "replace") or f"{name} failed")
+
+    def init(self) -> None:
+        self._call("tlc_rt_init")
+
+    def ensure_context(self, device: int) -> None:
+        self._call("tlc_rt_ensure_context", device)
+
+    def current_context(self) -> int:
+        ctx = _c_void_p()
+        self._call("tlc_rt_current_context", ctypes.byref(ctx))
+        return ctx.value or 0
+
+    def pointer_device(self, ptr: int) -> int:
+        device = _c_int(-1)
+        self._call("tlc_rt_pointer_device", ptr, ctypes.byref(device))
+        return device.value
+
+    def load_module(self, ptx: bytes, kernel: str) -> int:
+        module = _c_void_p()
+        self._call("tlc_rt_load_module", ptx, kernel.encode(), ctypes.byref(module))
+        return module.value
+
+    def get_function(self, module: int, name: str) -> int:
+        fn = _c_void_p()
+        self._call("tlc_rt_get_function", module, name.encode(), ctypes.byref(fn))
+        return fn.value
+
+    def set_dynamic_smem(self, fn: int, nbytes: int, kernel: str) -> None:
+        self._call("tlc_rt_set_dynamic_smem", fn, nbytes, kernel.encode())
+
+    def launch(self, fn: int, grid, block, smem: int, stream: int, params, kernel: str) -> None:
+        self._call("tlc_rt_launch", fn, *grid, *block, smem, stream or None,
+                   params, kernel.encode())
+
+    def synchronize(self) -> None:
+        self._call("tlc_rt_synchronize")
+
+
+_lock = threading.Lock()
+_loaded: dict[Path, Runtime] = {}
+_ready: tuple[str, Runtime] | None = None  # (TLC_RUNTIME_LIB, its initialised runtime)
+
+
+def runtime() -> Runtime:
+    """The runtime library, loaded on first use, with the driver initialised."""
+    global _ready
+    ready, key = _ready, os.environ.get(LIBRARY_ENV, "")
+    if ready is not None and ready[0] == key:  # the per-launch fast path
+        return ready[1]
+    path = library_path()
+    with _lock:
+        rt = _loaded.get(path)
+        if rt is None:
+            if not path.is_file():
+                raise LaunchError(
+                    f"tlc runtime: the runtime library {path} does not exist; build tlc "
+                    f"(it puts {LIBRARY_NAME} into tlc/runtime/) or set {LIBRARY_ENV} "
+                    f"to the library's path")
+            try:
+                rt = Runtime(path)
+            except (OSError, AttributeError) as e:
+                raise LaunchError(
+                    f"tlc runtime: cannot load the runtime library {path}: {e}") from None
+            _loaded[path] = rt
+    rt.init()  # raises (and is retried next time) while there is no driver
+    _ready = (key, rt)
+    return rt
+
+
+def synchronize() -> None:
+    """Wait for all work on the current CUDA context (cuCtxSynchronize)."""
+    runtime().synchronize()
