@@ -415,11 +415,14 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
     SmallVector<Value> index = applyLayout(b, loop.getLoc(), *layout, tid, r);
     for (auto [iv, value] : llvm::zip(body.getArguments(), index))
       mapping.map(iv, value);
-    for (Operation &op : body) {
-      Operation *clone = b.clone(op, mapping);
+    // Clone the whole body first: rewriting an access replaces its uses,
+    // which must all exist by then.
+    SmallVector<Operation *> clones;
+    for (Operation &op : body)
+      clones.push_back(b.clone(op, mapping));
+    for (Operation *clone : clones)
       if (failed(rewriteAccesses(clone, r)))
         return failure();
-    }
   }
   return success();
 }
