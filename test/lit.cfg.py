@@ -40,8 +40,8 @@ def llvm_bin():
 
 tlc_opt = find_tool(
     "tlc-opt", "TLC_OPT",
-    [os.path.join(repo, "build", "bin", "tlc-opt"),
-     os.path.join(os.path.dirname(sys.executable), "tlc-opt")],
+    [os.path.join(os.path.dirname(sys.executable), "tlc-opt"),
+     os.path.join(repo, "build", "bin", "tlc-opt")],
 )
 filecheck = find_tool("FileCheck", "FILECHECK", [os.path.join(llvm_bin(), "FileCheck")])
 

@@ -1,0 +1,77 @@
+// RUN: tlc-opt %s -split-input-file -tile-outline-kernels -verify-diagnostics | FileCheck %s
+
+// The program becomes a gpu.func kernel; block indices become gpu.block_id;
+// the grid, parameters and their access are launch metadata on the module.
+// CHECK: module attributes {gpu.container_module, tile.kernels = {scale = {grid = ["ceildiv(M, 32)", "(N // 128)", "1"], params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["M", 128]}, {access = "write", dtype = "float16", kind = "tensor", name = "B", shape = ["B_0", "B_1"]}, {dtype = "int32", kind = "scalar", name = "N"}], shared_bytes = 0 : i64, threads = [64, 1, 1]}}}
+// CHECK: gpu.module @scale_kernel
+// CHECK: gpu.func @scale(%[[A:.*]]: memref<?x128xf32>, %[[B:.*]]: memref<?x?xf16>, %[[N:.*]]: i32) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[BY:.*]] = gpu.block_id y
+// CHECK: tile.alloc_fragment
+// CHECK: arith.muli %[[BX]]
+// CHECK: gpu.return
+// CHECK-NOT: func.func @scale
+func.func @scale(%A: memref<?x128xf32> {tile.name = "A", tile.dims = ["M"]},
+                 %B: memref<?x?xf16> {tile.name = "B"},
+                 %N: i32 {tile.name = "N"}) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %m = memref.dim %A, %c0 : memref<?x128xf32>
+  %gx = arith.ceildivui %m, %c32 : index
+  %n = arith.index_cast %N : i32 to index
+  %gy = arith.divui %n, %c128 : index
+  tile.kernel blocks(%bx, %by) in (%gx, %gy) threads = 64 {
+    %f = tile.alloc_fragment : memref<32x128xf32, #tile.space<fragment>>
+    %i = arith.muli %bx, %c32 : index
+    tile.copy %A[%i, %c0] [32, 128] to %f[%c0, %c0] [32, 128] : memref<?x128xf32> to memref<32x128xf32, #tile.space<fragment>>
+    tile.copy %f[%c0, %c0] [32, 128] to %B[%i, %c0] [32, 128] : memref<32x128xf32, #tile.space<fragment>> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Functions without a tile.kernel are left alone.
+// CHECK-LABEL: func.func @helper
+// CHECK-NOT: gpu.module
+func.func @helper(%x: f32) -> f32 {
+  return %x : f32
+}
+
+// -----
+
+func.func @float_grid(%A: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %A, %c0 : memref<?xf32>
+  %f = arith.index_cast %m : index to i64
+  %g = arith.sitofp %f : i64 to f32
+  // expected-error @+1 {{'arith.fptoui' op computes a grid size, which must come from constants, tensor sizes, integer parameters and integer arithmetic to be part of the launch metadata}}
+  %h = arith.fptoui %g : f32 to i64
+  %gx = arith.index_cast %h : i64 to index
+  tile.kernel blocks(%bx) in (%gx) threads = 128 {
+  }
+  return
+}
+
+// -----
+
+func.func @two_kernels() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+  }
+  // expected-error @+1 {{'tile.kernel' op is the second tile.kernel in 'two_kernels'; a tile program launches one kernel}}
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+  }
+  return
+}
+
+// -----
+
+func.func @returns_value() -> index {
+  %c1 = arith.constant 1 : index
+  // expected-error @-2 {{'func.func' op a tile program returns nothing; it writes its outputs into tensor arguments}}
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+  }
+  return %c1 : index
+}

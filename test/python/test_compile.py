@@ -1,0 +1,157 @@
+"""The compiler from Python: tile IR -> PTX + metadata, errors at the user's line."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import tlc
+from tlc import compiler, ir
+
+VADD_BLOCK_LOADS = 16  # 2 inputs x (32x128 f32 / 128 threads / 4 per vector)
+
+
+def ptxas_ok(ptx: str, tmp_path) -> None:
+    ptxas = shutil.which("ptxas")
+    if not ptxas:
+        pytest.skip("ptxas is not installed here: PTX not assembled")
+    path = tmp_path / "k.ptx"
+    path.write_text(ptx)
+    r = subprocess.run([ptxas, "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes spill stores" in r.stderr and "0 bytes stack frame" in r.stderr, r.stderr
+
+
+def test_vadd_mlir_to_ptx(repo, tmp_path):
+    compiled = compiler.compile_text((repo / "examples/vadd.mlir").read_text())
+    ptx = compiled.ptx["vadd"]
+    assert ".target sm_90a" in ptx
+    assert ".entry vadd(" in ptx
+    assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == VADD_BLOCK_LOADS
+    assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == VADD_BLOCK_LOADS // 2
+    assert ".local" not in ptx  # fragments live in registers
+    ptxas_ok(ptx, tmp_path)
+
+
+def test_vadd_metadata(repo):
+    art = compiler.compile_text((repo / "examples/vadd.mlir").read_text()).artifact()
+    assert art["grid"] == ["ceildiv(N, 128)", "ceildiv(M, 32)", "1"]
+    assert art["threads"] == [128, 1, 1]
+    assert art["shared_bytes"] == 0
+    assert [(p["name"], p["shape"], p["access"]) for p in art["params"]] == [
+        ("A", ["M", "N"], "read"), ("B", ["M", "N"], "read"), ("C", ["M", "N"], "write")]
+
+
+def test_builders_to_launchable_kernel(repo, tmp_path):
+    sys.path.insert(0, str(repo / "examples"))
+    try:
+        import elementwise
+    finally:
+        sys.path.pop(0)
+    with ir.Context() as ctx, ir.Location.unknown():
+        ctx.load_all_available_dialects()
+        for build in (elementwise.build_vadd, elementwise.build_scale_bias):
+            for dtype in ("float32", "float16"):
+                kernel = tlc.compile(build(dtype))
+                assert list(kernel.grid_exprs[:2]) == ["ceildiv(N, 128)", "ceildiv(M, 32)"]
+                ptxas_ok(kernel.ptx, tmp_path)
+
+
+SHARED_OVER_BUDGET = """
+func.func @big() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<256x512xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+"""
+
+
+def test_shared_memory_budget_names_numbers_and_line():
+    with pytest.raises(tlc.CompilationError) as e:
+        compiler.compile_text(SHARED_OVER_BUDGET, filename="big.mlir")
+    msg = str(e.value)
+    assert "big.mlir:4:3: error: the kernel needs 262144 bytes of shared memory but the " \
+           "target allows 232448 per block" in msg
+    assert "big.mlir:5:10: note: 262144 bytes for this" in msg
+    # sm_80 allows less.
+    with pytest.raises(tlc.CompilationError, match="allows 166912 per block"):
+        compiler.compile_text(SHARED_OVER_BUDGET.replace("256x512", "256x400"), "sm_80")
+
+
+def test_verifier_error_points_at_line(tmp_path):
+    src = tmp_path / "bad.mlir"
+    src.write_text(
+        "func.func @f() {\n"
+        "  %c1 = arith.constant 1 : index\n"
+        "  tile.kernel blocks(%bx) in (%c1) threads = 2048 {\n"
+        "  }\n"
+        "  return\n"
+        "}\n")
+    with pytest.raises(tlc.CompilationError) as e:
+        compiler.compile_text(src.read_text(), filename=str(src))
+    assert e.value.location.line == 3 and e.value.location.col == 3
+    text = str(e.value)
+    assert "threads must be in [1, 1024], got 2048" in text
+    assert "tile.kernel blocks(%bx)" in text and "^" in text  # the source line and a caret
+    assert "see current operation" not in text  # no IR dumps for users
+
+
+def test_unknown_target():
+    with pytest.raises(tlc.CompilationError, match="unknown target 'sm_12'"):
+        compiler.get_target("sm_12")
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "tlc.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_ptx_and_artifact(repo, tmp_path):
+    out = tmp_path / "vadd.ptx"
+    r = run_cli(str(repo / "examples/vadd.mlir"), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert ".entry vadd(" in out.read_text()
+    art = tmp_path / "vadd.tlcart"
+    r = run_cli(str(repo / "examples/vadd.mlir"), "--emit=artifact", "-o", str(art))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(art.read_text())["name"] == "vadd"
+    r = run_cli(str(repo / "examples/vadd.mlir"), "--emit=gpu")
+    assert "gpu.func @vadd" in r.stdout and "tile.copy" not in r.stdout
+
+
+def test_cli_error_leaves_no_output(tmp_path):
+    bad = tmp_path / "big.mlir"
+    bad.write_text(SHARED_OVER_BUDGET)
+    out = tmp_path / "big.ptx"
+    r = run_cli(str(bad), "-o", str(out))
+    assert r.returncode == 1
+    assert f"{bad}:4:3: error: the kernel needs 262144 bytes" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [bad]
+
+
+def test_import_tlc_does_not_load_the_compiler():
+    code = ("import sys, tlc, tlc.runtime; "
+            "print(any(m.startswith('tlc._mlir_libs') for m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+
+
+@pytest.mark.gpu
+def test_vadd_runs_on_gpu(repo):
+    import torch
+
+    kernel = tlc.compile((repo / "examples/vadd.mlir").read_text())
+    for m, n in [(4096, 4096), (1000, 1000)]:
+        a, b = (torch.randn(m, n, device="cuda") for _ in range(2))
+        c = torch.full((m, n), float("nan"), device="cuda")
+        kernel(a, b, c)
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b)
