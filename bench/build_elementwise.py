@@ -18,6 +18,7 @@ SIZES = [(4096, 4096), (1000, 1000)]
 CASES = {
     "vadd": (elementwise.build_vadd, {"C": "A + B"}),
     "scale_bias": (elementwise.build_scale_bias, {"Y": "X * 2 + bias[None, :]"}),
+    "stream_rows": (elementwise.build_stream_rows, {"Y": "X + 1"}),
 }
 
 

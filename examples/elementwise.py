@@ -147,6 +147,56 @@ def build_scale_bias(dtype: str = "float32", block=(32, 128), threads: int = 128
     return module
 
 
+def build_stream_rows(dtype: str = "float16", block=(32, 64), threads: int = 128) -> ir.Module:
+    """Y[M, N] = X + 1, one block per bm rows walking the columns bn at a time:
+    global -> shared -> registers -> global inside a tile.pipelined loop (the
+    shared-memory path, its barriers, and masked edges at both ends)."""
+    elem = DTYPES[dtype].get()
+    bm, bn = block
+    module = ir.Module.create()
+    dyn = ir.ShapedType.get_dynamic_size()
+    t2 = ir.MemRefType.get([dyn, dyn], elem)
+    with ir.InsertionPoint(module.body):
+        f = func.FuncOp("stream_rows", ([t2, t2], []))
+        f.arg_attrs = ir.ArrayAttr.get([
+            ir.DictAttr.get({
+                "tile.name": ir.StringAttr.get(n),
+                "tile.dims": ir.ArrayAttr.get([ir.StringAttr.get("M"), ir.StringAttr.get("N")]),
+            })
+            for n in ("X", "Y")
+        ])
+        entry = f.add_entry_block()
+        with ir.InsertionPoint(entry):
+            X, Y = entry.arguments
+            rows = memref.dim(X, _index(0))
+            cols = memref.dim(X, _index(1))
+            k = tile.KernelOp([arith.ceildivui(rows, _index(bm))], threads)
+            blk = k.body.blocks.append(ir.IndexType.get())
+            with ir.InsertionPoint(blk):
+                zero = _index(0)
+                i = arith.muli(blk.arguments[0], _index(bm))
+                shared_t = ir.MemRefType.get(
+                    [bm, bn], elem, memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
+                s = tile.alloc_shared(shared_t)
+                x = tile.alloc_fragment(_fragment([bm, bn], elem))
+                one = arith.constant(elem, 1.0)
+                steps = arith.ceildivui(cols, _index(bn))
+                loop = tile.PipelinedOp(zero, steps, _index(1), 2)
+                body = loop.body.blocks.append(ir.IndexType.get())
+                with ir.InsertionPoint(body):
+                    j = arith.muli(body.arguments[0], _index(bn))
+                    _copy(X, [i, j], s, [zero, zero], [bm, bn])
+                    _copy(s, [zero, zero], x, [zero, zero], [bm, bn])
+
+                    def inc(ii, jj):
+                        memref.store(arith.addf(memref.load(x, [ii, jj]), one), x, [ii, jj])
+
+                    _parallel([bm, bn], inc)
+                    _copy(x, [zero, zero], Y, [i, j], [bm, bn])
+            func.ReturnOp([])
+    return module
+
+
 def compile_to(module: ir.Module, out_dir: str, stem: str, arch: str) -> dict:
     """Compiles `module`, writes STEM.ptx and STEM.tlcart, returns the artifact."""
     from tlc import compiler, runtime

@@ -45,9 +45,18 @@ tlc_opt = find_tool(
 )
 filecheck = find_tool("FileCheck", "FILECHECK", [os.path.join(llvm_bin(), "FileCheck")])
 
+tlc_cmd = find_tool("tlc", "TLC", [os.path.join(os.path.dirname(sys.executable), "tlc")])
+
 config.substitutions.append(("%PYTHON", sys.executable))
-config.substitutions.append(("tlc-opt", tlc_opt))
-config.substitutions.append(("FileCheck", filecheck))
+# Tool names become paths only where they stand as words, not inside paths
+# (test/tlc/...), as llvm's add_tool_substitutions does.
+def tool(name):
+    return r"(?<![\w/.-])" + name.replace("-", r"\-") + r"(?![\w/.-])"
+
+
+config.substitutions.append((tool("tlc-opt"), tlc_opt))
+config.substitutions.append((tool("FileCheck"), filecheck))
+config.substitutions.append((tool("tlc"), tlc_cmd))
 config.environment["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
