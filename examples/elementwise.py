@@ -108,43 +108,29 @@ def build_vadd(dtype: str = "float32", block=(32, 128), threads: int = 128) -> i
 def build_scale_bias(dtype: str = "float32", block=(32, 128), threads: int = 128) -> ir.Module:
     """Y[M, N] = X * 2 + bias[col]: a fused epilogue reading a global vector."""
     elem = DTYPES[dtype].get()
-    module = ir.Module.create()
-    dyn = ir.ShapedType.get_dynamic_size()
-    t2 = ir.MemRefType.get([dyn, dyn], elem)
-    t1 = ir.MemRefType.get([dyn], elem)
-    with ir.InsertionPoint(module.body):
-        f = func.FuncOp("scale_bias", ([t2, t1, t2], []))
-        names = [("X", ["M", "N"]), ("bias", ["N"]), ("Y", ["M", "N"])]
-        f.arg_attrs = ir.ArrayAttr.get([
-            ir.DictAttr.get({
-                "tile.name": ir.StringAttr.get(n),
-                "tile.dims": ir.ArrayAttr.get([ir.StringAttr.get(d) for d in dims]),
-            })
-            for n, dims in names
-        ])
-        entry = f.add_entry_block()
-        with ir.InsertionPoint(entry):
-            X, bias, Y = entry.arguments
-            rows = memref.dim(X, _index(0))
-            cols = memref.dim(X, _index(1))
 
-            def kernel(i, j):
-                zero = _index(0)
-                x = tile.alloc_fragment(_fragment(list(block), elem))
-                _copy(X, [i, j], x, [zero, zero], list(block))
-                two = arith.constant(elem, 2.0)
+    def body(X, bias, Y):
+        rows = memref.dim(X, _index(0))
+        cols = memref.dim(X, _index(1))
 
-                def epilogue(ii, jj):
-                    col = arith.addi(j, jj)
-                    v = arith.mulf(memref.load(x, [ii, jj]), two)
-                    memref.store(arith.addf(v, memref.load(bias, [col])), x, [ii, jj])
+        def kernel(i, j):
+            zero = _index(0)
+            x = tile.alloc_fragment(_fragment(list(block), elem))
+            _copy(X, [i, j], x, [zero, zero], list(block))
+            two = arith.constant(elem, 2.0)
 
-                _parallel(list(block), epilogue)
-                _copy(x, [zero, zero], Y, [i, j], list(block))
+            def epilogue(ii, jj):
+                col = arith.addi(j, jj)
+                v = arith.mulf(memref.load(x, [ii, jj]), two)
+                memref.store(arith.addf(v, memref.load(bias, [col])), x, [ii, jj])
 
-            _kernel_2d(rows, cols, block, threads, kernel)
-            func.ReturnOp([])
-    return module
+            _parallel(list(block), epilogue)
+            _copy(x, [zero, zero], Y, [i, j], list(block))
+
+        _kernel_2d(rows, cols, block, threads, kernel)
+
+    return _program("scale_bias", [("X", ["M", "N"]), ("bias", ["N"]), ("Y", ["M", "N"])],
+                    elem, body)
 
 
 def build_stream_rows(dtype: str = "float16", block=(32, 64), threads: int = 128) -> ir.Module:
@@ -153,48 +139,34 @@ def build_stream_rows(dtype: str = "float16", block=(32, 64), threads: int = 128
     shared-memory path, its barriers, and masked edges at both ends)."""
     elem = DTYPES[dtype].get()
     bm, bn = block
-    module = ir.Module.create()
-    dyn = ir.ShapedType.get_dynamic_size()
-    t2 = ir.MemRefType.get([dyn, dyn], elem)
-    with ir.InsertionPoint(module.body):
-        f = func.FuncOp("stream_rows", ([t2, t2], []))
-        f.arg_attrs = ir.ArrayAttr.get([
-            ir.DictAttr.get({
-                "tile.name": ir.StringAttr.get(n),
-                "tile.dims": ir.ArrayAttr.get([ir.StringAttr.get("M"), ir.StringAttr.get("N")]),
-            })
-            for n in ("X", "Y")
-        ])
-        entry = f.add_entry_block()
-        with ir.InsertionPoint(entry):
-            X, Y = entry.arguments
-            rows = memref.dim(X, _index(0))
-            cols = memref.dim(X, _index(1))
-            k = tile.KernelOp([arith.ceildivui(rows, _index(bm))], threads)
-            blk = k.body.blocks.append(ir.IndexType.get())
-            with ir.InsertionPoint(blk):
-                zero = _index(0)
-                i = arith.muli(blk.arguments[0], _index(bm))
-                shared_t = ir.MemRefType.get(
-                    [bm, bn], elem, memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
-                s = tile.alloc_shared(shared_t)
-                x = tile.alloc_fragment(_fragment([bm, bn], elem))
-                one = arith.constant(elem, 1.0)
-                steps = arith.ceildivui(cols, _index(bn))
-                loop = tile.PipelinedOp(zero, steps, _index(1), 2)
-                body = loop.body.blocks.append(ir.IndexType.get())
-                with ir.InsertionPoint(body):
-                    j = arith.muli(body.arguments[0], _index(bn))
-                    _copy(X, [i, j], s, [zero, zero], [bm, bn])
-                    _copy(s, [zero, zero], x, [zero, zero], [bm, bn])
+    workgroup = ir.Attribute.parse("#gpu.address_space<workgroup>")
 
-                    def inc(ii, jj):
-                        memref.store(arith.addf(memref.load(x, [ii, jj]), one), x, [ii, jj])
+    def body(X, Y):
+        rows = memref.dim(X, _index(0))
+        cols = memref.dim(X, _index(1))
+        k = tile.KernelOp([arith.ceildivui(rows, _index(bm))], threads)
+        blk = k.body.blocks.append(ir.IndexType.get())
+        with ir.InsertionPoint(blk):
+            zero = _index(0)
+            i = arith.muli(blk.arguments[0], _index(bm))
+            s = tile.alloc_shared(ir.MemRefType.get([bm, bn], elem, memory_space=workgroup))
+            x = tile.alloc_fragment(_fragment([bm, bn], elem))
+            one = arith.constant(elem, 1.0)
+            steps = arith.ceildivui(cols, _index(bn))
+            loop = tile.PipelinedOp(zero, steps, _index(1), 2)
+            step = loop.body.blocks.append(ir.IndexType.get())
+            with ir.InsertionPoint(step):
+                j = arith.muli(step.arguments[0], _index(bn))
+                _copy(X, [i, j], s, [zero, zero], [bm, bn])
+                _copy(s, [zero, zero], x, [zero, zero], [bm, bn])
 
-                    _parallel([bm, bn], inc)
-                    _copy(x, [zero, zero], Y, [i, j], [bm, bn])
-            func.ReturnOp([])
-    return module
+                def inc(ii, jj):
+                    memref.store(arith.addf(memref.load(x, [ii, jj]), one), x, [ii, jj])
+
+                _parallel([bm, bn], inc)
+                _copy(x, [zero, zero], Y, [i, j], [bm, bn])
+
+    return _program("stream_rows", [("X", ["M", "N"]), ("Y", ["M", "N"])], elem, body)
 
 
 def compile_to(module: ir.Module, out_dir: str, stem: str, arch: str) -> dict:
