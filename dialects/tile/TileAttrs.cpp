@@ -118,9 +118,11 @@ LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "swizzle shift (" << shift
                        << ") must be at least bits (" << bits
                        << ") for the XOR to be a permutation";
-  if (base + shift + bits > 20)
-    return emitError() << "swizzle spans bit " << base + shift + bits
-                       << ", beyond any shared-memory offset";
+  // Shared-memory byte offsets stay below 2^18 (256 KiB > 227 KiB per block).
+  if (bits > 0 && base + shift + bits - 1 >= 18)
+    return emitError() << "swizzle reads bit " << base + shift + bits - 1
+                       << " of the offset, but shared-memory offsets stay "
+                          "below bit 18";
   return success();
 }
 

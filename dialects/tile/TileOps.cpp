@@ -36,14 +36,34 @@ SmallVector<int64_t> squeeze(ArrayRef<int64_t> sizes) {
   return result;
 }
 
+bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
+
+/// "global memory (no memory space)", "shared memory", or the raw space.
+std::string describePlace(MemRefType type) {
+  Place place = getPlace(type);
+  if (place == Place::Unknown) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "memory space " << type.getMemorySpace();
+    return s;
+  }
+  if (place == Place::Global && !type.getMemorySpace())
+    return "global memory (no memory space)";
+  return (stringifyPlace(place) + " memory").str();
+}
+
 /// The thread count of the kernel `op` is nested in: a tile.kernel, or the
 /// gpu.func kernel that tile-outline-kernels made of one.
 FailureOr<int64_t> getEnclosingThreads(Operation *op) {
   if (auto kernel = op->getParentOfType<KernelOp>())
     return kernel.getThreads();
   if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
-    if (std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize())
-      return int64_t(block->front());
+    if (std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize()) {
+      int64_t threads = 1;
+      for (int32_t d : *block)
+        threads *= d;
+      return threads;
+    }
   return op->emitOpError("must be nested in a tile.kernel");
 }
 
@@ -54,8 +74,7 @@ LogicalResult verifyAlloc(Operation *op, MemRefType type, Place expected) {
   Place place = getPlace(type);
   if (place != expected)
     return op->emitOpError("result must be in ")
-           << stringifyPlace(expected) << " memory, got memory space "
-           << type.getMemorySpace();
+           << stringifyPlace(expected) << " memory, got " << describePlace(type);
   if (!type.getLayout().isIdentity())
     return op->emitOpError("result must have the identity layout, got ")
            << type.getLayout();
@@ -65,8 +84,6 @@ LogicalResult verifyAlloc(Operation *op, MemRefType type, Place expected) {
            << elem;
   return success();
 }
-
-bool isFloatOrInt(Type t) { return isa<FloatType, IntegerType>(t); }
 
 } // namespace
 
@@ -128,9 +145,9 @@ LogicalResult KernelOp::verify() {
 LogicalResult KernelOp::verifyRegions() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getGrid().size())
-    return emitOpError("expected ")
-           << getGrid().size() << " block indices (one per grid dimension), got "
-           << body.getNumArguments();
+    return emitOpError("expected one block-index argument per grid "
+                       "dimension (")
+           << getGrid().size() << "), got " << body.getNumArguments();
   for (BlockArgument arg : body.getArguments())
     if (!arg.getType().isIndex())
       return emitOpError("block indices must be of index type, got ")
@@ -259,8 +276,8 @@ LogicalResult FillOp::verify() {
   MemRefType type = getDst().getType();
   Place place = getPlace(type);
   if (place != Place::Shared && place != Place::Fragment && place != Place::Local)
-    return emitOpError("can fill shared, fragment or local buffers, got a ")
-           << stringifyPlace(place) << " buffer";
+    return emitOpError("can fill shared, fragment or local buffers, got one in ")
+           << describePlace(type);
   if (getValue().getType() != type.getElementType())
     return emitOpError("value type ")
            << getValue().getType() << " does not match the element type "
@@ -336,7 +353,7 @@ LogicalResult ParallelOp::verifyRegions() {
            << body.getNumArguments();
   WalkResult nested = getBody().walk([&](Operation *op) {
     if (isa<KernelOp, CopyOp, FillOp, ParallelOp, PipelinedOp, GemmOp,
-            ReduceOp, AllocSharedOp, AllocFragmentOp>(op)) {
+            ReduceOp, AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op)) {
       op->emitOpError("cannot be nested in a tile.parallel body");
       return WalkResult::interrupt();
     }
@@ -390,6 +407,8 @@ void PipelinedOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult PipelinedOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
   if (getNumStages() < 1)
     return emitOpError("num_stages must be at least 1, got ")
            << getNumStages();
@@ -428,16 +447,18 @@ LogicalResult GemmOp::verify() {
   Place pa = getPlace(a), pb = getPlace(b), pc = getPlace(c);
   if (pa != Place::Shared && pa != Place::Fragment)
     return emitOpError("A must be in shared memory or a fragment, got ")
-           << stringifyPlace(pa) << " memory";
+           << describePlace(a);
   if (pb != Place::Shared)
-    return emitOpError("B must be in shared memory, got ")
-           << stringifyPlace(pb) << " memory";
+    return emitOpError("B must be in shared memory, got ") << describePlace(b);
   if (pc != Place::Fragment)
-    return emitOpError("C must be a fragment, got ")
-           << stringifyPlace(pc) << " memory";
+    return emitOpError("C must be a fragment, got ") << describePlace(c);
   if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
     return emitOpError("A, B and C must be 2-d, got ranks ")
            << a.getRank() << ", " << b.getRank() << ", " << c.getRank();
+  if (!a.hasStaticShape() || !b.hasStaticShape() || !c.hasStaticShape())
+    return emitOpError("A, B and C must have static shapes, got ")
+           << shapeStr(a.getShape()) << ", " << shapeStr(b.getShape()) << ", "
+           << shapeStr(c.getShape());
   int64_t m = getTransposeA() ? a.getDimSize(1) : a.getDimSize(0);
   int64_t ka = getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
   int64_t kb = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
@@ -472,7 +493,10 @@ LogicalResult ReduceOp::verify() {
     Place place = getPlace(type);
     if (place != Place::Fragment && place != Place::Shared)
       return emitOpError() << name << " must be a fragment or in shared memory,"
-                           << " got " << stringifyPlace(place) << " memory";
+                           << " got " << describePlace(type);
+    if (!type.hasStaticShape())
+      return emitOpError() << name << " must have a static shape, got "
+                           << shapeStr(type.getShape());
   }
   int64_t dim = getDim();
   if (dim < 0 || dim >= src.getRank())

@@ -104,7 +104,7 @@ func.func @kernel_one_thread() {
 //===----------------------------------------------------------------------===//
 
 // CHECK-LABEL: func.func @alloc_shared()
-// CHECK: tile.kernel
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 {
 // CHECK-NEXT: %[[S0:.*]] = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[S1:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[S2:.*]] = tile.alloc_shared {offset = 8192 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
@@ -149,7 +149,7 @@ func.func @alloc_fragment() {
 }
 
 // CHECK-LABEL: func.func @alloc_local()
-// CHECK: tile.kernel
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 32 {
 // CHECK-NEXT: %[[L0:.*]] = tile.alloc_local : memref<4xf32, #tile.space<local>>
 // CHECK-NEXT: %[[L1:.*]] = tile.alloc_local : memref<2x2xi32, #tile.space<local>>
 // CHECK-NEXT: }
@@ -226,7 +226,7 @@ func.func @copy(%A: memref<?x?xf32>, %Q: memref<?x?x?x128xf16>, %i: index, %j: i
 // #gpu.address_space<global> (which counts as global memory).
 // CHECK-LABEL: func.func @copy_int(
 // CHECK-SAME: %[[G:[^:]*]]: memref<256xi8, #gpu.address_space<global>>, %[[I:[^:]*]]: index)
-// CHECK: tile.kernel
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 {
 // CHECK-NEXT: %[[L:.*]] = tile.alloc_local : memref<128xi32, #tile.space<local>>
 // CHECK-NEXT: tile.copy %[[G]][%[[I]]] [128] to %[[L]][%{{.*}}] [128] : memref<256xi8, #gpu.address_space<global>> to memref<128xi32, #tile.space<local>>
 // CHECK-NEXT: tile.copy %[[L]][%{{.*}}] [128] to %[[G]][%[[I]]] [128] : memref<128xi32, #tile.space<local>> to memref<256xi8, #gpu.address_space<global>>
@@ -249,7 +249,7 @@ func.func @copy_int(%G: memref<256xi8, #gpu.address_space<global>>, %i: index) {
 
 // CHECK-LABEL: func.func @fill(
 // CHECK-SAME: %[[V:.*]]: f16)
-// CHECK: tile.kernel
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 {
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[S:.*]] = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[F:.*]] = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
@@ -359,7 +359,7 @@ func.func @pipelined(%A: memref<?x?xf16>, %n: index, %step: index) {
 
 // The default policy (square) is not printed.
 // CHECK-LABEL: func.func @gemm()
-// CHECK: tile.kernel
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 {
 // CHECK-NEXT: %[[A:.*]] = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[B:.*]] = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[AT:.*]] = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
@@ -425,6 +425,7 @@ func.func @gemm() {
 
 // Every supported element-type combination other than f16.
 // CHECK-LABEL: func.func @gemm_dtypes()
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 32 {
 // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} : memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
 // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} : memref<16x8xf32, #gpu.address_space<workgroup>>, memref<8x16xf32, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
 // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} : memref<16x32xi8, #gpu.address_space<workgroup>>, memref<32x16xi8, #gpu.address_space<workgroup>>, memref<16x16xi32, #tile.space<fragment>>
@@ -458,7 +459,7 @@ func.func @gemm_dtypes() {
 //===----------------------------------------------------------------------===//
 
 // CHECK-LABEL: func.func @reduce()
-// CHECK: tile.kernel
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 {
 // CHECK-NEXT: %[[S:.*]] = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
 // CHECK-NEXT: %[[M:.*]] = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
 // CHECK-NEXT: %[[N:.*]] = tile.alloc_shared : memref<128xf32, #gpu.address_space<workgroup>>

@@ -1,0 +1,1210 @@
+// RUN: tlc-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier rule of the tile dialect (TileOps.cpp, TileAttrs.cpp)
+// and per ODS constraint worth pinning. Every expected-error holds the whole
+// message.
+
+//===----------------------------------------------------------------------===//
+// tile.kernel
+//===----------------------------------------------------------------------===//
+
+func.func @kernel_grid_0d() {
+  // expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 dimensions, got 0}}
+  tile.kernel blocks() in () threads = 128 {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_grid_4d() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.kernel' op grid must have 1 to 3 dimensions, got 4}}
+  tile.kernel blocks(%a, %b, %c, %d) in (%c1, %c1, %c1, %c1) threads = 128 {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_threads_0() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.kernel' op threads must be in [1, 1024], got 0}}
+  tile.kernel blocks(%bx) in (%c1) threads = 0 {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_threads_2048() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.kernel' op threads must be in [1, 1024], got 2048}}
+  tile.kernel blocks(%bx) in (%c1) threads = 2048 {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_nested() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.kernel' op cannot be nested in another tile.kernel}}
+    tile.kernel blocks(%by) in (%c1) threads = 128 {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_block_index_count() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.kernel' op expected one block-index argument per grid dimension (1), got 2}}
+  tile.kernel blocks(%bx, %by) in (%c1) threads = 128 {
+  }
+  return
+}
+
+// -----
+
+// The custom syntax always makes block indices `index`; the generic form can
+// give them another type.
+func.func @kernel_block_index_type() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.kernel' op block indices must be of index type, got 'i32'}}
+  "tile.kernel"(%c1) <{threads = 128 : i64}> ({
+  ^bb0(%bx: i32):
+  }) : (index) -> ()
+  return
+}
+
+// -----
+
+// ODS: grid sizes are `index` values.
+func.func @kernel_grid_type(%n: i32) {
+  // expected-error @+1 {{'tile.kernel' op operand #0 must be variadic of index, but got 'i32'}}
+  "tile.kernel"(%n) <{threads = 128 : i64}> ({
+  ^bb0(%bx: index):
+  }) : (i32) -> ()
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Allocations
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @alloc_shared_outside_kernel() {
+  // expected-error @+1 {{'tile.alloc_shared' op must be nested in a tile.kernel}}
+  %s = tile.alloc_shared : memref<64xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_outside_kernel() {
+  // expected-error @+1 {{'tile.alloc_fragment' op must be nested in a tile.kernel}}
+  %f = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+  return
+}
+
+// -----
+
+func.func @alloc_local_outside_kernel() {
+  // expected-error @+1 {{'tile.alloc_local' op must be nested in a tile.kernel}}
+  %l = tile.alloc_local : memref<4xf32, #tile.space<local>>
+  return
+}
+
+// -----
+
+// A gpu.func counts as a kernel only with a known block size.
+gpu.module @kernels {
+  gpu.func @no_block_size() kernel {
+    // expected-error @+1 {{'tile.alloc_fragment' op must be nested in a tile.kernel}}
+    %f = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @alloc_shared_wrong_space() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op result must be in shared memory, got fragment memory}}
+    %s = tile.alloc_shared : memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_wrong_space() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op result must be in fragment memory, got local memory}}
+    %f = tile.alloc_fragment : memref<64xf32, #tile.space<local>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_local_wrong_space() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_local' op result must be in local memory, got shared memory}}
+    %l = tile.alloc_local : memref<4xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_shared_private_space() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op result must be in shared memory, got memory space #gpu.address_space<private>}}
+    %s = tile.alloc_shared : memref<64xf32, #gpu.address_space<private>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_non_identity_layout() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op result must have the identity layout, got affine_map<(d0, d1) -> (d1, d0)>}}
+    %s = tile.alloc_shared : memref<8x8xf32, affine_map<(d0, d1) -> (d1, d0)>, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_strided_layout() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op result must have the identity layout, got strided<[1, 8]>}}
+    %f = tile.alloc_fragment : memref<8x8xf32, strided<[1, 8]>, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_element_type() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_local' op element type must be an integer or float, got 'index'}}
+    %l = tile.alloc_local : memref<4xindex, #tile.space<local>>
+  }
+  return
+}
+
+// -----
+
+// ODS: allocations are statically shaped.
+func.func @alloc_shared_dynamic() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op result #0 must be statically shaped memref of any type values, but got 'memref<?xf32, #gpu.address_space<workgroup>>'}}
+    %s = tile.alloc_shared : memref<?xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_dynamic() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op result #0 must be statically shaped memref of any type values, but got 'memref<32x?xf32, #tile.space<fragment>>'}}
+    %f = tile.alloc_fragment : memref<32x?xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_local_dynamic() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_local' op result #0 must be statically shaped memref of any type values, but got 'memref<?xf32, #tile.space<local>>'}}
+    %l = tile.alloc_local : memref<?xf32, #tile.space<local>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_shared_negative_offset() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op offset must be non-negative, got -16}}
+    %s = tile.alloc_shared {offset = -16 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_layout_threads() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout spreads over 64 threads but the kernel has 128}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> (d0)>} : memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// The thread count of an outlined kernel is its known block size.
+gpu.module @kernels {
+  gpu.func @outlined() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout spreads over 64 threads but the kernel has 32}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> (d0)>} : memref<64xf32, #tile.space<fragment>>
+    gpu.return
+  }
+}
+
+// -----
+
+func.func @alloc_fragment_layout_rank() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout does not cover the 4x8 tile: layout gives 1 indices but the tile has rank 2}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 4, regs = 8, map = (d0, d1) -> (d0 * 8 + d1)>} : memref<4x8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_layout_not_multiple() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout does not cover the 4x8 tile: layout holds 12 registers in all (threads 4 x regs 3), not a multiple of the tile's 32 elements}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 4, regs = 3, map = (d0, d1) -> (d0, d1)>} : memref<4x8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_layout_outside() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // Row d0 + 1: thread 3 register 0 names row 4 of a 4-row tile.
+    // expected-error @+1 {{'tile.alloc_fragment' op layout does not cover the 4x8 tile: thread 3 register 0 maps outside the tile}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 4, regs = 8, map = (d0, d1) -> ((d0 + 1) mod 5, d1)>} : memref<4x8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_layout_holds_twice() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // Registers 0-7 of every thread name columns 0-3 twice and columns 4-7 never.
+    // expected-error @+1 {{'tile.alloc_fragment' op layout does not cover the 4x8 tile: element 0 (row-major) is held 2 times, expected 1}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 4, regs = 8, map = (d0, d1) -> (d0, d1 mod 4)>} : memref<4x8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_fragment_layout_replication_uneven() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // 8 pairs over 4 elements: each element should be held twice, but
+    // threads 0 and 1 both hold element 0 in both registers.
+    // expected-error @+1 {{'tile.alloc_fragment' op layout does not cover the 4 tile: element 0 (row-major) is held 4 times, expected 2}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 4, regs = 2, map = (d0, d1) -> (d0 floordiv 2)>} : memref<4xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// #tile.layout and #tile.swizzle
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{layout needs positive threads and regs, got threads = 0, regs = 4}}
+func.func @layout_zero_threads() attributes {tile.l = #tile.layout<threads = 0, regs = 4, map = (d0, d1) -> (d1)>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout needs positive threads and regs, got threads = 32, regs = -1}}
+func.func @layout_negative_regs() attributes {tile.l = #tile.layout<threads = 32, regs = -1, map = (d0, d1) -> (d0)>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout map must take (thread, register) and no symbols, got affine_map<(d0) -> (d0)>}}
+func.func @layout_one_dim() attributes {tile.l = #tile.layout<threads = 32, regs = 1, map = (d0) -> (d0)>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout map must take (thread, register) and no symbols, got affine_map<(d0, d1, d2) -> (d0)>}}
+func.func @layout_three_dims() attributes {tile.l = #tile.layout<threads = 32, regs = 1, map = (d0, d1, d2) -> (d0)>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout map must take (thread, register) and no symbols, got affine_map<(d0, d1)[s0] -> (d0 + s0)>}}
+func.func @layout_symbol() attributes {tile.l = #tile.layout<threads = 32, regs = 1, map = (d0, d1)[s0] -> (d0 + s0)>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout map must give at least one index}}
+func.func @layout_no_results() attributes {tile.l = #tile.layout<threads = 32, regs = 1, map = (d0, d1) -> ()>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{swizzle parameters must be non-negative, got bits = -1, base = 4, shift = 3}}
+func.func @swizzle_negative() attributes {tile.s = #tile.swizzle<bits = -1, base = 4, shift = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{swizzle shift (2) must be at least bits (3) for the XOR to be a permutation}}
+func.func @swizzle_shift_below_bits() attributes {tile.s = #tile.swizzle<bits = 3, base = 4, shift = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{swizzle reads bit 20 of the offset, but shared-memory offsets stay below bit 18}}
+func.func @swizzle_too_wide() attributes {tile.s = #tile.swizzle<bits = 3, base = 8, shift = 10>} {
+  return
+}
+
+// -----
+
+func.func @swizzle_on_alloc() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{swizzle shift (0) must be at least bits (3) for the XOR to be a permutation}}
+    %s = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.copy
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @copy_outside_kernel(%A: memref<64xf32>, %B: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.copy' op must be nested in a tile.kernel}}
+  tile.copy %A[%c0] [64] to %B[%c0] [64] : memref<64xf32> to memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @copy_integer_memory_space(%A: memref<4xf32, 3>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<4xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.copy' op source has an unsupported memory space 3 : i64}}
+    tile.copy %A[%c0] [4] to %f[%c0] [4] : memref<4xf32, 3> to memref<4xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_private_memory_space(%A: memref<4xf32>, %P: memref<4xf32, #gpu.address_space<private>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.copy' op destination has an unsupported memory space #gpu.address_space<private>}}
+    tile.copy %A[%c0] [4] to %P[%c0] [4] : memref<4xf32> to memref<4xf32, #gpu.address_space<private>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_element_type(%A: memref<4xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %l = tile.alloc_local : memref<4xi64, #tile.space<local>>
+    // expected-error @+1 {{'tile.copy' op source element type must be an integer or float, got 'index'}}
+    tile.copy %A[%c0] [4] to %l[%c0] [4] : memref<4xindex> to memref<4xi64, #tile.space<local>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_index_count(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op expected 2 source indices, got 1}}
+    tile.copy %A[%i] [64, 32] to %s[%c0, %c0] [64, 32] : memref<?x?xf32> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_size_count(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op expected 2 destination sizes, got 3}}
+    tile.copy %A[%i, %i] [64, 32] to %s[%c0, %c0] [64, 32, 1] : memref<?x?xf32> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_size_zero(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op source size 0 in dimension 1 must be positive}}
+    tile.copy %A[%i, %i] [64, 0] to %s[%c0, %c0] [64, 32] : memref<?x?xf32> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_size_negative(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op destination size -64 in dimension 0 must be positive}}
+    tile.copy %A[%i, %i] [64, 32] to %s[%c0, %c0] [-64, 32] : memref<?x?xf32> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_exceeds_dimension(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op destination region of size 128 exceeds dimension 0 of size 64}}
+    tile.copy %A[%i, %i] [128, 32] to %s[%c0, %c0] [128, 32] : memref<?x?xf32> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_offset_overflow(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 48 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op source region [48, 80) exceeds dimension 0 of size 64}}
+    tile.copy %s[%c48, %c0] [32, 32] to %A[%i, %i] [32, 32] : memref<64x32xf32, #gpu.address_space<workgroup>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_partial_fragment(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.copy' op a fragment destination must be copied whole (sizes 64x32), got 32x32}}
+    tile.copy %A[%i, %i] [32, 32] to %f[%c0, %c0] [32, 32] : memref<?x?xf32> to memref<64x32xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_fragment_offset(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.copy' op a fragment source must be copied whole, from index 0}}
+    tile.copy %f[%c0, %i] [64, 32] to %A[%i, %i] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<?x?xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_shape_mismatch(%A: memref<?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op source region 32x64 and destination region 64x32 differ after dropping unit dimensions (32x64 vs 64x32)}}
+    tile.copy %A[%i, %i] [32, 64] to %s[%c0, %c0] [64, 32] : memref<?x?xf32> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @copy_shape_mismatch_squeezed(%Q: memref<?x?x?x128xf16>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op source region 1x64x2x128 and destination region 64x128 differ after dropping unit dimensions (64x2x128 vs 64x128)}}
+    tile.copy %Q[%i, %i, %i, %c0] [1, 64, 2, 128] to %s[%c0, %c0] [64, 128] : memref<?x?x?x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.fill
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @fill_outside_kernel(%s: memref<4xf32, #tile.space<local>>, %v: f32) {
+  // expected-error @+1 {{'tile.fill' op must be nested in a tile.kernel}}
+  tile.fill %s, %v : memref<4xf32, #tile.space<local>>, f32
+  return
+}
+
+// -----
+
+func.func @fill_global(%A: memref<64xf32>, %v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.fill' op can fill shared, fragment or local buffers, got one in global memory (no memory space)}}
+    tile.fill %A, %v : memref<64xf32>, f32
+  }
+  return
+}
+
+// -----
+
+func.func @fill_value_type(%v: f16) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.fill' op value type 'f16' does not match the element type 'f32'}}
+    tile.fill %f, %v : memref<64xf32, #tile.space<fragment>>, f16
+  }
+  return
+}
+
+// -----
+
+// ODS: fill needs a statically shaped buffer.
+func.func @fill_dynamic(%S: memref<?xf32, #gpu.address_space<workgroup>>, %v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.fill' op operand #0 must be statically shaped memref of any type values, but got 'memref<?xf32, #gpu.address_space<workgroup>>'}}
+    tile.fill %S, %v : memref<?xf32, #gpu.address_space<workgroup>>, f32
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.parallel
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @parallel_outside_kernel() {
+  // expected-error @+1 {{'tile.parallel' op must be nested in a tile.kernel}}
+  tile.parallel (%i) in [4] {
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_empty_shape() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.parallel' op needs at least one dimension}}
+    tile.parallel () in [] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_zero_extent() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.parallel' op extents must be positive, got 4x0}}
+    tile.parallel (%i, %j) in [4, 0] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_negative_extent() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.parallel' op extents must be positive, got -4}}
+    tile.parallel (%i) in [-4] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_layout_not_covering() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // expected-error @+1 {{'tile.parallel' op layout does not cover the 4x8 loop: layout holds 16 registers in all (threads 4 x regs 4), not a multiple of the tile's 32 elements}}
+    tile.parallel (%i, %j) in [4, 8] attributes {layout = #tile.layout<threads = 4, regs = 4, map = (d0, d1) -> (d0, d1)>} {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_layout_rank() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 4 {
+    // expected-error @+1 {{'tile.parallel' op layout does not cover the 32 loop: layout gives 2 indices but the tile has rank 1}}
+    tile.parallel (%i) in [32] attributes {layout = #tile.layout<threads = 4, regs = 8, map = (d0, d1) -> (d0, d1)>} {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_nested_fill(%v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.parallel (%i) in [64] {
+      // expected-error @+1 {{'tile.fill' op cannot be nested in a tile.parallel body}}
+      tile.fill %f, %v : memref<64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_nested_alloc() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.parallel (%i) in [64] {
+      // expected-error @+1 {{'tile.alloc_shared' op cannot be nested in a tile.parallel body}}
+      %s = tile.alloc_shared : memref<64xf32, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_nested_parallel() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.parallel (%i) in [64] {
+      // expected-error @+1 {{'tile.parallel' op cannot be nested in a tile.parallel body}}
+      tile.parallel (%j) in [2] {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_index_count() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.parallel' op expected 2 loop indices, got 1}}
+    tile.parallel (%i) in [4, 8] {
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.pipelined
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @pipelined_zero_stages() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipelined' op num_stages must be at least 1, got 0}}
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 0 {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_zero_step() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipelined' op step must be positive, got 0}}
+    tile.pipelined %k = %c0 to %c8 step %c0 num_stages = 2 {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_negative_step() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %cm2 = arith.constant -2 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipelined' op step must be positive, got -2}}
+    tile.pipelined %k = %c8 to %c0 step %cm2 num_stages = 2 {
+    }
+  }
+  return
+}
+
+// -----
+
+// The custom syntax always gives one index induction variable; the generic
+// form can give another.
+func.func @pipelined_induction_variable() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipelined' op expects one index induction variable}}
+    "tile.pipelined"(%c0, %c8, %c1) <{num_stages = 2 : i64}> ({
+    ^bb0(%k: i32):
+    }) : (index, index, index) -> ()
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.gemm
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @gemm_outside_kernel(%a: memref<16x16xf16, #gpu.address_space<workgroup>>, %c: memref<16x16xf32, #tile.space<fragment>>) {
+  // expected-error @+1 {{'tile.gemm' op must be nested in a tile.kernel}}
+  tile.gemm %a, %a, %c : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
+  return
+}
+
+// -----
+
+func.func @gemm_a_global(%A: memref<16x16xf16>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %b = tile.alloc_shared : memref<16x16xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A must be in shared memory or a fragment, got global memory}}
+    tile.gemm %A, %b, %c : memref<16x16xf16>, memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_b_fragment() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<16x16xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_fragment : memref<16x16xf16, #tile.space<fragment>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op B must be in shared memory, got fragment memory}}
+    tile.gemm %a, %b, %c : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf16, #tile.space<fragment>>, memref<16x16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_c_shared() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<16x16xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_shared : memref<16x16xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.gemm' op C must be a fragment, got shared memory}}
+    tile.gemm %a, %a, %c : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_rank() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<2x16x16xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<16x16xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A, B and C must be 2-d, got ranks 3, 2, 2}}
+    tile.gemm %a, %b, %c : memref<2x16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_k_mismatch() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<16x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A has K = 32 but B has K = 16}}
+    tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<16x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// With transpose_a, A is K x M: K = 64 here, not 32.
+func.func @gemm_k_mismatch_transpose_a() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A has K = 64 but B has K = 32}}
+    tile.gemm %a, %b, %c {transpose_a} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_c_shape() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op C must be 128x64 (M x N), got 64x128}}
+    tile.gemm %a, %b, %c : memref<128x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// With transpose_b, B is N x K: N = 16 here.
+func.func @gemm_c_shape_transpose_b() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<16x32xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op C must be 64x16 (M x N), got 64x32}}
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<16x32xf16, #gpu.address_space<workgroup>>, memref<64x32xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_ab_type_mismatch() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<16x16xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<16x16xbf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A and B must have the same element type, got 'f16' and 'bf16'}}
+    tile.gemm %a, %b, %c : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_bf16_to_f16() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<16x16xbf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf16, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op unsupported element types: 'bf16' x 'bf16' -> 'f16' (supported: f16 -> f32|f16, bf16 -> f32, f32 -> f32, i8 -> i32, f8E4M3FN|f8E5M2 -> f32)}}
+    tile.gemm %a, %a, %c : memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x16xf16, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_i8_to_f32() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<16x16xi8, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op unsupported element types: 'i8' x 'i8' -> 'f32' (supported: f16 -> f32|f16, bf16 -> f32, f32 -> f32, i8 -> i32, f8E4M3FN|f8E5M2 -> f32)}}
+    tile.gemm %a, %a, %c : memref<16x16xi8, #gpu.address_space<workgroup>>, memref<16x16xi8, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_f64() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<16x16xf64, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf64, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op unsupported element types: 'f64' x 'f64' -> 'f64' (supported: f16 -> f32|f16, bf16 -> f32, f32 -> f32, i8 -> i32, f8E4M3FN|f8E5M2 -> f32)}}
+    tile.gemm %a, %a, %c : memref<16x16xf64, #gpu.address_space<workgroup>>, memref<16x16xf64, #gpu.address_space<workgroup>>, memref<16x16xf64, #tile.space<fragment>>
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.reduce
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reduce_outside_kernel(%s: memref<64x128xf32, #tile.space<fragment>>, %m: memref<64xf32, #tile.space<fragment>>) {
+  // expected-error @+1 {{'tile.reduce' op must be nested in a tile.kernel}}
+  tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  return
+}
+
+// -----
+
+func.func @reduce_source_global(%A: memref<64x128xf32>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op source must be a fragment or in shared memory, got global memory}}
+    tile.reduce %A to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<64x128xf32> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_destination_local() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_local : memref<64xf32, #tile.space<local>>
+    // expected-error @+1 {{'tile.reduce' op destination must be a fragment or in shared memory, got local memory}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<local>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_dim_too_large() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op dim 2 is out of range for a rank-2 source}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<sum>, dim = 2 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_dim_negative() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op dim -1 is out of range for a rank-2 source}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<sum>, dim = -1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_dst_shape() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op destination must be 64 (the source 64x128 without dimension 1), got 128}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Reducing a 1-d source gives a one-element destination.
+func.func @reduce_dst_shape_scalar() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<2xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op destination must be 1 (the source 128 without dimension 0), got 2}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<min>, dim = 0 : i64} : memref<128xf32, #tile.space<fragment>> to memref<2xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_element_type() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf16, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op source and destination element types differ: 'f32' vs 'f16'}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf16, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// ODS: kind is required.
+func.func @reduce_missing_kind() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op requires attribute 'kind'}}
+    tile.reduce %s to %m {dim = 1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @alloc_without_space() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_local' op result must be in local memory, got global memory (no memory space)}}
+    %l = tile.alloc_local : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_a_unknown_space() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = memref.alloca() : memref<64x32xf16, 3>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A must be in shared memory or a fragment, got memory space 3 : i64}}
+    tile.gemm %a, %b, %c : memref<64x32xf16, 3>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @gemm_dynamic(%a: memref<64x?xf16, #gpu.address_space<workgroup>>, %b: memref<?x64xf16, #gpu.address_space<workgroup>>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op A, B and C must have static shapes, got 64x?, ?x64, 64x64}}
+    tile.gemm %a, %b, %c : memref<64x?xf16, #gpu.address_space<workgroup>>, memref<?x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_dynamic(%s: memref<?x?xf32, #gpu.address_space<workgroup>>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op source must have a static shape, got ?x?}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<?x?xf32, #gpu.address_space<workgroup>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_outside_kernel() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.pipelined' op must be nested in a tile.kernel}}
+  tile.pipelined %k = %c0 to %c1 step %c1 num_stages = 2 {
+  }
+  return
+}
+
+// -----
+
+func.func @local_in_parallel() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.parallel (%i) in [128] {
+      // expected-error @+1 {{'tile.alloc_local' op cannot be nested in a tile.parallel body}}
+      %l = tile.alloc_local : memref<4xf32, #tile.space<local>>
+    }
+  }
+  return
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @block_size_product() kernel attributes {known_block_size = array<i32: 32, 2, 1>} {
+      // expected-error @+1 {{'tile.alloc_fragment' op layout spreads over 32 threads but the kernel has 64}}
+      %f = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 1, map = (d0, d1) -> (d0)>} : memref<32xf32, #tile.space<fragment>>
+      gpu.return
+    }
+  }
+}
