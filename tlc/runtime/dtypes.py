@@ -43,3 +43,13 @@ DLPACK = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32",
           (2, 64): "float64", (0, 8): "int8", (0, 16): "int16",
           (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
           (6, 8): "bool"}
+
+
+def torch_dtype(name: str):
+    """The torch dtype of a dtype name (imports torch: call only with torch at hand)."""
+    import torch
+
+    return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+            "float64": torch.float64, "int8": torch.int8, "int16": torch.int16,
+            "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
+            "bool": torch.bool}[name]

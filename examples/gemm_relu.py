@@ -1,0 +1,72 @@
+"""GEMM + ReLU as TileLang's documentation writes it; only the imports differ.
+
+    python examples/gemm_relu.py
+
+Builds the tile IR (printed with --print-ir). tile.gemm lowers in a later tlc
+version (tensor cores); until then compiling to PTX stops with an error that
+says so and points at the T.gemm line.
+"""
+
+import sys
+
+import tlc as tilelang
+import tlc.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M, N, K, block_M, block_N, block_K, dtype="float16", accum_dtype="float"):
+    @T.prim_func
+    def gemm_relu(
+        A: T.Tensor((M, K), dtype),
+        B: T.Tensor((K, N), dtype),
+        C: T.Tensor((M, N), dtype),
+    ):
+        # Initialize Kernel Context
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+
+            # Enable rasterization for better L2 cache locality (Optional)
+            T.use_swizzle(panel_size=4, order="col")
+
+            # Clear local accumulation
+            T.clear(C_local)
+
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                # Copy tile of A
+                T.copy(A[by * block_M, ko * block_K], A_shared)
+
+                # Copy tile of B
+                T.copy(B[ko * block_K, bx * block_N], B_shared)
+
+                # Perform a tile-level GEMM on the shared buffers
+                T.gemm(A_shared, B_shared, C_local)
+
+            # relu
+            for i, j in T.Parallel(block_M, block_N):
+                C_local[i, j] = T.max(C_local[i, j], 0)
+
+            # Copy result back to global memory
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return gemm_relu
+
+
+def main() -> int:
+    prim = matmul.factory(1024, 1024, 1024, 128, 128, 32)
+    module = prim.build_module()
+    if "--print-ir" in sys.argv:
+        print(module)
+    print(f"built tile IR of '{prim.name}' ({len(str(module).splitlines())} lines)")
+    try:
+        kernel = matmul(1024, 1024, 1024, 128, 128, 32)
+    except tilelang.CompilationError as e:
+        print(f"not compiled to PTX yet:\n{e}")
+        return 0
+    print(kernel.get_kernel_source()[:200])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+"""The statement half of the frontend: a PrimFunc's AST -> tile IR.
+
+Every op is built under the location of the AST node it comes from, so
+verifier and pass errors name the user's file:line:col.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+
+from .. import ir
+from ..dialects import arith, func, scf, tile
+from ..errors import CompilationError, Diagnostic, SourceLocation
+from ..language import Intrinsic
+from ..language.types import SymbolicDim, Tensor, dtype as DType
+from . import dtypes
+from .expressions import ExpressionMixin
+from .values import Affine, BufferRef, Scalar, index_value
+
+
+class Unsupported(Exception):
+    pass
+
+
+class CodeGenerator(ExpressionMixin):
+    """Walks one @T.prim_func and builds its func.func with a tile.kernel."""
+
+    def __init__(self, prim, module: ir.Module):
+        self.prim = prim
+        self.module = module
+        self.scopes: list[dict] = [{}]
+        self.symbols: dict[str, Affine] = {}  # symbolic size name -> its memref.dim
+        self.kernel = None  # the tile.kernel op being built
+        self.parallel_depth = 0
+        self.branch_names: dict[str, int] = {}  # names bound in run-time ifs -> line
+
+    # -- diagnostics and locations ------------------------------------------
+
+    def where(self, node) -> SourceLocation:
+        return SourceLocation(self.prim.filename, getattr(node, "lineno", 0),
+                              getattr(node, "col_offset", -1) + 1)
+
+    def error(self, node, message: str) -> CompilationError:
+        return CompilationError([Diagnostic(message, self.where(node))])
+
+    def loc(self, node) -> ir.Location:
+        w = self.where(node)
+        return ir.Location.file(w.file, w.line, max(w.col, 1))
+
+    # -- names ----------------------------------------------------------------
+
+    def bind(self, name: str, value) -> None:
+        self.scopes[-1][name] = value
+
+    def lookup(self, name: str, node):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.branch_names:
+            raise self.error(node, (
+                f"'{name}' was assigned inside a run-time `if` (line "
+                f"{self.branch_names[name]}); values do not flow out of run-time branches: "
+                "store into a T.alloc_local buffer instead"))
+        if name in self.prim.env:
+            return self.prim.env[name]
+        raise self.error(node, f"name '{name}' is not defined")
+
+    @contextlib.contextmanager
+    def scope(self):
+        self.scopes.append({})
+        try:
+            yield self.scopes[-1]
+        finally:
+            self.scopes.pop()
+
+    # -- the function --------------------------------------------------------
+
+    def build(self) -> None:
+        node = self.prim.node
+        params = []
+        for arg in node.args.args:
+            if arg.annotation is None:
+                raise self.error(arg, f"parameter '{arg.arg}' needs an annotation such as "
+                                      "T.Tensor((M, N), \"float16\") or T.int32")
+            spec = self.eval_python(arg.annotation)
+            params.append((arg, spec))
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            raise self.error(node, "a prim_func takes plain positional parameters only")
+
+        types, attrs = [], []
+        for arg, spec in params:
+            with self.loc(arg):
+                types.append(self.param_type(arg, spec))
+                attrs.append(self.param_attrs(arg, spec))
+        with self.loc(node), ir.InsertionPoint(self.module.body):
+            f = func.FuncOp(self.prim.name, (types, []))
+            f.arg_attrs = ir.ArrayAttr.get(attrs)
+            entry = f.add_entry_block()
+        with ir.InsertionPoint(entry):
+            for (arg, spec), value in zip(params, entry.arguments):
+                with self.loc(arg):
+                    self.bind_param(arg.arg, spec, value)
+            self.visit_body(node.body)
+            if self.kernel is None:
+                raise self.error(node, f"'{self.prim.name}' has no `with T.Kernel(...)`: a "
+                                       "tile program launches one kernel")
+            with self.loc(node):
+                func.ReturnOp([])
+
+    def param_type(self, arg, spec) -> ir.Type:
+        if isinstance(spec, Tensor):
+            dyn = ir.ShapedType.get_dynamic_size()
+            shape = [d if isinstance(d, int) else dyn for d in spec.shape]
+            return ir.MemRefType.get(shape, dtypes.mlir_type(spec.dtype))
+        if isinstance(spec, DType) or spec in (int, float, bool):
+            return dtypes.mlir_type(self.scalar_dtype(spec))
+        raise self.error(arg, f"parameter '{arg.arg}': expected T.Tensor(shape, dtype) or a "
+                              f"scalar dtype, got {spec!r}")
+
+    @staticmethod
+    def scalar_dtype(spec) -> str:
+        return {int: "int32", float: "float32", bool: "bool"}.get(spec, spec)
+
+    def param_attrs(self, arg, spec) -> ir.DictAttr:
+        attrs = {"tile.name": ir.StringAttr.get(arg.arg)}
+        dt = spec.dtype if isinstance(spec, Tensor) else self.scalar_dtype(spec)
+        if dt in ("uint8", "bool"):
+            attrs["tile.dtype"] = ir.StringAttr.get(dt)
+        if isinstance(spec, Tensor):
+            attrs["tile.dims"] = ir.ArrayAttr.get([
+                ir.StringAttr.get(d.name if isinstance(d, SymbolicDim) else "")
+                for d in spec.shape])
+        return ir.DictAttr.get(attrs)
+
+    def bind_param(self, name: str, spec, value: ir.Value) -> None:
+        if not isinstance(spec, Tensor):
+            self.bind(name, Scalar(value, self.scalar_dtype(spec)))
+            return
+        shape = []
+        for i, d in enumerate(spec.shape):
+            if isinstance(d, int):
+                shape.append(d)
+                continue
+            if d.name not in self.symbols:
+                from ..dialects import memref
+
+                dim = memref.dim(value, arith.constant(ir.IndexType.get(), i))
+                self.symbols[d.name] = Affine.leaf(dim)
+            shape.append(self.symbols[d.name])
+        self.bind(name, BufferRef(name, value, shape, spec.dtype, "global"))
+
+    def eval_python(self, node):
+        """Evaluates an annotation as plain Python in the function's environment."""
+        try:
+            expr = ast.Expression(node)
+            return eval(compile(expr, self.prim.filename, "eval"), dict(self.prim.env))
+        except Exception as e:
+            raise self.error(node, f"cannot evaluate this annotation: {type(e).__name__}: "
+                                   f"{e}") from None
+
+    # -- statements ---------------------------------------------------------
+
+    def visit_body(self, stmts) -> None:
+        for stmt in stmts:
+            with self.loc(stmt):
+                self.visit_stmt(stmt)
+
+    def visit_stmt(self, node) -> None:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"tlc does not support `{type(node).__name__}` statements "
+                                   "in a prim_func")
+        method(node)
+
+    def stmt_Pass(self, node) -> None:
+        pass
+
+    def stmt_Expr(self, node) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring
+        if not isinstance(node.value, ast.Call):
+            raise self.error(node, "an expression statement must be a call such as T.copy(...)")
+        self.eval(node.value)
+
+    def stmt_Return(self, node) -> None:
+        if node.value is not None:
+            raise self.error(node, "a prim_func returns nothing: write outputs into tensor "
+                                   "parameters")
+
+    def stmt_Assign(self, node) -> None:
+        value = self.eval(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def stmt_AnnAssign(self, node) -> None:
+        if node.value is None:
+            raise self.error(node, "a declaration needs a value")
+        self.assign(node.target, self.eval(node.value), node)
+
+    def assign(self, target, value, node) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, BufferRef) and value.name == "":
+                value.name = target.id
+            self.bind(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise self.error(node, f"cannot unpack {value!r} into {len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v, node)
+        elif isinstance(target, ast.Subscript):
+            self.store(target, value)
+        else:
+            raise self.error(target, "can only assign to names and buffer elements")
+
+    def stmt_AugAssign(self, node) -> None:
+        if isinstance(node.target, ast.Name):
+            current = self.lookup(node.target.id, node.target)
+            self.bind(node.target.id, self.binop(node.op, current, self.eval(node.value), node))
+        elif isinstance(node.target, ast.Subscript):
+            current = self.eval(node.target)
+            self.store(node.target, self.binop(node.op, current, self.eval(node.value), node))
+        else:
+            raise self.error(node.target, "can only update names and buffer elements")
+
+    def stmt_If(self, node) -> None:
+        cond = self.eval(node.test)
+        if isinstance(cond, (bool, int)):
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        if not (isinstance(cond, Scalar) and cond.dtype == "bool"):
+            raise self.error(node.test, f"an `if` needs a compile-time or boolean condition, "
+                                        f"got {self.describe(cond)}")
+        op = scf.IfOp(cond.value, hasElse=bool(node.orelse))
+        for block, stmts in ((op.then_block, node.body),
+                             (op.else_block if node.orelse else None, node.orelse)):
+            if block is None:
+                continue
+            with ir.InsertionPoint(block), self.scope() as names:
+                self.visit_body(stmts)
+                scf.YieldOp([])
+            for name in names:
+                self.branch_names[name] = node.lineno
+
+    def stmt_With(self, node) -> None:
+        if len(node.items) != 1:
+            raise self.error(node, "use one `with T.Kernel(...) as ...:`")
+        item = node.items[0]
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and self.eval_static(call.func) is self.T("Kernel")):
+            raise self.error(item.context_expr, "the only `with` in a prim_func is "
+                                                "`with T.Kernel(...) as ...:`")
+        from .intrinsics import kernel
+
+        kernel(self, call, item.optional_vars, node.body)
+
+    def stmt_For(self, node) -> None:
+        from .intrinsics import for_loop
+
+        for_loop(self, node)
+
+    # -- helpers shared with intrinsics --------------------------------------
+
+    def T(self, name: str) -> Intrinsic:
+        from .. import language
+
+        return getattr(language, name)
+
+    def require_kernel(self, node, what: str) -> None:
+        if self.kernel is None:
+            raise self.error(node, f"{what} must be inside `with T.Kernel(...)`")
+
+    def store(self, target: ast.Subscript, value) -> None:
+        buf, indices = self.subscript(target)
+        if buf.place == "fragment" and not self.parallel_depth:
+            raise self.error(target, f"'{buf.name}' is a fragment: write its elements inside "
+                                     "`for ... in T.Parallel(...)`")
+        if buf.place == "global" and not self.parallel_depth:
+            raise self.error(target, f"'{buf.name}' is a global tensor: write it with T.copy or "
+                                     "inside `for ... in T.Parallel(...)`")
+        from ..dialects import memref
+
+        v = self.to_value(value, buf.dtype, target)
+        memref.store(v, buf.value, [index_value(i) for i in indices])
+
+
+def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Module:
+    """Builds the tile IR of `prim` into `module` (else a new module, in
+    `context` or a new context)."""
+    from ..compiler.diagnostics import compilation_error
+    from ..compiler.pipeline import new_context
+
+    context = module.context if module is not None else (context or new_context())
+    with context, ir.Location.unknown():
+        if module is None:
+            module = ir.Module.create()
+            module.operation.attributes["tile.source"] = ir.StringAttr.get(prim.filename)
+        try:
+            CodeGenerator(prim, module).build()
+        except ir.MLIRError as e:
+            raise compilation_error(e, "invalid tile program", prim.filename) from None
+    return module

@@ -1,0 +1,41 @@
+"""dtype names <-> MLIR types."""
+
+from __future__ import annotations
+
+from .. import ir
+
+_FLOATS = {
+    "float16": ir.F16Type.get, "bfloat16": ir.BF16Type.get, "float32": ir.F32Type.get,
+    "float64": ir.F64Type.get, "float8_e4m3": ir.Float8E4M3FNType.get,
+    "float8_e5m2": ir.Float8E5M2Type.get,
+}
+_INTS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64, "bool": 1}
+
+
+def mlir_type(dtype: str) -> ir.Type:
+    """The MLIR type of a dtype name (signless integers; "index" for indices)."""
+    if dtype == "index":
+        return ir.IndexType.get()
+    if dtype in _FLOATS:
+        return _FLOATS[dtype]()
+    return ir.IntegerType.get_signless(_INTS[dtype])
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in _FLOATS
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in _INTS or dtype == "index"
+
+
+def is_unsigned(dtype: str) -> bool:
+    return dtype in ("uint8", "bool")
+
+
+def bits(dtype: str) -> int:
+    if dtype == "index":
+        return 64
+    if dtype in _INTS:
+        return _INTS[dtype]
+    return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype, 8)

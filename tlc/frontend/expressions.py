@@ -1,0 +1,382 @@
+"""The expression half of the frontend: Python expressions -> values or IR."""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+from .. import ir
+from ..dialects import arith, memref
+from ..language import Intrinsic
+from ..language.types import SymbolicDim, dtype as DType
+from . import dtypes
+from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
+
+_PY_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+_PY_CMPS = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+_CMPI = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt",
+         ast.GtE: "sge"}
+_CMPF = {ast.Eq: "oeq", ast.NotEq: "une", ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt",
+         ast.GtE: "oge"}
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float))  # bools included
+
+
+def _is_index(x) -> bool:
+    return (isinstance(x, Affine) or (isinstance(x, int) and not isinstance(x, bool))
+            or (isinstance(x, Scalar) and x.dtype == "index"))
+
+
+class ExpressionMixin:
+    """Evaluation of expressions; mixed into CodeGenerator."""
+
+    # -- entry points ---------------------------------------------------------
+
+    def eval(self, node):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"tlc does not support `{type(node).__name__}` expressions "
+                                   "in a prim_func")
+        with self.loc(node):
+            return simplify(method(node))
+
+    def eval_static(self, node):
+        """An expression that must be a compile-time value."""
+        value = self.eval(node)
+        if isinstance(value, (Affine, Scalar, BufferRef)):
+            raise self.error(node, f"expected a compile-time value here, got "
+                                   f"{self.describe(value)}")
+        return value
+
+    def eval_int(self, node, what: str) -> int:
+        value = self.eval(node)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(node, f"{what} must be a compile-time integer, got "
+                                   f"{self.describe(value)}")
+        return value
+
+    def describe(self, value) -> str:
+        if isinstance(value, BufferRef):
+            return f"buffer '{value.name}'"
+        if isinstance(value, Affine):
+            return "a run-time index"
+        if isinstance(value, Scalar):
+            return f"a run-time {value.dtype} value"
+        return repr(value)
+
+    # -- leaves ---------------------------------------------------------------
+
+    def expr_Constant(self, node):
+        return node.value
+
+    def expr_Name(self, node):
+        value = self.lookup(node.id, node)
+        if isinstance(value, SymbolicDim):
+            return self.symbol(value, node)
+        return value
+
+    def symbol(self, sym: SymbolicDim, node) -> Affine:
+        if sym.name not in self.symbols:
+            raise self.error(node, f"symbolic size '{sym.name}' is not the size of any tensor "
+                                   "parameter")
+        return self.symbols[sym.name]
+
+    def expr_Attribute(self, node):
+        base = self.eval(node.value)
+        if isinstance(base, BufferRef):
+            if node.attr == "shape":
+                return tuple(base.shape)
+            if node.attr == "dtype":
+                return DType(base.dtype)
+            raise self.error(node, f"buffers have .shape and .dtype, not .{node.attr}")
+        if isinstance(base, (Affine, Scalar)):
+            raise self.error(node, f"{self.describe(base)} has no attribute '{node.attr}'")
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            if getattr(base, "__name__", "") == "tlc.language":
+                raise self.error(node, f"T.{node.attr} is not part of the tile language "
+                                       "(tlc.language)") from None
+            raise self.error(node, f"{base!r} has no attribute '{node.attr}'") from None
+
+    def expr_Tuple(self, node):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def expr_List(self, node):
+        return [self.eval(e) for e in node.elts]
+
+    def expr_Dict(self, node):
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def expr_Slice(self, node):
+        return slice(*(None if n is None else self.eval(n)
+                       for n in (node.lower, node.upper, node.step)))
+
+    def expr_JoinedStr(self, node):
+        raise self.error(node, "f-strings are not supported in a prim_func")
+
+    # -- operators -------------------------------------------------------------
+
+    def expr_BinOp(self, node):
+        return self.binop(node.op, self.eval(node.left), self.eval(node.right), node)
+
+    def binop(self, op, a, b, node):
+        if _is_number(a) and _is_number(b):
+            return _PY_BINOPS[type(op)](a, b)
+        if isinstance(a, (BufferRef, tuple, list)) or isinstance(b, (BufferRef, tuple, list)):
+            raise self.error(node, f"cannot compute {self.describe(a)} "
+                                   f"{type(op).__name__} {self.describe(b)}")
+        if _is_index(a) and _is_index(b):
+            return self.index_binop(op, a, b, node)
+        dt = self.result_dtype(a, b, node)
+        va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
+        if dtypes.is_float(dt):
+            ops = {ast.Add: arith.addf, ast.Sub: arith.subf, ast.Mult: arith.mulf,
+                   ast.Div: arith.divf, ast.Mod: arith.remf}
+        else:
+            ops = {ast.Add: arith.addi, ast.Sub: arith.subi, ast.Mult: arith.muli,
+                   ast.Div: arith.divsi, ast.FloorDiv: arith.floordivsi, ast.Mod: arith.remsi,
+                   ast.BitAnd: arith.andi, ast.BitOr: arith.ori, ast.BitXor: arith.xori,
+                   ast.LShift: arith.shli, ast.RShift: arith.shrsi}
+        if type(op) not in ops:
+            raise self.error(node, f"operator {type(op).__name__} is not supported on {dt}")
+        return Scalar(ops[type(op)](va, vb), dt)
+
+    def index_binop(self, op, a, b, node):
+        if isinstance(a, Scalar):
+            a = Affine.leaf(a.value)
+        if isinstance(b, Scalar):
+            b = Affine.leaf(b.value)
+        if isinstance(op, ast.Add):
+            return as_affine(a) + b
+        if isinstance(op, ast.Sub):
+            return as_affine(a) - b
+        if isinstance(op, ast.Mult) and (isinstance(a, int) or isinstance(b, int)):
+            return as_affine(b).scale(a) if isinstance(a, int) else as_affine(a).scale(b)
+        ops = {ast.Mult: arith.muli, ast.FloorDiv: arith.floordivsi, ast.Div: arith.floordivsi,
+               ast.Mod: arith.remsi}
+        if type(op) not in ops:
+            raise self.error(node, f"operator {type(op).__name__} is not supported on indices")
+        return Affine.leaf(ops[type(op)](index_value(a), index_value(b)))
+
+    def expr_UnaryOp(self, node):
+        v = self.eval(node.operand)
+        if isinstance(node.op, ast.Not):
+            if isinstance(v, Scalar):
+                return Scalar(arith.xori(self.to_value(v, "bool", node),
+                                         arith.constant(ir.IntegerType.get_signless(1), 1)),
+                              "bool")
+            return not v
+        if _is_number(v):
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos,
+                    ast.Invert: operator.invert}[type(node.op)](v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.USub):
+            if isinstance(v, Affine):
+                return -v
+            if isinstance(v, Scalar) and dtypes.is_float(v.dtype):
+                return Scalar(arith.negf(v.value), v.dtype)
+            return self.binop(ast.Sub(), 0, v, node)
+        raise self.error(node, f"operator {type(node.op).__name__} is not supported here")
+
+    def expr_Compare(self, node):
+        left = self.eval(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node)
+            part = self.compare(op, left, right, node)
+            result = part if result is None else self.logical(ast.And(), result, part, node)
+            left = right
+        return result
+
+    def compare(self, op, a, b, node):
+        if not isinstance(a, (Affine, Scalar)) and not isinstance(b, (Affine, Scalar)):
+            return _PY_CMPS[type(op)](a, b)
+        if type(op) not in _CMPI:
+            raise self.error(node, f"comparison {type(op).__name__} needs compile-time values")
+        if _is_index(a) and _is_index(b):
+            return Scalar(arith.cmpi(_CMPI[type(op)], index_value(a), index_value(b)), "bool")
+        dt = self.result_dtype(a, b, node)
+        va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
+        if dtypes.is_float(dt):
+            return Scalar(arith.cmpf(_CMPF[type(op)], va, vb), "bool")
+        pred = _CMPI[type(op)]
+        if dtypes.is_unsigned(dt) and pred[0] == "s":
+            pred = "u" + pred[1:]
+        return Scalar(arith.cmpi(pred, va, vb), "bool")
+
+    def expr_BoolOp(self, node):
+        result = self.eval(node.values[0])
+        for v in node.values[1:]:
+            if not isinstance(result, Scalar):
+                # Python semantics with compile-time short-circuiting.
+                if isinstance(node.op, ast.And) and not result:
+                    return result
+                if isinstance(node.op, ast.Or) and result:
+                    return result
+                result = self.eval(v)
+                continue
+            result = self.logical(node.op, result, self.eval(v), node)
+        return result
+
+    def logical(self, op, a, b, node):
+        if not isinstance(a, Scalar) and not isinstance(b, Scalar):
+            return (a and b) if isinstance(op, ast.And) else (a or b)
+        va, vb = self.to_value(a, "bool", node), self.to_value(b, "bool", node)
+        return Scalar((arith.andi if isinstance(op, ast.And) else arith.ori)(va, vb), "bool")
+
+    def expr_IfExp(self, node):
+        cond = self.eval(node.test)
+        if not isinstance(cond, Scalar):
+            return self.eval(node.body if cond else node.orelse)
+        a, b = self.eval(node.body), self.eval(node.orelse)
+        return self.select(cond, a, b, node)
+
+    def select(self, cond, a, b, node):
+        dt = "index" if _is_index(a) and _is_index(b) else self.result_dtype(a, b, node)
+        va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
+        result = arith.select(self.to_value(cond, "bool", node), va, vb)
+        return Affine.leaf(result) if dt == "index" else Scalar(result, dt)
+
+    # -- types ----------------------------------------------------------------------
+
+    def dtype_of(self, x) -> str | None:
+        if isinstance(x, Scalar):
+            return x.dtype
+        if isinstance(x, Affine):
+            return "index"
+        return None
+
+    def result_dtype(self, a, b, node) -> str:
+        """The dtype two operands meet in (TVM-like: the wider float, else the int)."""
+        da, db = self.dtype_of(a), self.dtype_of(b)
+        if da is None and db is None:
+            raise self.error(node, "internal: no run-time operand")
+        if da is None or db is None:
+            return da or db
+        if da == db:
+            return da
+        if dtypes.is_float(da) and dtypes.is_float(db):
+            return da if dtypes.bits(da) >= dtypes.bits(db) else db
+        if dtypes.is_float(da) != dtypes.is_float(db):
+            return da if dtypes.is_float(da) else db
+        if "index" in (da, db):
+            return "index"
+        return da if dtypes.bits(da) >= dtypes.bits(db) else db
+
+    def to_value(self, x, dt: str, node) -> ir.Value:
+        """`x` as an MLIR value of dtype `dt`, converting or materializing."""
+        if isinstance(x, BufferRef):
+            raise self.error(node, f"{self.describe(x)} is not a value; index it (x[i, j])")
+        if isinstance(x, (Affine, Scalar)) and dt == "index":
+            return index_value(x)
+        if isinstance(x, Affine):
+            x = Scalar(x.materialize(), "index")
+        if isinstance(x, Scalar):
+            return self.convert(x, dt)
+        if isinstance(x, bool):
+            x = int(x)
+        if not isinstance(x, (int, float)):
+            raise self.error(node, f"expected a number, got {x!r}")
+        t = dtypes.mlir_type(dt)
+        if dtypes.is_float(dt):
+            return arith.constant(t, float(x))
+        if isinstance(x, float):
+            raise self.error(node, f"cannot use the float {x} as a {dt} value")
+        return arith.constant(t, x)
+
+    def convert(self, x: Scalar, dt: str) -> ir.Value:
+        src, v = x.dtype, x.value
+        if src == dt:
+            return v
+        to = dtypes.mlir_type(dt)
+        if dt == "bool":
+            zero = self.to_value(0, src, None)
+            return (arith.cmpf("une", v, zero) if dtypes.is_float(src)
+                    else arith.cmpi("ne", v, zero))
+        if dtypes.is_float(src) and dtypes.is_float(dt):
+            return (arith.extf(to, v) if dtypes.bits(src) < dtypes.bits(dt)
+                    else arith.truncf(to, v))
+        if dtypes.is_float(src):
+            return arith.fptoui(to, v) if dtypes.is_unsigned(dt) else arith.fptosi(to, v)
+        if dtypes.is_float(dt):
+            return arith.uitofp(to, v) if dtypes.is_unsigned(src) else arith.sitofp(to, v)
+        if "index" in (src, dt):
+            return (arith.index_castui if dtypes.is_unsigned(src) else arith.index_cast)(to, v)
+        if dtypes.bits(src) < dtypes.bits(dt):
+            return (arith.extui if dtypes.is_unsigned(src) else arith.extsi)(to, v)
+        if dtypes.bits(src) > dtypes.bits(dt):
+            return arith.trunci(to, v)
+        return v  # int8 <-> uint8: the same bits
+
+    # -- buffers --------------------------------------------------------------
+
+    def subscript(self, node: ast.Subscript):
+        """(buffer, index list) of an element access `buf[i, j]`."""
+        buf = self.eval(node.value)
+        if not isinstance(buf, BufferRef):
+            raise self.error(node.value, f"only buffers can be indexed, got {self.describe(buf)}")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        indices = [self.eval(i) for i in items]
+        if any(isinstance(i, slice) for i in indices):
+            raise self.error(node, "slices select regions for T.copy; an element access "
+                                   "needs one index per dimension")
+        if len(indices) != buf.rank:
+            raise self.error(node, f"'{buf.name}' has {buf.rank} dimension(s) but is indexed "
+                                   f"with {len(indices)}")
+        for i, idx in zip(items, indices):
+            if not (_is_index(idx) or (isinstance(idx, Scalar) and dtypes.is_int(idx.dtype))):
+                raise self.error(i, f"an index must be an integer, got {self.describe(idx)}")
+        return buf, indices
+
+    def expr_Subscript(self, node):
+        base = self.eval(node.value)
+        if not isinstance(base, BufferRef):
+            if isinstance(base, (tuple, list, dict, str)):
+                return base[self.eval_static(node.slice)]
+            raise self.error(node.value, f"cannot index {self.describe(base)}")
+        buf, indices = self.subscript(node)
+        if buf.place == "fragment" and not self.parallel_depth:
+            raise self.error(node, f"'{buf.name}' is a fragment: read its elements inside "
+                                   "`for ... in T.Parallel(...)`")
+        return Scalar(memref.load(buf.value, [index_value(i) for i in indices]), buf.dtype)
+
+    # -- calls ----------------------------------------------------------------------
+
+    def expr_Call(self, node):
+        fn = self.eval(node.func)
+        if isinstance(fn, Intrinsic):
+            from . import intrinsics
+
+            handler = getattr(intrinsics, "call_" + fn.name, None)
+            if handler is None:
+                raise self.error(node, f"T.{fn.name} is not valid in an expression here")
+            return handler(self, node)
+        if isinstance(fn, DType):
+            from .intrinsics import cast_to
+
+            if len(node.args) != 1 or node.keywords:
+                raise self.error(node, f"T.{fn}(x) takes one value")
+            return cast_to(self, self.eval(node.args[0]), fn, node)
+        args = [self.eval(a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        if any(isinstance(v, (Affine, Scalar)) for v in [*args, *kwargs.values()]):
+            name = getattr(fn, "__name__", repr(fn))
+            raise self.error(node, f"'{name}' is ordinary Python: it runs at compile time and "
+                                   "cannot take run-time values")
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # a compile-time helper failed: say where
+            raise self.error(node, f"{type(e).__name__}: {e}") from None

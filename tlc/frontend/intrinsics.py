@@ -1,0 +1,582 @@
+"""The T.* intrinsics: each builds the tile IR of one language construct."""
+
+from __future__ import annotations
+
+import ast
+import math as pymath
+
+from .. import ir
+from ..dialects import arith, math, scf, tile
+from ..language import GemmWarpPolicy, Intrinsic
+from ..language.types import dtype as DType
+from . import dtypes
+from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
+
+_PLACE_SPACE = {
+    "shared": "#gpu.address_space<workgroup>",
+    "fragment": "#tile.space<fragment>",
+    "local": "#tile.space<local>",
+}
+
+
+def _args(gen, node, names: list[str], defaults: dict | None = None) -> dict:
+    """Binds a call's AST arguments to `names` (positional, then keyword)."""
+    defaults = defaults or {}
+    fn = ast.unparse(node.func)
+    if len(node.args) > len(names):
+        raise gen.error(node, f"{fn} takes at most {len(names)} arguments, got {len(node.args)}")
+    bound = dict(zip(names, node.args))
+    for kw in node.keywords:
+        if kw.arg not in names:
+            raise gen.error(kw.value, f"{fn} has no parameter '{kw.arg}' "
+                                      f"(parameters: {', '.join(names)})")
+        if kw.arg in bound:
+            raise gen.error(kw.value, f"{fn} got '{kw.arg}' twice")
+        bound[kw.arg] = kw.value
+    missing = [n for n in names if n not in bound and n not in defaults]
+    if missing:
+        raise gen.error(node, f"{fn} is missing '{missing[0]}'")
+    return bound
+
+
+def _buffer(gen, node, what: str) -> BufferRef:
+    value = gen.eval(node)
+    if not isinstance(value, BufferRef):
+        raise gen.error(node, f"{what} must be a buffer, got {gen.describe(value)}")
+    return value
+
+
+# -- kernel and loops ----------------------------------------------------------
+
+
+def kernel(gen, call, target, body) -> None:
+    """with T.Kernel(*grid, threads=N) as bx / (bx, by, bz): ..."""
+    if gen.kernel is not None:
+        raise gen.error(call, "T.Kernel cannot be nested in another T.Kernel")
+    grid = [gen.eval(a) for a in call.args]
+    threads = 128
+    for kw in call.keywords:
+        if kw.arg == "threads":
+            threads = gen.eval_static(kw.value)
+            if isinstance(threads, (tuple, list)):
+                threads = pymath.prod(threads)
+        elif kw.arg not in ("prelude",):
+            raise gen.error(kw.value, f"T.Kernel has no parameter '{kw.arg}'")
+    if not 1 <= len(grid) <= 3:
+        raise gen.error(call, f"T.Kernel takes 1 to 3 grid sizes, got {len(grid)}")
+    if not isinstance(threads, int) or not 1 <= threads <= 1024:
+        raise gen.error(call, f"threads must be an integer in [1, 1024], got {threads!r}")
+    sizes = []
+    for a, g in zip(call.args, grid):
+        if not (isinstance(g, (int, Affine)) or isinstance(g, Scalar)):
+            raise gen.error(a, f"a grid size must be an integer, got {gen.describe(g)}")
+        sizes.append(index_value(g))
+    op = tile.KernelOp(sizes, threads)
+    index = ir.IndexType.get()
+    block = op.body.blocks.append(*([index] * len(sizes)))
+    gen.kernel = op
+    with ir.InsertionPoint(block), gen.scope():
+        if target is not None:
+            names = target.elts if isinstance(target, ast.Tuple) else [target]
+            if len(names) > len(sizes) or not all(isinstance(n, ast.Name) for n in names):
+                raise gen.error(target, f"T.Kernel with {len(sizes)} grid size(s) gives at most "
+                                        f"{len(sizes)} block indices")
+            for n, arg in zip(names, block.arguments):
+                gen.bind(n.id, Affine.leaf(arg))
+        gen.visit_body(body)
+
+
+def for_loop(gen, node) -> None:
+    it = node.iter
+    fn = gen.eval(it.func) if isinstance(it, ast.Call) else None
+    if fn is gen.T("Parallel"):
+        return _parallel(gen, node)
+    if fn is gen.T("Pipelined"):
+        return _pipelined(gen, node)
+    if fn in (gen.T("serial"), gen.T("unroll"), range):
+        return _serial(gen, node, unroll=fn is gen.T("unroll"))
+    values = gen.eval_static(it)
+    try:
+        items = list(values)
+    except TypeError:
+        raise gen.error(it, f"cannot loop over {values!r}; use T.Parallel, T.Pipelined, "
+                            "T.serial, T.unroll or range") from None
+    for v in items:  # a compile-time loop: unrolled
+        gen.assign(node.target, v, node)
+        gen.visit_body(node.body)
+
+
+def _loop_vars(gen, node, count: int) -> list[str]:
+    target = node.target
+    names = target.elts if isinstance(target, ast.Tuple) else [target]
+    if len(names) != count or not all(isinstance(n, ast.Name) for n in names):
+        raise gen.error(target, f"expected {count} loop variable(s)")
+    return [n.id for n in names]
+
+
+def _parallel(gen, node) -> None:
+    gen.require_kernel(node, "T.Parallel")
+    call = node.iter
+    shape = [gen.eval_int(a, "a T.Parallel extent") for a in call.args]
+    if not shape or any(s <= 0 for s in shape):
+        raise gen.error(call, f"T.Parallel extents must be positive, got {shape}")
+    names = _loop_vars(gen, node, len(shape))
+    op = tile.ParallelOp(shape)
+    block = op.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
+    gen.parallel_depth += 1
+    try:
+        with ir.InsertionPoint(block), gen.scope():
+            for n, arg in zip(names, block.arguments):
+                gen.bind(n, Affine.leaf(arg))
+            gen.visit_body(node.body)
+    finally:
+        gen.parallel_depth -= 1
+
+
+def _bounds(gen, call):
+    args = [gen.eval(a) for a in call.args]
+    kwargs = {k.arg: k.value for k in call.keywords}
+    if len(args) == 1:
+        return 0, args[0], 1, kwargs
+    if len(args) in (2, 3):
+        return args[0], args[1], args[2] if len(args) == 3 else 1, kwargs
+    raise gen.error(call, "a loop takes (stop), (start, stop) or (start, stop, step)")
+
+
+def _pipelined(gen, node) -> None:
+    gen.require_kernel(node, "T.Pipelined")
+    call = node.iter
+    start, stop, step, kwargs = _bounds(gen, call)
+    stages = 2
+    for k, v in kwargs.items():
+        if k == "num_stages":
+            stages = gen.eval_int(v, "num_stages")
+        elif k not in ("order", "stage", "group", "sync"):
+            raise gen.error(v, f"T.Pipelined has no parameter '{k}'")
+    if stages < 1:
+        raise gen.error(call, f"num_stages must be at least 1, got {stages}")
+    (name,) = _loop_vars(gen, node, 1)
+    op = tile.PipelinedOp(index_value(start), index_value(stop), index_value(step), stages)
+    block = op.body.blocks.append(ir.IndexType.get())
+    with ir.InsertionPoint(block), gen.scope():
+        gen.bind(name, Affine.leaf(block.arguments[0]))
+        gen.visit_body(node.body)
+
+
+def _serial(gen, node, unroll: bool) -> None:
+    start, stop, step, kwargs = _bounds(gen, node.iter)
+    if kwargs:
+        raise gen.error(node.iter, f"unexpected keyword '{next(iter(kwargs))}'")
+    (name,) = _loop_vars(gen, node, 1)
+    if unroll and all(isinstance(x, int) for x in (start, stop, step)):
+        for i in range(start, stop, step):  # T.unroll with constant bounds: unrolled here
+            with gen.scope():
+                gen.bind(name, i)
+                gen.visit_body(node.body)
+        return
+    loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
+    with ir.InsertionPoint(loop.body), gen.scope():
+        gen.bind(name, Affine.leaf(loop.induction_variable))
+        gen.visit_body(node.body)
+        scf.YieldOp([])
+
+
+# -- buffers ---------------------------------------------------------------------
+
+
+def _alloc(gen, node, place: str):
+    gen.require_kernel(node, f"T.alloc_{place}")
+    if gen.parallel_depth:
+        raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
+    a = _args(gen, node, ["shape", "dtype", "scope"], {"dtype": "float32", "scope": None})
+    shape = gen.eval_static(a["shape"])
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
+        raise gen.error(a["shape"], f"a {place} buffer needs a static shape of positive ints, "
+                                    f"got {shape!r}")
+    try:
+        dt = DType(gen.eval_static(a["dtype"])) if "dtype" in a else DType("float32")
+    except ValueError as e:
+        raise gen.error(a["dtype"], str(e)) from None
+    space = ir.Attribute.parse(_PLACE_SPACE[place])
+    t = ir.MemRefType.get(list(shape), dtypes.mlir_type(dt), memory_space=space)
+    op = {"shared": tile.alloc_shared, "fragment": tile.alloc_fragment,
+          "local": tile.alloc_local}[place]
+    return BufferRef("", op(t), list(shape), str(dt), place)
+
+
+def call_alloc_shared(gen, node):
+    return _alloc(gen, node, "shared")
+
+
+def call_alloc_fragment(gen, node):
+    return _alloc(gen, node, "fragment")
+
+
+def call_alloc_local(gen, node):
+    return _alloc(gen, node, "local")
+
+
+def _region(gen, node):
+    """(buffer, offsets or None, sizes or None) of a T.copy operand: a whole
+    buffer `A`, a tile origin `A[i, j]`, or slices `A[b, i:j, :]`."""
+    if not isinstance(node, ast.Subscript):
+        return _buffer(gen, node, "a T.copy operand"), None, None
+    buf = _buffer(gen, node.value, "a T.copy operand")
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(items) != buf.rank:
+        raise gen.error(node, f"'{buf.name}' has {buf.rank} dimension(s) but the region names "
+                              f"{len(items)}")
+    offsets, sizes, sliced = [], [], False
+    for dim, item in enumerate(items):
+        v = gen.eval(item)
+        if not isinstance(v, slice):
+            offsets.append(v)
+            sizes.append(None)
+            continue
+        sliced = True
+        if v.step not in (None, 1):
+            raise gen.error(item, "strided slices are not supported in T.copy")
+        lo = 0 if v.start is None else v.start
+        hi = buf.shape[dim] if v.stop is None else v.stop
+        extent = simplify(as_affine(hi) - lo) if _indexish(hi) and _indexish(lo) else None
+        if not isinstance(extent, int):
+            raise gen.error(item, f"the extent of this slice of '{buf.name}' must be a "
+                                  "compile-time constant (like i*64:(i+1)*64)")
+        if extent <= 0:
+            raise gen.error(item, f"empty slice (extent {extent}) of '{buf.name}'")
+        offsets.append(lo)
+        sizes.append(extent)
+    if not sliced:
+        return buf, offsets, None
+    return buf, offsets, [1 if s is None else s for s in sizes]
+
+
+def _indexish(x) -> bool:
+    return isinstance(x, (int, Affine)) and not isinstance(x, bool)
+
+
+def call_copy(gen, node):
+    gen.require_kernel(node, "T.copy")
+    if gen.parallel_depth:
+        raise gen.error(node, "T.copy cannot be inside T.Parallel")
+    a = _args(gen, node, ["src", "dst", "disable_tma", "coalesced_width"],
+              {"disable_tma": None, "coalesced_width": None})
+    src, src_off, src_sizes = _region(gen, a["src"])
+    dst, dst_off, dst_sizes = _region(gen, a["dst"])
+    if src.place == "fragment" == dst.place:
+        raise gen.error(node, "T.copy between two fragments is not supported; use T.Parallel")
+
+    def whole(buf):
+        if buf.static_shape() is None:
+            raise gen.error(node, f"'{buf.name}' has dynamic sizes: give the region with an "
+                                  "origin or slices")
+        return [0] * buf.rank, list(buf.shape)
+
+    if src_off is None:
+        src_off, src_sizes = whole(src)
+    if dst_off is None:
+        dst_off, dst_sizes = whole(dst)
+    # A tile origin (indices, no slices) takes its extent from the other side,
+    # aligned at the trailing dimensions.
+    if src_sizes is None and dst_sizes is None:
+        raise gen.error(node, "T.copy needs the extent of one side: a whole buffer or slices")
+    if src_sizes is None:
+        src_sizes = _extent_from(gen, node, src, dst_sizes)
+    if dst_sizes is None:
+        dst_sizes = _extent_from(gen, node, dst, src_sizes)
+    squeeze = lambda s: [d for d in s if d != 1]  # noqa: E731
+    if squeeze(src_sizes) != squeeze(dst_sizes):
+        raise gen.error(node, f"T.copy shapes differ: source region "
+                              f"{'x'.join(map(str, src_sizes))} vs destination region "
+                              f"{'x'.join(map(str, dst_sizes))}")
+    tile.copy(src.value, [index_value(o) for o in src_off], src_sizes,
+              dst.value, [index_value(o) for o in dst_off], dst_sizes)
+
+
+def _extent_from(gen, node, buf, other_sizes) -> list[int]:
+    tile_shape = [d for d in other_sizes if d != 1] or [1]
+    if len(tile_shape) > buf.rank:
+        raise gen.error(node, f"a {len(tile_shape)}-d tile does not fit in '{buf.name}', which "
+                              f"has {buf.rank} dimension(s)")
+    return [1] * (buf.rank - len(tile_shape)) + tile_shape
+
+
+def call_fill(gen, node):
+    gen.require_kernel(node, "T.fill")
+    a = _args(gen, node, ["buffer", "value"])
+    buf = _buffer(gen, a["buffer"], "T.fill's first argument")
+    _fill(gen, node, buf, gen.eval(a["value"]))
+
+
+def call_clear(gen, node):
+    gen.require_kernel(node, "T.clear")
+    a = _args(gen, node, ["buffer"])
+    _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument"), 0)
+
+
+def _fill(gen, node, buf, value):
+    if buf.place == "global":
+        raise gen.error(node, f"'{buf.name}' is a global tensor; T.fill and T.clear take "
+                              "shared, fragment or local buffers")
+    tile.fill(buf.value, gen.to_value(value, buf.dtype, node))
+
+
+_POLICIES = {GemmWarpPolicy.Square: "square", GemmWarpPolicy.FullRow: "full_row",
+             GemmWarpPolicy.FullCol: "full_col"}
+
+
+def call_gemm(gen, node):
+    gen.require_kernel(node, "T.gemm")
+    a = _args(gen, node, ["A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum",
+                          "k_pack", "wg_wait"],
+              {"transpose_A": False, "transpose_B": False, "policy": GemmWarpPolicy.Square,
+               "clear_accum": False, "k_pack": 1, "wg_wait": 0})
+    A = _buffer(gen, a["A"], "T.gemm's A")
+    B = _buffer(gen, a["B"], "T.gemm's B")
+    C = _buffer(gen, a["C"], "T.gemm's C")
+    flag = lambda k: bool(gen.eval_static(a[k])) if k in a else False  # noqa: E731
+    policy = gen.eval_static(a["policy"]) if "policy" in a else GemmWarpPolicy.Square
+    if policy not in _POLICIES:
+        raise gen.error(a["policy"], f"policy must be a T.GemmWarpPolicy, got {policy!r}")
+    op = tile.GemmOp(A.value, B.value, C.value)
+    if flag("transpose_A"):
+        op.attributes["transpose_a"] = ir.UnitAttr.get()
+    if flag("transpose_B"):
+        op.attributes["transpose_b"] = ir.UnitAttr.get()
+    if flag("clear_accum"):
+        op.attributes["clear_accum"] = ir.UnitAttr.get()
+    op.attributes["policy"] = ir.Attribute.parse(f"#tile.warp_policy<{_POLICIES[policy]}>")
+
+
+def _reduce(gen, node, kind: str):
+    gen.require_kernel(node, f"T.reduce_{kind}")
+    a = _args(gen, node, ["buffer", "out", "dim", "clear"], {"dim": -1, "clear": True})
+    src = _buffer(gen, a["buffer"], f"T.reduce_{kind}'s source")
+    dst = _buffer(gen, a["out"], f"T.reduce_{kind}'s destination")
+    dim = gen.eval_int(a["dim"], "dim") if "dim" in a else -1
+    if not -src.rank <= dim < src.rank:
+        raise gen.error(a.get("dim", node), f"dim {dim} is out of range for the "
+                                            f"{src.rank}-d '{src.name}'")
+    dim %= src.rank
+    clear = bool(gen.eval_static(a["clear"])) if "clear" in a else True
+    i64 = ir.IntegerType.get_signless(64)
+    op = tile.ReduceOp(src.value, dst.value,
+                       ir.Attribute.parse(f"#tile.reduce_kind<{kind}>"), ir.IntegerAttr.get(i64, dim))
+    if clear:
+        op.attributes["clear"] = ir.UnitAttr.get()
+
+
+def call_reduce_max(gen, node):
+    _reduce(gen, node, "max")
+
+
+def call_reduce_sum(gen, node):
+    _reduce(gen, node, "sum")
+
+
+def call_reduce_min(gen, node):
+    _reduce(gen, node, "min")
+
+
+def call_reduce_abssum(gen, node):
+    _reduce(gen, node, "abssum")
+
+
+def call_reduce_absmax(gen, node):
+    _reduce(gen, node, "absmax")
+
+
+def call_use_swizzle(gen, node):
+    gen.require_kernel(node, "T.use_swizzle")
+    a = _args(gen, node, ["panel_size", "order", "enable"],
+              {"order": "row", "enable": True})
+    panel = gen.eval_int(a["panel_size"], "panel_size")
+    order = gen.eval_static(a["order"]) if "order" in a else "row"
+    if order not in ("row", "col", "column"):
+        raise gen.error(a["order"], f"order must be \"row\" or \"col\", got {order!r}")
+    if panel < 1:
+        raise gen.error(a["panel_size"], f"panel_size must be positive, got {panel}")
+    if "enable" in a and not gen.eval_static(a["enable"]):
+        return
+    gen.kernel.operation.attributes["tile.rasterization"] = ir.DictAttr.get({
+        "panel_size": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), panel),
+        "order": ir.StringAttr.get("col" if order == "column" else order),
+    })
+
+
+def call_annotate_layout(gen, node):
+    from ..layout import SwizzledLayout
+
+    gen.require_kernel(node, "T.annotate_layout")
+    a = _args(gen, node, ["layout_map"])
+    mapping = gen.eval(a["layout_map"])
+    if not isinstance(mapping, dict):
+        raise gen.error(a["layout_map"], "T.annotate_layout takes {buffer: layout}")
+    for buf, layout in mapping.items():
+        if not isinstance(buf, BufferRef):
+            raise gen.error(a["layout_map"], f"layout keys must be buffers, got {buf!r}")
+        if isinstance(layout, SwizzledLayout):
+            if buf.place != "shared":
+                raise gen.error(a["layout_map"], f"a swizzled layout applies to shared buffers; "
+                                                 f"'{buf.name}' is {buf.place}")
+            buf.value.owner.attributes["swizzle"] = ir.Attribute.parse(layout.attr())
+        else:
+            raise gen.error(a["layout_map"], f"unsupported layout {layout!r} for '{buf.name}' "
+                                             "(tlc supports tlc.layout.make_swizzled_layout)")
+
+
+# -- math --------------------------------------------------------------------
+
+
+def _float_unary(gen, node, name: str, py, mlir_op):
+    a = _args(gen, node, ["x"])
+    x = gen.eval(a["x"])
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return py(x)
+    if not (isinstance(x, Scalar) and dtypes.is_float(x.dtype)):
+        raise gen.error(node, f"T.{name} needs a float value, got {gen.describe(x)}")
+    return Scalar(mlir_op(x.value), x.dtype)
+
+
+def call_exp(gen, node):
+    return _float_unary(gen, node, "exp", pymath.exp, math.exp)
+
+
+def call_exp2(gen, node):
+    return _float_unary(gen, node, "exp2", lambda v: 2.0 ** v, math.exp2)
+
+
+def call_log(gen, node):
+    return _float_unary(gen, node, "log", pymath.log, math.log)
+
+
+def call_log2(gen, node):
+    return _float_unary(gen, node, "log2", pymath.log2, math.log2)
+
+
+def call_sqrt(gen, node):
+    return _float_unary(gen, node, "sqrt", pymath.sqrt, math.sqrt)
+
+
+def call_rsqrt(gen, node):
+    return _float_unary(gen, node, "rsqrt", lambda v: 1 / pymath.sqrt(v), math.rsqrt)
+
+
+def call_abs(gen, node):
+    a = _args(gen, node, ["x"])
+    x = gen.eval(a["x"])
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return abs(x)
+    if not isinstance(x, Scalar):
+        raise gen.error(node, f"T.abs needs a number, got {gen.describe(x)}")
+    return Scalar((math.absf if dtypes.is_float(x.dtype) else math.absi)(x.value), x.dtype)
+
+
+def _minmax(gen, node, name: str):
+    if len(node.args) < 2 or node.keywords:
+        raise gen.error(node, f"T.{name} takes two or more values")
+    values = [gen.eval(v) for v in node.args]
+    result = values[0]
+    for v in values[1:]:
+        result = _minmax2(gen, node, name, result, v)
+    return result
+
+
+def _minmax2(gen, node, name, a, b):
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+        return (max if name == "max" else min)(a, b)
+    if all(isinstance(v, (int, Affine)) and not isinstance(v, bool) for v in (a, b)):
+        op = arith.maxsi if name == "max" else arith.minsi
+        return Affine.leaf(op(index_value(a), index_value(b)))
+    dt = gen.result_dtype(a, b, node)
+    va, vb = gen.to_value(a, dt, node), gen.to_value(b, dt, node)
+    if dtypes.is_float(dt):
+        op = arith.maximumf if name == "max" else arith.minimumf
+    elif dtypes.is_unsigned(dt):
+        op = arith.maxui if name == "max" else arith.minui
+    else:
+        op = arith.maxsi if name == "max" else arith.minsi
+    return Scalar(op(va, vb), dt)
+
+
+def call_max(gen, node):
+    return _minmax(gen, node, "max")
+
+
+def call_min(gen, node):
+    return _minmax(gen, node, "min")
+
+
+def call_if_then_else(gen, node):
+    a = _args(gen, node, ["cond", "then", "else"])
+    cond = gen.eval(a["cond"])
+    then, other = gen.eval(a["then"]), gen.eval(a["else"])
+    if not isinstance(cond, Scalar):
+        return then if cond else other
+    return gen.select(cond, then, other, node)
+
+
+def call_infinity(gen, node):
+    a = _args(gen, node, ["dtype"])
+    dt = DType(gen.eval_static(a["dtype"]))
+    if not dt.is_float:
+        raise gen.error(node, f"T.infinity needs a float dtype, got {dt}")
+    return Scalar(arith.constant(dtypes.mlir_type(dt), float("inf")), str(dt))
+
+
+def cast_to(gen, x, dt, node):
+    dt = str(DType(dt))
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and not isinstance(x, Scalar):
+        return Scalar(gen.to_value(x, dt, node), dt)
+    if isinstance(x, Affine):
+        x = Scalar(x.materialize(), "index")
+    if not isinstance(x, Scalar):
+        raise gen.error(node, f"cannot cast {gen.describe(x)}")
+    return Scalar(gen.convert(x, dt), dt)
+
+
+def call_cast(gen, node):
+    a = _args(gen, node, ["value", "dtype"])
+    try:
+        dt = DType(gen.eval_static(a["dtype"]))
+    except ValueError as e:
+        raise gen.error(a["dtype"], str(e)) from None
+    return cast_to(gen, gen.eval(a["value"]), dt, node)
+
+
+def _divide(gen, node, ceil: bool):
+    a = _args(gen, node, ["a", "b"])
+    x, y = gen.eval(a["a"]), gen.eval(a["b"])
+    if isinstance(x, int) and isinstance(y, int):
+        return -(-x // y) if ceil else x // y
+    if isinstance(x, (Scalar, Affine, int)) and isinstance(y, (Scalar, Affine, int)):
+        op = arith.ceildivsi if ceil else arith.floordivsi
+        return Affine.leaf(op(index_value(x), index_value(y)))
+    raise gen.error(node, "T.ceildiv takes two integers")
+
+
+def call_ceildiv(gen, node):
+    return _divide(gen, node, ceil=True)
+
+
+def call_floordiv(gen, node):
+    return _divide(gen, node, ceil=False)
+
+
+def call_Kernel(gen, node):
+    raise gen.error(node, "T.Kernel is used as `with T.Kernel(...) as ...:`")
+
+
+def call_Parallel(gen, node):
+    raise gen.error(node, "T.Parallel is used as `for i, j in T.Parallel(...):`")
+
+
+def call_Pipelined(gen, node):
+    raise gen.error(node, "T.Pipelined is used as `for k in T.Pipelined(n, num_stages=...):`")
+
+
+__all__ = [n for n in dir() if n.startswith("call_")] + ["kernel", "for_loop", "cast_to"]
+_ = Intrinsic

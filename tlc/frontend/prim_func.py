@@ -1,0 +1,100 @@
+"""@T.prim_func: capture a kernel's source, closure and parameter annotations."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import textwrap
+
+from ..errors import CompilationError, Diagnostic, SourceLocation
+
+
+class PrimFunc:
+    """A tile program: the function's AST plus the compile-time values it sees.
+
+    Nothing is built when it is created; `build_module` turns it into tile IR.
+    """
+
+    def __init__(self, fn, node: ast.FunctionDef, filename: str, env: dict):
+        self.fn = fn
+        self.name = node.name
+        self.node = node
+        self.filename = filename
+        self.env = env
+
+    @property
+    def source(self) -> str:
+        """The function's source text (for cache keys and messages)."""
+        return ast.unparse(self.node)
+
+    def build_module(self, context=None):
+        """Builds the tile IR module of this program (in `context` or a new one)."""
+        from .codegen import build_module
+
+        return build_module(self, context)
+
+    def script(self) -> str:
+        """The tile IR of this program as text (TileLang's `func.script()`)."""
+        return str(self.build_module())
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"'{self.name}' is a @T.prim_func: compile it (tlc.compile, @tlc.jit or the "
+            "tlc command) and call the compiled kernel"
+        )
+
+    def __repr__(self) -> str:
+        return f"<tlc.PrimFunc {self.name} from {self.filename}>"
+
+
+def _closure_env(fn) -> dict:
+    """Globals, then builtins, overridden by the closure's cells (enclosing locals)."""
+    env = dict(vars(builtins))
+    env.update(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            env[name] = cell.cell_contents
+        except ValueError:  # a cell not yet filled: the name is unbound here
+            pass
+    return env
+
+
+def _find_def(fn, filename: str) -> ast.FunctionDef:
+    """The FunctionDef of `fn` in its file, found by its first line."""
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        try:
+            src_lines, start = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise CompilationError(
+                f"cannot read the source of '{fn.__name__}' ({e}); tlc compiles a "
+                "@T.prim_func from its source, so define it in a file"
+            ) from None
+        tree = ast.parse(textwrap.dedent("".join(src_lines)))
+        ast.increment_lineno(tree, start - 1)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                node.col_offset += len(src_lines[0]) - len(src_lines[0].lstrip())
+                return node
+    tree = ast.parse("".join(lines), filename)
+    first = fn.__code__.co_firstlineno
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == fn.__name__:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if start == first or node.lineno == first:
+                return node
+    raise CompilationError(
+        [Diagnostic(f"cannot find the source of '{fn.__name__}'",
+                    SourceLocation(filename, first, 1))]
+    )
+
+
+def prim_func(fn) -> PrimFunc:
+    """Marks a function as a tile program (TileLang's `@T.prim_func`)."""
+    if isinstance(fn, PrimFunc):
+        return fn
+    filename = fn.__code__.co_filename
+    node = _find_def(fn, filename)
+    return PrimFunc(fn, node, filename, _closure_env(fn))

@@ -1,0 +1,83 @@
+"""`.tile` files: Python-syntax files of top-level @T.prim_func kernels.
+
+A .tile file is run with `T` (tlc.language) and `tlc` already imported. Its
+top-level constants are compile-time values; `-D NAME=VALUE` replaces the value
+of a top-level `NAME = ...` (so constants derived from NAME follow) or adds
+NAME when the file does not assign it.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+
+from ..errors import CompilationError, Diagnostic, SourceLocation
+from .prim_func import PrimFunc
+
+
+def parse_define(text: str) -> tuple[str, object]:
+    """NAME=VALUE -> (NAME, Python literal, or the string when not a literal)."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise CompilationError(f"-D expects NAME=VALUE, got '{text}'")
+    try:
+        return name, ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError):
+        return name, value.strip()
+
+
+def _override(tree: ast.Module, defines: dict) -> set:
+    """Replaces the values of top-level assignments to defined names."""
+    replaced = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in defines:
+            value = ast.Constant(defines[stmt.targets[0].id])
+            stmt.value = ast.copy_location(value, stmt.value)
+            replaced.add(stmt.targets[0].id)
+    return replaced
+
+
+def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc]:
+    """The kernels of a .tile file, by name, in file order."""
+    from .. import language as T
+    import tlc
+
+    defines = defines or {}
+    path = os.path.abspath(path)
+    with open(path) as f:
+        text = f.read()
+    lines = text.splitlines(keepends=True)
+    linecache.cache[path] = (len(text), None, lines, path)  # so prim_func finds the source
+    try:
+        tree = ast.parse(text, path)
+    except SyntaxError as e:
+        raise CompilationError([Diagnostic(f"invalid syntax: {e.msg}",
+                                           SourceLocation(path, e.lineno or 0, e.offset or 0))])
+    _override(tree, defines)
+    env = {"T": T, "tlc": tlc, "__name__": "__tile__", "__file__": path}
+    env.update(defines)
+    try:
+        exec(compile(tree, path, "exec"), env)
+    except CompilationError:
+        raise
+    except Exception as e:
+        lineno = _traceback_line(e, path)
+        raise CompilationError([Diagnostic(f"{type(e).__name__}: {e}",
+                                           SourceLocation(path, lineno, 1))]) from None
+    kernels = {name: v for name, v in env.items() if isinstance(v, PrimFunc)}
+    if not kernels:
+        raise CompilationError([Diagnostic("no @T.prim_func kernels in this file",
+                                           SourceLocation(path, 1, 1))])
+    return kernels
+
+
+def _traceback_line(e: BaseException, path: str) -> int:
+    tb, line = e.__traceback__, 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

@@ -1,0 +1,239 @@
+"""@tlc.jit and tlc.compile: tile programs -> cached, launchable kernels."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import os
+import tempfile
+
+from . import __version__
+from .errors import CompilationError
+
+STAGES = ("tile", "optimized", "gpu", "nvvm")
+
+
+class JITKernel:
+    """A compiled kernel: call it with tensors; inspect its PTX and IR."""
+
+    def __init__(self, artifact: dict, stages: dict[str, str], out_idx=None):
+        from . import runtime
+
+        self.artifact = artifact
+        self.stages = stages
+        self.kernel = runtime.Kernel.from_dict(artifact)
+        self.params = artifact["params"]
+        n = len(self.params)
+        if out_idx is None:
+            out_idx = []
+        elif isinstance(out_idx, int):
+            out_idx = [out_idx]
+        self.out_idx = sorted(i % n for i in out_idx)
+        for i in out_idx:
+            if not -n <= i < n:
+                raise CompilationError(f"out_idx {i} is out of range for {n} parameters")
+            if self.params[i % n]["kind"] != "tensor":
+                raise CompilationError(f"out_idx {i} names the scalar '{self.params[i % n]['name']}'")
+
+    @property
+    def name(self) -> str:
+        return self.artifact["name"]
+
+    def __call__(self, *args, stream=None):
+        """Launches with the inputs (all parameters but out_idx's, in order);
+        allocates and returns the outputs named by out_idx."""
+        if not self.out_idx:
+            return self.kernel(*args, stream=stream)
+        n_in = len(self.params) - len(self.out_idx)
+        if len(args) != n_in:
+            names = [p["name"] for i, p in enumerate(self.params) if i not in self.out_idx]
+            raise TypeError(f"{self.name} takes {n_in} inputs ({', '.join(names)}); "
+                            f"outputs {[self.params[i]['name'] for i in self.out_idx]} are "
+                            f"allocated and returned, got {len(args)} arguments")
+        outputs = self._allocate_outputs(args)
+        full, it = [], iter(args)
+        for i in range(len(self.params)):
+            full.append(outputs[self.out_idx.index(i)] if i in self.out_idx else next(it))
+        self.kernel(*full, stream=stream)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _allocate_outputs(self, inputs):
+        import torch
+
+        from .runtime.dtypes import torch_dtype
+
+        symbols, device = {}, None
+        inputs_it = iter(inputs)
+        for i, p in enumerate(self.params):
+            if i in self.out_idx:
+                continue
+            arg = next(inputs_it)
+            if p["kind"] != "tensor" or not hasattr(arg, "shape"):
+                continue
+            device = device or getattr(arg, "device", None)
+            for dim, size in zip(p["shape"], arg.shape):
+                if isinstance(dim, str):
+                    symbols.setdefault(dim, int(size))
+        outputs = []
+        for i in self.out_idx:
+            p = self.params[i]
+            shape = []
+            for dim in p["shape"]:
+                if isinstance(dim, str) and dim not in symbols:
+                    raise TypeError(f"cannot allocate output '{p['name']}': its size {dim} "
+                                    "is not the size of any input")
+                shape.append(symbols[dim] if isinstance(dim, str) else dim)
+            outputs.append(torch.empty(shape, dtype=torch_dtype(p["dtype"]),
+                                       device=device or "cuda"))
+        return outputs
+
+    def get_kernel_source(self) -> str:
+        """The PTX."""
+        return self.artifact["ptx"]
+
+    def get_mlir(self, stage: str = "tile") -> str:
+        """The IR at a stage: "tile" (as the frontend built it), "optimized" (layouts
+        and shared memory assigned), "gpu" (per-thread code), "nvvm" (LLVM dialect)."""
+        if stage not in self.stages:
+            raise ValueError(f"unknown stage '{stage}' (stages: {', '.join(self.stages)})")
+        return self.stages[stage]
+
+    def get_profiler(self, tensor_supply_type=None):
+        from .profiler import Profiler, TensorSupplyType
+
+        return Profiler(self, tensor_supply_type or TensorSupplyType.Auto)
+
+    def save(self, path: str) -> None:
+        """Writes the launchable artifact (PTX + metadata) to `path`."""
+        from . import runtime
+
+        runtime.save_artifact(self.artifact, path)
+
+    def __repr__(self) -> str:
+        return f"<tlc.JITKernel {self.name} for {self.artifact['target']}>"
+
+
+def _compile_prim(prim, target) -> tuple[dict, dict]:
+    from .compiler import compile_module
+
+    module = prim.build_module()
+    compiled = compile_module(module, target, keep_ir=True)
+    return compiled.artifact(prim.name), dict(compiled.stages)
+
+
+def compile(source, out_idx=None, target: str | None = None, name: str | None = None):  # noqa: A001
+    """Compiles a @T.prim_func, a tile-IR module or tile-IR text into a JITKernel."""
+    from .frontend import PrimFunc
+
+    target = target or _default_target()
+    if isinstance(source, PrimFunc):
+        artifact, stages = _compile_prim(source, target)
+        return JITKernel(artifact, stages, out_idx)
+    from .compiler import compile_module, compile_text
+
+    if isinstance(source, str):
+        compiled = compile_text(source, target, keep_ir=True)
+    else:
+        compiled = compile_module(source, target, keep_ir=True)
+    return JITKernel(compiled.artifact(name), dict(compiled.stages), out_idx)
+
+
+def _default_target() -> str:
+    """sm_90a unless TLC_TARGET names another (no GPU is needed to compile)."""
+    return os.environ.get("TLC_TARGET", "sm_90a")
+
+
+# -- the disk cache ----------------------------------------------------------
+
+
+def cache_dir() -> str:
+    return os.environ.get("TLC_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tlc")
+
+
+def _cache_key(factory, args, kwargs, target) -> str:
+    try:
+        source = inspect.getsource(factory)
+    except (OSError, TypeError):
+        source = factory.__qualname__
+    blob = json.dumps({"source": source, "args": repr(args), "kwargs": repr(sorted(kwargs.items())),
+                       "target": target, "tlc": __version__}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _cache_load(key: str):
+    path = os.path.join(cache_dir(), key + ".json")
+    try:
+        with open(path) as f:
+            entry = json.load(f)
+        if entry.get("tlc") != __version__ or "artifact" not in entry:
+            return None
+        return entry["artifact"], entry["stages"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing or corrupt: recompile and replace
+
+
+def _cache_store(key: str, artifact: dict, stages: dict) -> None:
+    folder = cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"tlc": __version__, "artifact": artifact, "stages": stages}, f)
+        os.replace(tmp, os.path.join(folder, key + ".json"))  # atomic among processes
+    except OSError:
+        pass  # a read-only or full disk only costs recompilation
+
+
+class JITFactory:
+    """A factory of tile programs; calling it compiles (once per argument set)."""
+
+    def __init__(self, factory, out_idx=None, target=None, cache: bool = True):
+        self.factory = factory
+        self.out_idx = out_idx
+        self.target = target
+        self.use_disk_cache = cache
+        self._memory: dict = {}
+        functools.update_wrapper(self, factory)
+
+    def __call__(self, *args, **kwargs) -> JITKernel:
+        target = self.target or _default_target()
+        try:
+            mem_key = (args, tuple(sorted(kwargs.items())), target)
+            hash(mem_key)
+        except TypeError:
+            mem_key = None
+        if mem_key is not None and mem_key in self._memory:
+            return self._memory[mem_key]
+        key = _cache_key(self.factory, args, kwargs, target)
+        cached = _cache_load(key) if self.use_disk_cache else None
+        if cached is None:
+            from .frontend import PrimFunc
+
+            prim = self.factory(*args, **kwargs)
+            if not isinstance(prim, PrimFunc):
+                raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
+                                       f"return a @T.prim_func, got {type(prim).__name__}")
+            cached = _compile_prim(prim, target)
+            if self.use_disk_cache:
+                _cache_store(key, *cached)
+        kernel = JITKernel(*cached, out_idx=self.out_idx)
+        if mem_key is not None:
+            self._memory[mem_key] = kernel
+        return kernel
+
+
+def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True, **_options):
+    """`@tlc.jit` / `@tlc.jit(out_idx=[-1], target="sm_90a")` on a factory that
+    returns a @T.prim_func; applied to a prim_func, compiles it directly."""
+
+    def wrap(f):
+        from .frontend import PrimFunc
+
+        if isinstance(f, PrimFunc):
+            return compile(f, out_idx=out_idx, target=target)
+        return JITFactory(f, out_idx=out_idx, target=target, cache=cache)
+
+    return wrap(fn) if fn is not None else wrap

@@ -1,0 +1,79 @@
+"""The tile language, TileLang-style: `import tlc.language as T`.
+
+Everything here is either a compile-time value (dtypes, tensor annotations,
+symbolic sizes, warp policies) or an intrinsic that only has meaning inside a
+`@T.prim_func`: the frontend reads the function's source and builds tile IR
+for each intrinsic call it meets. Called from ordinary Python, an intrinsic
+raises an error saying so.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from .types import (
+    Tensor,
+    Buffer,
+    SymbolicDim,
+    dtype,
+    dynamic,
+    symbolic,
+    bfloat16,
+    bool,  # noqa: A004
+    float,  # noqa: A004
+    float8_e4m3,
+    float8_e5m2,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+
+
+class GemmWarpPolicy(enum.Enum):
+    """How T.gemm spreads its output tile over the block's warps."""
+
+    Square = "square"
+    FullRow = "full_row"
+    FullCol = "full_col"
+
+
+class Intrinsic:
+    """A `T.` function the frontend turns into tile IR; not callable in Python."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"T.{self.name} can only be used inside a @T.prim_func (tlc reads the "
+            "function's source and compiles it; it is not run as Python)"
+        )
+
+    def __repr__(self) -> str:
+        return f"T.{self.name}"
+
+
+_INTRINSICS = [
+    "Kernel", "alloc_shared", "alloc_fragment", "alloc_local", "copy", "clear", "fill",
+    "gemm", "reduce_max", "reduce_sum", "reduce_min", "reduce_abssum", "reduce_absmax",
+    "Parallel", "Pipelined", "serial", "unroll", "use_swizzle", "annotate_layout",
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
+    "infinity", "cast", "ceildiv", "floordiv",
+]
+for _name in _INTRINSICS:
+    globals()[_name] = Intrinsic(_name)
+del _name
+
+from ..frontend.prim_func import prim_func  # noqa: E402
+
+__all__ = [
+    "Buffer", "GemmWarpPolicy", "Intrinsic", "SymbolicDim", "Tensor", "dtype", "dynamic",
+    "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    *_INTRINSICS,
+]
