@@ -1,5 +1,6 @@
 //===- ConvertTileToGPU.cpp - Tile ops -> per-thread code -----------------===//
 
+#include "passes/LowerGemm.h"
 #include "passes/Passes.h"
 #include "passes/TileAccess.h"
 
@@ -38,6 +39,7 @@ private:
   void lowerFill(FillOp fill);
   LogicalResult lowerParallel(ParallelOp loop);
   LogicalResult rewriteAccesses(Operation *root, int64_t reg);
+  void swizzleSharedAccesses();
   void placeBarriers(Operation *op, bool writesShared);
   TileSide makeSide(Value buffer, OperandRange offsets, ArrayRef<int64_t> sizes);
 
@@ -45,6 +47,7 @@ private:
   int64_t threads = 0;
   Value tid;
   DenseMap<Value, Fragment> fragments;
+  SharedBuffers shared;
 };
 
 bool writesShared(Operation *op) {
@@ -64,9 +67,9 @@ bool writesShared(Operation *op) {
 LogicalResult KernelLowering::run() {
   threads = func.getKnownBlockSize()->front();
   WalkResult unsupported = func.walk([](Operation *op) {
-    if (isa<GemmOp, ReduceOp>(op)) {
+    if (isa<ReduceOp>(op)) {
       op->emitOpError("is not lowered by this version of tlc yet (the "
-                      "tensor-core and reduction lowerings come next)");
+                      "reduction lowering comes next)");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -86,7 +89,7 @@ LogicalResult KernelLowering::run() {
 
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<CopyOp, FillOp, ParallelOp>(op)) {
+    if (isa<CopyOp, FillOp, ParallelOp, GemmOp>(op)) {
       ops.push_back(op);
       return WalkResult::skip();
     }
@@ -95,6 +98,15 @@ LogicalResult KernelLowering::run() {
   for (Operation *op : ops) {
     placeBarriers(op, writesShared(op));
     LogicalResult lowered = success();
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      auto it = fragments.find(gemm.getC());
+      if (it == fragments.end())
+        return gemm.emitOpError("C must be a fragment of this kernel");
+      if (failed(lowerGemm(gemm, shared, tid, threads, it->second.regs,
+                           it->second.layout)))
+        return failure();
+      continue; // lowerGemm erased it
+    }
     if (auto copy = dyn_cast<CopyOp>(op))
       lowered = lowerCopy(copy);
     else if (auto fill = dyn_cast<FillOp>(op))
@@ -105,6 +117,7 @@ LogicalResult KernelLowering::run() {
       return failure();
     op->erase();
   }
+  swizzleSharedAccesses();
 
   for (auto &[value, fragment] : fragments) {
     if (!value.use_empty())
@@ -159,9 +172,6 @@ LogicalResult KernelLowering::lowerAllocs() {
       continue;
     }
     auto alloc = cast<AllocSharedOp>(op);
-    if (alloc.getSwizzle())
-      return alloc.emitOpError("is swizzled; swizzled shared buffers are not "
-                               "lowered by this version of tlc yet");
     std::optional<int64_t> offset = alloc.getOffset();
     if (!offset)
       return alloc.emitOpError("has no offset; run "
@@ -177,6 +187,14 @@ LogicalResult KernelLowering::lowerAllocs() {
     Value byteOffset = arith::ConstantIndexOp::create(ab, alloc.getLoc(), *offset);
     Value view = memref::ViewOp::create(ab, alloc.getLoc(), alloc.getType(), smem,
                                         byteOffset, ValueRange{});
+    if (std::optional<SwizzleAttr> swizzle = alloc.getSwizzle()) {
+      MemRefType type = alloc.getType();
+      auto flatType = MemRefType::get({type.getNumElements()}, type.getElementType(),
+                                      MemRefLayoutAttrInterface(), type.getMemorySpace());
+      Value flat = memref::ViewOp::create(ab, alloc.getLoc(), flatType, smem,
+                                          byteOffset, ValueRange{});
+      shared[view] = SharedView{flat, *swizzle};
+    }
     alloc.getResult().replaceAllUsesWith(view);
     alloc.erase();
   }
@@ -199,7 +217,7 @@ void KernelLowering::placeBarriers(Operation *op, bool writes) {
 TileSide KernelLowering::makeSide(Value buffer, OperandRange offsets,
                                   ArrayRef<int64_t> sizes) {
   return TileSide{buffer, getPlace(cast<MemRefType>(buffer.getType())),
-                  SmallVector<Value>(offsets), SmallVector<int64_t>(sizes)};
+                  SmallVector<Value>(offsets), SmallVector<int64_t>(sizes), &shared};
 }
 
 /// Drops the unit dimensions of a fragment index (tile coordinates).
@@ -425,6 +443,34 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
         return failure();
   }
   return success();
+}
+
+/// Element accesses (fills, parallel bodies) to swizzled shared buffers go
+/// through the buffer's flat view at the swizzled position.
+void KernelLowering::swizzleSharedAccesses() {
+  if (shared.empty())
+    return;
+  SmallVector<Operation *> accesses;
+  func.walk([&](Operation *op) {
+    Value memref;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      memref = load.getMemRef();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      memref = store.getMemRef();
+    if (memref && shared.count(memref))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    OpBuilder b(op);
+    auto load = dyn_cast<memref::LoadOp>(op);
+    auto store = dyn_cast<memref::StoreOp>(op);
+    Value memref = load ? load.getMemRef() : store.getMemRef();
+    ValueRange indices = load ? load.getIndices() : store.getIndices();
+    auto [flat, at] = sharedAddress(b, op->getLoc(), &shared, memref,
+                                    SmallVector<Value>(indices));
+    op->setOperand(load ? 0 : 1, flat);
+    op->setOperands(load ? 1 : 2, indices.size(), at);
+  }
 }
 
 struct ConvertTileToGPU : mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {

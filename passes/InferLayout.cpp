@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Mma.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -123,6 +124,31 @@ LogicalResult inferParallel(ParallelOp loop) {
   return success();
 }
 
+/// Gives a gemm's accumulator the tensor-core layout its lowering needs.
+LogicalResult inferGemm(GemmOp gemm) {
+  auto alloc = gemm.getC().getDefiningOp<AllocFragmentOp>();
+  if (!alloc)
+    return gemm.emitOpError("C must come from tile.alloc_fragment in this kernel");
+  auto kernel = gemm->getParentOfType<KernelOp>();
+  std::string why;
+  FailureOr<WarpPartition> part = partitionGemm(gemm, kernel.getThreads(), why);
+  if (failed(part))
+    return gemm.emitOpError(why);
+  LayoutAttr layout =
+      getAccumulatorLayout(gemm.getContext(), *part, kernel.getThreads());
+  if (!alloc.getLayout()) {
+    alloc.setLayoutAttr(layout);
+    return success();
+  }
+  if (alloc.getLayoutAttr() == layout)
+    return success();
+  InFlightDiagnostic diag = gemm.emitOpError(
+      "needs C in the tensor-core accumulator layout, but C already has "
+      "another layout (from another gemm or an annotation)");
+  diag.attachNote(alloc.getLoc()) << "C is allocated here";
+  return diag;
+}
+
 struct TileInferLayout : mlir::tile::impl::TileInferLayoutBase<TileInferLayout> {
   void runOnOperation() final {
     if (failed(inferLayouts(getOperation())))
@@ -133,6 +159,12 @@ struct TileInferLayout : mlir::tile::impl::TileInferLayoutBase<TileInferLayout> 
 } // namespace
 
 LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
+  // Tensor-core layouts first: they are fixed by the hardware, the rest adapt.
+  WalkResult gemms = module.walk([](GemmOp gemm) {
+    return failed(inferGemm(gemm)) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (gemms.wasInterrupted())
+    return failure();
   WalkResult fragments = module.walk([](AllocFragmentOp alloc) {
     return failed(inferFragment(alloc)) ? WalkResult::interrupt()
                                         : WalkResult::advance();

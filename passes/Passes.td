@@ -39,7 +39,9 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect"
+    "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -152,6 +152,33 @@ static Value elementInside(OpBuilder &b, Location loc, Value buffer,
                          : inside;
 }
 
+std::pair<Value, SmallVector<Value>>
+mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *shared,
+                          Value buffer, ValueRange indices) {
+  auto it = shared ? shared->find(buffer) : SharedBuffers::const_iterator();
+  if (!shared || it == shared->end())
+    return {buffer, SmallVector<Value>(indices)};
+  // Linearize, swizzle the byte offset, and address the flat view.
+  auto type = cast<MemRefType>(buffer.getType());
+  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [index, size] : llvm::zip(indices, type.getShape()))
+    flat = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, flat,
+                              arith::ConstantIndexOp::create(b, loc, size)),
+        index);
+  SwizzleAttr swizzle = it->second.swizzle;
+  int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value bytes = arith::MulIOp::create(b, loc, flat, cst(elemBytes));
+  Value bits = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bytes, cst(swizzle.getShift())),
+      cst(((int64_t(1) << swizzle.getBits()) - 1) << swizzle.getBase()));
+  Value swizzled = arith::XOrIOp::create(b, loc, bytes, bits);
+  Value element = arith::DivUIOp::create(b, loc, swizzled, cst(elemBytes));
+  return {it->second.flat, SmallVector<Value>{element}};
+}
+
 Value mlir::tile::loadElements(OpBuilder &b, Location loc, const TileSide &side,
                                ValueRange indices, int64_t width) {
   auto type = cast<MemRefType>(side.buffer.getType());
@@ -159,6 +186,11 @@ Value mlir::tile::loadElements(OpBuilder &b, Location loc, const TileSide &side,
   auto vecType = VectorType::get({width}, elem);
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto vectorLoad = [&](OpBuilder &ob, Location l) -> Value {
+    if (side.place == Place::Shared) {
+      auto [memref, at] = sharedAddress(ob, l, side.shared, side.buffer, indices);
+      return vector::LoadOp::create(ob, l, vecType, memref, at,
+                                    /*nontemporal=*/false, llvm::Align(bytes));
+    }
     return vector::LoadOp::create(ob, l, vecType, side.buffer, indices,
                                   /*nontemporal=*/false, llvm::Align(bytes));
   };
@@ -204,6 +236,12 @@ void mlir::tile::storeElements(OpBuilder &b, Location loc, const TileSide &side,
   auto type = cast<MemRefType>(side.buffer.getType());
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto vectorStore = [&](OpBuilder &ob, Location l) {
+    if (side.place == Place::Shared) {
+      auto [memref, at] = sharedAddress(ob, l, side.shared, side.buffer, indices);
+      vector::StoreOp::create(ob, l, value, memref, at, /*nontemporal=*/false,
+                              llvm::Align(bytes));
+      return;
+    }
     vector::StoreOp::create(ob, l, value, side.buffer, indices,
                             /*nontemporal=*/false, llvm::Align(bytes));
   };

@@ -14,6 +14,22 @@
 
 namespace mlir::tile {
 
+/// A lowered shared buffer that is swizzled: a flat (1-d) view of its bytes
+/// as elements, and the swizzle that maps element positions into it.
+struct SharedView {
+  Value flat;
+  SwizzleAttr swizzle;
+};
+
+/// The swizzled shared buffers of a kernel, by their (2-d) memref value.
+using SharedBuffers = DenseMap<Value, SharedView>;
+
+/// The memref and indices that address element `indices` of the shared
+/// `buffer`: the buffer itself, or its flat view at the swizzled position.
+std::pair<Value, SmallVector<Value>>
+sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *shared,
+              Value buffer, ValueRange indices);
+
 /// One side of a data movement: a buffer, and the region of it the tile
 /// occupies (start index and size per buffer dimension).
 struct TileSide {
@@ -21,6 +37,7 @@ struct TileSide {
   Place place;
   SmallVector<Value> offsets;
   SmallVector<int64_t> sizes;
+  const SharedBuffers *shared = nullptr;
 };
 
 /// The largest power of two dividing `n` (n > 0).

@@ -103,14 +103,78 @@ func.func @loop_barriers(%A: memref<1024x1024xf16>) {
 
 // -----
 
-func.func @gemm_not_lowered() {
+// A 64x64 gemm over 4 warps (2x2, 32x32 each): per 16-deep slice of K each
+// warp loads 2 A atoms (ldmatrix.x4) and 4 B atoms (2 ldmatrix.x4.trans) and
+// issues 2x4 mma.sync; K = 32 gives 16 in all, accumulating from zero.
+// CHECK-LABEL: gpu.func @gemm_f16
+// CHECK: %[[REGS:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true} : memref<32x64xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: memref.store %{{.*}}, %[[REGS]][%c31]
+func.func @gemm_f16(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.gemm' op is not lowered by this version of tlc yet (the tensor-core and reduction lowerings come next)}}
-    tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {clear_accum} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// bf16 with B stored N x K: non-transposed B loads, and nvvm.mma.sync on the
+// packed registers (nvgpu.mma.sync does not type bf16).
+// CHECK-LABEL: gpu.func @gemm_bf16_nt
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x32xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+func.func @gemm_bf16_nt(%C: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xbf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x32xbf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x32xbf16, #gpu.address_space<workgroup>>, memref<64x32xbf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// A swizzled shared buffer is addressed through a flat view at the XOR-ed
+// byte offset.
+// CHECK-LABEL: gpu.func @swizzled_store
+// CHECK: %[[FLAT:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
+// CHECK: arith.shrui
+// CHECK: arith.andi %{{.*}}, %c48
+// CHECK: arith.xori
+// CHECK: vector.store %{{.*}}, %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+func.func @swizzled_store(%A: memref<64x32xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared {swizzle = #tile.swizzle<bits = 2, base = 4, shift = 3>} : memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_not_lowered() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.reduce' op is not lowered by this version of tlc yet (the reduction lowering comes next)}}
+    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
   }
   return
 }

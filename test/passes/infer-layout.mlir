@@ -118,3 +118,58 @@ func.func @conflicting_layouts() {
   }
   return
 }
+
+// -----
+
+// A gemm's accumulator takes the m16n8 tensor-core layout: 4 warps as 2x2,
+// each lane holding (row l/4 [+8], cols 2(l%4) + 0/1) of each 16x8 atom.
+// CHECK-LABEL: func.func @gemm_accumulator
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>}
+// The epilogue loop over C takes C's layout.
+// CHECK: tile.parallel {{.*}} attributes {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32
+func.func @gemm_accumulator() {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 64] {
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+      %y = arith.maximumf %x, %zero : f32
+      memref.store %y, %c[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// FullRow stacks the 4 warps along M: each warp takes 16 whole rows.
+// CHECK-LABEL: func.func @full_row
+// CHECK: map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16
+func.func @full_row() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @uncoverable() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<32x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x32xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<32x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op a 32x32 tile cannot be split over 4 warps with the full_row policy into m16n8 tensor-core atoms (each warp's share must be a multiple of 16 rows and 8 columns)}}
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<32x32xf16, #gpu.address_space<workgroup>>, memref<32x32xf16, #gpu.address_space<workgroup>>, memref<32x32xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -661,8 +661,8 @@ def test_fake_driver_errors(fake_driver, tmp_path):
     assert errors[3].startswith(
         "LaunchError cuLaunchKernel failed for kernel 'vadd': CUDA_ERROR_INVALID_VALUE "
         "(invalid argument) [grid 8x2x1, block 128x1x1, dynamic shared memory 12345 bytes]")
-    assert "attribute 8 = 100000" in log  # above 48 KiB: the attribute is raised
-    assert "attribute 8 = 12345" not in log  # below: left alone
+    assert "attribute 8 = 100000" in log  # the attribute is set for any dynamic size
+    assert "attribute 8 = 12345" in log
     assert errors[4].startswith("ArgumentError vadd: a tensor argument: cuPointerGetAttribute")
     assert len(errors) == 5
 

@@ -32,7 +32,7 @@ def nvvm_pipeline(target: Target) -> str:
     return (
         "builtin.module(lower-affine,"
         f"nvvm-attach-target{{chip={target.chip} features={target.ptx_features} O=3}},"
-        "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse),"
+        "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,canonicalize,cse),"
         "reconcile-unrealized-casts)"
     )
 

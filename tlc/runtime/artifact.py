@@ -31,8 +31,6 @@ FORMAT = "tlc-kernel"
 VERSION = 1
 SUFFIX = ".tlcart"
 ACCESS = ("read", "write", "readwrite")
-# Above this much dynamic shared memory a kernel must opt in explicitly.
-DEFAULT_SMEM_LIMIT = 48 * 1024
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
@@ -108,7 +106,10 @@ class Kernel:
             if fn is None:
                 module = rt.load_module(self.ptx.encode("utf-8"), self.name)
                 fn = rt.get_function(module, self.name)
-                if self.shared_bytes > DEFAULT_SMEM_LIMIT:
+                # Any dynamic size is declared: the module's own static shared
+                # memory counts against the 48 KiB default limit too, so a
+                # kernel asking for exactly 48 KiB would otherwise not launch.
+                if self.shared_bytes > 0:
                     rt.set_dynamic_smem(fn, self.shared_bytes, self.name)
                 self._functions[ctx] = fn
         return fn

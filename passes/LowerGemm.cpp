@@ -1,0 +1,208 @@
+//===- LowerGemm.cpp - tile.gemm -> ldmatrix + mma.sync -------------------===//
+//
+// Each warp computes its sub-tile of C (see Mma.h) as a grid of m16n8k16
+// atoms: per 16-deep slice of K it loads its A rows with ldmatrix.x4 (one
+// per 16-row atom) and its B columns with ldmatrix.x4/x2 (two or one 8-column
+// atoms), then issues one mma.sync per (row atom, column atom). f16 goes
+// through nvgpu.mma.sync; bf16, which nvgpu's lowering does not type, through
+// nvvm.mma.sync on the same registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerGemm.h"
+#include "passes/Mma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Builds index arithmetic with less noise.
+struct IndexBuilder {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
+};
+
+/// One ldmatrix of `tiles` 8x8 matrices; each lane gives the address of one
+/// row (element [row, col] of the shared buffer).
+Value ldmatrix(OpBuilder &b, Location loc, const SharedBuffers &shared,
+               Value buffer, Value row, Value col, int64_t tiles, bool transpose) {
+  Type elem = cast<MemRefType>(buffer.getType()).getElementType();
+  auto type = VectorType::get({tiles, 2}, elem);
+  auto [memref, at] = sharedAddress(b, loc, &shared, buffer, ValueRange{row, col});
+  return nvgpu::LdMatrixOp::create(b, loc, type, memref, at, transpose, tiles);
+}
+
+/// Row `i` of a vector<Nx2xT>, as the i32 register that holds it.
+Value packedRow(OpBuilder &b, Location loc, Value v, int64_t i) {
+  Value row = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+  auto i32 = VectorType::get({1}, b.getI32Type());
+  Value bits = vector::BitCastOp::create(b, loc, i32, row);
+  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+}
+
+/// A 2-d vector from scalars, built with inserts (n-d vector.from_elements
+/// has no direct LLVM lowering).
+Value fromScalars(OpBuilder &b, Location loc, VectorType type, ArrayRef<Value> scalars) {
+  Value v = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  int64_t cols = type.getDimSize(1);
+  for (auto [i, s] : llvm::enumerate(scalars))
+    v = vector::InsertOp::create(b, loc, s, v,
+                                 ArrayRef<int64_t>{int64_t(i) / cols, int64_t(i) % cols});
+  return v;
+}
+
+/// Rows [first, first + 2) of a vector<4x2xT> as a vector<2x2xT>.
+Value twoRows(OpBuilder &b, Location loc, Value v, int64_t first) {
+  auto src = cast<VectorType>(v.getType());
+  auto type = VectorType::get({2, 2}, src.getElementType());
+  Value out = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  for (int64_t i = 0; i < 2; ++i)
+    out = vector::InsertOp::create(
+        b, loc, vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{first + i}), out,
+        ArrayRef<int64_t>{i});
+  return out;
+}
+
+/// acc += a x b for one m16n8k16 atom.
+Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc) {
+  Type elem = cast<VectorType>(a.getType()).getElementType();
+  if (elem.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
+                                    b.getI64ArrayAttr({kMmaM, kMmaN, kMmaK}));
+  // bf16: nvvm.mma.sync on the packed registers.
+  auto accType = cast<VectorType>(acc.getType());
+  Type f32 = accType.getElementType();
+  SmallVector<Value> aRegs, bRegs, cRegs;
+  for (int64_t i = 0; i < 4; ++i)
+    aRegs.push_back(packedRow(b, loc, a, i));
+  for (int64_t i = 0; i < 2; ++i)
+    bRegs.push_back(packedRow(b, loc, bFrag, i));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      cRegs.push_back(vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, j}));
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  auto op = NVVM::MmaOp::create(
+      b, loc, resultType, aRegs, bRegs, cRegs, ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(), i));
+  return fromScalars(b, loc, accType, out);
+}
+
+} // namespace
+
+LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
+                                    Value tid, int64_t threads, Value accRegs,
+                                    LayoutAttr accLayout) {
+  std::string why;
+  FailureOr<WarpPartition> part = partitionGemm(op, threads, why);
+  if (failed(part))
+    return op.emitOpError(why);
+  if (accLayout != getAccumulatorLayout(op.getContext(), *part, threads))
+    return op.emitOpError("C's layout is not the tensor-core accumulator "
+                          "layout; converting layouts is not supported yet");
+  MemRefType aType = op.getA().getType(), bType = op.getB().getType();
+  if (getPlace(aType) != Place::Shared)
+    return op.emitOpError("A in a fragment is not lowered yet; copy it to "
+                          "shared memory");
+  Type in = aType.getElementType();
+  Type accElem = op.getC().getType().getElementType();
+  if (!(in.isF16() || in.isBF16()) || !(accElem.isF32() || (in.isF16() && accElem.isF16())))
+    return op.emitOpError("this version of tlc lowers f16 x f16 -> f32|f16 and "
+                          "bf16 x bf16 -> f32 gemms, got ")
+           << in << " -> " << accElem;
+  int64_t k = op.getTransposeA() ? aType.getDimSize(0) : aType.getDimSize(1);
+  if (k % kMmaK != 0)
+    return op.emitOpError("K = ") << k << " must be a multiple of " << kMmaK
+                                  << " for m16n8k16 tensor-core atoms";
+  // ldmatrix reads 16-byte rows: every row of A and B starts 16-byte aligned.
+  for (MemRefType t : {aType, bType})
+    if (t.getDimSize(1) * t.getElementTypeBitWidth() / 8 % 16 != 0)
+      return op.emitOpError("rows of a ")
+             << t << " operand are not a multiple of 16 bytes, which ldmatrix needs";
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IndexBuilder ib{b, loc};
+  const WarpPartition &p = *part;
+  Value warp = ib.div(tid, 32), lane = ib.rem(tid, 32);
+  Value rowBase = ib.mul(ib.div(warp, p.warpsN), p.tileM);
+  Value colBase = ib.mul(ib.rem(warp, p.warpsN), p.tileN);
+  Value lane8 = ib.rem(lane, 8), lane16 = ib.rem(lane, 16);
+  Value quad = ib.div(lane, 8); // which 8x8 matrix a lane addresses (x4)
+
+  // Accumulators: four registers per atom, in the layout's order.
+  auto accType = VectorType::get({2, 2}, accElem);
+  int64_t atomsM = p.atomsM(), atomsN = p.atomsN();
+  SmallVector<Value> acc;
+  for (int64_t i = 0; i < atomsM * atomsN; ++i) {
+    if (op.getClearAccum()) {
+      acc.push_back(arith::ConstantOp::create(b, loc, accType, b.getZeroAttr(accType)));
+      continue;
+    }
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < 4; ++r)
+      regs.push_back(memref::LoadOp::create(b, loc, accRegs, ValueRange{ib.c(4 * i + r)}));
+    acc.push_back(fromScalars(b, loc, accType, regs));
+  }
+
+  for (int64_t k0 = 0; k0 < k; k0 += kMmaK) {
+    SmallVector<Value> aFrags, bFrags;
+    for (int64_t i = 0; i < atomsM; ++i) {
+      Value m0 = ib.add(rowBase, i * kMmaM);
+      if (!op.getTransposeA()) // A[M, K]: lanes 0-15 rows at k0, 16-31 at k0+8
+        aFrags.push_back(ldmatrix(b, loc, shared, op.getA(), ib.add(m0, lane16),
+                                  ib.add(ib.mul(ib.div(lane, 16), 8), k0), 4, false));
+      else // A[K, M]: transposed 8x8 loads, rows are k
+        aFrags.push_back(ldmatrix(
+            b, loc, shared, op.getA(),
+            ib.add(ib.add(ib.mul(ib.div(quad, 2), 8), lane8), k0),
+            ib.add(m0, ib.mul(ib.rem(quad, 2), 8)), 4, true));
+    }
+    for (int64_t j = 0; j < atomsN;) {
+      bool pair = j + 1 < atomsN;
+      Value n0 = ib.add(colBase, j * kMmaN);
+      Value frag;
+      if (!op.getTransposeB()) // B[K, N]: transposed loads, rows are k
+        frag = ldmatrix(b, loc, shared, op.getB(), ib.add(lane16, k0),
+                        pair ? ib.add(n0, ib.mul(ib.div(lane, 16), 8)) : n0,
+                        pair ? 4 : 2, true);
+      else // B[N, K]: rows are n
+        frag = ldmatrix(b, loc, shared, op.getB(),
+                        pair ? ib.add(n0, ib.add(ib.mul(ib.div(quad, 2), 8), lane8))
+                             : ib.add(n0, lane8),
+                        ib.add(ib.mul(ib.rem(quad, 2), 8), k0),
+                        pair ? 4 : 2, false);
+      for (int64_t h = 0; h < (pair ? 2 : 1); ++h)
+        bFrags.push_back(pair ? twoRows(b, loc, frag, 2 * h) : frag);
+      j += pair ? 2 : 1;
+    }
+    for (int64_t i = 0; i < atomsM; ++i)
+      for (int64_t j = 0; j < atomsN; ++j)
+        acc[i * atomsN + j] = mma(b, loc, aFrags[i], bFrags[j], acc[i * atomsN + j]);
+  }
+
+  for (int64_t i = 0; i < atomsM * atomsN; ++i)
+    for (int64_t r = 0; r < 4; ++r) {
+      Value v = vector::ExtractOp::create(b, loc, acc[i], ArrayRef<int64_t>{r / 2, r % 2});
+      memref::StoreOp::create(b, loc, v, accRegs, ValueRange{ib.c(4 * i + r)});
+    }
+  op.erase();
+  return success();
+}

@@ -1,0 +1,75 @@
+//===- Mma.cpp - Tensor-core tiling and layouts ---------------------------===//
+
+#include "passes/Mma.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+FailureOr<WarpPartition> mlir::tile::partitionWarps(int64_t m, int64_t n,
+                                                    int64_t warps,
+                                                    WarpPolicy policy,
+                                                    std::string &why) {
+  std::optional<WarpPartition> best;
+  double bestScore = 0;
+  for (int64_t wm = 1; wm <= warps; ++wm) {
+    if (warps % wm != 0)
+      continue;
+    int64_t wn = warps / wm;
+    if (policy == WarpPolicy::FullRow && wn != 1)
+      continue;
+    if (policy == WarpPolicy::FullCol && wm != 1)
+      continue;
+    if (m % (wm * kMmaM) != 0 || n % (wn * kMmaN) != 0)
+      continue;
+    WarpPartition p{wm, wn, m / wm, n / wn};
+    // Square: the most square warp tile (fewest operand loads per mma).
+    double score = std::abs(std::log2(double(p.tileM) / double(p.tileN)));
+    if (!best || score < bestScore) {
+      best = p;
+      bestScore = score;
+    }
+  }
+  if (best)
+    return *best;
+  why = llvm::formatv("a {0}x{1} tile cannot be split over {2} warps with the "
+                      "{3} policy into m16n8 tensor-core atoms (each warp's "
+                      "share must be a multiple of 16 rows and 8 columns)",
+                      m, n, warps, stringifyWarpPolicy(policy))
+            .str();
+  return failure();
+}
+
+LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
+                                            const WarpPartition &p,
+                                            int64_t threads) {
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr warp = t.floorDiv(32), lane = t % 32;
+  AffineExpr atomI = r.floorDiv(4 * p.atomsN());
+  AffineExpr atomJ = r.floorDiv(4) % p.atomsN();
+  AffineExpr k = r % 4;
+  AffineExpr row = warp.floorDiv(p.warpsN) * p.tileM + atomI * kMmaM +
+                   lane.floorDiv(4) + k.floorDiv(2) * 8;
+  AffineExpr col = (warp % p.warpsN) * p.tileN + atomJ * kMmaN +
+                   (lane % 4) * 2 + r % 2;
+  int64_t regs = p.tileM * p.tileN / 32;
+  return LayoutAttr::get(ctx, threads, regs,
+                         AffineMap::get(2, 0, {row, col}, ctx));
+}
+
+FailureOr<WarpPartition> mlir::tile::partitionGemm(GemmOp op, int64_t threads,
+                                                   std::string &why) {
+  MemRefType c = op.getC().getType();
+  if (threads % 32 != 0) {
+    why = llvm::formatv("tensor-core gemm needs whole warps, but the kernel "
+                        "has {0} threads",
+                        threads)
+              .str();
+    return failure();
+  }
+  return partitionWarps(c.getDimSize(0), c.getDimSize(1), threads / 32,
+                        op.getPolicy(), why);
+}

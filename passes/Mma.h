@@ -1,0 +1,46 @@
+//===- Mma.h - Tensor-core (mma.sync m16n8k16) tiling and layouts -*- C++ -*-===//
+//
+// The one place that knows how a block's gemm is split over warps and which
+// thread holds which accumulator element; layout inference and the gemm
+// lowering both ask it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLC_PASSES_MMA_H
+#define TLC_PASSES_MMA_H
+
+#include "dialects/tile/TileDialect.h"
+
+#include <string>
+
+namespace mlir::tile {
+
+/// The mma.sync atom: m16n8k16.
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+
+/// How a block's M x N output tile is split over its warps.
+struct WarpPartition {
+  int64_t warpsM = 1, warpsN = 1; ///< warps along M and N
+  int64_t tileM = 0, tileN = 0;   ///< each warp's sub-tile
+  int64_t atomsM() const { return tileM / kMmaM; }
+  int64_t atomsN() const { return tileN / kMmaN; }
+};
+
+/// Splits an M x N tile over `warps` warps by `policy`; fails with the reason
+/// when the tile cannot be covered by m16n8 atoms that way.
+FailureOr<WarpPartition> partitionWarps(int64_t m, int64_t n, int64_t warps,
+                                        WarpPolicy policy, std::string &why);
+
+/// The layout of an mma.sync accumulator tile: for thread t = 32 w + l and
+/// register r = 4 (i n_atoms + j) + k, the element of atom (i, j) of warp w
+/// that PTX's m16n8 C fragment gives lane l as its k-th value.
+LayoutAttr getAccumulatorLayout(MLIRContext *ctx, const WarpPartition &p,
+                                int64_t threads);
+
+/// The partition of a gemm op, from its shapes, policy and the thread count.
+FailureOr<WarpPartition> partitionGemm(GemmOp op, int64_t threads,
+                                       std::string &why);
+
+} // namespace mlir::tile
+
+#endif // TLC_PASSES_MMA_H
