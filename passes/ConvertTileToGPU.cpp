@@ -48,9 +48,15 @@ private:
   Value tid;
   DenseMap<Value, Fragment> fragments;
   SharedBuffers shared;
+  SmallVector<StageOp> stages;             ///< erased once nothing uses them
+  SmallVector<AllocSharedOp> stagedAllocs; ///< likewise
 };
 
 bool writesShared(Operation *op) {
+  // An async copy completes at a cp.async wait, where tile-pipeline-loops
+  // put the barrier it needs.
+  if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getAsync())
+    return false;
   auto isShared = [](Value v) {
     auto type = dyn_cast<MemRefType>(v.getType());
     return type && getPlace(type) == Place::Shared;
@@ -118,6 +124,14 @@ LogicalResult KernelLowering::run() {
     op->erase();
   }
   swizzleSharedAccesses();
+  for (StageOp stage : stages) {
+    if (!stage.getResult().use_empty())
+      return stage.getResult().getUsers().begin()->emitOpError(
+          "reads a pipelined shared buffer in a way tlc cannot lower yet");
+    stage.erase();
+  }
+  for (AllocSharedOp alloc : stagedAllocs)
+    alloc.erase();
 
   for (auto &[value, fragment] : fragments) {
     if (!value.use_empty())
@@ -184,17 +198,40 @@ LogicalResult KernelLowering::lowerAllocs() {
                                   MemRefLayoutAttrInterface(), wg));
     }
     OpBuilder ab(alloc);
+    MemRefType type = alloc.getType();
     Value byteOffset = arith::ConstantIndexOp::create(ab, alloc.getLoc(), *offset);
-    Value view = memref::ViewOp::create(ab, alloc.getLoc(), alloc.getType(), smem,
-                                        byteOffset, ValueRange{});
-    if (std::optional<SwizzleAttr> swizzle = alloc.getSwizzle()) {
-      MemRefType type = alloc.getType();
+    SwizzleAttr swizzle = alloc.getSwizzleAttr();
+    bool staged = llvm::any_of(alloc->getUsers(), [](Operation *u) { return isa<StageOp>(u); });
+    Value flat;
+    if (swizzle || staged) {
       auto flatType = MemRefType::get({type.getNumElements()}, type.getElementType(),
                                       MemRefLayoutAttrInterface(), type.getMemorySpace());
-      Value flat = memref::ViewOp::create(ab, alloc.getLoc(), flatType, smem,
-                                          byteOffset, ValueRange{});
-      shared[view] = SharedView{flat, *swizzle};
+      flat = memref::ViewOp::create(ab, alloc.getLoc(), flatType, smem, byteOffset,
+                                    ValueRange{});
     }
+    if (staged) {
+      // Each stage is addressed through the flat view from its first element;
+      // the stage ops stay as the keys of their buffers until the end.
+      int64_t perStage = type.getNumElements() / type.getDimSize(0);
+      for (Operation *user : alloc->getUsers()) {
+        auto stage = dyn_cast<StageOp>(user);
+        if (!stage)
+          return user->emitOpError("uses a multi-buffered shared allocation "
+                                   "other than through tile.stage");
+        OpBuilder sb(stage);
+        Value base = arith::MulIOp::create(
+            sb, stage.getLoc(), stage.getIndex(),
+            arith::ConstantIndexOp::create(sb, stage.getLoc(), perStage));
+        shared[stage.getResult()] = SharedView{flat, swizzle, base};
+        stages.push_back(stage);
+      }
+      stagedAllocs.push_back(alloc);
+      continue;
+    }
+    Value view = memref::ViewOp::create(ab, alloc.getLoc(), type, smem, byteOffset,
+                                        ValueRange{});
+    if (swizzle)
+      shared[view] = SharedView{flat, swizzle, Value()};
     alloc.getResult().replaceAllUsesWith(view);
     alloc.erase();
   }
@@ -246,6 +283,10 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
 
   auto move = [&](OpBuilder &ob, const TileSide &from, ValueRange fromIdx,
                   const TileSide &to, ValueRange toIdx, int64_t w) {
+    if (copy.getAsync()) {
+      asyncCopyElements(ob, loc, from, fromIdx, to, toIdx, w);
+      return;
+    }
     Value v = loadElements(ob, loc, from, fromIdx, w);
     storeElements(ob, loc, to, toIdx, convertElements(ob, loc, v, dstElem), w);
   };

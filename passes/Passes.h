@@ -30,6 +30,16 @@ LogicalResult allocateSharedMemory(ModuleOp module, int64_t maxBytes);
 /// Assigns layouts to the fragments and parallel loops of `module`.
 LogicalResult inferLayouts(ModuleOp module);
 
+/// Multi-buffers and overlaps the copies of `module`'s pipelined loops.
+void pipelineLoops(ModuleOp module);
+
+/// Swizzles the shared buffers read by gemms in `module`.
+void swizzleSharedMemory(ModuleOp module);
+
+/// The swizzle (bits, base, shift) that makes ldmatrix and 16-byte row copies
+/// of a shared buffer of `type` conflict-free, if it needs one.
+std::optional<std::array<int64_t, 3>> chooseSwizzle(MemRefType type);
+
 /// Outlines every tile program of `module` into a gpu.func kernel.
 LogicalResult outlineKernels(ModuleOp module);
 

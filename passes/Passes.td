@@ -148,4 +148,69 @@ def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
+  let summary = "Overlap a pipelined loop's global->shared copies with its compute";
+  let description = [{
+    Rewrites each `tile.pipelined` loop (num_stages = S >= 2) whose body
+    begins with copies from global memory into shared buffers used only in
+    the loop: the buffers get S stages (`tile.stage`), the copies become
+    cp.async issued S-1 iterations ahead, with one commit group per
+    iteration, a `cp.async.wait.group S-2` and one barrier at the top of each
+    iteration. Loops of any other shape are left unchanged (they run as
+    plain loops, correct but not overlapped).
+
+    Before:
+
+    ```mlir
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      tile.copy %A[%i, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : ...
+      tile.gemm %a, %b, %c : ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %a3 = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    scf.if %first { tile.copy %A[...] to %stage0[...] {async} }  nvvm.cp.async.commit.group
+    scf.if %second { ... }                                         nvvm.cp.async.commit.group
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.cp.async.wait.group 1
+      gpu.barrier
+      scf.if %ahead { tile.copy ... {async} }  nvvm.cp.async.commit.group
+      %s = tile.stage %a3[%k mod 3] ...
+      tile.gemm %s, ...
+    } {tile.num_stages = 3 : i64}
+    nvvm.cp.async.wait.group 0
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect"];
+}
+
+def TileSwizzleSharedMemory : Pass<"tile-swizzle-shared-memory", "ModuleOp"> {
+  let summary = "XOR-swizzle the shared buffers that gemms read with ldmatrix";
+  let description = [{
+    Gives every shared buffer used as a `tile.gemm` operand, and not already
+    swizzled, the swizzle that makes ldmatrix (8 rows, one 16-byte chunk
+    each) and the 16-byte copies filling it bank-conflict free: rows of
+    128 * 2^s bytes get `#tile.swizzle<bits = 3, base = 4, shift = 3 + s>`,
+    64-byte rows `bits = 2`, 32-byte rows `bits = 1` (`shift = 3`).
+
+    Before:
+
+    ```mlir
+    %a = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c : ...
+    ```
+
+    After:
+
+    ```mlir
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 2, base = 4, shift = 3>}
+        : memref<128x32xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+}
+
 #endif // TLC_PASSES_TD

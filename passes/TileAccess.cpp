@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -167,7 +168,11 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
         arith::MulIOp::create(b, loc, flat,
                               arith::ConstantIndexOp::create(b, loc, size)),
         index);
+  if (Value base = it->second.base)
+    flat = arith::AddIOp::create(b, loc, base, flat);
   SwizzleAttr swizzle = it->second.swizzle;
+  if (!swizzle)
+    return {it->second.flat, SmallVector<Value>{flat}};
   int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   Value bytes = arith::MulIOp::create(b, loc, flat, cst(elemBytes));
@@ -268,6 +273,61 @@ void mlir::tile::storeElements(OpBuilder &b, Location loc, const TileSide &side,
       memref::StoreOp::create(b, loc, element, side.buffer, at);
     }
   }
+}
+
+void mlir::tile::asyncCopyElements(OpBuilder &b, Location loc, const TileSide &from,
+                                   ValueRange fromIdx, const TileSide &to,
+                                   ValueRange toIdx, int64_t width) {
+  auto type = cast<MemRefType>(from.buffer.getType());
+  int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  auto syncCopy = [&](OpBuilder &ob, Location l) {
+    storeElements(ob, l, to, toIdx, loadElements(ob, l, from, fromIdx, width), width);
+  };
+  if (bytes != 4 && bytes != 8 && bytes != 16) { // cp.async moves 4, 8 or 16 bytes
+    syncCopy(b, loc);
+    return;
+  }
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  int64_t last = type.getRank() - 1;
+  SmallVector<Value> inside = leadingInside(b, loc, from.buffer, fromIdx);
+  Value size = dimSize(b, loc, from.buffer, last);
+  Value col = fromIdx.back();
+  // Elements of this vector inside the tensor: min(size - col, width), or 0.
+  Value colInside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, size);
+  inside.push_back(colInside);
+  Value any = andAll(b, loc, inside);
+  Value left = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, size, arith::MinUIOp::create(b, loc, col, size)),
+      cst(width));
+  Value count = arith::SelectOp::create(b, loc, any, left, cst(0));
+  // Nothing is read for an empty copy, but keep its address inside anyway.
+  SmallVector<Value> src;
+  for (Value index : fromIdx)
+    src.push_back(arith::SelectOp::create(b, loc, any, index, cst(0)));
+  auto [dst, dstIdx] = sharedAddress(b, loc, to.shared, to.buffer, toIdx);
+  auto issue = [&](OpBuilder &ob, Location l) {
+    nvgpu::DeviceAsyncCopyOp::create(ob, l, dst, dstIdx, from.buffer, src,
+                                     ob.getIndexAttr(width), count,
+                                     bytes == 16 ? ob.getUnitAttr() : UnitAttr());
+  };
+  if (!type.isDynamicDim(last) || last == 0 || width == 1) {
+    issue(b, loc);
+    return;
+  }
+  // A dynamic row length may leave rows misaligned for the vector.
+  Value aligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, size, cst(width)),
+      cst(0));
+  scf::IfOp::create(
+      b, loc, aligned,
+      [&](OpBuilder &ob, Location l) {
+        issue(ob, l);
+        scf::YieldOp::create(ob, l);
+      },
+      [&](OpBuilder &ob, Location l) {
+        syncCopy(ob, l);
+        scf::YieldOp::create(ob, l);
+      });
 }
 
 Value mlir::tile::convertElements(OpBuilder &b, Location loc, Value value,

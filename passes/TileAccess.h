@@ -14,11 +14,13 @@
 
 namespace mlir::tile {
 
-/// A lowered shared buffer that is swizzled: a flat (1-d) view of its bytes
-/// as elements, and the swizzle that maps element positions into it.
+/// A lowered shared buffer addressed through a flat (1-d) view of elements:
+/// one that is swizzled, or one stage of a multi-buffered allocation. Element
+/// e of the buffer lives at flat[swizzle(base + e)].
 struct SharedView {
   Value flat;
-  SwizzleAttr swizzle;
+  SwizzleAttr swizzle; ///< null: no swizzle
+  Value base;          ///< null: 0 (elements)
 };
 
 /// The swizzled shared buffers of a kernel, by their (2-d) memref value.
@@ -66,6 +68,14 @@ Value loadElements(OpBuilder &b, Location loc, const TileSide &side,
 /// Global writes outside the tensor are skipped.
 void storeElements(OpBuilder &b, Location loc, const TileSide &side,
                    ValueRange indices, Value value, int64_t width);
+
+/// Copies `width` elements from global `from` to shared `to` with cp.async
+/// (nvgpu.device_async_copy); elements outside the tensor are zero-filled
+/// (cp.async's source size). Rows that a dynamic size leaves misaligned for
+/// the vector fall back to element-wise loads and stores.
+void asyncCopyElements(OpBuilder &b, Location loc, const TileSide &from,
+                       ValueRange fromIdx, const TileSide &to, ValueRange toIdx,
+                       int64_t width);
 
 /// Whether `indices` lie inside `buffer` (an i1 value; for global buffers).
 Value insideBounds(OpBuilder &b, Location loc, Value buffer, ValueRange indices);

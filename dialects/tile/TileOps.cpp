@@ -190,6 +190,32 @@ LogicalResult AllocLocalOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// StageOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StageOp::verify() {
+  MemRefType src = getSource().getType(), res = getResult().getType();
+  if (getPlace(src) != Place::Shared || getPlace(res) != Place::Shared)
+    return emitOpError("source and result must be in shared memory, got ")
+           << describePlace(src) << " and " << describePlace(res);
+  if (src.getRank() != res.getRank() + 1 ||
+      src.getShape().drop_front() != res.getShape())
+    return emitOpError("result must be the source without its leading stage "
+                       "dimension: expected ")
+           << shapeStr(src.getShape().drop_front()) << ", got "
+           << shapeStr(res.getShape());
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("element types differ: ")
+           << src.getElementType() << " vs " << res.getElementType();
+  APInt index;
+  if (matchPattern(getIndex(), m_ConstantInt(&index)) &&
+      (index.getSExtValue() < 0 || index.getSExtValue() >= src.getDimSize(0)))
+    return emitOpError("stage ") << index.getSExtValue() << " is out of range [0, "
+                                 << src.getDimSize(0) << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CopyOp
 //===----------------------------------------------------------------------===//
 
@@ -255,6 +281,15 @@ LogicalResult CopyOp::verify() {
       failed(verifyCopySide(*this, "destination", getDst().getType(),
                             getDstOffsets(), getDstSizes())))
     return failure();
+  if (getAsync()) {
+    MemRefType src = getSrc().getType(), dst = getDst().getType();
+    if (getPlace(src) != Place::Global || getPlace(dst) != Place::Shared ||
+        src.getElementType() != dst.getElementType())
+      return emitOpError("async copies go from global to shared memory with "
+                         "one element type, got ")
+             << describePlace(src) << " " << src.getElementType() << " to "
+             << describePlace(dst) << " " << dst.getElementType();
+  }
   SmallVector<int64_t> srcTile = squeeze(getSrcSizes());
   SmallVector<int64_t> dstTile = squeeze(getDstSizes());
   if (srcTile != dstTile)

@@ -118,6 +118,28 @@ def Tile_AllocLocalOp : Tile_Op<"alloc_local", [
   let hasVerifier = 1;
 }
 
+def Tile_StageOp : Tile_Op<"stage", [Pure]> {
+  let summary = "One stage of a multi-buffered shared allocation";
+  let description = [{
+    `tile-pipeline-loops` gives a shared buffer that a pipelined loop fills
+    one leading dimension of stages, `memref<S x M x K>`; `tile.stage %buf[%s]`
+    names stage `%s` (taken modulo nothing: 0 <= %s < S) as an M x K buffer
+    that the loop's tile ops read and write like the original.
+
+    Example:
+
+    ```mlir
+    %c1 = arith.constant 1 : index
+    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %one = tile.stage %all[%c1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source, Index:$index);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$source `[` $index `]` attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -137,6 +159,10 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     size no block divides): reads outside the tensor yield zero and writes
     outside it are skipped. A fragment side must be the whole fragment.
 
+    With `async`, a global -> shared copy of one element type is issued as
+    cp.async and completes only once a later `nvvm.cp.async.wait.group`
+    says so; `tile-pipeline-loops` marks the copies it overlaps with compute.
+
     Example:
 
     ```mlir
@@ -155,7 +181,7 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
   let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_offsets,
                        DenseI64ArrayAttr:$src_sizes,
                        AnyMemRef:$dst, Variadic<Index>:$dst_offsets,
-                       DenseI64ArrayAttr:$dst_sizes);
+                       DenseI64ArrayAttr:$dst_sizes, UnitAttr:$async);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]` $dst_sizes
     attr-dict `:` type($src) `to` type($dst)

@@ -1,0 +1,200 @@
+//===- PipelineLoops.cpp - Multi-buffer and overlap T.Pipelined loops -----===//
+//
+// A tile.pipelined loop whose body starts by copying global tiles into shared
+// buffers (the producers) is rewritten so those copies run num_stages - 1
+// iterations ahead as cp.async into num_stages-deep buffers:
+//
+//   prologue:  for s < S-1: issue iteration s's copies into stage s; commit
+//   loop i:    wait until iteration i's copies landed (<= S-2 groups pending)
+//              barrier (stage i complete for all; stage i-1 no longer read)
+//              issue iteration i+S-1's copies into stage (i+S-1) % S; commit
+//              the rest of the body, reading stage i % S
+//   after:     wait for all groups
+//
+// Iterations past the end issue nothing but still commit (an empty group),
+// so the wait count stays uniform; a loop of fewer than S-1 iterations is
+// correct too. Loops that do not have this shape are left as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEPIPELINELOOPS
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-pipeline-loops"
+
+namespace {
+
+/// A global -> shared copy at the top of a pipelined body, and the pure ops
+/// in the body that compute its operands (from the induction variable).
+struct Producer {
+  CopyOp copy;
+  AllocSharedOp buffer;
+  SetVector<Operation *> slice;
+};
+
+/// Collects the in-body ops `value` depends on; fails on anything impure.
+bool collectSlice(Value value, Block &body, SetVector<Operation *> &slice) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return true; // defined outside the loop, or the induction variable
+  if (!isPure(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!collectSlice(operand, body, slice))
+      return false;
+  slice.insert(def);
+  return true;
+}
+
+/// The producers of `loop`, or none when the loop does not have the shape
+/// this pass pipelines.
+SmallVector<Producer> findProducers(PipelinedOp loop) {
+  Block &body = loop.getBody().front();
+  SmallVector<Producer> producers;
+  DenseSet<Operation *> buffers;
+  for (Operation &op : body) {
+    auto copy = dyn_cast<CopyOp>(&op);
+    if (!copy)
+      continue;
+    auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
+    MemRefType src = copy.getSrc().getType();
+    if (!buffer || getPlace(src) != Place::Global || copy.getAsync() ||
+        src.getElementType() != buffer.getType().getElementType() ||
+        buffers.contains(buffer))
+      continue;
+    // Every use of the buffer is in this loop, none before the copy.
+    bool ok = llvm::all_of(buffer->getUses(), [&](OpOperand &use) {
+      Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+      return user && (user == copy || copy->isBeforeInBlock(user));
+    });
+    Producer p{copy, buffer, {}};
+    for (Value operand : copy->getOperands())
+      ok &= collectSlice(operand, body, p.slice);
+    if (!ok)
+      continue;
+    buffers.insert(buffer);
+    producers.push_back(std::move(p));
+  }
+  return producers;
+}
+
+/// Emits the producers' copies for iteration `iv`, into stage `stage`.
+void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
+           Value stage, const DenseMap<Operation *, AllocSharedOp> &staged) {
+  IRMapping mapping;
+  mapping.map(oldIv, iv);
+  for (Producer p : producers) {
+    for (Operation *op : p.slice)
+      if (!mapping.contains(op->getResult(0)))
+        b.clone(*op, mapping);
+    AllocSharedOp all = staged.lookup(p.buffer);
+    Value view = StageOp::create(b, p.copy.getLoc(), p.buffer.getType(), all, stage);
+    mapping.map(p.copy.getDst(), view);
+    auto copy = cast<CopyOp>(b.clone(*p.copy, mapping));
+    copy.setAsync(true);
+  }
+}
+
+void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
+  int64_t stages = loop.getNumStages();
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  auto cst = [&](OpBuilder &ob, int64_t v) {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+
+  // S-deep buffers, allocated where the originals were.
+  DenseMap<Operation *, AllocSharedOp> staged;
+  for (Producer p : producers) {
+    OpBuilder ab(p.buffer);
+    MemRefType type = p.buffer.getType();
+    SmallVector<int64_t> shape{stages};
+    llvm::append_range(shape, type.getShape());
+    auto all = AllocSharedOp::create(
+        ab, p.buffer.getLoc(),
+        MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
+                        type.getMemorySpace()),
+        p.buffer.getSwizzleAttr(), IntegerAttr());
+    staged[p.buffer] = all;
+  }
+
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
+  Value oldIv = loop.getBody().getArgument(0);
+  auto guarded = [&](OpBuilder &ob, Value iv, Value stage) {
+    Value inside = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::slt, iv, ub);
+    auto ifOp = scf::IfOp::create(ob, loc, inside, /*withElseRegion=*/false);
+    OpBuilder tb = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+    issue(tb, producers, oldIv, iv, stage, staged);
+    NVVM::CpAsyncCommitGroupOp::create(ob, loc);
+  };
+
+  // Prologue: iterations 0 .. S-2.
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    Value iv = arith::AddIOp::create(b, loc, lb,
+                                     arith::MulIOp::create(b, loc, step, cst(b, s)));
+    guarded(b, iv, cst(b, s));
+  }
+
+  // Steady state.
+  auto forOp = scf::ForOp::create(b, loc, lb, ub, step);
+  forOp->setAttr("tile.num_stages", loop.getNumStagesAttr());
+  OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+  Value iv = forOp.getInductionVar();
+  Value i = arith::DivSIOp::create(fb, loc, arith::SubIOp::create(fb, loc, iv, lb), step);
+  Value stage = arith::RemSIOp::create(fb, loc, i, cst(fb, stages));
+  NVVM::CpAsyncWaitGroupOp::create(fb, loc, fb.getI32IntegerAttr(stages - 2));
+  gpu::BarrierOp::create(fb, loc);
+  Value ahead = arith::AddIOp::create(
+      fb, loc, iv, arith::MulIOp::create(fb, loc, step, cst(fb, stages - 1)));
+  Value aheadStage = arith::RemSIOp::create(
+      fb, loc, arith::AddIOp::create(fb, loc, i, cst(fb, stages - 1)), cst(fb, stages));
+  guarded(fb, ahead, aheadStage);
+
+  // The rest of the body reads this iteration's stage.
+  IRMapping mapping;
+  mapping.map(oldIv, iv);
+  for (Producer p : producers)
+    mapping.map(p.buffer.getResult(),
+                StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], stage));
+  DenseSet<Operation *> skip;
+  for (Producer p : producers)
+    skip.insert(p.copy);
+  for (Operation &op : loop.getBody().front())
+    if (!skip.contains(&op))
+      fb.clone(op, mapping);
+
+  b.setInsertionPointAfter(forOp);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+  loop.erase();
+  for (Producer p : producers)
+    p.buffer.erase();
+}
+
+struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
+  void runOnOperation() final { pipelineLoops(getOperation()); }
+};
+
+} // namespace
+
+void mlir::tile::pipelineLoops(ModuleOp module) {
+  SmallVector<PipelinedOp> loops;
+  module.walk([&](PipelinedOp loop) { loops.push_back(loop); });
+  for (PipelinedOp loop : loops) {
+    if (loop.getNumStages() < 2)
+      continue;
+    SmallVector<Producer> producers = findProducers(loop);
+    if (!producers.empty())
+      pipeline(loop, producers);
+  }
+}

@@ -1,0 +1,64 @@
+//===- SwizzleSharedMemory.cpp - XOR-swizzle gemm operands ----------------===//
+//
+// ldmatrix reads one 16-byte chunk from each of 8 consecutive rows. With rows
+// of 64 bytes or more those chunks sit a multiple of 64 bytes apart and fall
+// into the same banks; XOR-ing the row bits into the chunk bits puts the 8
+// chunks into 8 different 16-byte bank groups. The 16-byte copies that fill
+// the buffer write whole rows per 8 threads and stay conflict-free too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILESWIZZLESHAREDMEMORY
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-swizzle-shared-memory"
+
+std::optional<std::array<int64_t, 3>> mlir::tile::chooseSwizzle(MemRefType type) {
+  int64_t rowBytes = type.getShape().back() * type.getElementTypeBitWidth() / 8;
+  if (type.getRank() < 2 || type.getDimSize(type.getRank() - 2) < 8)
+    return std::nullopt; // fewer than 8 rows: nothing for ldmatrix to collide on
+  if (rowBytes >= 128 && llvm::isPowerOf2_64(rowBytes))
+    return std::array<int64_t, 3>{3, 4, llvm::Log2_64(rowBytes) - 4};
+  if (rowBytes == 64)
+    return std::array<int64_t, 3>{2, 4, 3};
+  if (rowBytes == 32)
+    return std::array<int64_t, 3>{1, 4, 3};
+  return std::nullopt;
+}
+
+namespace {
+
+void swizzleOperand(Value operand) {
+  if (auto stage = operand.getDefiningOp<StageOp>())
+    operand = stage.getSource(); // a stage of a multi-buffered allocation
+  auto alloc = operand.getDefiningOp<AllocSharedOp>();
+  if (!alloc || alloc.getSwizzle())
+    return; // a stage view, an annotated buffer, or not shared at all
+  std::optional<std::array<int64_t, 3>> s = chooseSwizzle(alloc.getType());
+  if (!s)
+    return;
+  alloc.setSwizzleAttr(SwizzleAttr::get(alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]));
+}
+
+struct TileSwizzleSharedMemory
+    : mlir::tile::impl::TileSwizzleSharedMemoryBase<TileSwizzleSharedMemory> {
+  void runOnOperation() final { swizzleSharedMemory(getOperation()); }
+};
+
+} // namespace
+
+void mlir::tile::swizzleSharedMemory(ModuleOp module) {
+  module.walk([](GemmOp gemm) {
+    swizzleOperand(gemm.getA());
+    swizzleOperand(gemm.getB());
+  });
+}
