@@ -1208,3 +1208,61 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+func.func @stage_shape(%s: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.stage' op result must be the source without its leading stage dimension: expected 64x32, got 32x64}}
+    %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @stage_out_of_range() {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.stage' op stage 3 is out of range [0, 3)}}
+    %one = tile.stage %all[%c3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @stage_not_shared(%all: memref<3x64x32xf16>, %s: index) {
+  // expected-error @+1 {{'tile.stage' op source and result must be in shared memory, got global memory (no memory space) and global memory (no memory space)}}
+  %one = tile.stage %all[%s] : memref<3x64x32xf16> to memref<64x32xf16>
+  return
+}
+
+// -----
+
+func.func @stage_element_type(%s: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.stage' op element types differ: 'f16' vs 'bf16'}}
+    %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xbf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @async_to_fragment(%A: memref<64x32xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x32xf16, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.copy' op async copies go from global to shared memory with one element type, got global memory (no memory space) 'f16' to fragment memory 'f16'}}
+    tile.copy %A[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] {async} : memref<64x32xf16> to memref<64x32xf16, #tile.space<fragment>>
+  }
+  return
+}

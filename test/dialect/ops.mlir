@@ -519,3 +519,18 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// CHECK-LABEL: func.func @stage_and_async_copy
+// CHECK: %[[ALL:.*]] = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[ONE:.*]] = tile.stage %[[ALL]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.copy %{{.*}}[%{{.*}}, %{{.*}}] [64, 32] to %[[ONE]][%{{.*}}, %{{.*}}] [64, 32] {async} : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+func.func @stage_and_async_copy(%A: memref<?x?xf16>, %s: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %one[%c0, %c0] [64, 32] {async} : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}

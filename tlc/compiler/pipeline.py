@@ -18,7 +18,7 @@ from .targets import Target, get_target
 
 def optimize_pipeline(target: Target) -> str:
     return (
-        "builtin.module(tile-infer-layout,"
+        "builtin.module(tile-infer-layout,tile-pipeline-loops,tile-swizzle-shared-memory,"
         f"tile-allocate-shared-memory{{max-bytes={target.max_shared_bytes}}})"
     )
 

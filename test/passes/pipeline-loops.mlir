@@ -1,0 +1,82 @@
+// RUN: tlc-opt %s -split-input-file -tile-pipeline-loops | FileCheck %s
+
+// Three stages: the shared buffers get a stage dimension, two iterations are
+// issued ahead (each guarded by the trip count, each committing a group),
+// and each iteration waits for one pending group, meets at one barrier,
+// issues the iteration two ahead, then computes on its own stage.
+// CHECK-LABEL: func.func @gemm_loop
+// CHECK: %[[A3:.*]] = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK:   %[[S0:.*]] = tile.stage %[[A3]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK:   tile.copy %{{.*}} to %[[S0]][%{{.*}}] [64, 32] {async}
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:   nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK:   scf.if
+// CHECK:     tile.copy {{.*}} {async}
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK:   %[[CUR:.*]] = tile.stage %[[A3]]
+// CHECK:   tile.gemm %[[CUR]]
+// CHECK: } {tile.num_stages = 3 : i64}
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NOT: tile.pipelined
+func.func @gemm_loop(%A: memref<256x256xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// One stage: nothing to overlap; the loop is left alone.
+// CHECK-LABEL: func.func @one_stage
+// CHECK: tile.pipelined
+// CHECK-NOT: {async}
+func.func @one_stage(%A: memref<256x256xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 1 {
+      tile.copy %A[%c0, %k] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+// The buffer is read after the loop: it cannot be multi-buffered, so the
+// loop stays a plain (correct, not overlapped) loop.
+// CHECK-LABEL: func.func @used_after
+// CHECK: tile.pipelined
+// CHECK-NOT: tile.stage
+func.func @used_after(%A: memref<256x256xf16>, %B: memref<64x32xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 2 {
+      tile.copy %A[%c0, %k] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    }
+    tile.copy %a[%c0, %c0] [64, 32] to %B[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+  }
+  return
+}

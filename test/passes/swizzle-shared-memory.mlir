@@ -1,0 +1,54 @@
+// RUN: tlc-opt %s -split-input-file -tile-swizzle-shared-memory | FileCheck %s
+
+// 64-byte rows (32 x f16) take 2 bits, 256-byte rows (128 x f16) 3 bits
+// from shift 4 (the row bits start at bit 8).
+// CHECK-LABEL: func.func @operands
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 2, base = 4, shift = 3>} : memref<128x32xf16
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 4>} : memref<32x128xf16
+// A buffer no gemm reads is left alone.
+// CHECK: tile.alloc_shared : memref<32x128xf16
+func.func @operands() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %other = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<128x32xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Through tile.stage to the multi-buffered allocation; 128-byte rows.
+// CHECK-LABEL: func.func @staged
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<2x64x64xf16
+func.func @staged(%i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a2 = tile.alloc_shared : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %a = tile.stage %a2[%i] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// An annotated swizzle is kept; 16-byte rows need none.
+// CHECK-LABEL: func.func @kept
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 1, base = 4, shift = 3>} : memref<64x64xf16
+// CHECK: tile.alloc_shared : memref<64x8xf16
+func.func @kept() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 1, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x8xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x8xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_a} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x8xf16, #gpu.address_space<workgroup>>, memref<64x8xf32, #tile.space<fragment>>
+  }
+  return
+}
