@@ -34,7 +34,7 @@ func.func @scale(%A: memref<?x128xf32> {tile.name = "A", tile.dims = ["M"]},
 
 // Functions without a tile.kernel are left alone.
 // CHECK-LABEL: func.func @helper
-// CHECK-NOT: gpu.module
+// CHECK-NOT: gpu.func @helper
 func.func @helper(%x: f32) -> f32 {
   return %x : f32
 }
@@ -74,4 +74,30 @@ func.func @returns_value() -> index {
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
   }
   return %c1 : index
+}
+
+// -----
+
+// T.use_swizzle: the block indices are renumbered in panels of 4 rows,
+// snaking column by column (row order).
+// CHECK-LABEL: gpu.func @raster
+// CHECK-DAG: %[[BX:.*]] = gpu.block_id x
+// CHECK-DAG: %[[BY:.*]] = gpu.block_id y
+// CHECK-DAG: %[[GX:.*]] = gpu.grid_dim x
+// CHECK-DAG: %[[GY:.*]] = gpu.grid_dim y
+// CHECK: %[[ID:.*]] = arith.addi %{{.*}}, %[[BX]] : index
+// CHECK: %[[PANEL:.*]] = arith.muli %c4, %[[GX]] : index
+// CHECK: arith.remui %[[ID]], %[[PANEL]]
+// CHECK: arith.ceildivui
+// CHECK: arith.select
+// CHECK: %[[COL:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[COL]]]
+func.func @raster(%A: memref<64x64xf32>) {
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c8, %c8) threads = 32 attributes {tile.rasterization = {order = "row", panel_size = 4 : i64}} {
+    memref.store %one, %A[%by, %bx] : memref<64x64xf32>
+  }
+  return
 }
