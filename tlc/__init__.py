@@ -14,15 +14,18 @@ from .errors import CompilationError
 
 __version__ = "0.1.0"
 
+# tlc.jit is a module and a function: import the module now (it is light: it
+# loads the compiler only when it compiles) so that the name `tlc.jit` is the
+# function. Imported lazily, the import system would set the attribute to the
+# module after __getattr__ had returned the function once.
+from .jit import JITKernel, compile, jit  # noqa: E402,A004
+
 __all__ = [
     "CompilationError", "JITKernel", "TensorSupplyType", "__version__", "compile", "compiler",
     "jit", "language", "layout", "runtime",
 ]
 
 _LAZY = {
-    "jit": ("jit", "jit"),
-    "compile": ("jit", "compile"),
-    "JITKernel": ("jit", "JITKernel"),
     "TensorSupplyType": ("profiler", "TensorSupplyType"),
 }
 
@@ -30,7 +33,9 @@ _LAZY = {
 def __getattr__(name: str):
     if name in _LAZY:
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
     if name in ("compiler", "runtime", "language", "layout", "frontend"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -63,6 +63,10 @@ def _tile_module(args):
             raise CompilationError(f"no kernel named '{args.kernel}' in {args.input} "
                                    f"(kernels: {', '.join(kernels)})")
         kernels = {args.kernel: kernels[args.kernel]}
+    elif len(kernels) > 1 and args.emit in ("ptx", "artifact", "llvm"):
+        # Said before compiling them all: these outputs hold one kernel.
+        raise CompilationError(f"{args.input} has {len(kernels)} kernels "
+                               f"({', '.join(kernels)}): choose one with --kernel")
     ctx = new_context()
     module = None
     for prim in kernels.values():

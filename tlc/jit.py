@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import json
 import os
 import tempfile
@@ -30,12 +29,18 @@ class JITKernel:
             out_idx = []
         elif isinstance(out_idx, int):
             out_idx = [out_idx]
-        self.out_idx = sorted(i % n for i in out_idx)
         for i in out_idx:
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise CompilationError(f"out_idx must be ints (parameter positions), got {i!r}")
             if not -n <= i < n:
-                raise CompilationError(f"out_idx {i} is out of range for {n} parameters")
+                raise CompilationError(f"out_idx {i} is out of range for {self.name}'s {n} "
+                                       "parameters")
             if self.params[i % n]["kind"] != "tensor":
-                raise CompilationError(f"out_idx {i} names the scalar '{self.params[i % n]['name']}'")
+                raise CompilationError(f"out_idx {i} names the scalar "
+                                       f"'{self.params[i % n]['name']}'; outputs are tensors")
+        self.out_idx = sorted(i % n for i in out_idx)
+        if len(set(self.out_idx)) != len(self.out_idx):
+            raise CompilationError(f"out_idx {list(out_idx)} names a parameter twice")
 
     @property
     def name(self) -> str:
@@ -49,9 +54,14 @@ class JITKernel:
         n_in = len(self.params) - len(self.out_idx)
         if len(args) != n_in:
             names = [p["name"] for i, p in enumerate(self.params) if i not in self.out_idx]
-            raise TypeError(f"{self.name} takes {n_in} inputs ({', '.join(names)}); "
+            from .runtime import ArgumentError
+
+            raise ArgumentError(f"{self.name} takes {n_in} inputs ({', '.join(names)}); "
                             f"outputs {[self.params[i]['name'] for i in self.out_idx]} are "
                             f"allocated and returned, got {len(args)} arguments")
+        from .runtime.driver import runtime
+
+        runtime()  # no driver or GPU: a LaunchError before anything is allocated
         outputs = self._allocate_outputs(args)
         full, it = [], iter(args)
         for i in range(len(self.params)):
@@ -60,7 +70,11 @@ class JITKernel:
         return outputs[0] if len(outputs) == 1 else outputs
 
     def _allocate_outputs(self, inputs):
-        import torch
+        try:
+            import torch
+        except ImportError:
+            raise RuntimeError(f"{self.name}: out_idx outputs are allocated as torch "
+                               "tensors, and torch is not installed") from None
 
         from .runtime.dtypes import torch_dtype
 
@@ -115,6 +129,18 @@ class JITKernel:
         return f"<tlc.JITKernel {self.name} for {self.artifact['target']}>"
 
 
+def _kernel(artifact: dict, stages: dict, out_idx) -> JITKernel:
+    """The JITKernel of a fresh compilation; metadata the runtime cannot launch
+    is a compilation error, not a runtime one."""
+    from .runtime import ArtifactError
+
+    try:
+        return JITKernel(artifact, stages, out_idx)
+    except ArtifactError as e:
+        raise CompilationError(f"kernel '{artifact.get('name')}' cannot be launched: {e}") \
+            from None
+
+
 def _compile_prim(prim, target) -> tuple[dict, dict]:
     from .compiler import compile_module
 
@@ -130,14 +156,14 @@ def compile(source, out_idx=None, target: str | None = None, name: str | None = 
     target = target or _default_target()
     if isinstance(source, PrimFunc):
         artifact, stages = _compile_prim(source, target)
-        return JITKernel(artifact, stages, out_idx)
+        return _kernel(artifact, stages, out_idx)
     from .compiler import compile_module, compile_text
 
     if isinstance(source, str):
         compiled = compile_text(source, target, keep_ir=True)
     else:
         compiled = compile_module(source, target, keep_ir=True)
-    return JITKernel(compiled.artifact(name), dict(compiled.stages), out_idx)
+    return _kernel(compiled.artifact(name), dict(compiled.stages), out_idx)
 
 
 def _default_target() -> str:
@@ -153,13 +179,32 @@ def cache_dir() -> str:
         os.path.expanduser("~"), ".cache", "tlc")
 
 
-def _cache_key(factory, args, kwargs, target) -> str:
-    try:
-        source = inspect.getsource(factory)
-    except (OSError, TypeError):
-        source = factory.__qualname__
-    blob = json.dumps({"source": source, "args": repr(args), "kwargs": repr(sorted(kwargs.items())),
-                       "target": target, "tlc": __version__}, sort_keys=True)
+def _compiler_fingerprint() -> str:
+    """Changes when the compiler's native library is rebuilt, so that a cache
+    filled by an older build of the passes is not used."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        parts = [__version__]
+        libs = os.path.join(os.path.dirname(__file__), "_mlir_libs")
+        for name in ("libTLCPythonCAPI.so",):
+            try:
+                st = os.stat(os.path.join(libs, name))
+                parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                pass
+        _FINGERPRINT = ";".join(parts)
+    return _FINGERPRINT
+
+
+_FINGERPRINT = None
+
+
+def _cache_key(tile_ir: str, name: str, target: str) -> str:
+    """The key of a compilation: what the frontend built (so a change anywhere,
+    in the factory, a helper or a global constant it reads, is a new entry),
+    the target and the compiler."""
+    blob = json.dumps({"ir": tile_ir, "name": name, "target": target,
+                       "compiler": _compiler_fingerprint()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -168,9 +213,12 @@ def _cache_load(key: str):
     try:
         with open(path) as f:
             entry = json.load(f)
-        if entry.get("tlc") != __version__ or "artifact" not in entry:
+        if not isinstance(entry, dict) or entry.get("tlc") != __version__:
             return None
-        return entry["artifact"], entry["stages"]
+        artifact, stages = entry["artifact"], entry["stages"]
+        if not isinstance(artifact, dict) or not isinstance(stages, dict):
+            return None
+        return artifact, stages
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing or corrupt: recompile and replace
 
@@ -207,22 +255,38 @@ class JITFactory:
             mem_key = None
         if mem_key is not None and mem_key in self._memory:
             return self._memory[mem_key]
-        key = _cache_key(self.factory, args, kwargs, target)
-        cached = _cache_load(key) if self.use_disk_cache else None
-        if cached is None:
-            from .frontend import PrimFunc
+        from .compiler import compile_module
+        from .frontend import PrimFunc
+        from .runtime import ArtifactError
 
-            prim = self.factory(*args, **kwargs)
-            if not isinstance(prim, PrimFunc):
-                raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
-                                       f"return a @T.prim_func, got {type(prim).__name__}")
-            cached = _compile_prim(prim, target)
+        prim = self.factory(*args, **kwargs)
+        if not isinstance(prim, PrimFunc):
+            raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
+                                   f"return a @T.prim_func, got {type(prim).__name__}")
+        module = prim.build_module()  # cheap next to compiling: it keys the cache
+        key = _cache_key(str(module), prim.name, target)
+        kernel = None
+        cached = _cache_load(key) if self.use_disk_cache else None
+        if cached is not None:
+            try:
+                kernel = JITKernel(*cached, out_idx=self.out_idx)
+            except (ArtifactError, KeyError, TypeError, ValueError):
+                kernel = None  # a damaged entry: compile again and replace it
+        if kernel is None:
+            compiled = compile_module(module, target, keep_ir=True)
+            artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
             if self.use_disk_cache:
-                _cache_store(key, *cached)
-        kernel = JITKernel(*cached, out_idx=self.out_idx)
+                _cache_store(key, artifact, stages)
+            kernel = _kernel(artifact, stages, self.out_idx)
         if mem_key is not None:
             self._memory[mem_key] = kernel
         return kernel
+
+    def cache_key(self, *args, **kwargs) -> str:
+        """The disk-cache key of the kernel these arguments make."""
+        target = self.target or _default_target()
+        prim = self.factory(*args, **kwargs)
+        return _cache_key(str(prim.build_module()), prim.name, target)
 
 
 def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True, **_options):

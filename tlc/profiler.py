@@ -32,6 +32,11 @@ class Profiler:
         return list(p["shape"])
 
     def supply(self, p):
+        """A value for parameter `p`: a CUDA tensor, or a Python number for a scalar."""
+        if p["kind"] == "scalar":
+            if p["dtype"] == "bool":
+                return True
+            return 1.0 if p["dtype"].startswith(("float", "bfloat")) else 1
         import torch
 
         from .runtime.dtypes import torch_dtype
@@ -63,7 +68,8 @@ class Profiler:
             out = self.kernel(*inputs)
             return list(out) if isinstance(out, (list, tuple)) else [out]
         self.kernel(*inputs)
-        return [inputs[i] for i, p in enumerate(self.kernel.params) if p.get("access") != "read"]
+        return [inputs[i] for i, p in enumerate(self.kernel.params)
+                if p["kind"] == "tensor" and p.get("access") != "read"]
 
     def assert_allclose(self, reference_program, rtol: float = 1e-2, atol: float = 1e-2,
                         max_mismatched_ratio: float = 0.0):
@@ -72,7 +78,7 @@ class Profiler:
         import torch
 
         inputs = self.inputs()
-        ref_inputs = [x.clone() for x in inputs]
+        ref_inputs = [x.clone() if hasattr(x, "clone") else x for x in inputs]
         outs = self._run(inputs)
         refs = reference_program(*ref_inputs)
         refs = list(refs) if isinstance(refs, (list, tuple)) else [refs]

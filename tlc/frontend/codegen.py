@@ -19,8 +19,30 @@ from .expressions import ExpressionMixin
 from .values import Affine, BufferRef, Scalar, index_value
 
 
-class Unsupported(Exception):
-    pass
+def _is_dtype_name(text: str) -> bool:
+    try:
+        DType(text)
+        return True
+    except ValueError:
+        return False
+
+
+class _NoFlow:
+    """The mark a name bound inside a run-time region leaves after it."""
+
+    def __init__(self, kind: str, line: int, loop_var: bool = False):
+        self.kind, self.line, self.loop_var = kind, line, loop_var
+
+    def message(self, name: str) -> str:
+        if self.loop_var:
+            return (f"'{name}' is the variable of the run-time loop at line {self.line}; "
+                    "it is not defined after the loop")
+        if self.kind == "if":
+            return (f"'{name}' was assigned inside a run-time `if` (line {self.line}); values "
+                    "do not flow out of run-time branches: choose the value with "
+                    "`a if cond else b` (T.if_then_else) or store into a T.alloc_local buffer")
+        return (f"'{name}' was assigned inside a run-time loop (line {self.line}); values do "
+                "not flow out of run-time loops: store into a T.alloc_local buffer instead")
 
 
 class CodeGenerator(ExpressionMixin):
@@ -31,9 +53,14 @@ class CodeGenerator(ExpressionMixin):
         self.module = module
         self.scopes: list[dict] = [{}]
         self.symbols: dict[str, Affine] = {}  # symbolic size name -> its memref.dim
-        self.kernel = None  # the tile.kernel op being built
+        self.kernel = None  # the tile.kernel op (built or being built)
+        self.kernel_line = 0
+        self.scalar_args: dict = {}  # the func's scalar arguments (ir.Value) -> name
+        self.in_kernel = False  # inside `with T.Kernel(...)`
         self.parallel_depth = 0
-        self.branch_names: dict[str, int] = {}  # names bound in run-time ifs -> line
+        # Run-time regions (scf.if branches, loops) being built: (kind, index of
+        # their scope in self.scopes, line). Names bound inside one do not flow out.
+        self.regions: list[tuple[str, int, int]] = []
 
     # -- diagnostics and locations ------------------------------------------
 
@@ -50,18 +77,25 @@ class CodeGenerator(ExpressionMixin):
 
     # -- names ----------------------------------------------------------------
 
-    def bind(self, name: str, value) -> None:
+    def bind(self, name: str, value, node=None) -> None:
+        loop = next((r for r in reversed(self.regions) if r[0] == "loop"), None)
+        if loop is not None and node is not None:
+            for scope in self.scopes[:loop[1]]:
+                if name in scope and not isinstance(scope[name], _NoFlow):
+                    raise self.error(node, (
+                        f"'{name}' is defined outside this run-time loop (line {loop[2]}): "
+                        "assigning it inside the loop would not carry its value to the next "
+                        "iteration or out of the loop; keep the value in a T.alloc_local "
+                        "buffer (acc[0] += ...) or use a new name"))
         self.scopes[-1][name] = value
 
     def lookup(self, name: str, node):
         for scope in reversed(self.scopes):
             if name in scope:
-                return scope[name]
-        if name in self.branch_names:
-            raise self.error(node, (
-                f"'{name}' was assigned inside a run-time `if` (line "
-                f"{self.branch_names[name]}); values do not flow out of run-time branches: "
-                "store into a T.alloc_local buffer instead"))
+                value = scope[name]
+                if isinstance(value, _NoFlow):
+                    raise self.error(node, value.message(name))
+                return value
         if name in self.prim.env:
             return self.prim.env[name]
         raise self.error(node, f"name '{name}' is not defined")
@@ -74,6 +108,21 @@ class CodeGenerator(ExpressionMixin):
         finally:
             self.scopes.pop()
 
+    @contextlib.contextmanager
+    def region(self, kind: str, node, loop_vars=()):
+        """A scope whose names do not flow out: `kind` is "if" (a branch of a
+        run-time `if`) or "loop" (a run-time loop's body, T.Parallel's too).
+        Names bound inside are poisoned after it, so a later use is an error
+        instead of silently reading an older value."""
+        with self.scope() as names:
+            self.regions.append((kind, len(self.scopes) - 1, node.lineno))
+            try:
+                yield names
+            finally:
+                self.regions.pop()
+        for name in names:
+            self.scopes[-1][name] = _NoFlow(kind, node.lineno, name in loop_vars)
+
     # -- the function --------------------------------------------------------
 
     def build(self) -> None:
@@ -83,10 +132,14 @@ class CodeGenerator(ExpressionMixin):
             if arg.annotation is None:
                 raise self.error(arg, f"parameter '{arg.arg}' needs an annotation such as "
                                       "T.Tensor((M, N), \"float16\") or T.int32")
-            spec = self.eval_python(arg.annotation)
+            spec = self.annotation(arg)
             params.append((arg, spec))
-        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs \
+                or node.args.posonlyargs:
             raise self.error(node, "a prim_func takes plain positional parameters only")
+        if node.args.defaults:
+            raise self.error(node.args.defaults[0], "prim_func parameters cannot have default "
+                                                    "values (every argument is passed at launch)")
 
         types, attrs = [], []
         for arg, spec in params:
@@ -101,12 +154,31 @@ class CodeGenerator(ExpressionMixin):
             for (arg, spec), value in zip(params, entry.arguments):
                 with self.loc(arg):
                     self.bind_param(arg.arg, spec, value)
-            self.visit_body(node.body)
+            body = node.body
+            if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+                body = body[:-1]  # a final bare `return`
+            self.visit_body(body)
             if self.kernel is None:
                 raise self.error(node, f"'{self.prim.name}' has no `with T.Kernel(...)`: a "
                                        "tile program launches one kernel")
             with self.loc(node):
                 func.ReturnOp([])
+
+    def annotation(self, arg):
+        """A parameter's annotation: the value Python computed when the function
+        was defined (it sees a factory's locals even when the body does not),
+        else the annotation evaluated in the function's environment."""
+        spec = self.prim.annotations.get(arg.arg)
+        if spec is None or isinstance(spec, str) and not _is_dtype_name(spec):
+            # Python evaluated the annotations when it ran the `def`, in the
+            # scope they were written in (which the body's closure may lack).
+            annotations = getattr(self.prim.fn, "__annotations__", {})
+            spec = annotations.get(arg.arg)
+            if spec is None or isinstance(spec, str):  # PEP 563 strings
+                spec = self.eval_python(arg.annotation)
+        if isinstance(spec, str) and not isinstance(spec, DType) and _is_dtype_name(spec):
+            spec = DType(spec)
+        return spec
 
     def param_type(self, arg, spec) -> ir.Type:
         if isinstance(spec, Tensor):
@@ -135,6 +207,7 @@ class CodeGenerator(ExpressionMixin):
 
     def bind_param(self, name: str, spec, value: ir.Value) -> None:
         if not isinstance(spec, Tensor):
+            self.scalar_args[value] = name
             self.bind(name, Scalar(value, self.scalar_dtype(spec)))
             return
         shape = []
@@ -156,15 +229,24 @@ class CodeGenerator(ExpressionMixin):
             expr = ast.Expression(node)
             return eval(compile(expr, self.prim.filename, "eval"), dict(self.prim.env))
         except Exception as e:
+            hint = (" (with `from __future__ import annotations`, annotations are evaluated "
+                    "late, where only the function's globals and closure are visible)"
+                    if isinstance(e, NameError) else "")
             raise self.error(node, f"cannot evaluate this annotation: {type(e).__name__}: "
-                                   f"{e}") from None
+                                   f"{e}{hint}") from None
 
     # -- statements ---------------------------------------------------------
 
     def visit_body(self, stmts) -> None:
         for stmt in stmts:
             with self.loc(stmt):
-                self.visit_stmt(stmt)
+                try:
+                    self.visit_stmt(stmt)
+                except (CompilationError, ir.MLIRError):
+                    raise
+                except Exception as e:  # a case the frontend does not check: still say where
+                    raise self.error(stmt, f"tlc cannot compile this statement "
+                                           f"({type(e).__name__}: {e})") from None
 
     def visit_stmt(self, node) -> None:
         method = getattr(self, "stmt_" + type(node).__name__, None)
@@ -187,6 +269,8 @@ class CodeGenerator(ExpressionMixin):
         if node.value is not None:
             raise self.error(node, "a prim_func returns nothing: write outputs into tensor "
                                    "parameters")
+        raise self.error(node, "`return` may only end a prim_func (the statements after it "
+                               "would still be compiled)")
 
     def stmt_Assign(self, node) -> None:
         value = self.eval(node.value)
@@ -202,7 +286,7 @@ class CodeGenerator(ExpressionMixin):
         if isinstance(target, ast.Name):
             if isinstance(value, BufferRef) and value.name == "":
                 value.name = target.id
-            self.bind(target.id, value)
+            self.bind(target.id, value, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error(node, f"cannot unpack {value!r} into {len(target.elts)} names")
@@ -215,8 +299,9 @@ class CodeGenerator(ExpressionMixin):
 
     def stmt_AugAssign(self, node) -> None:
         if isinstance(node.target, ast.Name):
-            current = self.lookup(node.target.id, node.target)
-            self.bind(node.target.id, self.binop(node.op, current, self.eval(node.value), node))
+            current = self.eval(node.target)
+            self.bind(node.target.id, self.binop(node.op, current, self.eval(node.value), node),
+                      node.target)
         elif isinstance(node.target, ast.Subscript):
             current = self.eval(node.target)
             self.store(node.target, self.binop(node.op, current, self.eval(node.value), node))
@@ -225,22 +310,22 @@ class CodeGenerator(ExpressionMixin):
 
     def stmt_If(self, node) -> None:
         cond = self.eval(node.test)
-        if isinstance(cond, (bool, int)):
+        if not isinstance(cond, (Scalar, Affine, BufferRef)):  # compile time: specialize
             self.visit_body(node.body if cond else node.orelse)
             return
-        if not (isinstance(cond, Scalar) and cond.dtype == "bool"):
+        if isinstance(cond, BufferRef):
             raise self.error(node.test, f"an `if` needs a compile-time or boolean condition, "
                                         f"got {self.describe(cond)}")
-        op = scf.IfOp(cond.value, hasElse=bool(node.orelse))
+        self.require_kernel(node, "an `if` on a run-time value")
+        cond = self.to_value(cond, "bool", node.test)
+        op = scf.IfOp(cond, has_else=bool(node.orelse))
         for block, stmts in ((op.then_block, node.body),
                              (op.else_block if node.orelse else None, node.orelse)):
             if block is None:
                 continue
-            with ir.InsertionPoint(block), self.scope() as names:
+            with ir.InsertionPoint(block), self.region("if", node):
                 self.visit_body(stmts)
                 scf.YieldOp([])
-            for name in names:
-                self.branch_names[name] = node.lineno
 
     def stmt_With(self, node) -> None:
         if len(node.items) != 1:
@@ -266,8 +351,22 @@ class CodeGenerator(ExpressionMixin):
 
         return getattr(language, name)
 
+    def scalar_params_in(self, value: ir.Value) -> list[str]:
+        """The scalar parameters `value` is computed from."""
+        found, stack, seen = [], [value], set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in self.scalar_args:
+                found.append(self.scalar_args[v])
+            elif isinstance(v, ir.OpResult):
+                stack.extend(v.owner.operands)
+        return sorted(found)
+
     def require_kernel(self, node, what: str) -> None:
-        if self.kernel is None:
+        if not self.in_kernel:
             raise self.error(node, f"{what} must be inside `with T.Kernel(...)`")
 
     def store(self, target: ast.Subscript, value) -> None:
@@ -297,6 +396,9 @@ def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Modu
             module.operation.attributes["tile.source"] = ir.StringAttr.get(prim.filename)
         try:
             CodeGenerator(prim, module).build()
+            # Verify here, so that an invalid program (a T.gemm whose shapes do
+            # not agree) is reported at its line whatever is done with the IR.
+            module.operation.verify()
         except ir.MLIRError as e:
             raise compilation_error(e, "invalid tile program", prim.filename) from None
     return module

@@ -7,6 +7,7 @@ import operator
 
 from .. import ir
 from ..dialects import arith, memref
+from ..errors import CompilationError
 from ..language import Intrinsic
 from ..language.types import SymbolicDim, dtype as DType
 from . import dtypes
@@ -29,6 +30,15 @@ _CMPF = {ast.Eq: "oeq", ast.NotEq: "une", ast.Lt: "olt", ast.LtE: "ole", ast.Gt:
          ast.GtE: "oge"}
 
 
+def _cmpi(pred: str, a, b):
+    """arith.cmpi by predicate name ("slt", "ne", ...); the builder takes the enum."""
+    return arith.cmpi(arith.CmpIPredicate[pred], a, b)
+
+
+def _cmpf(pred: str, a, b):
+    return arith.cmpf(arith.CmpFPredicate[pred.upper()], a, b)
+
+
 def _is_number(x) -> bool:
     return isinstance(x, (int, float))  # bools included
 
@@ -49,7 +59,13 @@ class ExpressionMixin:
             raise self.error(node, f"tlc does not support `{type(node).__name__}` expressions "
                                    "in a prim_func")
         with self.loc(node):
-            return simplify(method(node))
+            try:
+                return simplify(method(node))
+            except (CompilationError, ir.MLIRError):
+                raise
+            except Exception as e:  # a case the frontend does not check: still say where
+                raise self.error(node, f"tlc cannot compile this expression "
+                                       f"({type(e).__name__}: {e})") from None
 
     def eval_static(self, node):
         """An expression that must be a compile-time value."""
@@ -66,7 +82,24 @@ class ExpressionMixin:
                                    f"{self.describe(value)}")
         return value
 
+    def check_index(self, value, node, what: str):
+        """`value` if it can be an index (a Python int, run-time index or integer
+        scalar), else an error naming `what`."""
+        if _is_index(value) or (isinstance(value, Scalar) and dtypes.is_int(value.dtype)
+                                and value.dtype != "bool"):
+            return value
+        raise self.error(node, f"{what} must be an integer, got {self.describe(value)}")
+
+    def index(self, value, node, what: str) -> ir.Value:
+        """`value` as an index value, built here (see check_index)."""
+        return index_value(self.check_index(value, node, what))
+
     def describe(self, value) -> str:
+        if isinstance(value, (tuple, list)) and any(
+                isinstance(v, (Affine, Scalar, BufferRef)) for v in value):
+            inner = ", ".join(self.describe(v) for v in value)
+            return f"({inner}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) \
+                else f"[{inner}]"
         if isinstance(value, BufferRef):
             return f"buffer '{value.name}'"
         if isinstance(value, Affine):
@@ -206,16 +239,18 @@ class ExpressionMixin:
             return _PY_CMPS[type(op)](a, b)
         if type(op) not in _CMPI:
             raise self.error(node, f"comparison {type(op).__name__} needs compile-time values")
+        if isinstance(a, BufferRef) or isinstance(b, BufferRef):
+            raise self.error(node, f"cannot compare {self.describe(a)} with {self.describe(b)}")
         if _is_index(a) and _is_index(b):
-            return Scalar(arith.cmpi(_CMPI[type(op)], index_value(a), index_value(b)), "bool")
+            return Scalar(_cmpi(_CMPI[type(op)], index_value(a), index_value(b)), "bool")
         dt = self.result_dtype(a, b, node)
         va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
         if dtypes.is_float(dt):
-            return Scalar(arith.cmpf(_CMPF[type(op)], va, vb), "bool")
+            return Scalar(_cmpf(_CMPF[type(op)], va, vb), "bool")
         pred = _CMPI[type(op)]
         if dtypes.is_unsigned(dt) and pred[0] == "s":
             pred = "u" + pred[1:]
-        return Scalar(arith.cmpi(pred, va, vb), "bool")
+        return Scalar(_cmpi(pred, va, vb), "bool")
 
     def expr_BoolOp(self, node):
         result = self.eval(node.values[0])
@@ -304,8 +339,12 @@ class ExpressionMixin:
         to = dtypes.mlir_type(dt)
         if dt == "bool":
             zero = self.to_value(0, src, None)
-            return (arith.cmpf("une", v, zero) if dtypes.is_float(src)
-                    else arith.cmpi("ne", v, zero))
+            return (_cmpf("une", v, zero) if dtypes.is_float(src)
+                    else _cmpi("ne", v, zero))
+        if src == "index" and dtypes.is_float(dt):  # int<->float casts take no index
+            return self.convert(Scalar(self.convert(x, "int64"), "int64"), dt)
+        if dt == "index" and dtypes.is_float(src):
+            return self.convert(Scalar(self.convert(x, "int64"), "int64"), dt)
         if dtypes.is_float(src) and dtypes.is_float(dt):
             return (arith.extf(to, v) if dtypes.bits(src) < dtypes.bits(dt)
                     else arith.truncf(to, v))

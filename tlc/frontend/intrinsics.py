@@ -27,11 +27,13 @@ def _args(gen, node, names: list[str], defaults: dict | None = None) -> dict:
         raise gen.error(node, f"{fn} takes at most {len(names)} arguments, got {len(node.args)}")
     bound = dict(zip(names, node.args))
     for kw in node.keywords:
+        if kw.arg is None:
+            raise gen.error(kw, f"{fn} does not take **keyword arguments")
         if kw.arg not in names:
-            raise gen.error(kw.value, f"{fn} has no parameter '{kw.arg}' "
-                                      f"(parameters: {', '.join(names)})")
+            raise gen.error(kw, f"{fn} has no parameter '{kw.arg}' "
+                                f"(parameters: {', '.join(names)})")
         if kw.arg in bound:
-            raise gen.error(kw.value, f"{fn} got '{kw.arg}' twice")
+            raise gen.error(kw, f"{fn} got '{kw.arg}' twice")
         bound[kw.arg] = kw.value
     missing = [n for n in names if n not in bound and n not in defaults]
     if missing:
@@ -51,42 +53,66 @@ def _buffer(gen, node, what: str) -> BufferRef:
 
 def kernel(gen, call, target, body) -> None:
     """with T.Kernel(*grid, threads=N) as bx / (bx, by, bz): ..."""
-    if gen.kernel is not None:
+    if gen.in_kernel:
         raise gen.error(call, "T.Kernel cannot be nested in another T.Kernel")
+    if gen.kernel is not None:
+        raise gen.error(call, f"a prim_func launches one kernel: it already has a "
+                              f"`with T.Kernel(...)` at line {gen.kernel_line}")
     grid = [gen.eval(a) for a in call.args]
     threads = 128
     for kw in call.keywords:
         if kw.arg == "threads":
             threads = gen.eval_static(kw.value)
-            if isinstance(threads, (tuple, list)):
+            if isinstance(threads, (tuple, list)) and all(
+                    isinstance(t, int) and not isinstance(t, bool) for t in threads):
                 threads = pymath.prod(threads)
-        elif kw.arg not in ("prelude",):
-            raise gen.error(kw.value, f"T.Kernel has no parameter '{kw.arg}'")
+        elif kw.arg == "prelude":
+            raise gen.error(kw, "T.Kernel's prelude (CUDA source) is not supported by tlc")
+        else:
+            raise gen.error(kw, f"T.Kernel has no parameter '{kw.arg}' (parameters: "
+                                      "the grid sizes, threads)")
     if not 1 <= len(grid) <= 3:
         raise gen.error(call, f"T.Kernel takes 1 to 3 grid sizes, got {len(grid)}")
-    if not isinstance(threads, int) or not 1 <= threads <= 1024:
-        raise gen.error(call, f"threads must be an integer in [1, 1024], got {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+        where = next((kw for kw in call.keywords if kw.arg == "threads"), call)
+        raise gen.error(where, f"threads must be an integer in [1, 1024], got {threads!r}")
     sizes = []
     for a, g in zip(call.args, grid):
-        if not (isinstance(g, (int, Affine)) or isinstance(g, Scalar)):
-            raise gen.error(a, f"a grid size must be an integer, got {gen.describe(g)}")
-        sizes.append(index_value(g))
-    op = tile.KernelOp(sizes, threads)
+        if isinstance(g, int) and not isinstance(g, bool) and g <= 0:
+            raise gen.error(a, f"a grid size must be positive, got {g}")
+        sizes.append(gen.index(g, a, "a grid size"))
+        scalars = gen.scalar_params_in(sizes[-1])
+        if scalars:
+            # The launcher computes the grid from the tensors' sizes only.
+            raise gen.error(a, f"a grid size cannot depend on the scalar parameter "
+                               f"'{scalars[0]}': tlc computes the grid at launch from tensor "
+                               "sizes; make it the size of a tensor (T.dynamic) instead")
+    with gen.loc(call):  # the kernel's errors (shared memory budget) point at T.Kernel
+        op = tile.KernelOp(sizes, threads)
     index = ir.IndexType.get()
     block = op.body.blocks.append(*([index] * len(sizes)))
-    gen.kernel = op
-    with ir.InsertionPoint(block), gen.scope():
-        if target is not None:
-            names = target.elts if isinstance(target, ast.Tuple) else [target]
-            if len(names) > len(sizes) or not all(isinstance(n, ast.Name) for n in names):
-                raise gen.error(target, f"T.Kernel with {len(sizes)} grid size(s) gives at most "
-                                        f"{len(sizes)} block indices")
-            for n, arg in zip(names, block.arguments):
-                gen.bind(n.id, Affine.leaf(arg))
-        gen.visit_body(body)
+    gen.kernel, gen.kernel_line, gen.in_kernel = op, call.lineno, True
+    try:
+        with ir.InsertionPoint(block), gen.scope():
+            if isinstance(target, ast.Name):  # `as b`: the index, or all of them (TileLang)
+                indices = [Affine.leaf(a) for a in block.arguments]
+                gen.bind(target.id, indices[0] if len(indices) == 1 else tuple(indices))
+            elif target is not None:
+                names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                if len(names) != len(sizes) or not all(isinstance(n, ast.Name) for n in names):
+                    raise gen.error(target, f"T.Kernel with {len(sizes)} grid size(s) gives "
+                                            f"{len(sizes)} block indices, to {len(sizes)} "
+                                            "names (or to one name, as a tuple)")
+                for n, arg in zip(names, block.arguments):
+                    gen.bind(n.id, Affine.leaf(arg))
+            gen.visit_body(body)
+    finally:
+        gen.in_kernel = False
 
 
 def for_loop(gen, node) -> None:
+    if node.orelse:
+        raise gen.error(node.orelse[0], "`for ... else` is not supported in a prim_func")
     it = node.iter
     fn = gen.eval(it.func) if isinstance(it, ast.Call) else None
     if fn is gen.T("Parallel"):
@@ -117,15 +143,21 @@ def _loop_vars(gen, node, count: int) -> list[str]:
 def _parallel(gen, node) -> None:
     gen.require_kernel(node, "T.Parallel")
     call = node.iter
+    for kw in call.keywords:
+        if kw.arg != "coalesced_width":  # a hint TileLang takes; tlc picks its own width
+            raise gen.error(kw, f"T.Parallel has no parameter '{kw.arg}'")
+    if not call.args:
+        raise gen.error(call, "T.Parallel needs at least one extent")
     shape = [gen.eval_int(a, "a T.Parallel extent") for a in call.args]
-    if not shape or any(s <= 0 for s in shape):
-        raise gen.error(call, f"T.Parallel extents must be positive, got {shape}")
+    for a, s in zip(call.args, shape):
+        if s <= 0:
+            raise gen.error(a, f"a T.Parallel extent must be positive, got {s}")
     names = _loop_vars(gen, node, len(shape))
     op = tile.ParallelOp(shape)
     block = op.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
     gen.parallel_depth += 1
     try:
-        with ir.InsertionPoint(block), gen.scope():
+        with ir.InsertionPoint(block), gen.region("loop", node, names):
             for n, arg in zip(names, block.arguments):
                 gen.bind(n, Affine.leaf(arg))
             gen.visit_body(node.body)
@@ -133,49 +165,68 @@ def _parallel(gen, node) -> None:
         gen.parallel_depth -= 1
 
 
-def _bounds(gen, call):
-    args = [gen.eval(a) for a in call.args]
-    kwargs = {k.arg: k.value for k in call.keywords}
+def _bounds(gen, call, what: str):
+    """(start, stop, step) as Python ints or run-time indices, and the keywords."""
+    kwargs = {k.arg: k for k in call.keywords}
+    if not 1 <= len(call.args) <= 3:
+        raise gen.error(call, f"{what} takes (stop), (start, stop) or (start, stop, step), got "
+                              f"{len(call.args)} arguments")
+    args = []
+    for a in call.args:
+        v = gen.eval(a)
+        if isinstance(v, Scalar):
+            v = Affine.leaf(gen.index(v, a, f"a bound of {what}"))
+        elif not (isinstance(v, (int, Affine)) and not isinstance(v, bool)):
+            raise gen.error(a, f"a bound of {what} must be an integer, got {gen.describe(v)}")
+        args.append(v)
     if len(args) == 1:
-        return 0, args[0], 1, kwargs
-    if len(args) in (2, 3):
-        return args[0], args[1], args[2] if len(args) == 3 else 1, kwargs
-    raise gen.error(call, "a loop takes (stop), (start, stop) or (start, stop, step)")
+        args = [0, args[0]]
+    start, stop, step = (args + [1])[:3]
+    if not isinstance(step, int):
+        raise gen.error(call.args[2], f"the step of {what} must be a compile-time integer")
+    if step <= 0:
+        raise gen.error(call.args[2], f"the step of {what} must be positive, got {step}")
+    return start, stop, step, kwargs
 
 
 def _pipelined(gen, node) -> None:
     gen.require_kernel(node, "T.Pipelined")
     call = node.iter
-    start, stop, step, kwargs = _bounds(gen, call)
+    start, stop, step, kwargs = _bounds(gen, call, "T.Pipelined")
     stages = 2
-    for k, v in kwargs.items():
+    for k, kw in kwargs.items():
         if k == "num_stages":
-            stages = gen.eval_int(v, "num_stages")
-        elif k not in ("order", "stage", "group", "sync"):
-            raise gen.error(v, f"T.Pipelined has no parameter '{k}'")
-    if stages < 1:
-        raise gen.error(call, f"num_stages must be at least 1, got {stages}")
+            stages = gen.eval_int(kw.value, "num_stages")
+            if stages < 1:
+                raise gen.error(kw.value, f"num_stages must be at least 1, got {stages}")
+        elif k not in ("order", "stage", "group", "sync"):  # TileLang's scheduling hints
+            raise gen.error(kw, f"T.Pipelined has no parameter '{k}'")
     (name,) = _loop_vars(gen, node, 1)
     op = tile.PipelinedOp(index_value(start), index_value(stop), index_value(step), stages)
     block = op.body.blocks.append(ir.IndexType.get())
-    with ir.InsertionPoint(block), gen.scope():
+    with ir.InsertionPoint(block), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(block.arguments[0]))
         gen.visit_body(node.body)
 
 
 def _serial(gen, node, unroll: bool) -> None:
-    start, stop, step, kwargs = _bounds(gen, node.iter)
+    what = "T.unroll" if unroll else ("range" if gen.eval(node.iter.func) is range
+                                      else "T.serial")
+    start, stop, step, kwargs = _bounds(gen, node.iter, what)
     if kwargs:
-        raise gen.error(node.iter, f"unexpected keyword '{next(iter(kwargs))}'")
+        k = next(iter(kwargs))
+        raise gen.error(kwargs[k], f"{what} has no parameter '{k}'")
     (name,) = _loop_vars(gen, node, 1)
-    if unroll and all(isinstance(x, int) for x in (start, stop, step)):
-        for i in range(start, stop, step):  # T.unroll with constant bounds: unrolled here
-            with gen.scope():
-                gen.bind(name, i)
-                gen.visit_body(node.body)
+    if unroll and isinstance(start, int) and isinstance(stop, int):
+        # T.unroll with constant bounds is unrolled here, with Python's
+        # semantics: names assigned in the body keep their values.
+        for i in range(start, stop, step):
+            gen.bind(name, i)
+            gen.visit_body(node.body)
         return
+    gen.require_kernel(node, f"a run-time {what} loop")
     loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
-    with ir.InsertionPoint(loop.body), gen.scope():
+    with ir.InsertionPoint(loop.body), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(loop.induction_variable))
         gen.visit_body(node.body)
         scf.YieldOp([])
@@ -189,17 +240,14 @@ def _alloc(gen, node, place: str):
     if gen.parallel_depth:
         raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
     a = _args(gen, node, ["shape", "dtype", "scope"], {"dtype": "float32", "scope": None})
-    shape = gen.eval_static(a["shape"])
-    if isinstance(shape, int):
+    shape = gen.eval(a["shape"])
+    if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
-    if not isinstance(shape, (tuple, list)) or not all(
+    if not isinstance(shape, (tuple, list)) or not shape or not all(
             isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
         raise gen.error(a["shape"], f"a {place} buffer needs a static shape of positive ints, "
-                                    f"got {shape!r}")
-    try:
-        dt = DType(gen.eval_static(a["dtype"])) if "dtype" in a else DType("float32")
-    except ValueError as e:
-        raise gen.error(a["dtype"], str(e)) from None
+                                    f"got {gen.describe(shape)}")
+    dt = _dtype(gen, a["dtype"]) if "dtype" in a else DType("float32")
     space = ir.Attribute.parse(_PLACE_SPACE[place])
     t = ir.MemRefType.get(list(shape), dtypes.mlir_type(dt), memory_space=space)
     op = {"shared": tile.alloc_shared, "fragment": tile.alloc_fragment,
@@ -233,6 +281,7 @@ def _region(gen, node):
     for dim, item in enumerate(items):
         v = gen.eval(item)
         if not isinstance(v, slice):
+            gen.check_index(v, item, "an index")
             offsets.append(v)
             sizes.append(None)
             continue
@@ -241,6 +290,8 @@ def _region(gen, node):
             raise gen.error(item, "strided slices are not supported in T.copy")
         lo = 0 if v.start is None else v.start
         hi = buf.shape[dim] if v.stop is None else v.stop
+        for bound in (lo, hi):
+            gen.check_index(bound, item, "a slice bound")
         extent = simplify(as_affine(hi) - lo) if _indexish(hi) and _indexish(lo) else None
         if not isinstance(extent, int):
             raise gen.error(item, f"the extent of this slice of '{buf.name}' must be a "
@@ -292,8 +343,9 @@ def call_copy(gen, node):
         raise gen.error(node, f"T.copy shapes differ: source region "
                               f"{'x'.join(map(str, src_sizes))} vs destination region "
                               f"{'x'.join(map(str, dst_sizes))}")
-    tile.copy(src.value, [index_value(o) for o in src_off], src_sizes,
-              dst.value, [index_value(o) for o in dst_off], dst_sizes)
+    src_idx = [gen.index(o, node, "a T.copy offset") for o in src_off]
+    dst_idx = [gen.index(o, node, "a T.copy offset") for o in dst_off]
+    tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
 
 
 def _extent_from(gen, node, buf, other_sizes) -> list[int]:
@@ -519,9 +571,19 @@ def call_if_then_else(gen, node):
     return gen.select(cond, then, other, node)
 
 
+def _dtype(gen, node):
+    """The dtype an argument names ("float16", T.float16, buf.dtype)."""
+    value = gen.eval_static(node)
+    try:
+        return DType(value)
+    except (ValueError, TypeError) as e:
+        raise gen.error(node, str(e) if isinstance(value, str) else
+                        f"expected a dtype such as \"float16\" or T.float16, got {value!r}") from None
+
+
 def call_infinity(gen, node):
     a = _args(gen, node, ["dtype"])
-    dt = DType(gen.eval_static(a["dtype"]))
+    dt = _dtype(gen, a["dtype"])
     if not dt.is_float:
         raise gen.error(node, f"T.infinity needs a float dtype, got {dt}")
     return Scalar(arith.constant(dtypes.mlir_type(dt), float("inf")), str(dt))
@@ -529,7 +591,9 @@ def call_infinity(gen, node):
 
 def cast_to(gen, x, dt, node):
     dt = str(DType(dt))
-    if isinstance(x, (int, float)) and not isinstance(x, bool) and not isinstance(x, Scalar):
+    if isinstance(x, (int, float)):
+        if isinstance(x, float) and not dtypes.is_float(dt) and dt != "bool":
+            x = int(x)  # an explicit cast truncates, as C does
         return Scalar(gen.to_value(x, dt, node), dt)
     if isinstance(x, Affine):
         x = Scalar(x.materialize(), "index")
@@ -540,22 +604,22 @@ def cast_to(gen, x, dt, node):
 
 def call_cast(gen, node):
     a = _args(gen, node, ["value", "dtype"])
-    try:
-        dt = DType(gen.eval_static(a["dtype"]))
-    except ValueError as e:
-        raise gen.error(a["dtype"], str(e)) from None
+    dt = _dtype(gen, a["dtype"])
     return cast_to(gen, gen.eval(a["value"]), dt, node)
 
 
 def _divide(gen, node, ceil: bool):
     a = _args(gen, node, ["a", "b"])
     x, y = gen.eval(a["a"]), gen.eval(a["b"])
-    if isinstance(x, int) and isinstance(y, int):
+    name = "T.ceildiv" if ceil else "T.floordiv"
+    if isinstance(y, int) and not isinstance(y, bool) and y == 0:
+        raise gen.error(a["b"], f"{name} by zero")
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
         return -(-x // y) if ceil else x // y
-    if isinstance(x, (Scalar, Affine, int)) and isinstance(y, (Scalar, Affine, int)):
-        op = arith.ceildivsi if ceil else arith.floordivsi
-        return Affine.leaf(op(index_value(x), index_value(y)))
-    raise gen.error(node, "T.ceildiv takes two integers")
+    vx = gen.index(x, a["a"], f"{name}'s first argument")
+    vy = gen.index(y, a["b"], f"{name}'s second argument")
+    op = arith.ceildivsi if ceil else arith.floordivsi
+    return Affine.leaf(op(vx, vy))
 
 
 def call_ceildiv(gen, node):

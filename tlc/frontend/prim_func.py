@@ -23,6 +23,9 @@ class PrimFunc:
         self.node = node
         self.filename = filename
         self.env = env
+        # The annotations as Python evaluated them at `def` time (in a factory
+        # they see its locals, which the body's closure may not capture).
+        self.annotations = dict(getattr(fn, "__annotations__", None) or {})
 
     @property
     def source(self) -> str:

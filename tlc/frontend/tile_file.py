@@ -28,15 +28,33 @@ def parse_define(text: str) -> tuple[str, object]:
         return name, value.strip()
 
 
-def _override(tree: ast.Module, defines: dict) -> set:
+def _override(tree: ast.Module, defines: dict, path: str) -> set:
     """Replaces the values of top-level assignments to defined names."""
     replaced = set()
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in defines:
-            value = ast.Constant(defines[stmt.targets[0].id])
+        target = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target = stmt.target
+        if isinstance(target, ast.Name) and target.id in defines:
+            value = ast.Constant(defines[target.id])
             stmt.value = ast.copy_location(value, stmt.value)
-            replaced.add(stmt.targets[0].id)
+            replaced.add(target.id)
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for node in ast.walk(stmt):  # `A, B = ...`, `A += 1`: -D cannot replace these
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
+                    and node.id in defines:
+                raise CompilationError([Diagnostic(
+                    f"-D {node.id}=... cannot override this assignment of '{node.id}': write "
+                    f"`{node.id} = value` on a line of its own",
+                    SourceLocation(path, node.lineno, node.col_offset + 1))])
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    for name in defines:
+        if name not in used:
+            raise CompilationError(f"-D {name}=...: {path} neither assigns nor uses '{name}'")
     return replaced
 
 
@@ -56,7 +74,7 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
     except SyntaxError as e:
         raise CompilationError([Diagnostic(f"invalid syntax: {e.msg}",
                                            SourceLocation(path, e.lineno or 0, e.offset or 0))])
-    _override(tree, defines)
+    _override(tree, defines, path)
     env = {"T": T, "tlc": tlc, "__name__": "__tile__", "__file__": path}
     env.update(defines)
     try:

@@ -87,9 +87,12 @@ def simplify(x):
     return x
 
 
-@dataclass
+@dataclass(eq=False)
 class BufferRef:
-    """A buffer in the program: a memref value, its shape and dtype, its place."""
+    """A buffer in the program: a memref value, its shape and dtype, its place.
+
+    Compared and hashed by identity, so buffers can key a dict
+    (`T.annotate_layout({A_shared: ...})`)."""
 
     name: str
     value: ir.Value

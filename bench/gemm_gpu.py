@@ -1,0 +1,130 @@
+"""Time tlc's GEMM against torch.matmul (cuBLAS) and a Triton matmul.
+
+    python bench/gemm_gpu.py ARTIFACT_DIR     (on the GPU machine)
+
+fp16 inputs, fp32 accumulation, fp16 output, C = A @ B with M = N = K. Each
+tlc artifact gemm_<config>_<size>.tlcart is timed with the same method as the
+peers in this one run: 20 launches captured in a CUDA graph, the median of 20
+timed replays (CUDA events), per launch. Inputs are random normal; every
+output is checked against torch first. TFLOP/s = 2 M N K / time.
+"""
+
+import glob
+import os
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tlc import runtime  # noqa: E402
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # the bench still compares with cuBLAS
+    triton = None
+
+
+def time_ms(fn, per_graph=20, reps=20):
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=torch.cuda.Stream()):
+        for _ in range(per_graph):
+            fn()
+    graph.replay()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        graph.replay()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / per_graph)
+    return statistics.median(times)
+
+
+if triton is not None:
+    @triton.jit
+    def _mm(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
+            BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr):
+        pid = tl.program_id(0)
+        npm, npn = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        group = pid // (GM * npn)
+        first = group * GM
+        gsize = min(npm - first, GM)
+        pm = first + (pid % (GM * npn)) % gsize
+        pn = (pid % (GM * npn)) // gsize
+        rm = (pm * BM + tl.arange(0, BM)) % M
+        rn = (pn * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        ap = a + rm[:, None] * sam + rk[None, :] * sak
+        bp = b + rk[:, None] * sbk + rn[None, :] * sbn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            x = tl.load(ap, mask=rk[None, :] < K - k * BK, other=0.0)
+            y = tl.load(bp, mask=rk[:, None] < K - k * BK, other=0.0)
+            acc = tl.dot(x, y, acc)
+            ap += BK * sak
+            bp += BK * sbk
+        cm = pm * BM + tl.arange(0, BM)
+        cn = pn * BN + tl.arange(0, BN)
+        tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc.to(tl.float16),
+                 mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+    TRITON_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 128, 32, 4, 4),
+                      (256, 128, 64, 8, 3), (64, 128, 64, 4, 4)]
+
+    def triton_best(a, b, c):
+        M, K = a.shape
+        N = b.shape[1]
+        best = None
+        for bm, bn, bk, warps, stages in TRITON_CONFIGS:
+            grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+
+            def fn(bm=bm, bn=bn, bk=bk, warps=warps, stages=stages, grid=grid):
+                _mm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                          b.stride(1), c.stride(0), c.stride(1), BM=bm, BN=bn, BK=bk, GM=8,
+                          num_warps=warps, num_stages=stages)
+            try:
+                t = time_ms(fn)
+            except Exception:  # a config that does not fit
+                continue
+            if best is None or t < best:
+                best = t
+        return best
+
+
+def main(art_dir: str) -> None:
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"triton {triton.__version__ if triton else 'absent'}")
+    arts = {}
+    for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
+        _, config, size = os.path.basename(path)[:-7].split("_", 2)
+        arts.setdefault(int(size), []).append((config, runtime.load_artifact(path)))
+    print(f"{'size':>6} {'config':>14} {'tlc TF/s':>9} {'cuBLAS':>8} {'triton':>8} "
+          f"{'tlc/cuBLAS':>10} {'tlc/triton':>10}")
+    for size in sorted(arts):
+        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        c = torch.empty(size, size, device="cuda", dtype=torch.float16)
+        ref = (a.float() @ b.float()).half()
+        flops = 2 * size ** 3
+        tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
+        t_cublas = time_ms(lambda: torch.matmul(a, b, out=c))
+        t_triton = triton_best(a, b, c) if triton else None
+        for config, kernel in arts[size]:
+            c.fill_(float("nan"))
+            kernel(a, b, c)
+            torch.cuda.synchronize()
+            ok = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
+            t = time_ms(lambda: kernel(a, b, c))
+            tri = f"{tf(t_triton):8.0f}" if t_triton else f"{'-':>8}"
+            rel = f"{t_triton / t:10.3f}" if t_triton else f"{'-':>10}"
+            print(f"{size:>6} {config:>14} {tf(t):9.0f} {tf(t_cublas):8.0f} {tri} "
+                  f"{t_cublas / t:10.3f} {rel}{'' if ok else '  WRONG RESULT'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
