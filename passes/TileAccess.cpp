@@ -168,20 +168,30 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
         arith::MulIOp::create(b, loc, flat,
                               arith::ConstantIndexOp::create(b, loc, size)),
         index);
-  if (Value base = it->second.base)
-    flat = arith::AddIOp::create(b, loc, base, flat);
   SwizzleAttr swizzle = it->second.swizzle;
-  if (!swizzle)
-    return {it->second.flat, SmallVector<Value>{flat}};
+  Value base = it->second.base;
   int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value bytes = arith::MulIOp::create(b, loc, flat, cst(elemBytes));
-  Value bits = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, bytes, cst(swizzle.getShift())),
-      cst(((int64_t(1) << swizzle.getBits()) - 1) << swizzle.getBase()));
-  Value swizzled = arith::XOrIOp::create(b, loc, bytes, bits);
-  Value element = arith::DivUIOp::create(b, loc, swizzled, cst(elemBytes));
-  return {it->second.flat, SmallVector<Value>{element}};
+  // A stage base that is a multiple of the swizzle's period leaves the bits
+  // the swizzle reads alone: swizzle(base + e) = base + swizzle(e). Adding it
+  // last keeps swizzle(e) free of the loop's stage, so it can be hoisted.
+  int64_t period = swizzle ? int64_t(1) << (swizzle.getBase() + swizzle.getShift() +
+                                            swizzle.getBits())
+                           : 1;
+  bool baseLast = !base || type.getNumElements() * elemBytes % period == 0;
+  if (base && !baseLast)
+    flat = arith::AddIOp::create(b, loc, base, flat);
+  if (swizzle) {
+    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    Value bytes = arith::MulIOp::create(b, loc, flat, cst(elemBytes));
+    Value bits = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, bytes, cst(swizzle.getShift())),
+        cst(((int64_t(1) << swizzle.getBits()) - 1) << swizzle.getBase()));
+    Value swizzled = arith::XOrIOp::create(b, loc, bytes, bits);
+    flat = arith::DivUIOp::create(b, loc, swizzled, cst(elemBytes));
+  }
+  if (base && baseLast)
+    flat = arith::AddIOp::create(b, loc, flat, base);
+  return {it->second.flat, SmallVector<Value>{flat}};
 }
 
 Value mlir::tile::loadElements(OpBuilder &b, Location loc, const TileSide &side,

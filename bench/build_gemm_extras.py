@@ -1,0 +1,90 @@
+"""Compile the GEMM edge cases and examples to checked artifacts (no GPU needed).
+
+    python bench/build_gemm_extras.py OUT_DIR
+
+- examples/gemm_relu.py's kernel, unchanged, against relu(a @ b);
+- a T.dynamic M gemm (one kernel for every M), checked at M = 1000 and 777;
+- fused epilogues in T.Parallel: bias add + scaling (fp16) and a cast to
+  bf16 output, at sizes no block divides.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+
+import gemm_relu  # noqa: E402
+import tlc  # noqa: E402
+import tlc.language as T  # noqa: E402
+from tlc import runtime  # noqa: E402
+
+
+@tlc.jit
+def dynamic_m(N, K, block_M=128, block_N=128, block_K=32, dtype="float16"):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def gemm_dyn(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+                 C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            B_s = T.alloc_shared((block_K, block_N), dtype)
+            C_l = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return gemm_dyn
+
+
+@tlc.jit
+def epilogue(M, N, K, out_dtype, block_M=64, block_N=128, block_K=32):
+    @T.prim_func
+    def gemm_bias(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+                  bias: T.Tensor((N,), "float32"), C: T.Tensor((M, N), out_dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), "float16")
+            B_s = T.alloc_shared((block_K, block_N), "float16")
+            C_l = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            for i, j in T.Parallel(block_M, block_N):
+                C_l[i, j] = C_l[i, j] * 0.5 + bias[bx * block_N + j]
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return gemm_bias
+
+
+def save(kernel, check, path):
+    art = dict(kernel.artifact)
+    art["check"] = check
+    runtime.save_artifact(art, path)
+    print("wrote", os.path.basename(path))
+
+
+def main(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    save(gemm_relu.matmul(1024, 1024, 1024, 128, 128, 32),
+         {"expect": {"C": "torch.relu(A.float() @ B.float()).to(C.dtype)"},
+          "atol": 0.1, "rtol": 2e-2, "seed": 1},
+         os.path.join(out, "gemm_relu_example.tlcart"))
+    k = dynamic_m(1000, 1000)
+    for m in (1000, 777):
+        save(k, {"symbols": {"M": m}, "expect": {"C": "(A.float() @ B.float()).to(C.dtype)"},
+                 "atol": 0.1, "rtol": 2e-2, "seed": m},
+             os.path.join(out, f"gemm_dynamic_m{m}.tlcart"))
+    for dt in ("float16", "bfloat16"):
+        save(epilogue(1000, 1000, 520, dt),
+             {"expect": {"C": "(0.5 * (A.float() @ B.float()) + bias[None, :]).to(C.dtype)"},
+              "atol": 0.2, "rtol": 2e-2, "seed": 3},
+             os.path.join(out, f"gemm_bias_{dt}.tlcart"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
