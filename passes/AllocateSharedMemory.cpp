@@ -1,5 +1,6 @@
 //===- AllocateSharedMemory.cpp - Place shared buffers --------------------===//
 
+#include "passes/LayoutMath.h"
 #include "passes/Passes.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -32,6 +33,25 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     alloc.setOffsetAttr(IntegerAttr::get(IntegerType::get(alloc.getContext(), 64), offset));
     end = offset + bufferBytes(alloc.getType());
     allocs.push_back(alloc);
+  });
+  // Reductions across warps exchange partial results through shared memory:
+  // one slot per result element and warp group.
+  kernel.walk([&](ReduceOp reduce) {
+    auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
+    if (!src || !src.getLayout())
+      return WalkResult::advance(); // the lowering reports it
+    std::string why;
+    FailureOr<SlicedLayout> sliced = sliceLayout(
+        src.getLayoutAttr(), src.getType().getShape(), reduce.getDim(), why);
+    if (failed(sliced) || !sliced->warpMask)
+      return WalkResult::advance();
+    int64_t groups = int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask));
+    int64_t bytes = reduce.getDst().getType().getNumElements() * groups * 4;
+    int64_t offset = llvm::alignTo(end, 128);
+    reduce->setAttr("tile.scratch_offset",
+                    IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
+    end = offset + bytes;
+    return WalkResult::advance();
   });
   kernel->setAttr("tile.shared_bytes",
                   IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));

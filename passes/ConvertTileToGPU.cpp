@@ -1,6 +1,8 @@
 //===- ConvertTileToGPU.cpp - Tile ops -> per-thread code -----------------===//
 
+#include "passes/LayoutMath.h"
 #include "passes/LowerGemm.h"
+#include "passes/LowerReduce.h"
 #include "passes/Passes.h"
 #include "passes/TileAccess.h"
 
@@ -38,7 +40,8 @@ private:
   LogicalResult lowerCopy(CopyOp copy);
   void lowerFill(FillOp fill);
   LogicalResult lowerParallel(ParallelOp loop);
-  LogicalResult rewriteAccesses(Operation *root, int64_t reg);
+  LogicalResult rewriteAccesses(Operation *root, int64_t reg,
+                                const DenseMap<Operation *, int64_t> &rowRegs);
   void swizzleSharedAccesses();
   void placeBarriers(Operation *op, bool writesShared);
   TileSide makeSide(Value buffer, OperandRange offsets, ArrayRef<int64_t> sizes);
@@ -46,6 +49,7 @@ private:
   gpu::GPUFuncOp func;
   int64_t threads = 0;
   Value tid;
+  Value smem; ///< the block's dynamic shared memory, as bytes
   DenseMap<Value, Fragment> fragments;
   SharedBuffers shared;
   SmallVector<StageOp> stages;             ///< erased once nothing uses them
@@ -72,17 +76,6 @@ bool writesShared(Operation *op) {
 
 LogicalResult KernelLowering::run() {
   threads = func.getKnownBlockSize()->front();
-  WalkResult unsupported = func.walk([](Operation *op) {
-    if (isa<ReduceOp>(op)) {
-      op->emitOpError("is not lowered by this version of tlc yet (the "
-                      "reduction lowering comes next)");
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (unsupported.wasInterrupted())
-    return failure();
-
   OpBuilder b(func.getBody());
   tid = gpu::ThreadIdOp::create(b, func.getLoc(), gpu::Dimension::x);
 
@@ -95,7 +88,7 @@ LogicalResult KernelLowering::run() {
 
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<CopyOp, FillOp, ParallelOp, GemmOp>(op)) {
+    if (isa<CopyOp, FillOp, ParallelOp, GemmOp, ReduceOp>(op)) {
       ops.push_back(op);
       return WalkResult::skip();
     }
@@ -112,6 +105,16 @@ LogicalResult KernelLowering::run() {
                            it->second.layout)))
         return failure();
       continue; // lowerGemm erased it
+    }
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      auto src = fragments.find(reduce.getSrc());
+      auto dst = fragments.find(reduce.getDst());
+      if (src == fragments.end() || dst == fragments.end())
+        return reduce.emitOpError("reduces fragments of this kernel only");
+      if (failed(lowerReduce(reduce, tid, smem, src->second.regs, src->second.layout,
+                             dst->second.regs, dst->second.layout)))
+        return failure();
+      continue; // lowerReduce erased it
     }
     if (auto copy = dyn_cast<CopyOp>(op))
       lowered = lowerCopy(copy);
@@ -160,12 +163,19 @@ LogicalResult KernelLowering::lowerAllocs() {
   OpBuilder b(func.getBody());
   b.setInsertionPointAfter(tid.getDefiningOp());
   Location loc = func.getLoc();
-  Value smem;
   SmallVector<Operation *> allocs;
   func.walk([&](Operation *op) {
     if (isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op))
       allocs.push_back(op);
   });
+  bool scratch = false;
+  func.walk([&](ReduceOp r) { scratch |= r->hasAttr("tile.scratch_offset"); });
+  if (scratch || llvm::any_of(allocs, [](Operation *op) { return isa<AllocSharedOp>(op); })) {
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    smem = gpu::DynamicSharedMemoryOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                MemRefLayoutAttrInterface(), wg));
+  }
   for (Operation *op : allocs) {
     if (auto alloc = dyn_cast<AllocFragmentOp>(op)) {
       std::optional<LayoutAttr> layout = alloc.getLayout();
@@ -190,13 +200,6 @@ LogicalResult KernelLowering::lowerAllocs() {
     if (!offset)
       return alloc.emitOpError("has no offset; run "
                                "tile-allocate-shared-memory first");
-    if (!smem) {
-      auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                           gpu::AddressSpace::Workgroup);
-      smem = gpu::DynamicSharedMemoryOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                                  MemRefLayoutAttrInterface(), wg));
-    }
     OpBuilder ab(alloc);
     MemRefType type = alloc.getType();
     Value byteOffset = arith::ConstantIndexOp::create(ab, alloc.getLoc(), *offset);
@@ -400,7 +403,9 @@ void KernelLowering::lowerFill(FillOp fill) {
 }
 
 /// Redirects fragment accesses to register `reg` and guards global ones.
-LogicalResult KernelLowering::rewriteAccesses(Operation *root, int64_t reg) {
+LogicalResult
+KernelLowering::rewriteAccesses(Operation *root, int64_t reg,
+                                const DenseMap<Operation *, int64_t> &rowRegs) {
   SmallVector<Operation *> accesses;
   root->walk([&](Operation *op) {
     if (isa<memref::LoadOp, memref::StoreOp>(op))
@@ -415,7 +420,8 @@ LogicalResult KernelLowering::rewriteAccesses(Operation *root, int64_t reg) {
     ValueRange indices = load ? load.getIndices() : store.getIndices();
     auto fragIt = fragments.find(memref);
     if (fragIt != fragments.end()) {
-      Value r = arith::ConstantIndexOp::create(b, loc, reg);
+      auto row = rowRegs.find(op); // a row vector: the register of this row
+      Value r = arith::ConstantIndexOp::create(b, loc, row == rowRegs.end() ? reg : row->second);
       op->setOperand(load ? 0 : 1, fragIt->second.regs);
       op->setOperands(load ? 1 : 2, indices.size(), ValueRange{r});
       continue;
@@ -448,14 +454,35 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
   if (!layout)
     return loop.emitOpError("has no layout; run tile-infer-layout first");
   Block &body = loop.getBody().front();
+  // Row vectors (m[i] in a loop over (i, j)) hold the loop's layout sliced
+  // along the missing dimension: register r of the loop reads the row
+  // register sourceToResult[r].
+  DenseMap<Operation *, SmallVector<int64_t>> rowAccesses;
   WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
     Value memref;
+    ValueRange indices;
     if (auto load = dyn_cast<memref::LoadOp>(op))
-      memref = load.getMemRef();
+      memref = load.getMemRef(), indices = load.getIndices();
     else if (auto store = dyn_cast<memref::StoreOp>(op))
-      memref = store.getMemRef();
+      memref = store.getMemRef(), indices = store.getIndices();
     auto it = fragments.find(memref);
-    if (memref && it != fragments.end() && it->second.layout != *layout) {
+    if (!memref || it == fragments.end())
+      return WalkResult::advance();
+    if (indices.size() < body.getNumArguments()) {
+      std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
+      std::string why;
+      FailureOr<SlicedLayout> sliced =
+          dim ? sliceLayout(*layout, loop.getShape(), *dim, why)
+              : FailureOr<SlicedLayout>(failure());
+      if (failed(sliced) || sliced->layout != it->second.layout) {
+        op->emitOpError("reads or writes a row fragment that does not hold "
+                        "the rows of the loop's elements");
+        return WalkResult::interrupt();
+      }
+      rowAccesses[op] = sliced->sourceToResult;
+      return WalkResult::advance();
+    }
+    if (it->second.layout != *layout) {
       op->emitOpError("reads or writes a fragment whose layout differs from "
                       "the parallel loop's; layout conversion is not "
                       "supported yet");
@@ -479,8 +506,11 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
     SmallVector<Operation *> clones;
     for (Operation &op : body)
       clones.push_back(b.clone(op, mapping));
+    DenseMap<Operation *, int64_t> rowRegs;
+    for (auto &[orig, regs] : rowAccesses)
+      rowRegs[mapping.lookup(orig)] = regs[r];
     for (Operation *clone : clones)
-      if (failed(rewriteAccesses(clone, r)))
+      if (failed(rewriteAccesses(clone, r, rowRegs)))
         return failure();
   }
   return success();

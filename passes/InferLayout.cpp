@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/LayoutMath.h"
 #include "passes/Mma.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -71,6 +72,86 @@ LogicalResult inferFragment(AllocFragmentOp alloc) {
   return success();
 }
 
+/// Whether a fragment is read or written in a parallel loop of higher rank.
+bool isRowVector(AllocFragmentOp alloc) {
+  return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+    auto loop = user->getParentOfType<ParallelOp>();
+    return loop && isa<memref::LoadOp, memref::StoreOp>(user) &&
+           (int64_t)loop.getShape().size() > alloc.getType().getRank();
+  });
+}
+
+/// Row vectors read or written in a loop over a tile (m[i] in a loop over
+/// (i, j)) must hold, in each thread, the rows of the elements the thread
+/// iterates: the loop's layout sliced along the missing dimension.
+LogicalResult inferRowVectors(ParallelOp loop) {
+  Block &body = loop.getBody().front();
+  WalkResult result = loop.getBody().walk([&](Operation *op) {
+    auto access = getFragmentAccess(op);
+    if (!access)
+      return WalkResult::advance();
+    auto [alloc, use] = *access;
+    if (alloc.getType().getRank() >= (int64_t)loop.getShape().size())
+      return WalkResult::advance();
+    ValueRange indices = isa<memref::LoadOp>(use)
+                             ? cast<memref::LoadOp>(use).getIndices()
+                             : cast<memref::StoreOp>(use).getIndices();
+    std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
+    if (!dim) {
+      use->emitOpError("indexes a lower-rank fragment with other than the "
+                       "loop's indices less one dimension");
+      return WalkResult::interrupt();
+    }
+    std::string why;
+    FailureOr<SlicedLayout> sliced =
+        sliceLayout(*loop.getLayout(), loop.getShape(), *dim, why);
+    if (failed(sliced)) {
+      use->emitOpError(why);
+      return WalkResult::interrupt();
+    }
+    if (!alloc.getLayout()) {
+      alloc.setLayoutAttr(sliced->layout);
+    } else if (alloc.getLayoutAttr() != sliced->layout) {
+      InFlightDiagnostic diag = use->emitOpError(
+          "reads or writes a row fragment whose layout is not the loop's "
+          "layout sliced along dimension ")
+          << *dim << "; layout conversion is not supported yet";
+      diag.attachNote(alloc.getLoc()) << "the fragment is allocated here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// A reduction's destination holds the source's layout sliced along the
+/// reduced dimension.
+LogicalResult inferReduce(ReduceOp reduce) {
+  auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
+  auto dst = reduce.getDst().getDefiningOp<AllocFragmentOp>();
+  if (!src || !dst)
+    return reduce.emitOpError("reduces fragments of this kernel only (shared "
+                              "sources and destinations are not lowered yet)");
+  if (failed(inferFragment(src)))
+    return failure();
+  std::string why;
+  FailureOr<SlicedLayout> sliced = sliceLayout(
+      src.getLayoutAttr(), src.getType().getShape(), reduce.getDim(), why);
+  if (failed(sliced))
+    return reduce.emitOpError(why);
+  if (!dst.getLayout()) {
+    dst.setLayoutAttr(sliced->layout);
+    return success();
+  }
+  if (dst.getLayoutAttr() == sliced->layout)
+    return success();
+  InFlightDiagnostic diag = reduce.emitOpError(
+      "needs its destination in the source's layout sliced along dimension ")
+      << reduce.getDim() << ", but the destination already has another layout";
+  diag.attachNote(dst.getLoc()) << "the destination is allocated here";
+  return diag;
+}
+
 LogicalResult inferParallel(ParallelOp loop) {
   if (loop.getLayout())
     return success();
@@ -84,6 +165,8 @@ LogicalResult inferParallel(ParallelOp loop) {
     ValueRange indices = isa<memref::LoadOp>(use)
                              ? cast<memref::LoadOp>(use).getIndices()
                              : cast<memref::StoreOp>(use).getIndices();
+    if (alloc.getType().getRank() < (int64_t)loop.getShape().size())
+      return WalkResult::advance(); // a row vector (m[i]): checked below
     if (alloc.getType().getShape() != loop.getShape() ||
         !llvm::equal(indices, body.getArguments())) {
       use->emitOpError("indexes a fragment of shape ")
@@ -109,7 +192,7 @@ LogicalResult inferParallel(ParallelOp loop) {
     return failure();
   if (first) {
     loop.setLayoutAttr(first->first.getLayoutAttr());
-    return success();
+    return inferRowVectors(loop);
   }
   // No fragment: spread the iterations so consecutive threads take
   // consecutive elements (coalesced when the body reads global memory).
@@ -121,7 +204,7 @@ LogicalResult inferParallel(ParallelOp loop) {
     return loop.emitOpError("cannot spread its iterations over ")
            << kernel.getThreads() << " threads: " << why;
   loop.setLayoutAttr(*layout);
-  return success();
+  return inferRowVectors(loop);
 }
 
 /// Gives a gemm's accumulator the tensor-core layout its lowering needs.
@@ -165,15 +248,28 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
   });
   if (gemms.wasInterrupted())
     return failure();
-  WalkResult fragments = module.walk([](AllocFragmentOp alloc) {
-    return failed(inferFragment(alloc)) ? WalkResult::interrupt()
-                                        : WalkResult::advance();
+  WalkResult reduces = module.walk([](ReduceOp reduce) {
+    return failed(inferReduce(reduce)) ? WalkResult::interrupt() : WalkResult::advance();
   });
-  if (fragments.wasInterrupted())
+  if (reduces.wasInterrupted())
+    return failure();
+  // Row vectors of loops take the loop's layout sliced; the rest get a
+  // blocked layout before the loops read them.
+  auto defaults = [](bool skipRowVectors) {
+    return [skipRowVectors](AllocFragmentOp alloc) {
+      if (skipRowVectors && isRowVector(alloc))
+        return WalkResult::advance();
+      return failed(inferFragment(alloc)) ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+    };
+  };
+  if (module.walk(defaults(true)).wasInterrupted())
     return failure();
   WalkResult loops = module.walk([](ParallelOp loop) {
     return failed(inferParallel(loop)) ? WalkResult::interrupt()
                                        : WalkResult::advance();
   });
-  return failure(loops.wasInterrupted());
+  if (loops.wasInterrupted())
+    return failure();
+  return failure(module.walk(defaults(false)).wasInterrupted());
 }

@@ -56,3 +56,21 @@ func.func @over_budget() {
   }
   return
 }
+
+// -----
+
+// A reduction whose rows span two warps gets shared scratch after the
+// buffers: 8 rows x 2 warp groups x 4 bytes.
+// CHECK-LABEL: func.func @reduce_scratch
+// CHECK: attributes {tile.shared_bytes = 4160 : i64}
+// CHECK: tile.reduce {{.*}} tile.scratch_offset = 4096 : i64
+func.func @reduce_scratch() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<1024xf32, #gpu.address_space<workgroup>>
+    %x = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.reduce %x to %m {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -168,13 +168,56 @@ func.func @swizzled_store(%A: memref<64x32xf16>) {
 
 // -----
 
-func.func @reduce_not_lowered() {
+// A row max of an 8x256 tile over 128 threads: each thread folds its 4
+// registers of a row, then 5 xor shuffles combine the warp's lanes, then the
+// two warps holding a row meet in shared scratch (leaders write, barrier,
+// everyone reads both).
+// CHECK-LABEL: gpu.func @row_max
+// CHECK: arith.maximumf
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: %[[SCRATCH:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x2xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SCRATCH]]
+func.func @row_max(%X: memref<8x256xf32>, %Out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.reduce' op is not lowered by this version of tlc yet (the reduction lowering comes next)}}
-    tile.reduce %s to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.copy %X[%c0, %c0] [8, 256] to %x[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
+    tile.reduce %x to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+    tile.copy %m[%c0] [8] to %Out[%c0] [8] : memref<8xf32, #tile.space<fragment>> to memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A row vector in a loop over the tile: iteration (t, r) reads the row
+// register its element's row lives in (here 4 elements per row register).
+// CHECK-LABEL: gpu.func @subtract_row
+// CHECK: %[[ROWS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: memref.load %[[ROWS]][%c0] : memref<4xf32>
+// CHECK: arith.subf
+// CHECK: memref.load %[[ROWS]][%c3] : memref<4xf32>
+func.func @subtract_row(%X: memref<8x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.copy %X[%c0, %c0] [8, 256] to %x[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
+    tile.reduce %x to %m {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [8, 256] {
+      %v = memref.load %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+      %r = memref.load %m[%i] : memref<8xf32, #tile.space<fragment>>
+      %d = arith.subf %v, %r : f32
+      memref.store %d, %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+    }
+    tile.copy %x[%c0, %c0] [8, 256] to %X[%c0, %c0] [8, 256] : memref<8x256xf32, #tile.space<fragment>> to memref<8x256xf32>
   }
   return
 }

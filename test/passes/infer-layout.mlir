@@ -173,3 +173,39 @@ func.func @uncoverable() {
   }
   return
 }
+
+// -----
+
+// A reduction's destination holds the source layout sliced along the reduced
+// dimension: here each thread holds rows 2r' + (t >= 64), replicated over
+// the 64 threads of its half.
+// CHECK-LABEL: func.func @reduce_destination
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32
+func.func @reduce_destination() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.reduce %x to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// The row max of a gemm accumulator: rows lane/4 + 8 r' of the warp's 32,
+// four registers (2 atoms x 2 half-rows), held by 4 lanes x 2 warps each.
+// CHECK-LABEL: func.func @reduce_accumulator
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 8 + ((d0 floordiv 32) floordiv 2) * 32 + {{.*}} + (d0 mod 32) floordiv 4 {{.*}})>} : memref<64xf32
+func.func @reduce_accumulator() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.reduce %c to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
