@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import os
 import tempfile
@@ -208,6 +209,42 @@ def _cache_key(tile_ir: str, name: str, target: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+_PLAIN = (int, float, str, bool, bytes, type(None))
+
+
+def _referenced_globals(code, env: dict, seen: set, out: dict) -> None:
+    """The module-level values and helper functions a factory's code (and the
+    code nested in it) reads: constants by value, functions by source."""
+    for name in code.co_names:
+        if name in seen or name not in env:
+            continue
+        seen.add(name)
+        value = env[name]
+        if isinstance(value, _PLAIN) or (isinstance(value, tuple) and
+                                         all(isinstance(v, _PLAIN) for v in value)):
+            out[name] = repr(value)
+        elif inspect.isfunction(value) and value.__module__ == env.get("__name__"):
+            try:
+                out[name] = inspect.getsource(value)
+            except (OSError, TypeError):
+                out[name] = value.__qualname__
+            _referenced_globals(value.__code__, env, seen, out)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            _referenced_globals(const, env, seen, out)
+
+
+def _factory_key(factory, source: str, args, kwargs, target: str) -> str:
+    """A key computed without building anything: the factory's source, the
+    globals it reads, its arguments, the target and the compiler."""
+    reads: dict = {}
+    _referenced_globals(factory.__code__, factory.__globals__, set(), reads)
+    blob = json.dumps({"source": source, "globals": reads, "args": repr(args),
+                       "kwargs": repr(sorted(kwargs.items())), "target": target,
+                       "compiler": _compiler_fingerprint()}, sort_keys=True)
+    return "f" + hashlib.sha256(blob.encode()).hexdigest()
+
+
 def _cache_load(key: str):
     path = os.path.join(cache_dir(), key + ".json")
     try:
@@ -244,6 +281,7 @@ class JITFactory:
         self.target = target
         self.use_disk_cache = cache
         self._memory: dict = {}
+        self._source_text: str | None = None
         functools.update_wrapper(self, factory)
 
     def __call__(self, *args, **kwargs) -> JITKernel:
@@ -255,36 +293,65 @@ class JITFactory:
             mem_key = None
         if mem_key is not None and mem_key in self._memory:
             return self._memory[mem_key]
+        kernel = self._compile(args, kwargs, target)
+        if mem_key is not None:
+            self._memory[mem_key] = kernel
+        return kernel
+
+    def _compile(self, args, kwargs, target) -> JITKernel:
+        # The disk cache is keyed by the factory's source, the globals it
+        # reads and its arguments: a hit needs neither the frontend nor the
+        # compiler. A factory without readable source is keyed by its IR.
+        key = None
+        if self.use_disk_cache and self._source():
+            key = _factory_key(self.factory, self._source(), args, kwargs, target)
+            kernel = self._from_cache(_cache_load(key))
+            if kernel is not None:
+                return kernel
         from .compiler import compile_module
         from .frontend import PrimFunc
-        from .runtime import ArtifactError
 
         prim = self.factory(*args, **kwargs)
         if not isinstance(prim, PrimFunc):
             raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
                                    f"return a @T.prim_func, got {type(prim).__name__}")
-        module = prim.build_module()  # cheap next to compiling: it keys the cache
-        key = _cache_key(str(module), prim.name, target)
-        kernel = None
-        cached = _cache_load(key) if self.use_disk_cache else None
-        if cached is not None:
+        module = prim.build_module()
+        if self.use_disk_cache and key is None:
+            key = _cache_key(str(module), prim.name, target)
+            kernel = self._from_cache(_cache_load(key))
+            if kernel is not None:
+                return kernel
+        compiled = compile_module(module, target, keep_ir=True)
+        artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
+        if key is not None:
+            _cache_store(key, artifact, stages)
+        return _kernel(artifact, stages, self.out_idx)
+
+    def _source(self) -> str | None:
+        """The factory's source, read once (None when it cannot be read: then
+        only the built tile IR keys the disk cache)."""
+        if self._source_text is None:
             try:
-                kernel = JITKernel(*cached, out_idx=self.out_idx)
-            except (ArtifactError, KeyError, TypeError, ValueError):
-                kernel = None  # a damaged entry: compile again and replace it
-        if kernel is None:
-            compiled = compile_module(module, target, keep_ir=True)
-            artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
-            if self.use_disk_cache:
-                _cache_store(key, artifact, stages)
-            kernel = _kernel(artifact, stages, self.out_idx)
-        if mem_key is not None:
-            self._memory[mem_key] = kernel
-        return kernel
+                self._source_text = inspect.getsource(self.factory)
+            except (OSError, TypeError):
+                self._source_text = ""
+        return self._source_text or None
+
+    def _from_cache(self, cached) -> JITKernel | None:
+        from .runtime import ArtifactError
+
+        if cached is None:
+            return None
+        try:
+            return JITKernel(*cached, out_idx=self.out_idx)
+        except (ArtifactError, KeyError, TypeError, ValueError):
+            return None  # a damaged entry: compile again and replace it
 
     def cache_key(self, *args, **kwargs) -> str:
         """The disk-cache key of the kernel these arguments make."""
         target = self.target or _default_target()
+        if self._source():
+            return _factory_key(self.factory, self._source(), args, kwargs, target)
         prim = self.factory(*args, **kwargs)
         return _cache_key(str(prim.build_module()), prim.name, target)
 
