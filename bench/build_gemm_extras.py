@@ -5,7 +5,8 @@
 - examples/gemm_relu.py's kernel, unchanged, against relu(a @ b);
 - a T.dynamic M gemm (one kernel for every M), checked at M = 1000 and 777;
 - fused epilogues in T.Parallel: bias add + scaling (fp16) and a cast to
-  bf16 output, at sizes no block divides.
+  bf16 output, at sizes no block divides;
+- the FullRow and FullCol warp policies, and an fp16 accumulator.
 """
 
 import os
@@ -13,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
+import gemm  # noqa: E402
 import gemm_relu  # noqa: E402
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
@@ -79,6 +81,15 @@ def main(out: str) -> None:
         save(k, {"symbols": {"M": m}, "expect": {"C": "(A.float() @ B.float()).to(C.dtype)"},
                  "atol": 0.1, "rtol": 2e-2, "seed": m},
              os.path.join(out, f"gemm_dynamic_m{m}.tlcart"))
+    mm = "(A.float() @ B.float()).to(C.dtype)"
+    for policy in (tlc.language.GemmWarpPolicy.FullRow, tlc.language.GemmWarpPolicy.FullCol):
+        save(gemm.matmul(1000, 1000, 1000, 128, 128, 32, 128, 2, policy=policy),
+             {"expect": {"C": mm}, "atol": 0.1, "rtol": 2e-2, "seed": 7},
+             os.path.join(out, f"gemm_policy_{policy.name}.tlcart"))
+    # fp16 accumulation: products summed in fp16 (K = 256 keeps the sums exact enough).
+    save(gemm.matmul(512, 512, 256, 128, 128, 32, 128, 2, accum_dtype="float16"),
+         {"expect": {"C": mm}, "atol": 0.25, "rtol": 2e-2, "seed": 8},
+         os.path.join(out, "gemm_f16_accumulator.tlcart"))
     for dt in ("float16", "bfloat16"):
         save(epilogue(1000, 1000, 520, dt),
              {"expect": {"C": "(0.5 * (A.float() @ B.float()) + bias[None, :]).to(C.dtype)"},
