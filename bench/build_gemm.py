@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 import gemm  # noqa: E402
-from tlc import runtime  # noqa: E402
+from checks import save_checked  # noqa: E402
 
 BLOCKS = [(64, 64, 32, 128), (128, 128, 32, 128), (128, 256, 64, 256)]
 LAYOUTS = {"NN": (False, False), "NT": (False, True), "TN": (True, False)}
@@ -36,13 +36,11 @@ def main(out: str, quick: bool = False) -> None:
                     # Rasterized on the 128x128 blocks, so the remap is checked too.
                     k = gemm.matmul(size, size, size, bm, bn, bk, threads, 2, dtype,
                                     "float32", ta, tb, panel=4 if bm == bn == 128 else 0)
-                    art = dict(k.artifact)
                     tol = 5e-2 if dtype == "float16" else 2e-1
-                    art["check"] = {"expect": {"C": expect(ta, tb)}, "atol": tol * 4,
-                                    "rtol": 2e-2, "seed": size}
+                    check = {"expect": {"C": expect(ta, tb)}, "atol": tol * 4,
+                             "rtol": 2e-2, "seed": size}
                     stem = f"gemm_{dtype}_{lname}_{bm}x{bn}x{bk}_{size}"
-                    runtime.save_artifact(art, os.path.join(out, stem + ".tlcart"))
-                    print("wrote", stem)
+                    save_checked(k.artifact, check, os.path.join(out, stem + ".tlcart"))
 
 
 if __name__ == "__main__":

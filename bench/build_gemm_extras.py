@@ -17,8 +17,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gemm  # noqa: E402
 import gemm_relu  # noqa: E402
 import tlc  # noqa: E402
+from checks import save_checked  # noqa: E402
 import tlc.language as T  # noqa: E402
-from tlc import runtime  # noqa: E402
 
 
 @tlc.jit
@@ -64,10 +64,7 @@ def epilogue(M, N, K, out_dtype, block_M=64, block_N=128, block_K=32):
 
 
 def save(kernel, check, path):
-    art = dict(kernel.artifact)
-    art["check"] = check
-    runtime.save_artifact(art, path)
-    print("wrote", os.path.basename(path))
+    save_checked(kernel.artifact, check, path)
 
 
 def main(out: str) -> None:

@@ -12,14 +12,11 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 import softmax  # noqa: E402
-from tlc import runtime  # noqa: E402
+from checks import save_checked  # noqa: E402
 
 
 def save(kernel, check, path):
-    art = dict(kernel.artifact)
-    art["check"] = check
-    runtime.save_artifact(art, path)
-    print("wrote", os.path.basename(path))
+    save_checked(kernel.artifact, check, path)
 
 
 def main(out: str) -> None:

@@ -12,36 +12,19 @@ Effective bandwidth counts each input read once and the output written once.
 """
 
 import os
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tlc import runtime  # noqa: E402
+from tlc.profiler import graph_time_ms  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16}
 
 
-def time_ms(fn, per_graph=20, reps=30):
-    fn()  # warm-up outside capture: module load, allocator
-    torch.cuda.synchronize()
-    stream = torch.cuda.Stream()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for _ in range(per_graph):
-            fn()
-    for _ in range(3):
-        graph.replay()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_graph)
-    return statistics.median(times)
+def time_ms(fn):
+    return graph_time_ms(fn, per_graph=20, reps=30)
 
 
 def main(art_dir: str) -> None:

@@ -11,13 +11,13 @@ output is checked against torch first. TFLOP/s = 2 M N K / time.
 
 import glob
 import os
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from tlc import runtime  # noqa: E402
+from tlc.profiler import graph_time_ms  # noqa: E402
 
 try:
     import triton
@@ -26,23 +26,8 @@ except ImportError:  # the bench still compares with cuBLAS
     triton = None
 
 
-def time_ms(fn, per_graph=20, reps=20):
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=torch.cuda.Stream()):
-        for _ in range(per_graph):
-            fn()
-    graph.replay()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        graph.replay()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / per_graph)
-    return statistics.median(times)
+def time_ms(fn):
+    return graph_time_ms(fn, per_graph=20, reps=20)
 
 
 if triton is not None:

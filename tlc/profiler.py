@@ -6,6 +6,32 @@ import enum
 import statistics
 
 
+def graph_time_ms(fn, per_graph: int = 20, reps: int = 20, warmup: int = 3) -> float:
+    """Median GPU time in ms of one call of `fn`: `per_graph` calls captured
+    in a CUDA graph, replayed `reps` times between CUDA events (so the host's
+    launch overhead is not what is measured). Needs torch with CUDA."""
+    import torch
+
+    fn()  # outside capture: module loading, allocator warm-up
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=torch.cuda.Stream()):
+        for _ in range(per_graph):
+            fn()
+    for _ in range(warmup):
+        graph.replay()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_graph)
+    return statistics.median(times)
+
+
 class TensorSupplyType(enum.Enum):
     """How the profiler fills input tensors."""
 
@@ -110,22 +136,5 @@ class Profiler:
 
             def func():
                 return fn(*inputs)
-        func()
-        torch.cuda.synchronize()
-        per_graph = 10
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=torch.cuda.Stream()):
-            for _ in range(per_graph):
-                func()
-        for _ in range(max(1, n_warmup or 3)):
-            graph.replay()
-        times = []
-        for _ in range(max(5, n_repeat or 20)):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / per_graph)
-        return statistics.median(times)
+        return graph_time_ms(func, per_graph=10, reps=max(5, n_repeat or 20),
+                             warmup=max(1, n_warmup or 3))
