@@ -6,7 +6,8 @@
 - a T.dynamic M gemm (one kernel for every M), checked at M = 1000 and 777;
 - fused epilogues in T.Parallel: bias add + scaling (fp16) and a cast to
   bf16 output, at sizes no block divides;
-- the FullRow and FullCol warp policies, and an fp16 accumulator.
+- the FullRow and FullCol warp policies, and an fp16 accumulator;
+- two chained gemms, the second's A in registers (examples/chained_gemm.py).
 """
 
 import os
@@ -14,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
+import chained_gemm  # noqa: E402
 import gemm  # noqa: E402
 import gemm_relu  # noqa: E402
 import tlc  # noqa: E402
@@ -87,6 +89,10 @@ def main(out: str) -> None:
     save(gemm.matmul(512, 512, 256, 128, 128, 32, 128, 2, accum_dtype="float16"),
          {"expect": {"C": mm}, "atol": 0.25, "rtol": 2e-2, "seed": 8},
          os.path.join(out, "gemm_f16_accumulator.tlcart"))
+    save(chained_gemm.chained(1000, 64, 64, 64),
+         {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
+          "atol": 0.1, "rtol": 2e-2, "seed": 9},
+         os.path.join(out, "chained_gemm_a_in_registers.tlcart"))
     for dt in ("float16", "bfloat16"):
         save(epilogue(1000, 1000, 520, dt),
              {"expect": {"C": "(0.5 * (A.float() @ B.float()) + bias[None, :]).to(C.dtype)"},

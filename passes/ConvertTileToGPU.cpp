@@ -101,8 +101,10 @@ LogicalResult KernelLowering::run() {
       auto it = fragments.find(gemm.getC());
       if (it == fragments.end())
         return gemm.emitOpError("C must be a fragment of this kernel");
+      auto a = fragments.find(gemm.getA());
+      Fragment aRegs = a == fragments.end() ? Fragment{} : a->second;
       if (failed(lowerGemm(gemm, shared, tid, threads, it->second.regs,
-                           it->second.layout)))
+                           it->second.layout, aRegs.regs, aRegs.layout)))
         return failure();
       continue; // lowerGemm erased it
     }
@@ -294,6 +296,23 @@ LogicalResult KernelLowering::lowerCopy(CopyOp copy) {
     storeElements(ob, loc, to, toIdx, convertElements(ob, loc, v, dstElem), w);
   };
 
+  if (src.place == Place::Fragment && dst.place == Place::Fragment) {
+    // Between fragments: elements stay with their threads when the layouts
+    // agree; each register is converted in place.
+    auto from = fragments.find(src.buffer), to = fragments.find(dst.buffer);
+    if (from == fragments.end() || to == fragments.end())
+      return copy.emitOpError("copies fragments that are not of this kernel");
+    if (!equivalentLayouts(from->second.layout, to->second.layout))
+      return copy.emitOpError("copies between fragments of different layouts; "
+                              "layout conversion is not supported yet");
+    for (int64_t r = 0; r < from->second.layout.getRegs(); ++r) {
+      Value at = arith::ConstantIndexOp::create(b, loc, r);
+      Value v = memref::LoadOp::create(b, loc, from->second.regs, ValueRange{at});
+      memref::StoreOp::create(b, loc, convertElements(b, loc, v, dstElem),
+                              to->second.regs, ValueRange{at});
+    }
+    return success();
+  }
   auto fragIt = fragments.find(src.place == Place::Fragment ? src.buffer : dst.buffer);
   if (fragIt != fragments.end()) {
     // Each thread moves its own registers, `width` contiguous ones at a time.
@@ -474,7 +493,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
       FailureOr<SlicedLayout> sliced =
           dim ? sliceLayout(*layout, loop.getShape(), *dim, why)
               : FailureOr<SlicedLayout>(failure());
-      if (failed(sliced) || sliced->layout != it->second.layout) {
+      if (failed(sliced) || !equivalentLayouts(sliced->layout, it->second.layout)) {
         op->emitOpError("reads or writes a row fragment that does not hold "
                         "the rows of the loop's elements");
         return WalkResult::interrupt();
@@ -482,7 +501,7 @@ LogicalResult KernelLowering::lowerParallel(ParallelOp loop) {
       rowAccesses[op] = sliced->sourceToResult;
       return WalkResult::advance();
     }
-    if (it->second.layout != *layout) {
+    if (!equivalentLayouts(it->second.layout, *layout)) {
       op->emitOpError("reads or writes a fragment whose layout differs from "
                       "the parallel loop's; layout conversion is not "
                       "supported yet");

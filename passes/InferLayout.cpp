@@ -60,6 +60,17 @@ getFragmentAccess(Operation *op) {
 LogicalResult inferFragment(AllocFragmentOp alloc) {
   if (alloc.getLayout())
     return success();
+  // A copy (or cast) between fragments keeps elements in place: take the
+  // other fragment's layout.
+  for (Operation *user : alloc->getUsers())
+    if (auto copy = dyn_cast<CopyOp>(user)) {
+      Value other = copy.getSrc() == alloc.getResult() ? copy.getDst() : copy.getSrc();
+      if (auto peer = other.getDefiningOp<AllocFragmentOp>())
+        if (std::optional<LayoutAttr> layout = peer.getLayout()) {
+          alloc.setLayoutAttr(*layout);
+          return success();
+        }
+    }
   auto kernel = alloc->getParentOfType<KernelOp>();
   std::string why;
   FailureOr<LayoutAttr> layout =
@@ -111,7 +122,7 @@ LogicalResult inferRowVectors(ParallelOp loop) {
     }
     if (!alloc.getLayout()) {
       alloc.setLayoutAttr(sliced->layout);
-    } else if (alloc.getLayoutAttr() != sliced->layout) {
+    } else if (!equivalentLayouts(alloc.getLayoutAttr(), sliced->layout)) {
       InFlightDiagnostic diag = use->emitOpError(
           "reads or writes a row fragment whose layout is not the loop's "
           "layout sliced along dimension ")
@@ -179,7 +190,7 @@ LogicalResult inferParallel(ParallelOp loop) {
       first = access;
       return WalkResult::advance();
     }
-    if (first->first.getLayoutAttr() != alloc.getLayoutAttr()) {
+    if (!equivalentLayouts(first->first.getLayoutAttr(), alloc.getLayoutAttr())) {
       InFlightDiagnostic diag =
           use->emitOpError("reads or writes a fragment whose layout differs "
                            "from another fragment in the same parallel loop");
@@ -221,14 +232,32 @@ LogicalResult inferGemm(GemmOp gemm) {
       getAccumulatorLayout(gemm.getContext(), *part, kernel.getThreads());
   if (!alloc.getLayout()) {
     alloc.setLayoutAttr(layout);
+  } else if (!equivalentLayouts(alloc.getLayoutAttr(), layout)) {
+    InFlightDiagnostic diag = gemm.emitOpError(
+        "needs C in the tensor-core accumulator layout, but C already has "
+        "another layout (from another gemm or an annotation)");
+    diag.attachNote(alloc.getLoc()) << "C is allocated here";
+    return diag;
+  }
+  // A in registers: the mma A-operand layout of this partition.
+  auto a = gemm.getA().getDefiningOp<AllocFragmentOp>();
+  if (!a)
+    return success();
+  if (gemm.getTransposeA())
+    return gemm.emitOpError("A in registers must not be transposed (it is "
+                            "held M x K)");
+  LayoutAttr aLayout = getOperandALayout(gemm.getContext(), *part,
+                                         a.getType().getDimSize(1), kernel.getThreads());
+  if (!a.getLayout()) {
+    a.setLayoutAttr(aLayout);
     return success();
   }
-  if (alloc.getLayoutAttr() == layout)
+  if (equivalentLayouts(a.getLayoutAttr(), aLayout))
     return success();
   InFlightDiagnostic diag = gemm.emitOpError(
-      "needs C in the tensor-core accumulator layout, but C already has "
-      "another layout (from another gemm or an annotation)");
-  diag.attachNote(alloc.getLoc()) << "C is allocated here";
+      "needs A in the tensor-core operand layout, but A already has another "
+      "layout");
+  diag.attachNote(a.getLoc()) << "A is allocated here";
   return diag;
 }
 

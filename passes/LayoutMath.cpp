@@ -3,6 +3,7 @@
 #include "passes/LayoutMath.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Mutex.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -163,4 +164,23 @@ std::optional<int64_t> mlir::tile::droppedDim(ValueRange indices, ValueRange ivs
       return d;
   }
   return std::nullopt;
+}
+
+bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {
+  if (a == b)
+    return true;
+  if (a.getThreads() != b.getThreads() || a.getRegs() != b.getRegs() ||
+      a.getRank() != b.getRank())
+    return false;
+  // Enumerating costs thousands of map evaluations: remember the answers.
+  static llvm::sys::SmartMutex<true> lock;
+  static DenseMap<std::pair<Attribute, Attribute>, bool> known;
+  llvm::sys::SmartScopedLock<true> guard(lock);
+  auto [it, inserted] = known.try_emplace({a, b}, true);
+  if (!inserted)
+    return it->second;
+  for (int64_t t = 0; t < a.getThreads() && it->second; ++t)
+    for (int64_t r = 0; r < a.getRegs() && it->second; ++r)
+      it->second = a.apply(t, r) == b.apply(t, r);
+  return it->second;
 }

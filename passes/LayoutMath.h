@@ -35,6 +35,10 @@ struct SlicedLayout {
 FailureOr<SlicedLayout> sliceLayout(LayoutAttr layout, ArrayRef<int64_t> shape,
                                     int64_t dim, std::string &why);
 
+/// Whether two layouts place every (thread, register) on the same element
+/// (the same function, however their maps are written).
+bool equivalentLayouts(LayoutAttr a, LayoutAttr b);
+
 /// The loop dimension a row-vector access leaves out: `indices` must be the
 /// loop indices `ivs` with exactly one removed.
 std::optional<int64_t> droppedDim(ValueRange indices, ValueRange ivs);

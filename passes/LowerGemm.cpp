@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerGemm.h"
+#include "passes/LayoutMath.h"
 #include "passes/Mma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -109,18 +110,22 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc) {
 
 LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
                                     Value tid, int64_t threads, Value accRegs,
-                                    LayoutAttr accLayout) {
+                                    LayoutAttr accLayout, Value aRegs,
+                                    LayoutAttr aLayout) {
   std::string why;
   FailureOr<WarpPartition> part = partitionGemm(op, threads, why);
   if (failed(part))
     return op.emitOpError(why);
-  if (accLayout != getAccumulatorLayout(op.getContext(), *part, threads))
+  if (!equivalentLayouts(accLayout, getAccumulatorLayout(op.getContext(), *part, threads)))
     return op.emitOpError("C's layout is not the tensor-core accumulator "
                           "layout; converting layouts is not supported yet");
   MemRefType aType = op.getA().getType(), bType = op.getB().getType();
-  if (getPlace(aType) != Place::Shared)
-    return op.emitOpError("A in a fragment is not lowered yet; copy it to "
-                          "shared memory");
+  bool aInRegisters = getPlace(aType) == Place::Fragment;
+  if (aInRegisters &&
+      (!aRegs || !equivalentLayouts(aLayout, getOperandALayout(op.getContext(), *part,
+                                                               aType.getDimSize(1), threads))))
+    return op.emitOpError("A in registers must be in the tensor-core operand "
+                          "layout; converting layouts is not supported yet");
   Type in = aType.getElementType();
   Type accElem = op.getC().getType().getElementType();
   if (!(in.isF16() || in.isBF16()) || !(accElem.isF32() || (in.isF16() && accElem.isF16())))
@@ -133,7 +138,8 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
                                   << " for m16n8k16 tensor-core atoms";
   // ldmatrix reads 16-byte rows: every row of A and B starts 16-byte aligned.
   for (MemRefType t : {aType, bType})
-    if (t.getDimSize(1) * t.getElementTypeBitWidth() / 8 % 16 != 0)
+    if (getPlace(t) == Place::Shared &&
+        t.getDimSize(1) * t.getElementTypeBitWidth() / 8 % 16 != 0)
       return op.emitOpError("rows of a ")
              << t << " operand are not a multiple of 16 bytes, which ldmatrix needs";
 
@@ -165,6 +171,14 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
   for (int64_t k0 = 0; k0 < k; k0 += kMmaK) {
     SmallVector<Value> aFrags, bFrags;
     for (int64_t i = 0; i < atomsM; ++i) {
+      if (aInRegisters) { // the 8 registers of atom (i, k0 / 16)
+        int64_t first = (i * (k / kMmaK) + k0 / kMmaK) * 8;
+        SmallVector<Value> values;
+        for (int64_t e = 0; e < 8; ++e)
+          values.push_back(memref::LoadOp::create(b, loc, aRegs, ValueRange{ib.c(first + e)}));
+        aFrags.push_back(fromScalars(b, loc, VectorType::get({4, 2}, in), values));
+        continue;
+      }
       Value m0 = ib.add(rowBase, i * kMmaM);
       if (!op.getTransposeA()) // A[M, K]: lanes 0-15 rows at k0, 16-31 at k0+8
         aFrags.push_back(ldmatrix(b, loc, shared, op.getA(), ib.add(m0, lane16),

@@ -60,6 +60,20 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
                          AffineMap::get(2, 0, {row, col}, ctx));
 }
 
+LayoutAttr mlir::tile::getOperandALayout(MLIRContext *ctx, const WarpPartition &p,
+                                         int64_t k, int64_t threads) {
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr warp = t.floorDiv(32), lane = t % 32;
+  int64_t kAtoms = k / kMmaK;
+  AffineExpr atomI = r.floorDiv(8 * kAtoms), atomK = r.floorDiv(8) % kAtoms;
+  AffineExpr e = r % 8;
+  AffineExpr row = warp.floorDiv(p.warpsN) * p.tileM + atomI * kMmaM +
+                   lane.floorDiv(4) + (e.floorDiv(2) % 2) * 8;
+  AffineExpr col = atomK * kMmaK + (lane % 4) * 2 + r % 2 + e.floorDiv(4) * 8;
+  int64_t regs = p.atomsM() * kAtoms * 8;
+  return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, {row, col}, ctx));
+}
+
 FailureOr<WarpPartition> mlir::tile::partitionGemm(GemmOp op, int64_t threads,
                                                    std::string &why) {
   MemRefType c = op.getC().getType();

@@ -37,6 +37,13 @@ FailureOr<WarpPartition> partitionWarps(int64_t m, int64_t n, int64_t warps,
 LayoutAttr getAccumulatorLayout(MLIRContext *ctx, const WarpPartition &p,
                                 int64_t threads);
 
+/// The layout of an mma.sync A operand held in registers (M x K, not
+/// transposed): for atom (i, kk) of warp w, lane l holds 8 values
+/// r = 8 (i K/16 + kk) + e as PTX's m16k16 A fragment gives them. Warps that
+/// share a row block (warpsN > 1) hold the same values (replicated).
+LayoutAttr getOperandALayout(MLIRContext *ctx, const WarpPartition &p, int64_t k,
+                             int64_t threads);
+
 /// The partition of a gemm op, from its shapes, policy and the thread count.
 FailureOr<WarpPartition> partitionGemm(GemmOp op, int64_t threads,
                                        std::string &why);

@@ -221,3 +221,57 @@ func.func @subtract_row(%X: memref<8x256xf32>) {
   }
   return
 }
+
+// -----
+
+// The second gemm takes A from registers: its operand is built from the
+// registers (no ldmatrix for A), after the fp32 -> fp16 copy converted each
+// register in place.
+// CHECK-LABEL: gpu.func @a_in_registers
+// CHECK: %[[S:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[P:.*]] = memref.alloca() : memref<32xf16>
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: memref.store %{{.*}}, %[[P]][%c31] : memref<32xf16>
+// CHECK: memref.load %[[P]][%c0] : memref<32xf16>
+// CHECK-NOT: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mma.sync
+func.func @a_in_registers(%O: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %s {clear_accum, policy = #tile.warp_policy<full_row>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+    tile.gemm %p, %v, %o {clear_accum, policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// With the Square policy the first gemm's accumulator splits rows over two
+// warps, which the second gemm's A operand (replicated by row block) does
+// not: the copy between them would need a layout conversion.
+func.func @layouts_disagree() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %s : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.copy' op copies between fragments of different layouts; layout conversion is not supported yet}}
+    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+    tile.gemm %p, %v, %o : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -209,3 +209,28 @@ func.func @reduce_accumulator() {
   }
   return
 }
+
+// -----
+
+// A in registers takes the m16k16 A-operand layout (8 registers per atom);
+// the fp32 scores it is cast from share its elements' places (FullRow: each
+// warp holds whole rows), so the copy between them takes that layout too.
+// CHECK-LABEL: func.func @a_in_registers
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8,
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + (((d1 mod 8) floordiv 2) mod 2) * 8,
+func.func @a_in_registers() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %s {policy = #tile.warp_policy<full_row>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+    tile.gemm %p, %v, %o {policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}

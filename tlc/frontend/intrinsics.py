@@ -317,8 +317,6 @@ def call_copy(gen, node):
               {"disable_tma": None, "coalesced_width": None})
     src, src_off, src_sizes = _region(gen, a["src"])
     dst, dst_off, dst_sizes = _region(gen, a["dst"])
-    if src.place == "fragment" == dst.place:
-        raise gen.error(node, "T.copy between two fragments is not supported; use T.Parallel")
 
     def whole(buf):
         if buf.static_shape() is None:
