@@ -43,11 +43,8 @@ def main() -> int:
     ptx = kernel.get_kernel_source()
     print(f"compiled {kernel.name}: {ptx.count('mma.sync')} mma.sync, "
           f"{ptx.count('ldmatrix')} ldmatrix")
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
+    torch = tlc.runtime.torch_if_gpu()
+    if torch is None:
         print("no GPU here: not run")
         return 0
     a, b, v = (torch.randn(*s, device="cuda", dtype=torch.float16)

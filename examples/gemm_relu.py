@@ -63,11 +63,8 @@ def main() -> int:
     ptx = kernel.get_kernel_source()
     print(f"compiled to PTX: {ptx.count('mma.sync')} mma.sync, "
           f"{ptx.count('cp.async.cg')} cp.async")
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
+    torch = tilelang.runtime.torch_if_gpu()
+    if torch is None:
         print("no GPU here: not run")
         return 0
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.float16)

@@ -60,11 +60,8 @@ def rowmax_of_product(M, N, K, block_M=64, block_N=64, block_K=32):
 def main() -> int:
     kernel = softmax(1000, 1024)
     print(f"compiled {kernel.name}: {kernel.get_kernel_source().count('shfl.sync')} shuffles")
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
+    torch = tlc.runtime.torch_if_gpu()
+    if torch is None:
         print("no GPU here: not run")
         return 0
     x = torch.randn(1000, 1024, device="cuda")

@@ -16,8 +16,18 @@ from .dtypes import DTYPES
 from .errors import ArgumentError, ArtifactError, LaunchError
 from .grid import GridExpr
 
+
+def torch_if_gpu():
+    """torch when it is installed and sees a CUDA device, else None (so a
+    script can compile everywhere and run where a GPU is)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
 __all__ = [
     "DTYPES", "FORMAT", "SUFFIX", "VERSION", "ArgumentError", "ArtifactError",
     "GridExpr", "Kernel", "LaunchError", "Param", "load_artifact",
-    "save_artifact", "synchronize",
+    "save_artifact", "synchronize", "torch_if_gpu",
 ]
