@@ -125,8 +125,6 @@ class Profiler:
                  n_repeat: int = 0, input_tensors=None) -> float:
         """Median time in ms of one launch, from CUDA events around replays of a
         CUDA graph of 10 launches (the GPU's time, not the Python launch's)."""
-        import torch
-
         inputs = input_tensors or self.inputs()
         if func is None:
             def func():

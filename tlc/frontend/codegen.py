@@ -10,7 +10,7 @@ import ast
 import contextlib
 
 from .. import ir
-from ..dialects import arith, func, scf, tile
+from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language import Intrinsic
 from ..language.types import SymbolicDim, Tensor, dtype as DType

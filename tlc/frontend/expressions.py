@@ -397,14 +397,15 @@ class ExpressionMixin:
     def expr_Call(self, node):
         fn = self.eval(node.func)
         if isinstance(fn, Intrinsic):
-            from . import intrinsics
+            from . import intrinsics, math_intrinsics
 
-            handler = getattr(intrinsics, "call_" + fn.name, None)
+            handler = (getattr(intrinsics, "call_" + fn.name, None)
+                       or getattr(math_intrinsics, "call_" + fn.name, None))
             if handler is None:
                 raise self.error(node, f"T.{fn.name} is not valid in an expression here")
             return handler(self, node)
         if isinstance(fn, DType):
-            from .intrinsics import cast_to
+            from .math_intrinsics import cast_to
 
             if len(node.args) != 1 or node.keywords:
                 raise self.error(node, f"T.{fn}(x) takes one value")

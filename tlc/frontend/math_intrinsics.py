@@ -1,0 +1,155 @@
+"""The math intrinsics: T.exp, exp2, log, log2, sqrt, rsqrt, abs, max, min,
+if_then_else, infinity, cast (and T.float16(x)-style casts), ceildiv, floordiv.
+
+Each folds Python numbers at compile time and builds arith/math ops on run-time
+values.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from ..dialects import arith, math
+from ..language.types import dtype as DType
+from . import dtypes
+from .intrinsic_args import bind_args as _args
+from .intrinsic_args import parse_dtype as _dtype
+from .values import Affine, Scalar, index_value
+
+def _float_unary(gen, node, name: str, py, mlir_op):
+    a = _args(gen, node, ["x"])
+    x = gen.eval(a["x"])
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return py(x)
+    if not (isinstance(x, Scalar) and dtypes.is_float(x.dtype)):
+        raise gen.error(node, f"T.{name} needs a float value, got {gen.describe(x)}")
+    return Scalar(mlir_op(x.value), x.dtype)
+
+
+def call_exp(gen, node):
+    return _float_unary(gen, node, "exp", pymath.exp, math.exp)
+
+
+def call_exp2(gen, node):
+    return _float_unary(gen, node, "exp2", lambda v: 2.0 ** v, math.exp2)
+
+
+def call_log(gen, node):
+    return _float_unary(gen, node, "log", pymath.log, math.log)
+
+
+def call_log2(gen, node):
+    return _float_unary(gen, node, "log2", pymath.log2, math.log2)
+
+
+def call_sqrt(gen, node):
+    return _float_unary(gen, node, "sqrt", pymath.sqrt, math.sqrt)
+
+
+def call_rsqrt(gen, node):
+    return _float_unary(gen, node, "rsqrt", lambda v: 1 / pymath.sqrt(v), math.rsqrt)
+
+
+def call_abs(gen, node):
+    a = _args(gen, node, ["x"])
+    x = gen.eval(a["x"])
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return abs(x)
+    if not isinstance(x, Scalar):
+        raise gen.error(node, f"T.abs needs a number, got {gen.describe(x)}")
+    return Scalar((math.absf if dtypes.is_float(x.dtype) else math.absi)(x.value), x.dtype)
+
+
+def _minmax(gen, node, name: str):
+    if len(node.args) < 2 or node.keywords:
+        raise gen.error(node, f"T.{name} takes two or more values")
+    values = [gen.eval(v) for v in node.args]
+    result = values[0]
+    for v in values[1:]:
+        result = _minmax2(gen, node, name, result, v)
+    return result
+
+
+def _minmax2(gen, node, name, a, b):
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+        return (max if name == "max" else min)(a, b)
+    if all(isinstance(v, (int, Affine)) and not isinstance(v, bool) for v in (a, b)):
+        op = arith.maxsi if name == "max" else arith.minsi
+        return Affine.leaf(op(index_value(a), index_value(b)))
+    dt = gen.result_dtype(a, b, node)
+    va, vb = gen.to_value(a, dt, node), gen.to_value(b, dt, node)
+    if dtypes.is_float(dt):
+        op = arith.maximumf if name == "max" else arith.minimumf
+    elif dtypes.is_unsigned(dt):
+        op = arith.maxui if name == "max" else arith.minui
+    else:
+        op = arith.maxsi if name == "max" else arith.minsi
+    return Scalar(op(va, vb), dt)
+
+
+def call_max(gen, node):
+    return _minmax(gen, node, "max")
+
+
+def call_min(gen, node):
+    return _minmax(gen, node, "min")
+
+
+def call_if_then_else(gen, node):
+    a = _args(gen, node, ["cond", "then", "else"])
+    cond = gen.eval(a["cond"])
+    then, other = gen.eval(a["then"]), gen.eval(a["else"])
+    if not isinstance(cond, Scalar):
+        return then if cond else other
+    return gen.select(cond, then, other, node)
+
+
+def call_infinity(gen, node):
+    a = _args(gen, node, ["dtype"])
+    dt = _dtype(gen, a["dtype"])
+    if not dt.is_float:
+        raise gen.error(node, f"T.infinity needs a float dtype, got {dt}")
+    return Scalar(arith.constant(dtypes.mlir_type(dt), float("inf")), str(dt))
+
+
+def cast_to(gen, x, dt, node):
+    dt = str(DType(dt))
+    if isinstance(x, (int, float)):
+        if isinstance(x, float) and not dtypes.is_float(dt) and dt != "bool":
+            x = int(x)  # an explicit cast truncates, as C does
+        return Scalar(gen.to_value(x, dt, node), dt)
+    if isinstance(x, Affine):
+        x = Scalar(x.materialize(), "index")
+    if not isinstance(x, Scalar):
+        raise gen.error(node, f"cannot cast {gen.describe(x)}")
+    return Scalar(gen.convert(x, dt), dt)
+
+
+def call_cast(gen, node):
+    a = _args(gen, node, ["value", "dtype"])
+    dt = _dtype(gen, a["dtype"])
+    return cast_to(gen, gen.eval(a["value"]), dt, node)
+
+
+def _divide(gen, node, ceil: bool):
+    a = _args(gen, node, ["a", "b"])
+    x, y = gen.eval(a["a"]), gen.eval(a["b"])
+    name = "T.ceildiv" if ceil else "T.floordiv"
+    if isinstance(y, int) and not isinstance(y, bool) and y == 0:
+        raise gen.error(a["b"], f"{name} by zero")
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
+        return -(-x // y) if ceil else x // y
+    vx = gen.index(x, a["a"], f"{name}'s first argument")
+    vy = gen.index(y, a["b"], f"{name}'s second argument")
+    op = arith.ceildivsi if ceil else arith.floordivsi
+    return Affine.leaf(op(vx, vy))
+
+
+def call_ceildiv(gen, node):
+    return _divide(gen, node, ceil=True)
+
+
+def call_floordiv(gen, node):
+    return _divide(gen, node, ceil=False)
+
+
