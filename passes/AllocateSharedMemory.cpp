@@ -53,6 +53,28 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     end = offset + bytes;
     return WalkResult::advance();
   });
+  // A fragment whose registers hold short runs (an mma accumulator: 2
+  // elements) would be stored to global memory in pieces of 4 or 8 bytes;
+  // staged through shared memory the block writes whole 16-byte vectors.
+  // Staging is added only where the budget has room for it.
+  kernel.walk([&](CopyOp copy) {
+    auto frag = copy.getSrc().getDefiningOp<AllocFragmentOp>();
+    MemRefType dst = copy.getDst().getType();
+    if (!frag || !frag.getLayout() || copy.getAsync() || getPlace(dst) != Place::Global)
+      return;
+    int64_t bytes = std::max<int64_t>(1, dst.getElementTypeBitWidth() / 8);
+    SmallVector<int64_t> tile = copy.getTileShape();
+    if (tile.size() != 2 || tile.back() * bytes % 16 != 0 ||
+        frag.getLayoutAttr().getContiguousRun() * bytes >= 16)
+      return;
+    int64_t offset = llvm::alignTo(end, 1024);
+    int64_t size = tile[0] * tile[1] * bytes;
+    if (offset + size > maxBytes)
+      return;
+    copy->setAttr("tile.staging_offset",
+                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
+    end = offset + size;
+  });
   kernel->setAttr("tile.shared_bytes",
                   IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));
   if (end <= maxBytes)

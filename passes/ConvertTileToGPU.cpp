@@ -112,7 +112,7 @@ LogicalResult KernelLowering::run() {
       continue; // lowerReduce erased it
     }
     if (auto copy = dyn_cast<CopyOp>(op))
-      lowered = lowerCopy(copy, tid, threads, fragments, shared);
+      lowered = lowerCopy(copy, tid, threads, smem, fragments, shared);
     else if (auto fill = dyn_cast<FillOp>(op))
       lowerFill(fill);
     else
@@ -165,6 +165,7 @@ LogicalResult KernelLowering::lowerAllocs() {
   });
   bool scratch = false;
   func.walk([&](ReduceOp r) { scratch |= r->hasAttr("tile.scratch_offset"); });
+  func.walk([&](CopyOp c) { scratch |= c->hasAttr("tile.staging_offset"); });
   if (scratch || llvm::any_of(allocs, [](Operation *op) { return isa<AllocSharedOp>(op); })) {
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     smem = gpu::DynamicSharedMemoryOp::create(

@@ -10,6 +10,7 @@
 
 #include "passes/LowerCopy.h"
 #include "passes/LayoutMath.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -38,9 +39,49 @@ SmallVector<Value> squeezeIndex(ArrayRef<Value> index,
 
 } // namespace
 
-LogicalResult mlir::tile::lowerCopy(CopyOp copy, Value tid, int64_t threads,
-                                    const Fragments &fragments,
-                                    const SharedBuffers &shared) {
+/// fragment -> staging (each thread its registers, swizzled), barrier,
+/// staging -> global (16-byte vectors across the block).
+static LogicalResult lowerStaged(CopyOp copy, int64_t offset, Value tid, int64_t threads,
+                                 Value smem, const Fragments &fragments,
+                                 SharedBuffers &shared) {
+  OpBuilder b(copy);
+  Location loc = copy.getLoc();
+  SmallVector<int64_t> tile = copy.getTileShape();
+  Type elem = copy.getDst().getType().getElementType();
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(tile, elem, MemRefLayoutAttrInterface(), wg);
+  auto flatType = MemRefType::get({type.getNumElements()}, elem,
+                                  MemRefLayoutAttrInterface(), wg);
+  Value at = arith::ConstantIndexOp::create(b, loc, offset);
+  Value view = memref::ViewOp::create(b, loc, type, smem, at, ValueRange{});
+  Value flat = memref::ViewOp::create(b, loc, flatType, smem, at, ValueRange{});
+  SwizzleAttr swizzle;
+  if (std::optional<std::array<int64_t, 3>> s = chooseSwizzle(type))
+    swizzle = SwizzleAttr::get(b.getContext(), (*s)[0], (*s)[1], (*s)[2]);
+  shared[view] = SharedView{flat, swizzle, Value()};
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> zeros(tile.size(), c0);
+  gpu::BarrierOp::create(b, loc); // earlier readers of the staging are done
+  auto in = CopyOp::create(b, loc, copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(),
+                           view, zeros, tile);
+  gpu::BarrierOp::create(b, loc);
+  auto out = CopyOp::create(b, loc, view, zeros, tile, copy.getDst(), copy.getDstOffsets(),
+                            copy.getDstSizes());
+  for (CopyOp part : {in, out}) {
+    if (failed(lowerCopy(part, tid, threads, smem, fragments, shared)))
+      return failure();
+    part.erase();
+  }
+  return success();
+}
+
+LogicalResult mlir::tile::lowerCopy(CopyOp copy, Value tid, int64_t threads, Value smem,
+                                    const Fragments &fragments, SharedBuffers &shared) {
+  if (auto staging = copy->getAttrOfType<IntegerAttr>("tile.staging_offset")) {
+    if (!smem)
+      return copy.emitOpError("needs shared staging; run tile-allocate-shared-memory first");
+    return lowerStaged(copy, staging.getInt(), tid, threads, smem, fragments, shared);
+  }
   OpBuilder b(copy);
   Location loc = copy.getLoc();
   TileSide src = makeSide(copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(), shared);

@@ -17,9 +17,11 @@ struct Fragment {
 /// The lowered fragments of a kernel, by their tile.alloc_fragment value.
 using Fragments = DenseMap<Value, Fragment>;
 
-/// Emits the per-thread code of `copy` before it (the caller erases it).
-LogicalResult lowerCopy(CopyOp copy, Value tid, int64_t threads,
-                        const Fragments &fragments, const SharedBuffers &shared);
+/// Emits the per-thread code of `copy` before it (the caller erases it). A
+/// copy with a `tile.staging_offset` goes through that shared buffer of the
+/// block's dynamic shared memory `smem` (registered in `shared`, swizzled).
+LogicalResult lowerCopy(CopyOp copy, Value tid, int64_t threads, Value smem,
+                        const Fragments &fragments, SharedBuffers &shared);
 
 } // namespace mlir::tile
 

@@ -51,7 +51,11 @@ def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
     Packs the `tile.alloc_shared` buffers of each kernel into one block of
     dynamic shared memory, each at a 128-byte aligned offset (1024 bytes for
     swizzled buffers, whose swizzle pattern repeats every 1024 bytes), and
-    records the offsets and the kernel's total (`tile.shared_bytes`). A
+    records the offsets and the kernel's total (`tile.shared_bytes`). It also
+    reserves shared scratch for reductions across warps
+    (`tile.scratch_offset`), and, where the budget has room, a staging buffer
+    for copies of fragments holding short runs (mma accumulators) to global
+    memory (`tile.staging_offset`), so those stores become 16-byte vectors. A
     kernel whose buffers exceed `max-bytes` (the target's per-block limit,
     232448 bytes on sm_90) is an error that gives both numbers.
 

@@ -74,3 +74,40 @@ func.func @reduce_scratch() {
   }
   return
 }
+
+// -----
+
+// A 64x64 f32 accumulator holds runs of 2 (8 bytes): its copy to global
+// memory is staged through a shared buffer (after the operands, 1024-byte
+// aligned) so the block stores 16-byte vectors.
+// CHECK-LABEL: func.func @staged_store
+// CHECK: attributes {tile.shared_bytes = 24576 : i64}
+// CHECK: tile.copy {{.*}} {tile.staging_offset = 8192 : i64}
+func.func @staged_store(%C: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Staging that would not fit the budget is left out: the copy stores
+// directly. (128x256 f32 staging = 128 KiB on top of 128 KiB of buffers.)
+// CHECK-LABEL: func.func @no_room
+// CHECK-NOT: tile.staging_offset
+func.func @no_room(%C: memref<128x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %big = tile.alloc_shared : memref<256x256xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 256, map = (d0, d1) -> (d1 floordiv 2, d0 * 2 + d1 mod 2)>} : memref<128x256xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [128, 256] to %C[%c0, %c0] [128, 256] : memref<128x256xf32, #tile.space<fragment>> to memref<128x256xf32>
+  }
+  return
+}
