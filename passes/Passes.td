@@ -14,8 +14,12 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     registers), shared buffers become views into the block's dynamic shared
     memory at the offsets `tile-allocate-shared-memory` assigned, copies
     become (masked) vector loads and stores by the layout of the fragment
-    side or a coalesced default, `tile.parallel` becomes the thread's share
-    of the iterations, unrolled, and `tile.pipelined` a plain `scf.for`.
+    side or a coalesced default (cp.async for `async` copies; staged through
+    shared memory where `tile.staging_offset` says so), `tile.parallel`
+    becomes the thread's share of the iterations, unrolled (row vectors read
+    by their row register), `tile.gemm` ldmatrix + mma.sync per warp,
+    `tile.reduce` in-thread folds, xor shuffles and a shared-scratch exchange
+    across warps, and `tile.pipelined` (when not pipelined) a plain `scf.for`.
     A `gpu.barrier` follows every op that writes shared memory and precedes
     one that rewrites shared memory inside a loop.
 
