@@ -852,3 +852,26 @@ def test_frontend_vadd_to_ptx():
     assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == 16
     assert [(p["name"], p["shape"]) for p in kernel.params] == [
         ("A", ["M", "N"]), ("B", ["M", "N"]), ("C", ["M", "N"])]
+
+
+@T.prim_func
+def scalar_grid(A: T.Tensor((1024,), "float32"), n: T.int32):
+    with T.Kernel(T.ceildiv(n + 1, 64), threads=64) as bx:
+        for i in T.Parallel(64):
+            A[bx * 64 + i] = 1.0
+
+
+class _FakeCudaArray:
+    """Just enough of __cuda_array_interface__ to bind arguments (no launch)."""
+
+    def __init__(self, shape, typestr="<f4"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (1 << 20, False), "version": 3}
+
+
+def test_grid_from_a_scalar_parameter():
+    kernel = tlc.compile(scalar_grid)
+    assert kernel.artifact["grid"][0] == "ceildiv((n + 1), 64)"
+    # The launcher evaluates it with the scalar's value.
+    assert kernel.kernel.grid_for(_FakeCudaArray((1024,)), 200) == (4, 1, 1)
+    assert kernel.kernel.grid_for(_FakeCudaArray((1024,)), 0) == (1, 1, 1)

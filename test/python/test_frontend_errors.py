@@ -320,16 +320,7 @@ def float_grid(A: T.Tensor((64,), "float32")):
         pass
 
 
-@T.prim_func
-def scalar_grid(A: T.Tensor((M,), "float32"), n: T.int32):
-    with T.Kernel(4, T.ceildiv(n + 1, 64)):  # E:scalar-grid
-        pass
-
-
 @pytest.mark.parametrize("prim,marker,at,message", [
-    (scalar_grid, "scalar-grid", "T.ceildiv(n",
-     "a grid size cannot depend on the scalar parameter 'n': tlc computes the grid at launch "
-     "from tensor sizes"),
     (dynamic_parallel_extent, "parallel-extent", "M)",
      "a T.Parallel extent must be a compile-time integer, got a run-time index"),
     (dynamic_alloc_shape, "alloc-shape", "(M, 4)",

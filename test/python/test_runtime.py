@@ -788,3 +788,13 @@ class _DLPack:
 
     def __dlpack_device__(self):
         return self.t.__dlpack_device__()
+
+
+def test_grid_binds_integer_scalar_parameters():
+    params = vadd_dict()["params"][:3] + [{"name": "n", "kind": "scalar", "dtype": "int32"}]
+    k = rt.Kernel.from_dict(vadd_dict(grid=["ceildiv(n, 128)", "M", "1"], params=params))
+    assert k.grid_for(*vadd_args()[:3], 1000) == (8, 64, 1)
+    # A float scalar is no grid symbol: naming one is rejected at load.
+    floats = vadd_dict()["params"]
+    with pytest.raises(rt.ArtifactError, match="alpha"):
+        rt.Kernel.from_dict(vadd_dict(grid=["alpha", "1", "1"], params=floats))

@@ -55,7 +55,6 @@ class CodeGenerator(ExpressionMixin):
         self.symbols: dict[str, Affine] = {}  # symbolic size name -> its memref.dim
         self.kernel = None  # the tile.kernel op (built or being built)
         self.kernel_line = 0
-        self.scalar_args: dict = {}  # the func's scalar arguments (ir.Value) -> name
         self.in_kernel = False  # inside `with T.Kernel(...)`
         self.parallel_depth = 0
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
@@ -207,7 +206,6 @@ class CodeGenerator(ExpressionMixin):
 
     def bind_param(self, name: str, spec, value: ir.Value) -> None:
         if not isinstance(spec, Tensor):
-            self.scalar_args[value] = name
             self.bind(name, Scalar(value, self.scalar_dtype(spec)))
             return
         shape = []
@@ -350,20 +348,6 @@ class CodeGenerator(ExpressionMixin):
         from .. import language
 
         return getattr(language, name)
-
-    def scalar_params_in(self, value: ir.Value) -> list[str]:
-        """The scalar parameters `value` is computed from."""
-        found, stack, seen = [], [value], set()
-        while stack:
-            v = stack.pop()
-            if v in seen:
-                continue
-            seen.add(v)
-            if v in self.scalar_args:
-                found.append(self.scalar_args[v])
-            elif isinstance(v, ir.OpResult):
-                stack.extend(v.owner.operands)
-        return sorted(found)
 
     def require_kernel(self, node, what: str) -> None:
         if not self.in_kernel:

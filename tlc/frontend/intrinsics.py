@@ -61,12 +61,6 @@ def kernel(gen, call, target, body) -> None:
         if isinstance(g, int) and not isinstance(g, bool) and g <= 0:
             raise gen.error(a, f"a grid size must be positive, got {g}")
         sizes.append(gen.index(g, a, "a grid size"))
-        scalars = gen.scalar_params_in(sizes[-1])
-        if scalars:
-            # The launcher computes the grid from the tensors' sizes only.
-            raise gen.error(a, f"a grid size cannot depend on the scalar parameter "
-                               f"'{scalars[0]}': tlc computes the grid at launch from tensor "
-                               "sizes; make it the size of a tensor (T.dynamic) instead")
     with gen.loc(call):  # the kernel's errors (shared memory budget) point at T.Kernel
         op = tile.KernelOp(sizes, threads)
     index = ir.IndexType.get()

@@ -79,12 +79,16 @@ def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
         raise ArgumentError(
             f"{kernel} takes {len(params)} arguments ({names}), got {len(args)}: {detail}")
     bound = Bound()
+    scalars: dict[str, int] = {}
     origins: dict[str, str] = {}  # symbol -> where its value was bound
     device_origin = ""
     for p, arg in zip(params, args, strict=True):
         where = describe(kernel, p)
         if p.kind == "scalar":
-            bound.values.append(scalar_value(arg, p, where))
+            value = scalar_value(arg, p, where)
+            bound.values.append(value)
+            if DTYPES[p.dtype].kind in "iu":  # a grid expression may name it
+                scalars[p.name] = int(value.value)
             continue
         t = tensor_arg(arg, where)
         _check_tensor(t, p, where, bound.symbols, origins)
@@ -102,6 +106,11 @@ def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
         bound.values += [ctypes.c_uint64(t.ptr), ctypes.c_uint64(t.ptr), ctypes.c_int64(0)]
         bound.values += [ctypes.c_int64(n) for n in t.shape]
         bound.values += [ctypes.c_int64(s) for s in row_major(t.shape)]
+    for name, value in scalars.items():
+        if name in bound.symbols and bound.symbols[name] != value:
+            raise ArgumentError(f"{kernel}: scalar '{name}' = {value}, but {origins[name]} "
+                                f"set {name} = {bound.symbols[name]}")
+        bound.symbols[name] = value
     return bound
 
 

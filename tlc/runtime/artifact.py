@@ -168,7 +168,10 @@ class Kernel:
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise ArtifactError(f"parameter names repeat: {names}")
+        # Grid expressions name tensor sizes and integer scalar parameters.
         symbols = {s for p in self.params for s in p.shape if isinstance(s, str)}
+        symbols |= {p.name for p in self.params
+                    if p.kind == "scalar" and DTYPES[p.dtype].kind in "iu"}
         self.grid_exprs = _dims(d, "grid", lambda v: _is_int(v) or isinstance(v, str))
         try:
             self._grid_code = tuple(GridExpr(e, symbols) for e in self.grid_exprs)
