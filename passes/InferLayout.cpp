@@ -168,6 +168,7 @@ LogicalResult inferParallel(ParallelOp loop) {
     return success();
   Block &body = loop.getBody().front();
   std::optional<std::pair<AllocFragmentOp, Operation *>> first;
+  SmallVector<AllocFragmentOp> unplaced; // full-rank fragments with no layout yet
   WalkResult result = loop.getBody().walk([&](Operation *op) {
     auto access = getFragmentAccess(op);
     if (!access)
@@ -186,6 +187,10 @@ LogicalResult inferParallel(ParallelOp loop) {
           << "exactly, with the loop's shape";
       return WalkResult::interrupt();
     }
+    if (!alloc.getLayout()) {
+      unplaced.push_back(alloc); // takes the loop's layout below
+      return WalkResult::advance();
+    }
     if (!first) {
       first = access;
       return WalkResult::advance();
@@ -201,10 +206,15 @@ LogicalResult inferParallel(ParallelOp loop) {
   });
   if (result.wasInterrupted())
     return failure();
-  if (first) {
-    loop.setLayoutAttr(first->first.getLayoutAttr());
+  auto finish = [&](LayoutAttr layout) {
+    loop.setLayoutAttr(layout);
+    for (AllocFragmentOp alloc : unplaced)
+      if (!alloc.getLayout())
+        alloc.setLayoutAttr(layout);
     return inferRowVectors(loop);
-  }
+  };
+  if (first)
+    return finish(first->first.getLayoutAttr());
   // No fragment: spread the iterations so consecutive threads take
   // consecutive elements (coalesced when the body reads global memory).
   auto kernel = loop->getParentOfType<KernelOp>();
@@ -214,8 +224,7 @@ LogicalResult inferParallel(ParallelOp loop) {
   if (failed(layout))
     return loop.emitOpError("cannot spread its iterations over ")
            << kernel.getThreads() << " threads: " << why;
-  loop.setLayoutAttr(*layout);
-  return inferRowVectors(loop);
+  return finish(*layout);
 }
 
 /// Gives a gemm's accumulator the tensor-core layout its lowering needs.

@@ -234,3 +234,31 @@ func.func @a_in_registers() {
   }
   return
 }
+
+// -----
+
+// A fragment first written in a loop takes the loop's layout (here that of
+// the row vector the loop also reads), as attention's scores_scale does.
+// CHECK-LABEL: func.func @adopts_loop_layout
+// CHECK: %[[M:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32
+// CHECK: %[[S:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32
+func.func @adopts_loop_layout() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    %s = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.reduce %x to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+    tile.parallel (%i) in [8] {
+      %v = memref.load %m[%i] : memref<8xf32, #tile.space<fragment>>
+      memref.store %v, %s[%i] : memref<8xf32, #tile.space<fragment>>
+    }
+    tile.parallel (%i, %j) in [8, 256] {
+      %v = memref.load %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+      %r = memref.load %s[%i] : memref<8xf32, #tile.space<fragment>>
+      %d = arith.subf %v, %r : f32
+      memref.store %d, %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
