@@ -1,0 +1,44 @@
+"""Time tlc's FlashAttention forward against torch SDPA (on the GPU machine).
+
+    python bench/attention_gpu.py ARTIFACT_DIR
+
+fp16 [batch, seq, heads, dim]; every artifact fa_bench_*.tlcart is checked
+against SDPA, then timed like SDPA in the same run (CUDA graph of 20 launches,
+median of 20 replays). TFLOP/s = 4 * B * H * S^2 * D (halved when causal).
+"""
+
+import glob
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tlc import runtime  # noqa: E402
+from tlc.profiler import graph_time_ms  # noqa: E402
+
+
+def main(art_dir: str) -> None:
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    for path in sorted(glob.glob(os.path.join(art_dir, "fa_bench_*.tlcart"))):
+        kernel = runtime.load_artifact(path)
+        b, s, h, d = kernel.params[0].shape
+        causal = "causal" in path
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = torch.empty_like(q)
+        kernel(q, k, v, o)
+        qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+        sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
+            qt, kt, vt, is_causal=causal)
+        ref = sdpa().transpose(1, 2)
+        err = (o.float() - ref.float()).abs().max().item()
+        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        t_tlc = graph_time_ms(lambda: kernel(q, k, v, o))
+        t_ref = graph_time_ms(sdpa)
+        tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
+        print(f"{os.path.basename(path):44s} max|err| {err:.1e}  tlc {tf(t_tlc):6.0f} TFLOP/s  "
+              f"SDPA {tf(t_ref):6.0f}  tlc/SDPA {t_ref / t_tlc:.3f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
