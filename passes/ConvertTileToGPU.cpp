@@ -261,32 +261,14 @@ void KernelLowering::lowerFill(FillOp fill) {
                               ValueRange{arith::ConstantIndexOp::create(b, loc, r)});
     return;
   }
-  MemRefType type = fill.getDst().getType();
-  int64_t numel = type.getNumElements();
-  bool cooperative = getPlace(type) == Place::Shared;
   // Shared buffers are filled by all threads together, local ones by each.
-  int64_t step = cooperative ? threads : 1;
-  int64_t trips = llvm::divideCeil(numel, step);
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(b, loc, c0,
-                                 arith::ConstantIndexOp::create(b, loc, trips), c1);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  Value flat = loop.getInductionVar();
-  if (cooperative)
-    flat = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, flat,
-                              arith::ConstantIndexOp::create(b, loc, threads)),
-        tid);
-  if (numel % step != 0) {
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat,
-                                         arith::ConstantIndexOp::create(b, loc, numel));
-    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-    b.setInsertionPoint(guard.thenBlock()->getTerminator());
-  }
-  memref::StoreOp::create(b, loc, value, fill.getDst(),
-                          delinearize(b, loc, flat, type.getShape()));
+  MemRefType type = fill.getDst().getType();
+  Value by = getPlace(type) == Place::Shared ? tid : Value();
+  forEachItem(b, loc, by, threads, type.getNumElements(),
+              [&](OpBuilder &ob, Location l, Value flat) {
+                memref::StoreOp::create(ob, l, value, fill.getDst(),
+                                        delinearize(ob, l, flat, type.getShape()));
+              });
 }
 
 /// Redirects fragment accesses to register `reg` and guards global ones.

@@ -157,37 +157,13 @@ LogicalResult mlir::tile::lowerCopy(CopyOp copy, Value tid, int64_t threads, Val
   int64_t numel = 1;
   for (int64_t d : tile)
     numel *= d;
-  int64_t vectors = numel / width;
-  int64_t trips = llvm::divideCeil(vectors, threads);
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(b, loc, c0,
-                                 arith::ConstantIndexOp::create(b, loc, trips), c1);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  Value vec = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                            arith::ConstantIndexOp::create(b, loc, threads)),
-      tid);
-  auto body = [&](OpBuilder &ob, Location l) {
-    Value flat = arith::MulIOp::create(ob, l, vec,
-                                       arith::ConstantIndexOp::create(ob, l, width));
+  forEachItem(b, loc, tid, threads, numel / width, [&](OpBuilder &ob, Location l, Value vec) {
+    Value flat = arith::MulIOp::create(ob, l, vec, arith::ConstantIndexOp::create(ob, l, width));
     SmallVector<Value> index = delinearize(ob, l, flat, tile);
     if (copy.getTileShape().empty())
       index.clear();
-    move(ob, src, sideIndices(ob, l, src, index), dst,
-         sideIndices(ob, l, dst, index), width);
-  };
-  if (vectors % threads == 0) {
-    body(b, loc);
-    return success();
-  }
-  Value inside = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ult, vec,
-      arith::ConstantIndexOp::create(b, loc, vectors));
-  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  b.setInsertionPoint(guard.thenBlock()->getTerminator());
-  body(b, loc);
+    move(ob, src, sideIndices(ob, l, src, index), dst, sideIndices(ob, l, dst, index), width);
+  });
   return success();
 }
 

@@ -363,6 +363,26 @@ Value mlir::tile::convertElements(OpBuilder &b, Location loc, Value value,
                            : (Value)arith::TruncIOp::create(b, loc, to, value);
 }
 
+void mlir::tile::forEachItem(OpBuilder &b, Location loc, Value tid, int64_t threads,
+                             int64_t count,
+                             function_ref<void(OpBuilder &, Location, Value)> body) {
+  OpBuilder::InsertionGuard guard(b);
+  int64_t step = tid ? threads : 1;
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto loop = scf::ForOp::create(b, loc, cst(0), cst(llvm::divideCeil(count, step)), cst(1));
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value item = loop.getInductionVar();
+  if (tid)
+    item = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, item, cst(threads)),
+                                 tid);
+  if (count % step != 0) {
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, item, cst(count));
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
+  body(b, loc, item);
+}
+
 SmallVector<Value> mlir::tile::delinearize(OpBuilder &b, Location loc, Value flat,
                                            ArrayRef<int64_t> shape) {
   SmallVector<Value> indices;

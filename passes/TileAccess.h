@@ -83,6 +83,12 @@ Value insideBounds(OpBuilder &b, Location loc, Value buffer, ValueRange indices)
 /// Converts a scalar or vector of one element type to another.
 Value convertElements(OpBuilder &b, Location loc, Value value, Type toElement);
 
+/// Emits a loop over `count` items shared by the block: thread `tid` of
+/// `threads` visits items tid, tid + threads, ... (guarded at the end); with
+/// no `tid` one thread visits them all. `body` builds the work of one item.
+void forEachItem(OpBuilder &b, Location loc, Value tid, int64_t threads, int64_t count,
+                 function_ref<void(OpBuilder &, Location, Value)> body);
+
 /// Row-major indices of `flat` in a tile of `shape`.
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
                                ArrayRef<int64_t> shape);
