@@ -38,6 +38,7 @@ private:
                                 const DenseMap<Operation *, int64_t> &rowRegs);
   void swizzleSharedAccesses();
   void placeBarriers(Operation *op, bool writesShared);
+  void planPrefetch(GemmOp gemm);
 
   gpu::GPUFuncOp func;
   int64_t threads = 0;
@@ -47,6 +48,7 @@ private:
   SharedBuffers shared;
   SmallVector<StageOp> stages;             ///< erased once nothing uses them
   SmallVector<AllocSharedOp> stagedAllocs; ///< likewise
+  DenseMap<Operation *, GemmPrefetch> prefetches; ///< by gemm
 };
 
 bool writesShared(Operation *op) {
@@ -76,6 +78,10 @@ LogicalResult KernelLowering::run() {
   func.walk([&](PipelinedOp loop) { loops.push_back(loop); });
   for (PipelinedOp loop : loops)
     lowerPipelined(loop);
+  SmallVector<GemmOp> gemms;
+  func.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
+  for (GemmOp gemm : gemms)
+    planPrefetch(gemm);
   if (failed(lowerAllocs()))
     return failure();
 
@@ -96,8 +102,10 @@ LogicalResult KernelLowering::run() {
         return gemm.emitOpError("C must be a fragment of this kernel");
       auto a = fragments.find(gemm.getA());
       Fragment aRegs = a == fragments.end() ? Fragment{} : a->second;
+      auto plan = prefetches.find(gemm);
       if (failed(lowerGemm(gemm, shared, tid, threads, it->second.regs,
-                           it->second.layout, aRegs.regs, aRegs.layout)))
+                           it->second.layout, aRegs.regs, aRegs.layout,
+                           plan == prefetches.end() ? nullptr : &plan->second)))
         return failure();
       continue; // lowerGemm erased it
     }
@@ -139,6 +147,84 @@ LogicalResult KernelLowering::run() {
     value.getDefiningOp()->erase();
   }
   return success();
+}
+
+/// Whether `stage` is `((iv - lb) / step) % stages` of `loop`, the stage
+/// index tile-pipeline-loops gives each iteration; returns the iteration
+/// number `(iv - lb) / step` if so.
+static Value iterationOfStage(scf::ForOp loop, Value stage, int64_t stages) {
+  auto rem = stage.getDefiningOp<arith::RemSIOp>();
+  if (!rem || getConstantIntValue(rem.getRhs()) != stages)
+    return Value();
+  auto div = rem.getLhs().getDefiningOp<arith::DivSIOp>();
+  if (!div || div.getRhs() != loop.getStep())
+    return Value();
+  auto sub = div.getLhs().getDefiningOp<arith::SubIOp>();
+  if (!sub || sub.getLhs() != loop.getInductionVar() || sub.getRhs() != loop.getLowerBound())
+    return Value();
+  return div.getResult();
+}
+
+/// Plans GemmPrefetch (see LowerGemm.h) for a gemm that is the last op of a
+/// loop tile-pipeline-loops made, reading both operands from its stages, in
+/// a body that otherwise only waits, meets, issues its async copies and
+/// computes indices: nothing else there touches shared memory, so moving the
+/// wait and barrier from the top of the body into the gemm's last K slice
+/// keeps every stage's reads before the barrier that lets it be refilled.
+void KernelLowering::planPrefetch(GemmOp gemm) {
+  auto loop = dyn_cast<scf::ForOp>(gemm->getParentOp());
+  auto stagesAttr = loop ? loop->getAttrOfType<IntegerAttr>("tile.num_stages") : nullptr;
+  if (!stagesAttr || gemm->getNextNode() != loop.getBody()->getTerminator())
+    return;
+  int64_t stages = stagesAttr.getInt();
+  auto stageA = gemm.getA().getDefiningOp<StageOp>();
+  auto stageB = gemm.getB().getDefiningOp<StageOp>();
+  if (!stageA || !stageB || stageA.getIndex() != stageB.getIndex())
+    return;
+  Value iteration = iterationOfStage(loop, stageA.getIndex(), stages);
+  if (!iteration)
+    return;
+  NVVM::CpAsyncWaitGroupOp wait;
+  gpu::BarrierOp barrier;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (&op == gemm.getOperation() || isPure(&op))
+      continue;
+    if (auto w = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op); w && !wait) {
+      wait = w;
+      continue;
+    }
+    if (auto bar = dyn_cast<gpu::BarrierOp>(op); bar && wait && !barrier) {
+      barrier = bar;
+      continue;
+    }
+    auto copy = dyn_cast<CopyOp>(op);
+    bool async = (copy && copy.getAsync()) || isa<NVVM::CpAsyncCommitGroupOp>(op);
+    if (!async || !barrier) // also: the copies come after the barrier
+      return;
+  }
+  if (!barrier || wait.getN() != stages - 2)
+    return;
+
+  Location loc = gemm.getLoc();
+  OpBuilder before(loop);
+  Value c0 = arith::ConstantIndexOp::create(before, loc, 0);
+  auto stageView = [&](OpBuilder &b, StageOp like, Value index) {
+    return StageOp::create(b, loc, like.getType(), like.getSource(), index).getResult();
+  };
+  OpBuilder inside(gemm);
+  Value next = arith::RemSIOp::create(
+      inside, loc,
+      arith::AddIOp::create(inside, loc, iteration,
+                            arith::ConstantIndexOp::create(inside, loc, 1)),
+      arith::ConstantIndexOp::create(inside, loc, stages));
+  prefetches[gemm] = GemmPrefetch{loop,
+                                  stageView(before, stageA, c0),
+                                  stageView(before, stageB, c0),
+                                  stageView(inside, stageA, next),
+                                  stageView(inside, stageB, next),
+                                  static_cast<int32_t>(wait.getN())};
+  wait.erase();
+  barrier.erase();
 }
 
 void KernelLowering::lowerPipelined(PipelinedOp loop) {
@@ -264,11 +350,10 @@ void KernelLowering::lowerFill(FillOp fill) {
   // Shared buffers are filled by all threads together, local ones by each.
   MemRefType type = fill.getDst().getType();
   Value by = getPlace(type) == Place::Shared ? tid : Value();
-  forEachItem(b, loc, by, threads, type.getNumElements(),
-              [&](OpBuilder &ob, Location l, Value flat) {
-                memref::StoreOp::create(ob, l, value, fill.getDst(),
-                                        delinearize(ob, l, flat, type.getShape()));
-              });
+  forEachVector(b, loc, by, threads, type.getShape(), /*width=*/1,
+                [&](OpBuilder &ob, Location l, ValueRange at) {
+                  memref::StoreOp::create(ob, l, value, fill.getDst(), at);
+                });
 }
 
 /// Redirects fragment accesses to register `reg` and guards global ones.

@@ -63,10 +63,10 @@ static LogicalResult lowerStaged(CopyOp copy, int64_t offset, Value tid, int64_t
   SmallVector<Value> zeros(tile.size(), c0);
   gpu::BarrierOp::create(b, loc); // earlier readers of the staging are done
   auto in = CopyOp::create(b, loc, copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(),
-                           view, zeros, tile);
+                           view, zeros, tile, /*pred=*/Value());
   gpu::BarrierOp::create(b, loc);
   auto out = CopyOp::create(b, loc, view, zeros, tile, copy.getDst(), copy.getDstOffsets(),
-                            copy.getDstSizes());
+                            copy.getDstSizes(), /*pred=*/Value());
   for (CopyOp part : {in, out}) {
     if (failed(lowerCopy(part, tid, threads, smem, fragments, shared)))
       return failure();
@@ -98,7 +98,7 @@ LogicalResult mlir::tile::lowerCopy(CopyOp copy, Value tid, int64_t threads, Val
   auto move = [&](OpBuilder &ob, const TileSide &from, ValueRange fromIdx,
                   const TileSide &to, ValueRange toIdx, int64_t w) {
     if (copy.getAsync()) {
-      asyncCopyElements(ob, loc, from, fromIdx, to, toIdx, w);
+      asyncCopyElements(ob, loc, from, fromIdx, to, toIdx, w, copy.getPred());
       return;
     }
     Value v = loadElements(ob, loc, from, fromIdx, w);
@@ -154,16 +154,14 @@ LogicalResult mlir::tile::lowerCopy(CopyOp copy, Value tid, int64_t threads, Val
   if (tile.empty())
     tile.push_back(1);
   width = std::min(width, powerOfTwoDividing(tile.back()));
-  int64_t numel = 1;
-  for (int64_t d : tile)
-    numel *= d;
-  forEachItem(b, loc, tid, threads, numel / width, [&](OpBuilder &ob, Location l, Value vec) {
-    Value flat = arith::MulIOp::create(ob, l, vec, arith::ConstantIndexOp::create(ob, l, width));
-    SmallVector<Value> index = delinearize(ob, l, flat, tile);
-    if (copy.getTileShape().empty())
-      index.clear();
-    move(ob, src, sideIndices(ob, l, src, index), dst, sideIndices(ob, l, dst, index), width);
-  });
+  forEachVector(b, loc, tid, threads, tile, width,
+                [&](OpBuilder &ob, Location l, ValueRange at) {
+                  SmallVector<Value> index(at);
+                  if (copy.getTileShape().empty())
+                    index.clear();
+                  move(ob, src, sideIndices(ob, l, src, index), dst,
+                       sideIndices(ob, l, dst, index), width);
+                });
   return success();
 }
 

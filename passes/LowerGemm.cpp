@@ -14,10 +14,13 @@
 #include "passes/Mma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -106,12 +109,113 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc) {
   return fromScalars(b, loc, accType, out);
 }
 
+/// Where a lane's warp sits in the block's output tile, and the lane
+/// quantities the ldmatrix addresses use.
+struct Lanes {
+  Value lane, rowBase, colBase, lane8, lane16, quad;
+};
+
+Lanes lanesOf(IndexBuilder &ib, Value tid, const WarpPartition &p) {
+  Value warp = ib.div(tid, 32), lane = ib.rem(tid, 32);
+  return {lane,
+          ib.mul(ib.div(warp, p.warpsN), p.tileM),
+          ib.mul(ib.rem(warp, p.warpsN), p.tileN),
+          ib.rem(lane, 8),
+          ib.rem(lane, 16),
+          ib.div(lane, 8)}; // which 8x8 matrix a lane addresses (x4)
+}
+
+/// One 16-deep K slice of a warp's operands: per row atom a vector<4x2xT>
+/// (A), per column atom a vector<2x2xT> (B).
+struct Slice {
+  SmallVector<Value> a, b;
+};
+
+/// Loads the K slice at `k0` of the operands `A` and `B` (shared buffers, or
+/// A from the registers `aRegs`).
+Slice loadSlice(IndexBuilder &ib, const SharedBuffers &shared, GemmOp op,
+                const WarpPartition &p, const Lanes &l, Value A, Value B,
+                Value aRegs, int64_t k, int64_t k0) {
+  OpBuilder &b = ib.b;
+  Location loc = ib.loc;
+  Type in = op.getA().getType().getElementType();
+  Slice s;
+  for (int64_t i = 0; i < p.atomsM(); ++i) {
+    if (aRegs) { // the 8 registers of atom (i, k0 / 16)
+      int64_t first = (i * (k / kMmaK) + k0 / kMmaK) * 8;
+      SmallVector<Value> values;
+      for (int64_t e = 0; e < 8; ++e)
+        values.push_back(memref::LoadOp::create(b, loc, aRegs, ValueRange{ib.c(first + e)}));
+      s.a.push_back(fromScalars(b, loc, VectorType::get({4, 2}, in), values));
+      continue;
+    }
+    Value m0 = ib.add(l.rowBase, i * kMmaM);
+    if (!op.getTransposeA()) // A[M, K]: lanes 0-15 rows at k0, 16-31 at k0+8
+      s.a.push_back(ldmatrix(b, loc, shared, A, ib.add(m0, l.lane16),
+                             ib.add(ib.mul(ib.div(l.lane, 16), 8), k0), 4, false));
+    else // A[K, M]: transposed 8x8 loads, rows are k
+      s.a.push_back(ldmatrix(b, loc, shared, A,
+                             ib.add(ib.add(ib.mul(ib.div(l.quad, 2), 8), l.lane8), k0),
+                             ib.add(m0, ib.mul(ib.rem(l.quad, 2), 8)), 4, true));
+  }
+  for (int64_t j = 0; j < p.atomsN();) {
+    bool pair = j + 1 < p.atomsN();
+    Value n0 = ib.add(l.colBase, j * kMmaN);
+    Value frag;
+    if (!op.getTransposeB()) // B[K, N]: transposed loads, rows are k
+      frag = ldmatrix(b, loc, shared, B, ib.add(l.lane16, k0),
+                      pair ? ib.add(n0, ib.mul(ib.div(l.lane, 16), 8)) : n0,
+                      pair ? 4 : 2, true);
+    else // B[N, K]: rows are n
+      frag = ldmatrix(b, loc, shared, B,
+                      pair ? ib.add(n0, ib.add(ib.mul(ib.div(l.quad, 2), 8), l.lane8))
+                           : ib.add(n0, l.lane8),
+                      ib.add(ib.mul(ib.rem(l.quad, 2), 8), k0), pair ? 4 : 2, false);
+    for (int64_t h = 0; h < (pair ? 2 : 1); ++h)
+      s.b.push_back(pair ? twoRows(b, loc, frag, 2 * h) : frag);
+    j += pair ? 2 : 1;
+  }
+  return s;
+}
+
+/// Keeps a slice in `mem` (a 1-d register array of the element type) across
+/// the loop's back edge, a 2-element row at a time; LLVM promotes it to
+/// registers.
+void saveSlice(IndexBuilder &ib, const Slice &s, Value mem) {
+  int64_t at = 0;
+  for (Value v : llvm::concat<const Value>(s.a, s.b))
+    for (int64_t r = 0; r < cast<VectorType>(v.getType()).getDimSize(0); ++r, at += 2)
+      vector::StoreOp::create(ib.b, ib.loc,
+                              vector::ExtractOp::create(ib.b, ib.loc, v, ArrayRef<int64_t>{r}),
+                              mem, ValueRange{ib.c(at)});
+}
+
+Slice restoreSlice(IndexBuilder &ib, const WarpPartition &p, Type elem, Value mem) {
+  Slice s;
+  int64_t at = 0;
+  auto get = [&](int64_t rows) {
+    auto type = VectorType::get({rows, 2}, elem);
+    Value v = arith::ConstantOp::create(ib.b, ib.loc, type, ib.b.getZeroAttr(type));
+    for (int64_t r = 0; r < rows; ++r, at += 2) {
+      Value row = vector::LoadOp::create(ib.b, ib.loc, VectorType::get({2}, elem), mem,
+                                         ValueRange{ib.c(at)});
+      v = vector::InsertOp::create(ib.b, ib.loc, row, v, ArrayRef<int64_t>{r});
+    }
+    return v;
+  };
+  for (int64_t i = 0; i < p.atomsM(); ++i)
+    s.a.push_back(get(4));
+  for (int64_t j = 0; j < p.atomsN(); ++j)
+    s.b.push_back(get(2));
+  return s;
+}
+
 } // namespace
 
 LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
                                     Value tid, int64_t threads, Value accRegs,
                                     LayoutAttr accLayout, Value aRegs,
-                                    LayoutAttr aLayout) {
+                                    LayoutAttr aLayout, const GemmPrefetch *prefetch) {
   std::string why;
   FailureOr<WarpPartition> part = partitionGemm(op, threads, why);
   if (failed(part))
@@ -147,11 +251,26 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
   const WarpPartition &p = *part;
-  Value warp = ib.div(tid, 32), lane = ib.rem(tid, 32);
-  Value rowBase = ib.mul(ib.div(warp, p.warpsN), p.tileM);
-  Value colBase = ib.mul(ib.rem(warp, p.warpsN), p.tileN);
-  Value lane8 = ib.rem(lane, 8), lane16 = ib.rem(lane, 16);
-  Value quad = ib.div(lane, 8); // which 8x8 matrix a lane addresses (x4)
+  Lanes lanes = lanesOf(ib, tid, p);
+  Value aFrom = aInRegisters ? aRegs : Value();
+
+  // With prefetch: a register array carries the next slice over the back
+  // edge, filled first before the loop (after the wait and barrier that used
+  // to open each iteration).
+  Value carried;
+  if (prefetch) {
+    Block &entry = op->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
+    OpBuilder eb(&entry, entry.begin());
+    int64_t n = p.atomsM() * 8 + p.atomsN() * 4;
+    carried = memref::AllocaOp::create(eb, loc, MemRefType::get({n}, in));
+    OpBuilder pb(prefetch->loop);
+    IndexBuilder pib{pb, loc};
+    NVVM::CpAsyncWaitGroupOp::create(pb, loc, pb.getI32IntegerAttr(prefetch->pending));
+    gpu::BarrierOp::create(pb, loc);
+    saveSlice(pib, loadSlice(pib, shared, op, p, lanesOf(pib, tid, p), prefetch->firstA,
+                             prefetch->firstB, aFrom, k, 0),
+              carried);
+  }
 
   // Accumulators: four registers per atom, in the layout's order.
   auto accType = VectorType::get({2, 2}, accElem);
@@ -169,47 +288,21 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
   }
 
   for (int64_t k0 = 0; k0 < k; k0 += kMmaK) {
-    SmallVector<Value> aFrags, bFrags;
-    for (int64_t i = 0; i < atomsM; ++i) {
-      if (aInRegisters) { // the 8 registers of atom (i, k0 / 16)
-        int64_t first = (i * (k / kMmaK) + k0 / kMmaK) * 8;
-        SmallVector<Value> values;
-        for (int64_t e = 0; e < 8; ++e)
-          values.push_back(memref::LoadOp::create(b, loc, aRegs, ValueRange{ib.c(first + e)}));
-        aFrags.push_back(fromScalars(b, loc, VectorType::get({4, 2}, in), values));
-        continue;
-      }
-      Value m0 = ib.add(rowBase, i * kMmaM);
-      if (!op.getTransposeA()) // A[M, K]: lanes 0-15 rows at k0, 16-31 at k0+8
-        aFrags.push_back(ldmatrix(b, loc, shared, op.getA(), ib.add(m0, lane16),
-                                  ib.add(ib.mul(ib.div(lane, 16), 8), k0), 4, false));
-      else // A[K, M]: transposed 8x8 loads, rows are k
-        aFrags.push_back(ldmatrix(
-            b, loc, shared, op.getA(),
-            ib.add(ib.add(ib.mul(ib.div(quad, 2), 8), lane8), k0),
-            ib.add(m0, ib.mul(ib.rem(quad, 2), 8)), 4, true));
-    }
-    for (int64_t j = 0; j < atomsN;) {
-      bool pair = j + 1 < atomsN;
-      Value n0 = ib.add(colBase, j * kMmaN);
-      Value frag;
-      if (!op.getTransposeB()) // B[K, N]: transposed loads, rows are k
-        frag = ldmatrix(b, loc, shared, op.getB(), ib.add(lane16, k0),
-                        pair ? ib.add(n0, ib.mul(ib.div(lane, 16), 8)) : n0,
-                        pair ? 4 : 2, true);
-      else // B[N, K]: rows are n
-        frag = ldmatrix(b, loc, shared, op.getB(),
-                        pair ? ib.add(n0, ib.add(ib.mul(ib.div(quad, 2), 8), lane8))
-                             : ib.add(n0, lane8),
-                        ib.add(ib.mul(ib.rem(quad, 2), 8), k0),
-                        pair ? 4 : 2, false);
-      for (int64_t h = 0; h < (pair ? 2 : 1); ++h)
-        bFrags.push_back(pair ? twoRows(b, loc, frag, 2 * h) : frag);
-      j += pair ? 2 : 1;
+    Slice s = prefetch && k0 == 0
+                  ? restoreSlice(ib, p, in, carried)
+                  : loadSlice(ib, shared, op, p, lanes, op.getA(), op.getB(), aFrom, k, k0);
+    if (prefetch && k0 + kMmaK == k) {
+      // Every read of this stage is issued: wait for the next stage, meet,
+      // and fetch its first slice while this slice's mma.sync run.
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(prefetch->pending));
+      gpu::BarrierOp::create(b, loc);
+      saveSlice(ib, loadSlice(ib, shared, op, p, lanes, prefetch->nextA, prefetch->nextB,
+                              aFrom, k, 0),
+                carried);
     }
     for (int64_t i = 0; i < atomsM; ++i)
       for (int64_t j = 0; j < atomsN; ++j)
-        acc[i * atomsN + j] = mma(b, loc, aFrags[i], bFrags[j], acc[i * atomsN + j]);
+        acc[i * atomsN + j] = mma(b, loc, s.a[i], s.b[j], acc[i * atomsN + j]);
   }
 
   for (int64_t i = 0; i < atomsM * atomsN; ++i)

@@ -8,13 +8,30 @@
 
 namespace mlir::tile {
 
+/// Fragment prefetch for a gemm that is all a software-pipelined loop
+/// computes. Without it each iteration starts with the pipeliner's wait and
+/// barrier and then waits again for its first ldmatrix before any mma.sync
+/// can issue. With it the wait and barrier move to just before the mma.sync
+/// of the last 16-deep K slice, and right after them each warp loads the
+/// first slice of the next iteration's stage, whose latency that last slice's
+/// mma.sync hide; the first iteration's first slice is loaded before the loop.
+/// All reads of a stage still precede the barrier that lets it be refilled.
+struct GemmPrefetch {
+  Operation *loop;      ///< the pipelined scf.for
+  Value firstA, firstB; ///< views of the first iteration's stage (before the loop)
+  Value nextA, nextB;   ///< views of the next iteration's stage (in the loop)
+  int32_t pending;      ///< the pipeliner's cp.async wait count
+};
+
 /// Lowers `op` in place: each warp loads its A and B sub-tiles from shared
 /// memory with ldmatrix and accumulates with mma.sync m16n8k16 into the
 /// registers `accRegs` of the C fragment (laid out as `accLayout`). When A is
 /// a fragment, its registers `aRegs` (laid out as `aLayout`) are the operand.
+/// With `prefetch`, operands are loaded one K slice ahead across iterations.
 LogicalResult lowerGemm(GemmOp op, const SharedBuffers &shared, Value tid,
                         int64_t threads, Value accRegs, LayoutAttr accLayout,
-                        Value aRegs, LayoutAttr aLayout);
+                        Value aRegs, LayoutAttr aLayout,
+                        const GemmPrefetch *prefetch = nullptr);
 
 } // namespace mlir::tile
 

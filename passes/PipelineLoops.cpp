@@ -11,9 +11,13 @@
 //              the rest of the body, reading stage i % S
 //   after:     wait for all groups
 //
-// Iterations past the end issue nothing but still commit (an empty group),
-// so the wait count stays uniform; a loop of fewer than S-1 iterations is
-// correct too. Loops that do not have this shape are left as they are.
+// The copies of iterations past the end are predicated off (they read
+// nothing and zero a stage no iteration reads) rather than branched around,
+// so the loop body stays one basic block that ptxas schedules as a whole:
+// the cp.async issue interleaves with the tensor-core work. Every iteration
+// still commits a group, so the wait count stays uniform; a loop of fewer
+// than S-1 iterations is correct too. Loops that do not have this shape are
+// left as they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,9 +93,11 @@ SmallVector<Producer> findProducers(PipelinedOp loop) {
   return producers;
 }
 
-/// Emits the producers' copies for iteration `iv`, into stage `stage`.
+/// Emits the producers' copies for iteration `iv`, into stage `stage`, as
+/// async copies predicated on `inside`.
 void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
-           Value stage, const DenseMap<Operation *, AllocSharedOp> &staged) {
+           Value stage, Value inside,
+           const DenseMap<Operation *, AllocSharedOp> &staged) {
   IRMapping mapping;
   mapping.map(oldIv, iv);
   for (Producer p : producers) {
@@ -103,6 +109,7 @@ void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
     mapping.map(p.copy.getDst(), view);
     auto copy = cast<CopyOp>(b.clone(*p.copy, mapping));
     copy.setAsync(true);
+    copy.getPredMutable().assign(inside);
   }
 }
 
@@ -133,9 +140,7 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   Value oldIv = loop.getBody().getArgument(0);
   auto guarded = [&](OpBuilder &ob, Value iv, Value stage) {
     Value inside = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::slt, iv, ub);
-    auto ifOp = scf::IfOp::create(ob, loc, inside, /*withElseRegion=*/false);
-    OpBuilder tb = OpBuilder::atBlockTerminator(ifOp.thenBlock());
-    issue(tb, producers, oldIv, iv, stage, staged);
+    issue(ob, producers, oldIv, iv, stage, inside, staged);
     NVVM::CpAsyncCommitGroupOp::create(ob, loc);
   };
 

@@ -153,6 +153,19 @@ static Value elementInside(OpBuilder &b, Location loc, Value buffer,
                          : inside;
 }
 
+/// Splits a sum of `arith.addi`s into its constant part (returned) and its
+/// other terms.
+static int64_t splitConstant(Value v, SmallVector<Value> &terms) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c;
+  auto add = v.getDefiningOp<arith::AddIOp>();
+  if (!add) {
+    terms.push_back(v);
+    return 0;
+  }
+  return splitConstant(add.getLhs(), terms) + splitConstant(add.getRhs(), terms);
+}
+
 std::pair<Value, SmallVector<Value>>
 mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *shared,
                           Value buffer, ValueRange indices) {
@@ -161,22 +174,40 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
     return {buffer, SmallVector<Value>(indices)};
   // Linearize, swizzle the byte offset, and address the flat view.
   auto type = cast<MemRefType>(buffer.getType());
+  SwizzleAttr swizzle = it->second.swizzle;
+  Value base = it->second.base;
+  int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  // An offset that is a multiple of the swizzle's period leaves the bits the
+  // swizzle reads alone: swizzle(o + e) = o + swizzle(e). Such offsets are
+  // added after the swizzle: a stage base, so swizzle(e) can be hoisted out
+  // of the loop, and constant parts of the indices (a thread's rows k, k+32,
+  // ...), so they become immediate offsets from one base address.
+  int64_t period = swizzle ? int64_t(1) << (swizzle.getBase() + swizzle.getShift() +
+                                            swizzle.getBits())
+                           : 1;
+  SmallVector<Value> dynamic;
+  int64_t constant = 0, stride = type.getNumElements();
+  for (auto [index, size] : llvm::zip(indices, type.getShape())) {
+    stride /= size;
+    SmallVector<Value> terms;
+    int64_t c = splitConstant(index, terms);
+    if (c == 0 || c * stride * elemBytes % period != 0 || terms.size() > 2) {
+      dynamic.push_back(index);
+      continue;
+    }
+    constant += c * stride;
+    Value rest = terms.empty() ? arith::ConstantIndexOp::create(b, loc, 0) : terms[0];
+    if (terms.size() == 2)
+      rest = arith::AddIOp::create(b, loc, terms[0], terms[1]);
+    dynamic.push_back(rest);
+  }
   Value flat = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [index, size] : llvm::zip(indices, type.getShape()))
+  for (auto [index, size] : llvm::zip(dynamic, type.getShape()))
     flat = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, flat,
                               arith::ConstantIndexOp::create(b, loc, size)),
         index);
-  SwizzleAttr swizzle = it->second.swizzle;
-  Value base = it->second.base;
-  int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  // A stage base that is a multiple of the swizzle's period leaves the bits
-  // the swizzle reads alone: swizzle(base + e) = base + swizzle(e). Adding it
-  // last keeps swizzle(e) free of the loop's stage, so it can be hoisted.
-  int64_t period = swizzle ? int64_t(1) << (swizzle.getBase() + swizzle.getShift() +
-                                            swizzle.getBits())
-                           : 1;
   bool baseLast = !base || type.getNumElements() * elemBytes % period == 0;
   if (base && !baseLast)
     flat = arith::AddIOp::create(b, loc, base, flat);
@@ -191,6 +222,9 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
   }
   if (base && baseLast)
     flat = arith::AddIOp::create(b, loc, flat, base);
+  if (constant)
+    flat = arith::AddIOp::create(b, loc, flat,
+                                 arith::ConstantIndexOp::create(b, loc, constant));
   return {it->second.flat, SmallVector<Value>{flat}};
 }
 
@@ -287,11 +321,15 @@ void mlir::tile::storeElements(OpBuilder &b, Location loc, const TileSide &side,
 
 void mlir::tile::asyncCopyElements(OpBuilder &b, Location loc, const TileSide &from,
                                    ValueRange fromIdx, const TileSide &to,
-                                   ValueRange toIdx, int64_t width) {
+                                   ValueRange toIdx, int64_t width, Value pred) {
   auto type = cast<MemRefType>(from.buffer.getType());
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto syncCopy = [&](OpBuilder &ob, Location l) {
-    storeElements(ob, l, to, toIdx, loadElements(ob, l, from, fromIdx, width), width);
+    Value v = loadElements(ob, l, from, fromIdx, width);
+    if (pred) // reads stay inside the tensor either way; keep zeros where off
+      v = arith::SelectOp::create(ob, l, pred, v,
+                                  arith::ConstantOp::create(ob, l, ob.getZeroAttr(v.getType())));
+    storeElements(ob, l, to, toIdx, v, width);
   };
   if (bytes != 4 && bytes != 8 && bytes != 16) { // cp.async moves 4, 8 or 16 bytes
     syncCopy(b, loc);
@@ -300,6 +338,8 @@ void mlir::tile::asyncCopyElements(OpBuilder &b, Location loc, const TileSide &f
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   int64_t last = type.getRank() - 1;
   SmallVector<Value> inside = leadingInside(b, loc, from.buffer, fromIdx);
+  if (pred)
+    inside.push_back(pred);
   Value size = dimSize(b, loc, from.buffer, last);
   Value col = fromIdx.back();
   // Elements of this vector inside the tensor: min(size - col, width), or 0.
@@ -310,10 +350,10 @@ void mlir::tile::asyncCopyElements(OpBuilder &b, Location loc, const TileSide &f
       b, loc, arith::SubIOp::create(b, loc, size, arith::MinUIOp::create(b, loc, col, size)),
       cst(width));
   Value count = arith::SelectOp::create(b, loc, any, left, cst(0));
-  // Nothing is read for an empty copy, but keep its address inside anyway.
-  SmallVector<Value> src;
-  for (Value index : fromIdx)
-    src.push_back(arith::SelectOp::create(b, loc, any, index, cst(0)));
+  // cp.async reads only `count` bytes, none for an empty copy, so its source
+  // address may lie outside the tensor; not clamping it lets the addresses
+  // of a thread's vectors share one base and constant offsets.
+  SmallVector<Value> src(fromIdx);
   auto [dst, dstIdx] = sharedAddress(b, loc, to.shared, to.buffer, toIdx);
   auto issue = [&](OpBuilder &ob, Location l) {
     nvgpu::DeviceAsyncCopyOp::create(ob, l, dst, dstIdx, from.buffer, src,
@@ -363,24 +403,66 @@ Value mlir::tile::convertElements(OpBuilder &b, Location loc, Value value,
                            : (Value)arith::TruncIOp::create(b, loc, to, value);
 }
 
-void mlir::tile::forEachItem(OpBuilder &b, Location loc, Value tid, int64_t threads,
-                             int64_t count,
-                             function_ref<void(OpBuilder &, Location, Value)> body) {
+/// Rounds of forEachVector emitted without a loop.
+static constexpr int64_t kMaxUnrolledRounds = 16;
+
+void mlir::tile::forEachVector(OpBuilder &b, Location loc, Value tid, int64_t threads,
+                               ArrayRef<int64_t> shape, int64_t width,
+                               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
   OpBuilder::InsertionGuard guard(b);
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  int64_t count = numel / width;
   int64_t step = tid ? threads : 1;
+  int64_t inner = numel / shape.front(); // elements per row of the first dim
   auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  // Rounds of whole rows: the thread's own indices, then a constant per round.
+  SmallVector<Value> base;
+  if (tid && (step * width) % inner == 0)
+    base = delinearize(b, loc, arith::MulIOp::create(b, loc, tid, cst(width)), shape);
+  int64_t rounds = llvm::divideCeil(count, step);
+  if (!base.empty() && rounds <= kMaxUnrolledRounds) {
+    // Straight-line rounds: the first index is the thread's plus a constant.
+    for (int64_t r = 0; r < rounds; ++r) {
+      OpBuilder::InsertionGuard roundGuard(b);
+      if ((r + 1) * step > count) { // the last round covers part of the tile
+        Value inside = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult,
+            arith::AddIOp::create(b, loc, tid, cst(r * step)), cst(count));
+        auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      }
+      SmallVector<Value> index = base;
+      if (r)
+        index.front() = arith::AddIOp::create(b, loc, base.front(),
+                                              cst(r * step * width / inner));
+      body(b, loc, index);
+    }
+    return;
+  }
   auto loop = scf::ForOp::create(b, loc, cst(0), cst(llvm::divideCeil(count, step)), cst(1));
   b.setInsertionPoint(loop.getBody()->getTerminator());
-  Value item = loop.getInductionVar();
+  Value round = loop.getInductionVar();
+  Value item = round;
   if (tid)
-    item = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, item, cst(threads)),
+    item = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, round, cst(threads)),
                                  tid);
   if (count % step != 0) {
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, item, cst(count));
     auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
-  body(b, loc, item);
+  SmallVector<Value> index;
+  if (!base.empty()) {
+    index = base;
+    index.front() = arith::AddIOp::create(
+        b, loc, base.front(),
+        arith::MulIOp::create(b, loc, round, cst(step * width / inner)));
+  } else {
+    index = delinearize(b, loc, arith::MulIOp::create(b, loc, item, cst(width)), shape);
+  }
+  body(b, loc, index);
 }
 
 SmallVector<Value> mlir::tile::delinearize(OpBuilder &b, Location loc, Value flat,

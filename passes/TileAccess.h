@@ -72,10 +72,11 @@ void storeElements(OpBuilder &b, Location loc, const TileSide &side,
 /// Copies `width` elements from global `from` to shared `to` with cp.async
 /// (nvgpu.device_async_copy); elements outside the tensor are zero-filled
 /// (cp.async's source size). Rows that a dynamic size leaves misaligned for
-/// the vector fall back to element-wise loads and stores.
+/// the vector fall back to element-wise loads and stores. Where `pred` (an
+/// i1, optional) is false nothing is read and zeros are written.
 void asyncCopyElements(OpBuilder &b, Location loc, const TileSide &from,
                        ValueRange fromIdx, const TileSide &to, ValueRange toIdx,
-                       int64_t width);
+                       int64_t width, Value pred = Value());
 
 /// Whether `indices` lie inside `buffer` (an i1 value; for global buffers).
 Value insideBounds(OpBuilder &b, Location loc, Value buffer, ValueRange indices);
@@ -83,11 +84,17 @@ Value insideBounds(OpBuilder &b, Location loc, Value buffer, ValueRange indices)
 /// Converts a scalar or vector of one element type to another.
 Value convertElements(OpBuilder &b, Location loc, Value value, Type toElement);
 
-/// Emits a loop over `count` items shared by the block: thread `tid` of
-/// `threads` visits items tid, tid + threads, ... (guarded at the end); with
-/// no `tid` one thread visits them all. `body` builds the work of one item.
-void forEachItem(OpBuilder &b, Location loc, Value tid, int64_t threads, int64_t count,
-                 function_ref<void(OpBuilder &, Location, Value)> body);
+/// Emits a loop over the `width`-element vectors of a row-major tile of
+/// `shape` (`width` divides the last extent), shared by the block: thread
+/// `tid` of `threads` visits vectors tid, tid + threads, ... (guarded at the
+/// end); with no `tid` one thread visits them all. `body` builds the work of
+/// one vector from its first element's indices. When one round of all
+/// threads covers whole rows, a thread's indices are computed once and each
+/// round only moves the first index by a constant, so the addresses a thread
+/// touches share a base register.
+void forEachVector(OpBuilder &b, Location loc, Value tid, int64_t threads,
+                   ArrayRef<int64_t> shape, int64_t width,
+                   function_ref<void(OpBuilder &, Location, ValueRange)> body);
 
 /// Row-major indices of `flat` in a tile of `shape`.
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,

@@ -290,6 +290,8 @@ LogicalResult CopyOp::verify() {
              << describePlace(src) << " " << src.getElementType() << " to "
              << describePlace(dst) << " " << dst.getElementType();
   }
+  if (getPred() && !getAsync())
+    return emitOpError("only async copies take a predicate");
   SmallVector<int64_t> srcTile = squeeze(getSrcSizes());
   SmallVector<int64_t> dstTile = squeeze(getDstSizes());
   if (srcTile != dstTile)

@@ -164,6 +164,11 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
     With `async`, a global -> shared copy of one element type is issued as
     cp.async and completes only once a later `nvvm.cp.async.wait.group`
     says so; `tile-pipeline-loops` marks the copies it overlaps with compute.
+    An async copy may carry a predicate (`if %p`): where it is false nothing
+    is read and the destination tile is filled with zeros, as for elements
+    outside the tensor. The pipeliner predicates the copies it issues ahead
+    instead of branching around them, so the loop body stays one basic block
+    that the assembler can schedule as a whole.
 
     Example:
 
@@ -178,15 +183,28 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
       }
       return
     }
+
+    // Predicated: where %p is false, %s gets zeros.
+    func.func @load_if(%A: memref<?x?xf16>, %i: index, %j: index, %p: i1) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+        tile.copy %A[%i, %j] [64, 32] to %s[%c0, %c0] [64, 32] if %p {async}
+            : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      }
+      return
+    }
     ```
   }];
   let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_offsets,
                        DenseI64ArrayAttr:$src_sizes,
                        AnyMemRef:$dst, Variadic<Index>:$dst_offsets,
-                       DenseI64ArrayAttr:$dst_sizes, UnitAttr:$async);
+                       DenseI64ArrayAttr:$dst_sizes, Optional<I1>:$pred,
+                       UnitAttr:$async);
   let assemblyFormat = [{
     $src `[` $src_offsets `]` $src_sizes `to` $dst `[` $dst_offsets `]` $dst_sizes
-    attr-dict `:` type($src) `to` type($dst)
+    (`if` $pred^)? attr-dict `:` type($src) `to` type($dst)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

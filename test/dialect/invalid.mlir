@@ -1266,3 +1266,30 @@ func.func @async_to_fragment(%A: memref<64x32xf16>) {
   }
   return
 }
+
+// -----
+
+func.func @predicate_on_sync_copy(%A: memref<64x32xf16>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.copy' op only async copies take a predicate}}
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] if %p : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @predicate_not_i1(%A: memref<64x32xf16>, %p: i32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{use of value '%p' expects different type than prior uses: 'i1' vs 'i32'}}
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] if %p {async} : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}

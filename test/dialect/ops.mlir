@@ -534,3 +534,15 @@ func.func @stage_and_async_copy(%A: memref<?x?xf16>, %s: index) {
   }
   return
 }
+
+// CHECK-LABEL: func.func @predicated_async_copy
+// CHECK: tile.copy %{{.*}}[%{{.*}}, %{{.*}}] [64, 32] to %{{.*}}[%{{.*}}, %{{.*}}] [64, 32] if %{{.*}} {async} : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+func.func @predicated_async_copy(%A: memref<?x?xf16>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] if %p {async} : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}

@@ -61,12 +61,20 @@ func.func @double(%A: memref<100x128xf32>) {
 
 // Global -> shared: consecutive threads copy consecutive 16-byte vectors out
 // of the block's dynamic shared memory, then all threads meet at a barrier.
+// 128 threads x 8 elements cover 32 rows a round, so a thread's indices are
+// computed once and its second round is 32 rows further (no loop).
 // CHECK-LABEL: gpu.func @to_shared
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[VIEW:.*]] = memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-// CHECK: scf.for
-// CHECK:   vector.load %{{.*}} : memref<1024x1024xf16>, vector<8xf16>
-// CHECK:   vector.store %{{.*}}, %[[VIEW]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NOT: scf.for
+// CHECK: %[[ROW:.*]] = affine.apply
+// CHECK: %[[COL:.*]] = affine.apply
+// CHECK: vector.load %{{.*}}[%[[ROW]], %[[COL]]] {{.*}} : memref<1024x1024xf16>, vector<8xf16>
+// CHECK: vector.store %{{.*}}, %[[VIEW]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: %[[ROW2:.*]] = arith.addi %[[ROW]], %c32 : index
+// CHECK: vector.load %{{.*}}[%[[ROW2]], %[[COL]]] {{.*}} : memref<1024x1024xf16>, vector<8xf16>
+// CHECK: vector.store %{{.*}}, %[[VIEW]][%[[ROW2]], %[[COL]]]
+// CHECK-NOT: vector.store
 // CHECK: gpu.barrier
 func.func @to_shared(%A: memref<1024x1024xf16>) {
   %c0 = arith.constant 0 : index
@@ -74,6 +82,32 @@ func.func @to_shared(%A: memref<1024x1024xf16>) {
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
     tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<1024x1024xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// A predicated async copy: the predicate joins the bounds checks, so where it
+// is false cp.async reads nothing (source size 0) and zero-fills its 16
+// bytes. The source address is not clamped: nothing is read through it.
+// CHECK-LABEL: gpu.func @predicated_async
+// CHECK-SAME: %[[P:[a-z0-9]+]]: i1
+// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.cmpi ult, %[[R]], %c1024 : index
+// CHECK: %[[ROWP:.*]] = arith.andi %[[ROW]], %[[P]] : i1
+// CHECK: %[[ALL:.*]] = arith.andi %[[ROWP]], %{{.*}} : i1
+// CHECK: %[[SIZE:.*]] = arith.select %[[ALL]], %{{.*}}, %c0 : index
+// CHECK: nvgpu.device_async_copy %{{.*}}[%[[R]], %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], 8, %[[SIZE]] {bypassL1}
+// CHECK-NOT: scf.if
+func.func @predicated_async(%A: memref<1024x1024xf16>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%bx, %c0] [64, 32] to %s[%c0, %c0] [64, 32] if %p {async} : memref<1024x1024xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
   }
   return
 }
@@ -286,7 +320,7 @@ func.func @layouts_disagree() {
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.*}}, %[[FLAT]][%{{.*}}] {alignment = 8 : i64} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK: gpu.barrier
-// CHECK: scf.for
+// CHECK-NOT: scf.for
 // CHECK: vector.load %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<64x64xf32>, vector<4xf32>
 func.func @staged_epilogue(%C: memref<64x64xf32>) {
@@ -295,6 +329,176 @@ func.func @staged_epilogue(%C: memref<64x64xf32>) {
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
     tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Fragment prefetch: a loop tile-pipeline-loops made whose body is its
+// copies and one gemm on the current stage. The wait and barrier leave the
+// top of the body: the first iteration's first K slice is loaded before the
+// loop, and each iteration waits and meets after loading its last slice,
+// then loads the next stage's first slice into the carried registers before
+// issuing the last slice's mma.sync.
+// CHECK-LABEL: gpu.func @prefetch_loop
+// CHECK: %[[NEXT:.*]] = memref.alloca() : memref<32xf16>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: nvgpu.ldmatrix
+// CHECK: vector.store %{{.*}}, %[[NEXT]][%c30]
+// CHECK-NEXT: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load %[[NEXT]][%c0]
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-8: nvgpu.mma.sync
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: nvgpu.ldmatrix
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: nvgpu.ldmatrix
+// CHECK: vector.store %{{.*}}, %[[NEXT]][%c30]
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-8: nvgpu.mma.sync
+// CHECK-NOT: gpu.barrier
+// CHECK: } {tile.num_stages = 3 : i64}
+func.func @prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%arg2) in (%c1) threads = 128 {
+    %0 = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %1 = tile.alloc_shared : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+    %2 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %c0_0 = arith.constant 0 : index
+    %3 = arith.muli %c1, %c0_0 : index
+    %4 = arith.addi %c0, %3 : index
+    %c0_1 = arith.constant 0 : index
+    %5 = arith.cmpi slt, %4, %arg1 : index
+    %6 = arith.muli %4, %c32 : index
+    %7 = tile.stage %0[%c0_1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%c0, %6] [64, 32] to %7[%c0, %c0] [64, 32] if %5 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    %8 = tile.stage %1[%c0_1] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%6, %c0] [32, 64] to %8[%c0, %c0] [32, 64] if %5 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.commit.group
+    %c1_2 = arith.constant 1 : index
+    %9 = arith.muli %c1, %c1_2 : index
+    %10 = arith.addi %c0, %9 : index
+    %c1_3 = arith.constant 1 : index
+    %11 = arith.cmpi slt, %10, %arg1 : index
+    %12 = arith.muli %10, %c32 : index
+    %13 = tile.stage %0[%c1_3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%c0, %12] [64, 32] to %13[%c0, %c0] [64, 32] if %11 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.commit.group
+    scf.for %arg3 = %c0 to %arg1 step %c1 {
+      %15 = arith.subi %arg3, %c0 : index
+      %16 = arith.divsi %15, %c1 : index
+      %c3 = arith.constant 3 : index
+      %17 = arith.remsi %16, %c3 : index
+      nvvm.cp.async.wait.group 1
+      gpu.barrier
+      %c2 = arith.constant 2 : index
+      %18 = arith.muli %c1, %c2 : index
+      %19 = arith.addi %arg3, %18 : index
+      %c3_4 = arith.constant 3 : index
+      %c2_5 = arith.constant 2 : index
+      %20 = arith.addi %16, %c2_5 : index
+      %21 = arith.remsi %20, %c3_4 : index
+      %22 = arith.cmpi slt, %19, %arg1 : index
+      %23 = arith.muli %19, %c32 : index
+      %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      %28 = arith.muli %arg3, %c32 : index
+      tile.gemm %26, %27, %2 : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    } {tile.num_stages = 3 : i64}
+    nvvm.cp.async.wait.group 0
+  }
+  return
+}
+
+// -----
+
+// Something besides the gemm in the body (here a fill after it): the loop
+// keeps its wait and barrier at the top and no slice is carried.
+// CHECK-LABEL: gpu.func @no_prefetch_loop
+// CHECK-NOT: memref<32xf16>
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: nvgpu.ldmatrix
+// CHECK: } {tile.num_stages = 3 : i64}
+func.func @no_prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%arg2) in (%c1) threads = 128 {
+    %0 = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %1 = tile.alloc_shared : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+    %2 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %c0_0 = arith.constant 0 : index
+    %3 = arith.muli %c1, %c0_0 : index
+    %4 = arith.addi %c0, %3 : index
+    %c0_1 = arith.constant 0 : index
+    %5 = arith.cmpi slt, %4, %arg1 : index
+    %6 = arith.muli %4, %c32 : index
+    %7 = tile.stage %0[%c0_1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%c0, %6] [64, 32] to %7[%c0, %c0] [64, 32] if %5 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    %8 = tile.stage %1[%c0_1] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%6, %c0] [32, 64] to %8[%c0, %c0] [32, 64] if %5 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.commit.group
+    %c1_2 = arith.constant 1 : index
+    %9 = arith.muli %c1, %c1_2 : index
+    %10 = arith.addi %c0, %9 : index
+    %c1_3 = arith.constant 1 : index
+    %11 = arith.cmpi slt, %10, %arg1 : index
+    %12 = arith.muli %10, %c32 : index
+    %13 = tile.stage %0[%c1_3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%c0, %12] [64, 32] to %13[%c0, %c0] [64, 32] if %11 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.commit.group
+    scf.for %arg3 = %c0 to %arg1 step %c1 {
+      %15 = arith.subi %arg3, %c0 : index
+      %16 = arith.divsi %15, %c1 : index
+      %c3 = arith.constant 3 : index
+      %17 = arith.remsi %16, %c3 : index
+      nvvm.cp.async.wait.group 1
+      gpu.barrier
+      %c2 = arith.constant 2 : index
+      %18 = arith.muli %c1, %c2 : index
+      %19 = arith.addi %arg3, %18 : index
+      %c3_4 = arith.constant 3 : index
+      %c2_5 = arith.constant 2 : index
+      %20 = arith.addi %16, %c2_5 : index
+      %21 = arith.remsi %20, %c3_4 : index
+      %22 = arith.cmpi slt, %19, %arg1 : index
+      %23 = arith.muli %19, %c32 : index
+      %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      %28 = arith.muli %arg3, %c32 : index
+      tile.gemm %26, %27, %2 : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      %zero = arith.constant 0.0 : f32
+      tile.fill %2, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    } {tile.num_stages = 3 : i64}
+    nvvm.cp.async.wait.group 0
   }
   return
 }

@@ -1,27 +1,35 @@
 // RUN: tlc-opt %s -split-input-file -tile-pipeline-loops | FileCheck %s
 
 // Three stages: the shared buffers get a stage dimension, two iterations are
-// issued ahead (each guarded by the trip count, each committing a group),
+// issued ahead (each predicated on the trip count, each committing a group),
 // and each iteration waits for one pending group, meets at one barrier,
-// issues the iteration two ahead, then computes on its own stage.
+// issues the iteration two ahead, then computes on its own stage. No branch:
+// the copies ahead carry the predicate, so the body stays one block.
 // CHECK-LABEL: func.func @gemm_loop
+// CHECK-SAME: (%{{.*}}: memref<256x256xf16>, %[[N:.*]]: index)
 // CHECK: %[[A3:.*]] = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
-// CHECK: scf.if
-// CHECK:   %[[S0:.*]] = tile.stage %[[A3]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-// CHECK:   tile.copy %{{.*}} to %[[S0]][%{{.*}}] [64, 32] {async}
+// CHECK-NOT: scf.if
+// CHECK: %[[P0:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : index
+// CHECK: %[[S0:.*]] = tile.stage %[[A3]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.copy %{{.*}} to %[[S0]][%{{.*}}] [64, 32] if %[[P0]] {async}
+// CHECK: tile.copy %{{.*}} [32, 64] if %[[P0]] {async}
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: scf.if
+// CHECK: %[[P1:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : index
+// CHECK: tile.copy {{.*}} if %[[P1]] {async}
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:   nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
-// CHECK:   scf.if
-// CHECK:     tile.copy {{.*}} {async}
+// CHECK:   %[[AHEAD:.*]] = arith.addi %[[IV]], %{{.*}} : index
+// CHECK:   %[[PA:.*]] = arith.cmpi slt, %[[AHEAD]], %[[N]] : index
+// CHECK:   tile.copy {{.*}} if %[[PA]] {async}
+// CHECK:   tile.copy {{.*}} if %[[PA]] {async}
 // CHECK:   nvvm.cp.async.commit.group
 // CHECK:   %[[CUR:.*]] = tile.stage %[[A3]]
 // CHECK:   tile.gemm %[[CUR]]
 // CHECK: } {tile.num_stages = 3 : i64}
 // CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NOT: scf.if
 // CHECK-NOT: tile.pipelined
 func.func @gemm_loop(%A: memref<256x256xf16>, %n: index) {
   %c0 = arith.constant 0 : index
