@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gemm  # noqa: E402
 
 # (block_M, block_N, block_K, threads, num_stages, rasterization panel)
-CONFIGS = [(128, 128, 32, 128, 3, 0), (128, 256, 64, 256, 3, 0), (128, 256, 64, 256, 4, 0),
-           (256, 128, 64, 256, 3, 0), (128, 128, 64, 128, 4, 0)]
+CONFIGS = [(128, 128, 32, 128, 3, 0), (128, 128, 64, 128, 3, 0), (256, 128, 32, 256, 4, 0),
+           (256, 128, 64, 256, 3, 0), (128, 256, 64, 256, 3, 0), (128, 256, 64, 256, 4, 0)]
 SIZES = [int(s) for s in os.environ.get("TLC_BENCH_SIZES", "1024,2048,4096,8192").split(",")]
 
 

@@ -1,16 +1,20 @@
 """Time tlc's GEMM against torch.matmul (cuBLAS) and a Triton matmul.
 
-    python bench/gemm_gpu.py ARTIFACT_DIR     (on the GPU machine)
+    python bench/gemm_gpu.py ARTIFACT_DIR [ROUNDS]     (on the GPU machine)
 
 fp16 inputs, fp32 accumulation, fp16 output, C = A @ B with M = N = K. Each
-tlc artifact gemm_<config>_<size>.tlcart is timed with the same method as the
+tlc artifact bench_<config>_<size>.tlcart is timed with the same method as the
 peers in this one run: 20 launches captured in a CUDA graph, the median of 20
-timed replays (CUDA events), per launch. Inputs are random normal; every
-output is checked against torch first. TFLOP/s = 2 M N K / time.
+timed replays (CUDA events), per launch. The card's clocks sag with power, so
+each size is measured in ROUNDS (default 3) rounds that time cuBLAS, Triton
+and every tlc config back to back; the table gives each one's median over the
+rounds and the median of the per-round ratios. Inputs are random normal;
+every output is checked against torch first. TFLOP/s = 2 M N K / time.
 """
 
 import glob
 import os
+import statistics
 import sys
 
 import torch
@@ -62,9 +66,10 @@ if triton is not None:
                       (256, 128, 64, 8, 3), (64, 128, 64, 4, 4)]
 
     def triton_best(a, b, c):
+        """The fastest of TRITON_CONFIGS on these operands, as a callable."""
         M, K = a.shape
         N = b.shape[1]
-        best = None
+        best, best_fn = None, None
         for bm, bn, bk, warps, stages in TRITON_CONFIGS:
             grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
 
@@ -77,19 +82,20 @@ if triton is not None:
             except Exception:  # a config that does not fit
                 continue
             if best is None or t < best:
-                best = t
-        return best
+                best, best_fn = t, fn
+        return best_fn
 
 
-def main(art_dir: str) -> None:
+def main(art_dir: str, rounds: int = 3) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"triton {triton.__version__ if triton else 'absent'}")
+          f"triton {triton.__version__ if triton else 'absent'}, {rounds} rounds")
     arts = {}
     for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
         _, config, size = os.path.basename(path)[:-7].split("_", 2)
         arts.setdefault(int(size), []).append((config, runtime.load_artifact(path)))
-    print(f"{'size':>6} {'config':>14} {'tlc TF/s':>9} {'cuBLAS':>8} {'triton':>8} "
+    print(f"{'size':>6} {'config':>20} {'tlc TF/s':>9} {'cuBLAS':>8} {'triton':>8} "
           f"{'tlc/cuBLAS':>10} {'tlc/triton':>10}")
+    med = statistics.median
     for size in sorted(arts):
         a = torch.randn(size, size, device="cuda", dtype=torch.float16)
         b = torch.randn(size, size, device="cuda", dtype=torch.float16)
@@ -97,19 +103,30 @@ def main(art_dir: str) -> None:
         ref = (a.float() @ b.float()).half()
         flops = 2 * size ** 3
         tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
-        t_cublas = time_ms(lambda: torch.matmul(a, b, out=c))
-        t_triton = triton_best(a, b, c) if triton else None
+        ok = {}
         for config, kernel in arts[size]:
             c.fill_(float("nan"))
             kernel(a, b, c)
             torch.cuda.synchronize()
-            ok = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
-            t = time_ms(lambda: kernel(a, b, c))
-            tri = f"{tf(t_triton):8.0f}" if t_triton else f"{'-':>8}"
-            rel = f"{t_triton / t:10.3f}" if t_triton else f"{'-':>10}"
-            print(f"{size:>6} {config:>14} {tf(t):9.0f} {tf(t_cublas):8.0f} {tri} "
-                  f"{t_cublas / t:10.3f} {rel}{'' if ok else '  WRONG RESULT'}")
+            ok[config] = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
+        triton_fn = triton_best(a, b, c) if triton else None
+        t_cublas, t_triton, t_tlc = [], [], {config: [] for config, _ in arts[size]}
+        for _ in range(rounds):
+            t_cublas.append(time_ms(lambda: torch.matmul(a, b, out=c)))
+            if triton_fn:
+                t_triton.append(time_ms(triton_fn))
+            for config, kernel in arts[size]:
+                t_tlc[config].append(time_ms(lambda: kernel(a, b, c)))
+        for config, _ in arts[size]:
+            ts = t_tlc[config]
+            vs_cublas = med([tc / t for tc, t in zip(t_cublas, ts)])
+            tri = f"{tf(med(t_triton)):8.0f}" if t_triton else f"{'-':>8}"
+            rel = (f"{med([tt / t for tt, t in zip(t_triton, ts)]):10.3f}" if t_triton
+                   else f"{'-':>10}")
+            print(f"{size:>6} {config:>20} {tf(med(ts)):9.0f} {tf(med(t_cublas)):8.0f} {tri} "
+                  f"{vs_cublas:10.3f} {rel}{'' if ok[config] else '  WRONG RESULT'}",
+                  flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 3)
