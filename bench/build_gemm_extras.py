@@ -93,6 +93,13 @@ def main(out: str) -> None:
          {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
           "atol": 0.1, "rtol": 2e-2, "seed": 9},
          os.path.join(out, "chained_gemm_a_in_registers.tlcart"))
+    # Fewer K iterations than stages (the copies ahead are predicated off,
+    # and the prefetched slice of a stage past the end is never used): one
+    # iteration with 4 stages, two (the second partial) with 3, three with 4.
+    for k_size, block_k, stages in ((32, 32, 4), (48, 32, 3), (160, 64, 4)):
+        save(gemm.matmul(300, 260, k_size, 128, 128, block_k, 128, stages),
+             {"expect": {"C": mm}, "atol": 0.05, "rtol": 2e-2, "seed": k_size},
+             os.path.join(out, f"gemm_short_k{k_size}_bk{block_k}_s{stages}.tlcart"))
     for dt in ("float16", "bfloat16"):
         save(epilogue(1000, 1000, 520, dt),
              {"expect": {"C": "(0.5 * (A.float() @ B.float()) + bias[None, :]).to(C.dtype)"},
