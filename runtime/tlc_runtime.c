@@ -80,6 +80,7 @@ static int g_ready; /* symbols resolved and cuInit succeeded */
 
 /* Primary contexts we retained, retained once per device and kept for the
  * life of the process (releasing them could tear down PyTorch's context). */
+#define TLC_MAX_PARAMS 512
 #define TLC_MAX_DEVICES 64
 static CUcontext g_primary[TLC_MAX_DEVICES];
 
@@ -178,6 +179,9 @@ int tlc_rt_init(char *err, size_t err_len) {
 
 /* ---- Contexts ------------------------------------------------------------------ */
 
+static int primary_context(int device, CUcontext *ctx_out, char *err,
+                           size_t err_len);
+
 int tlc_rt_ensure_context(int device, char *err, size_t err_len) {
   if (tlc_rt_init(err, err_len))
     return 1;
@@ -197,9 +201,21 @@ int tlc_rt_ensure_context(int device, char *err, size_t err_len) {
   }
   if (device < 0)
     device = 0;
-  if (device >= TLC_MAX_DEVICES)
-    return fail(err, err_len, "tlc runtime: device %d is out of range", device);
+  CUcontext ctx = NULL;
+  if (primary_context(device, &ctx, err, err_len))
+    return 1;
+  rc = p_cuCtxSetCurrent(ctx);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxSetCurrent", NULL, NULL, err, err_len);
+  return 0;
+}
 
+/* The primary context of `device`, retained once and kept. */
+static int primary_context(int device, CUcontext *ctx_out, char *err,
+                           size_t err_len) {
+  if (device < 0 || device >= TLC_MAX_DEVICES)
+    return fail(err, err_len, "tlc runtime: device %d is out of range", device);
+  CUresult rc;
   pthread_mutex_lock(&g_lock);
   CUcontext ctx = g_primary[device];
   if (!ctx) {
@@ -220,9 +236,7 @@ int tlc_rt_ensure_context(int device, char *err, size_t err_len) {
     g_primary[device] = ctx;
   }
   pthread_mutex_unlock(&g_lock);
-  rc = p_cuCtxSetCurrent(ctx);
-  if (rc != CUDA_SUCCESS)
-    return cu_fail(rc, "cuCtxSetCurrent", NULL, NULL, err, err_len);
+  *ctx_out = ctx;
   return 0;
 }
 
@@ -388,6 +402,43 @@ int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     return 1;
   CUresult rc = p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz,
                                  smem_bytes, (CUstream)stream, params, NULL);
+  if (rc == CUDA_SUCCESS)
+    return 0;
+  char suffix[160];
+  snprintf(suffix, sizeof suffix,
+           " [grid %ux%ux%u, block %ux%ux%u, dynamic shared memory %u bytes]",
+           gx, gy, gz, bx, by, bz, smem_bytes);
+  return cu_fail(rc, "cuLaunchKernel", kernel_name, suffix, err, err_len);
+}
+
+int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
+                     const uint64_t *slots, unsigned n_slots,
+                     const char *kernel_name, char *err, size_t err_len) {
+  if (!fn || !dims || (n_slots && !slots))
+    return fail(err, err_len, "tlc_rt_launch_on: null argument");
+  unsigned gx = dims[0], gy = dims[1], gz = dims[2], bx = dims[3], by = dims[4],
+           bz = dims[5], smem_bytes = dims[6];
+  if (n_slots > TLC_MAX_PARAMS)
+    return fail(err, err_len, "tlc_rt_launch_on: %u parameter values, at most %d",
+                n_slots, TLC_MAX_PARAMS);
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUcontext want = NULL, previous = NULL;
+  if (primary_context(device, &want, err, err_len))
+    return 1;
+  CUresult rc = p_cuCtxGetCurrent(&previous);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetCurrent", NULL, NULL, err, err_len);
+  if (previous != want && (rc = p_cuCtxSetCurrent(want)) != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxSetCurrent", NULL, NULL, err, err_len);
+  void *params[TLC_MAX_PARAMS];
+  for (unsigned i = 0; i < n_slots; ++i)
+    params[i] = (void *)&slots[i];
+  rc = p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, smem_bytes,
+                        (CUstream)stream, params, NULL);
+  /* Leave the thread's context as the caller (e.g. torch) had it. */
+  if (previous != want && previous)
+    p_cuCtxSetCurrent(previous);
   if (rc == CUDA_SUCCESS)
     return 0;
   char suffix[160];

@@ -15,6 +15,7 @@
 #define TLC_RUNTIME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,16 @@ TLC_RT_API int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz,
                              unsigned smem_bytes, void *stream, void **params,
                              const char *kernel_name, char *err,
                              size_t err_len);
+
+/* The launch fast path: makes device's primary context current only for the
+ * launch (the caller's context is restored after it), and passes kernel
+ * parameter i from the 8-byte slot slots[i] (a value narrower than 8 bytes in
+ * the slot's low bytes). dims: grid x, y, z, block x, y, z, dynamic shared
+ * memory bytes. n_slots is at most 512. */
+TLC_RT_API int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims,
+                                void *stream, const uint64_t *slots,
+                                unsigned n_slots, const char *kernel_name,
+                                char *err, size_t err_len);
 
 /* cuCtxSynchronize on the current context (a no-op when none is current). */
 TLC_RT_API int tlc_rt_synchronize(char *err, size_t err_len);

@@ -101,6 +101,9 @@ class FakeTorchTensor:
     def stride(self):
         return rt.args.row_major(self.shape)
 
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else self.device.index
+
 
 class DLPackArray:
     """An object exporting a hand-made DLPack capsule on a CUDA device."""
@@ -665,6 +668,75 @@ def test_fake_driver_errors(fake_driver, tmp_path):
     assert "attribute 8 = 12345" in log
     assert errors[4].startswith("ArgumentError vadd: a tensor argument: cuPointerGetAttribute")
     assert len(errors) == 5
+
+
+FAKE_TORCH = """
+import contextlib, types
+torch = types.ModuleType("torch")
+torch.cuda = types.SimpleNamespace(
+    device=lambda d: contextlib.nullcontext(),
+    current_stream=lambda d: types.SimpleNamespace(cuda_stream=0x50 + d))
+torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda d: 0x50 + d)
+sys.modules["torch"] = torch
+T = t.FakeTorchTensor
+"""
+
+
+def test_fake_driver_torch_fast_path(fake_driver, tmp_path):
+    # The first call with torch tensors goes through the full checks and
+    # leaves a plan; the next ones with the same shapes launch from it, with
+    # the new pointers and scalars, on torch's current stream or the given
+    # one. Other shapes, a misaligned pointer or a bad scalar take the full
+    # checks (and their errors) again.
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
+        k = rt.Kernel.from_dict(t.vadd_dict())
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        k(a, b, c, 0.5)
+        print("plans", len(k._plans))
+        k(a, b, T((64, 1000), ptr=0x40000), 1.5)
+        k(a, b, c, 0.5, stream=0x77)
+        attempt(lambda: k(a, b, T((64, 1000), ptr=0x40004), 0.5))
+        attempt(lambda: k(a, b, c, "x"))
+        k(T((32, 1000), ptr=0x10000), b, T((32, 1000), ptr=0x30000), 0.5)
+        print("plans", len(k._plans))
+        one = [T((64, 1000), device=("cuda", 1), ptr=(1 << 44) + 0x10000) for _ in range(3)]
+        k(*one, 0.5)
+        k(*one, 0.5)
+        k(a, b, c, 0.5)  # device 0's context for this launch only
+        print("current", hex(rt.driver.runtime().current_context()))
+    """), sizes=[8] * 21 + [4])
+    lines = out.splitlines()
+    assert lines[0] == "plans 1"
+    assert lines[1].startswith("ERROR ArgumentError argument 'C' (param 3 of vadd): data pointer")
+    assert lines[2].startswith("ERROR ArgumentError argument 'alpha' (param 4 of vadd): "
+                               "expected a number")
+    assert lines[3] == "plans 2"
+    # The full checks left device 1's context current (torch's guard would
+    # restore torch's device; the fake's does nothing); the fast path ran the
+    # last launch in device 0's and gave device 1's back.
+    assert lines[4] == "current 0x1001"
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == ["launch 8 2 1 128 1 1 0 0x50 ctx 0x1000",
+                        "launch 8 2 1 128 1 1 0 0x50 ctx 0x1000",
+                        "launch 8 2 1 128 1 1 0 0x77 ctx 0x1000",
+                        "launch 8 1 1 128 1 1 0 0x50 ctx 0x1000",
+                        "launch 8 2 1 128 1 1 0 0x51 ctx 0x1001",
+                        "launch 8 2 1 128 1 1 0 0x51 ctx 0x1001",
+                        "launch 8 2 1 128 1 1 0 0x50 ctx 0x1000"]
+    values = _params(log)
+    calls = [values[i:i + 22] for i in range(0, len(values), 22)]
+    assert len(calls) == 7
+    descriptor = lambda call: [struct.unpack("<Q", v)[0] for v in call[:21]]  # noqa: E731
+    first = descriptor(calls[0])
+    assert first == [0x10000, 0x10000, 0, 64, 1000, 1000, 1,
+                     0x20000, 0x20000, 0, 64, 1000, 1000, 1,
+                     0x30000, 0x30000, 0, 64, 1000, 1000, 1]
+    assert descriptor(calls[1]) == first[:14] + [0x40000, 0x40000] + first[16:]
+    assert [struct.unpack("<f", c[21])[0] for c in calls] == [0.5, 1.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    assert descriptor(calls[2]) == first
+    assert descriptor(calls[3])[3:5] == [32, 1000] and descriptor(calls[3])[5] == 1000
+    assert descriptor(calls[5])[0] == (1 << 44) + 0x10000
+    assert descriptor(calls[6]) == first
 
 
 def test_broken_driver_is_reported(tmp_path, runtime_lib):

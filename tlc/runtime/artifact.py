@@ -21,8 +21,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .args import Bound, Param, bind
-from .driver import Runtime, runtime
+from . import plans
+from .args import Bound, Param, bind, describe
+from .driver import Runtime, launch_dims, runtime
 from .dtypes import DTYPES
 from .errors import ArgumentError, ArtifactError, LaunchError
 from .grid import GridExpr
@@ -48,6 +49,12 @@ class Kernel:
             raise ArtifactError(f"{where}: {e}") from None
         self._lock = threading.Lock()
         self._functions: dict[int, int] = {}  # CUDA context -> CUfunction
+        self._plans: dict = {}  # plans.call_key -> plans.CallPlan
+        self._name_bytes = self.name.encode()
+        # Integer scalars whose value a plan fixes: those sizes or the grid name.
+        named = {s for p in self.params for s in p.shape if isinstance(s, str)}
+        named |= {s for e in self._grid_code for s in e.symbols}
+        self._signature = plans.Signature.of(self.params, named)
 
     @classmethod
     def from_dict(cls, metadata: dict) -> "Kernel":
@@ -66,6 +73,20 @@ class Kernel:
         return self._grid(bind(self.name, self.params, args))
 
     def __call__(self, *args, stream=None) -> None:
+        # The fast path: torch tensors of a shape this kernel was called with
+        # before (tlc/runtime/plans.py).
+        called = plans.call_key(self._signature, args)
+        plan = self._plans.get(called[0]) if called else None
+        if plan is not None:
+            slots = plans.pack(plan, self.params, args, called[1])
+            if slots is not None:
+                if 0 in plan.grid:
+                    return
+                handle = (plans.current_stream(plan.device) if stream is None
+                          else self._stream_handle(stream))
+                plan.rt.launch_on(plan.device, plan.fn, plan.dims, handle, slots,
+                                  self._name_bytes)
+                return
         bound = bind(self.name, self.params, args)  # raises before any launch
         grid = self._grid(bound)
         explicit = None if stream is None else self._stream_handle(stream)
@@ -77,14 +98,24 @@ class Kernel:
             return
         import torch  # only reached when the caller passed torch tensors
 
+        plans.note_torch_type(next(a for a, p in zip(args, self.params) if p.kind == "tensor"))
         # The guard makes the tensors' device current and restores torch's
         # notion of the current device afterwards.
         with torch.cuda.device(bound.torch_device):
             if explicit is None:
                 explicit = torch.cuda.current_stream(bound.torch_device).cuda_stream
-            self._launch(rt, bound, grid, explicit)
+            fn = self._launch(rt, bound, grid, explicit)
+        called = called or plans.call_key(self._signature, args)
+        if called and bound.device is not None:
+            if len(self._plans) >= plans.MAX_PLANS:
+                self._plans.clear()
+            self._plans[called[0]] = plans.make_plan(
+                self.params, self._signature, bound, rt, fn, grid,
+                launch_dims(grid, self.threads, self.shared_bytes),
+                [describe(self.name, p) for p in self.params])
 
-    def _launch(self, rt: Runtime, bound: Bound, grid, stream: int) -> None:
+    def _launch(self, rt: Runtime, bound: Bound, grid, stream: int) -> int:
+        """Launches a checked call; returns the CUfunction it used."""
         device = bound.device
         if device is None and bound.probe_ptr is not None:
             rt.ensure_context(-1)
@@ -97,6 +128,7 @@ class Kernel:
         values = bound.values
         params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
         rt.launch(fn, grid, self.threads, self.shared_bytes, stream, params, self.name)
+        return fn
 
     def _function(self, rt: Runtime) -> int:
         """The CUfunction in the current context, JIT-loading it once."""

@@ -8,6 +8,7 @@ importing tlc.runtime works on a machine without a GPU.
 
 import ctypes
 import os
+import struct
 import threading
 from pathlib import Path
 
@@ -31,8 +32,17 @@ _SIGNATURES = {
     "tlc_rt_get_function": [_c_void_p, _c_char_p, _p_void_p],
     "tlc_rt_set_dynamic_smem": [_c_void_p, _c_int, _c_char_p],
     "tlc_rt_launch": [_c_void_p] + [_c_uint] * 7 + [_c_void_p, _p_void_p, _c_char_p],
+    "tlc_rt_launch_on": [_c_int, _c_void_p, _c_char_p, _c_void_p, _c_char_p, _c_uint, _c_char_p],
     "tlc_rt_synchronize": [],
 }
+
+
+_DIMS = struct.Struct("<7I")
+
+
+def launch_dims(grid, block, smem: int) -> bytes:
+    """The `dims` argument of Runtime.launch_on."""
+    return _DIMS.pack(*grid, *block, smem)
 
 
 _tls = threading.local()
@@ -99,6 +109,17 @@ class Runtime:
     def launch(self, fn: int, grid, block, smem: int, stream: int, params, kernel: str) -> None:
         self._call("tlc_rt_launch", fn, *grid, *block, smem, stream or None,
                    params, kernel.encode())
+
+    def launch_on(self, device: int, fn: int, dims: bytes, stream: int, slots: bytes,
+                  kernel: bytes) -> None:
+        """Launches on `device`'s primary context (made current for the launch
+        only). `dims` packs the grid, block and dynamic shared memory size as
+        7 uint32 (launch_dims); `slots` holds each parameter's value in 8
+        bytes."""
+        err = _error_buffer()
+        if self._lib.tlc_rt_launch_on(device, fn, dims, stream or None, slots,
+                                      len(slots) // 8, kernel, err, _ERR_LEN) != 0:
+            raise LaunchError(err.value.decode("utf-8", "replace") or "tlc_rt_launch_on failed")
 
     def synchronize(self) -> None:
         self._call("tlc_rt_synchronize")
