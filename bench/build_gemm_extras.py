@@ -93,6 +93,13 @@ def main(out: str) -> None:
          {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
           "atol": 0.1, "rtol": 2e-2, "seed": 9},
          os.path.join(out, "chained_gemm_a_in_registers.tlcart"))
+    # The first gemm's accumulator split Square, the second's A operand by
+    # rows: the cast converts layouts through shared memory.
+    save(chained_gemm.chained(1000, 64, 64, 64,
+                              first_policy=tlc.language.GemmWarpPolicy.Square),
+         {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
+          "atol": 0.1, "rtol": 2e-2, "seed": 10},
+         os.path.join(out, "chained_gemm_layout_conversion.tlcart"))
     # Fewer K iterations than stages (the copies ahead are predicated off,
     # and the prefetched slice of a stage past the end is never used): one
     # iteration with 4 stages, two (the second partial) with 3, three with 4.

@@ -4,9 +4,11 @@
 
 The pattern of attention's P @ V: the first gemm's fp32 accumulator is cast
 to fp16 in registers (T.copy between fragments) and fed to the second gemm as
-its A operand without a trip through shared memory. Both gemms use the
-FullRow policy, so each warp holds whole rows and the accumulator layout of
-the first is the A-operand layout of the second.
+its A operand. With the FullRow policy for both (the default), each warp
+holds whole rows, the accumulator layout of the first is the A-operand layout
+of the second, and the cast stays in registers. With another policy for the
+first gemm (first_policy=T.GemmWarpPolicy.Square) the layouts differ and tlc
+converts through shared memory.
 """
 
 import sys
@@ -16,7 +18,7 @@ import tlc.language as T
 
 
 @tlc.jit(out_idx=[-1])
-def chained(M, N, K, D, block_M=64, threads=128):
+def chained(M, N, K, D, block_M=64, threads=128, first_policy=T.GemmWarpPolicy.FullRow):
     @T.prim_func
     def chain(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
               V: T.Tensor((N, D), "float16"), O: T.Tensor((M, D), "float16")):
@@ -30,7 +32,7 @@ def chained(M, N, K, D, block_M=64, threads=128):
             T.copy(A[bx * block_M, 0], a)
             T.copy(B[0, 0], b)
             T.copy(V[0, 0], v)
-            T.gemm(a, b, s, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+            T.gemm(a, b, s, clear_accum=True, policy=first_policy)
             T.copy(s, p)
             T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
             T.copy(o, O[bx * block_M, 0])

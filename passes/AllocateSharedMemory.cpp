@@ -75,6 +75,26 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
                   IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
     end = offset + size;
   });
+  // A copy between fragments whose layouts place elements differently (an
+  // accumulator cast into another gemm's A operand with another warp
+  // partition) goes through shared memory: each thread stores its registers,
+  // the block meets, each thread loads the ones its new layout gives it.
+  // Unlike staging for speed this one is needed: it counts against the
+  // budget like a buffer.
+  SmallVector<CopyOp> conversions;
+  kernel.walk([&](CopyOp copy) {
+    auto src = copy.getSrc().getDefiningOp<AllocFragmentOp>();
+    auto dst = copy.getDst().getDefiningOp<AllocFragmentOp>();
+    if (!src || !dst || !src.getLayout() || !dst.getLayout() ||
+        equivalentLayouts(src.getLayoutAttr(), dst.getLayoutAttr()))
+      return;
+    int64_t bytes = std::max<int64_t>(1, dst.getType().getElementTypeBitWidth() / 8);
+    int64_t offset = llvm::alignTo(end, 1024);
+    copy->setAttr("tile.staging_offset",
+                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
+    end = offset + dst.getType().getNumElements() * bytes;
+    conversions.push_back(copy);
+  });
   kernel->setAttr("tile.shared_bytes",
                   IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));
   if (end <= maxBytes)
@@ -87,6 +107,10 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     diag.attachNote(alloc.getLoc())
         << bufferBytes(alloc.getType()) << " bytes for this "
         << alloc.getType() << " buffer";
+  for (CopyOp copy : conversions)
+    diag.attachNote(copy.getLoc())
+        << bufferBytes(copy.getDst().getType())
+        << " bytes to convert the layout of this fragment copy";
   return failure();
 }
 

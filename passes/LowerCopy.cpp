@@ -39,8 +39,10 @@ SmallVector<Value> squeezeIndex(ArrayRef<Value> index,
 
 } // namespace
 
-/// fragment -> staging (each thread its registers, swizzled), barrier,
-/// staging -> global (16-byte vectors across the block).
+/// src -> staging, barrier, staging -> dst, with `tile.staging_offset`'s
+/// shared bytes between: fragment -> global stores as 16-byte vectors across
+/// the block; fragment -> fragment converts between layouts (each thread
+/// stores its registers and loads the ones its new layout holds).
 static LogicalResult lowerStaged(CopyOp copy, int64_t offset, Value tid, int64_t threads,
                                  Value smem, const Fragments &fragments,
                                  SharedBuffers &shared) {
@@ -113,7 +115,7 @@ LogicalResult mlir::tile::lowerCopy(CopyOp copy, Value tid, int64_t threads, Val
       return copy.emitOpError("copies fragments that are not of this kernel");
     if (!equivalentLayouts(from->second.layout, to->second.layout))
       return copy.emitOpError("copies between fragments of different layouts; "
-                              "layout conversion is not supported yet");
+                              "converting needs shared memory: run tile-allocate-shared-memory first");
     for (int64_t r = 0; r < from->second.layout.getRegs(); ++r) {
       Value at = arith::ConstantIndexOp::create(b, loc, r);
       Value v = memref::LoadOp::create(b, loc, from->second.regs, ValueRange{at});

@@ -111,3 +111,42 @@ func.func @no_room(%C: memref<128x256xf32>) {
   }
   return
 }
+
+// -----
+
+// A copy between fragments whose layouts differ (a Square-policy accumulator
+// into an A operand replicated over a row block's warps) converts through
+// shared memory: 64x64 f16 = 8 KiB after the buffers, 1024-byte aligned.
+// It is needed, so it counts like a buffer; over the budget it is named.
+// CHECK-LABEL: func.func @conversion
+// CHECK: attributes {tile.shared_bytes = 12288 : i64}
+// CHECK: tile.copy {{.*}} {tile.staging_offset = 4096 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+func.func @conversion() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %v = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + (((d1 mod 8) floordiv 2) mod 2) * 8, ((d1 floordiv 8) mod 4) * 16 + (d0 mod 4) * 2 + d1 mod 2 + ((d1 mod 8) floordiv 4) * 8)>} : memref<64x64xf16, #tile.space<fragment>>
+    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// The same conversion beside a buffer that leaves no room for it.
+func.func @conversion_over_budget() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{the kernel needs 233472 bytes of shared memory but the target allows 232448 per block}}
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-note @+1 {{225280 bytes for this 'memref<110x1024xf16, #gpu.address_space<workgroup>>' buffer}}
+    %v = tile.alloc_shared : memref<110x1024xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + (((d1 mod 8) floordiv 2) mod 2) * 8, ((d1 floordiv 8) mod 4) * 16 + (d0 mod 4) * 2 + d1 mod 2 + ((d1 mod 8) floordiv 4) * 8)>} : memref<64x64xf16, #tile.space<fragment>>
+    // expected-note @+1 {{8192 bytes to convert the layout of this fragment copy}}
+    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+  }
+  return
+}

@@ -291,7 +291,20 @@ func.func @a_in_registers(%O: memref<64x64xf32>) {
 
 // With the Square policy the first gemm's accumulator splits rows over two
 // warps, which the second gemm's A operand (replicated by row block) does
-// not: the copy between them would need a layout conversion.
+// not: the copy between them converts through shared memory. Each thread
+// stores its 16 accumulator pairs (as f16) into the staging view, the block
+// meets, and each thread loads the 32 pairs its A-operand layout holds.
+// CHECK-LABEL: gpu.func @layouts_disagree
+// CHECK-COUNT-16: nvgpu.mma.sync
+// CHECK: %[[STAGE:.*]] = memref.view %{{.*}}[%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[STAGE]][%{{.*}}] {alignment = 4 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-NOT: vector.store %{{.*}}, %[[STAGE]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-32: vector.load %[[STAGE]][%{{.*}}] {alignment = 4 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-NOT: vector.load %[[STAGE]]
+// CHECK: nvgpu.mma.sync
 func.func @layouts_disagree() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -303,7 +316,6 @@ func.func @layouts_disagree() {
     %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
     %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     tile.gemm %a, %b, %s : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.copy' op copies between fragments of different layouts; layout conversion is not supported yet}}
     tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
     tile.gemm %p, %v, %o : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
   }

@@ -875,3 +875,45 @@ def test_grid_from_a_scalar_parameter():
     # The launcher evaluates it with the scalar's value.
     assert kernel.kernel.grid_for(_FakeCudaArray((1024,)), 200) == (4, 1, 1)
     assert kernel.kernel.grid_for(_FakeCudaArray((1024,)), 0) == (1, 1, 1)
+
+
+def _chained(first_policy):
+    @T.prim_func
+    def chain(A: T.Tensor((256, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+              V: T.Tensor((64, 64), "float16"), O: T.Tensor((256, 64), "float16")):
+        with T.Kernel(4, threads=128) as bx:
+            a = T.alloc_shared((64, 64), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            v = T.alloc_shared((64, 64), "float16")
+            s = T.alloc_fragment((64, 64), "float32")
+            p = T.alloc_fragment((64, 64), "float16")
+            o = T.alloc_fragment((64, 64), "float32")
+            T.copy(A[bx * 64, 0], a)
+            T.copy(B[0, 0], b)
+            T.copy(V[0, 0], v)
+            T.gemm(a, b, s, clear_accum=True, policy=first_policy)
+            T.copy(s, p)
+            T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(o, O[bx * 64, 0])
+
+    return chain
+
+
+def test_fragment_copy_between_layouts_converts_through_shared_memory(tmp_path):
+    # FullRow then FullRow: the accumulator is already the A-operand layout.
+    # Square then FullRow: 64x64 f16 of staging (8 KiB, its own 1024-aligned
+    # slot) and a barrier on each side of it.
+    same = tlc.compile(_chained(T.GemmWarpPolicy.FullRow))
+    converted = tlc.compile(_chained(T.GemmWarpPolicy.Square))
+    assert converted.artifact["shared_bytes"] == same.artifact["shared_bytes"] + 64 * 64 * 2
+    gpu, plain = converted.get_mlir("gpu"), same.get_mlir("gpu")
+    assert gpu.count("gpu.barrier") == plain.count("gpu.barrier") + 2
+
+    def pairs(kind, text):  # 2-element f16 accesses of a shared 64x64 f16 view
+        return len(re.findall(rf"vector\.{kind} .*memref<4096xf16, #gpu\.address_space"
+                              r"<workgroup>>, vector<2xf16>", text))
+
+    # Each thread stores its 16 accumulator pairs (32 of the 64x64 over 128
+    # threads) and loads the 16 pairs its A-operand layout holds.
+    assert pairs("store", gpu) == pairs("store", plain) + 16
+    assert pairs("load", gpu) == pairs("load", plain) + 16
