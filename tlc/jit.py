@@ -42,6 +42,9 @@ class JITKernel:
         self.out_idx = sorted(i % n for i in out_idx)
         if len(set(self.out_idx)) != len(self.out_idx):
             raise CompilationError(f"out_idx {list(out_idx)} names a parameter twice")
+        self._is_out = [i in self.out_idx for i in range(n)]
+        self._output_specs: dict = {}  # input shapes/dtypes/devices -> output specs
+        self._launched = False
 
     @property
     def name(self) -> str:
@@ -60,17 +63,37 @@ class JITKernel:
             raise ArgumentError(f"{self.name} takes {n_in} inputs ({', '.join(names)}); "
                             f"outputs {[self.params[i]['name'] for i in self.out_idx]} are "
                             f"allocated and returned, got {len(args)} arguments")
-        from .runtime.driver import runtime
+        if not self._launched:
+            from .runtime.driver import runtime
 
-        runtime()  # no driver or GPU: a LaunchError before anything is allocated
+            runtime()  # no driver or GPU: a LaunchError before anything is allocated
         outputs = self._allocate_outputs(args)
-        full, it = [], iter(args)
-        for i in range(len(self.params)):
-            full.append(outputs[self.out_idx.index(i)] if i in self.out_idx else next(it))
+        full, it, outs = [], iter(args), iter(outputs)
+        for is_out in self._is_out:
+            full.append(next(outs) if is_out else next(it))
         self.kernel(*full, stream=stream)
+        self._launched = True
         return outputs[0] if len(outputs) == 1 else outputs
 
     def _allocate_outputs(self, inputs):
+        """torch tensors for the outputs; their shapes, dtypes and device
+        are derived once per input shapes and device, then reused."""
+        try:
+            key = tuple((a.shape, a.dtype, a.device) if hasattr(a, "shape") else type(a)
+                        for a in inputs)
+            specs = self._output_specs.get(key)
+        except (TypeError, AttributeError):
+            key, specs = None, None
+        if specs is None:
+            specs = self._output_specs_for(inputs)
+            if key is not None:
+                if len(self._output_specs) >= 64:
+                    self._output_specs.clear()
+                self._output_specs[key] = specs
+        empty = self._torch.empty
+        return [empty(shape, dtype=dtype, device=device) for shape, dtype, device in specs]
+
+    def _output_specs_for(self, inputs):
         try:
             import torch
         except ImportError:
@@ -100,8 +123,8 @@ class JITKernel:
                     raise TypeError(f"cannot allocate output '{p['name']}': its size {dim} "
                                     "is not the size of any input")
                 shape.append(symbols[dim] if isinstance(dim, str) else dim)
-            outputs.append(torch.empty(shape, dtype=torch_dtype(p["dtype"]),
-                                       device=device or "cuda"))
+            outputs.append((tuple(shape), torch_dtype(p["dtype"]), device or "cuda"))
+        self._torch = torch
         return outputs
 
     def get_kernel_source(self) -> str:
