@@ -10,7 +10,9 @@
 #include "passes/Mma.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEINFERLAYOUT
@@ -163,12 +165,48 @@ LogicalResult inferReduce(ReduceOp reduce) {
   return diag;
 }
 
+/// Gives `loop` its own copy of the fragment `alloc`, in `layout`, for the
+/// accesses `uses`: the loop reads it converted from `alloc` before the loop
+/// and its writes reach `alloc` converted after it (both are fragment copies
+/// between layouts, which go through shared memory). A loop that writes
+/// every element unconditionally and reads none needs no copy in.
+void convertAround(ParallelOp loop, AllocFragmentOp alloc, LayoutAttr layout,
+                   ArrayRef<Operation *> uses) {
+  OpBuilder b(alloc);
+  b.setInsertionPointAfter(alloc);
+  auto own = AllocFragmentOp::create(b, alloc.getLoc(), alloc.getType(), layout);
+  bool reads = llvm::any_of(uses, [](Operation *u) { return isa<memref::LoadOp>(u); });
+  bool writes = llvm::any_of(uses, [](Operation *u) { return isa<memref::StoreOp>(u); });
+  bool partial = llvm::any_of(uses, [&](Operation *u) {
+    return isa<memref::StoreOp>(u) && u->getBlock() != &loop.getBody().front();
+  });
+  ArrayRef<int64_t> shape = alloc.getType().getShape();
+  auto copy = [&](OpBuilder &cb, Value from, Value to) {
+    Value c0 = arith::ConstantIndexOp::create(cb, loop.getLoc(), 0);
+    SmallVector<Value> zeros(shape.size(), c0);
+    CopyOp::create(cb, loop.getLoc(), from, zeros, shape, to, zeros, shape,
+                   /*pred=*/Value());
+  };
+  if (reads || partial) {
+    b.setInsertionPoint(loop);
+    copy(b, alloc, own);
+  }
+  if (writes) {
+    b.setInsertionPointAfter(loop);
+    copy(b, own, alloc);
+  }
+  for (Operation *use : uses)
+    use->replaceUsesOfWith(alloc, own);
+}
+
 LogicalResult inferParallel(ParallelOp loop) {
   if (loop.getLayout())
     return success();
   Block &body = loop.getBody().front();
   std::optional<std::pair<AllocFragmentOp, Operation *>> first;
   SmallVector<AllocFragmentOp> unplaced; // full-rank fragments with no layout yet
+  // Fragments placed unlike the loop's first one, with their accesses.
+  llvm::MapVector<Operation *, SmallVector<Operation *>> misplaced;
   WalkResult result = loop.getBody().walk([&](Operation *op) {
     auto access = getFragmentAccess(op);
     if (!access)
@@ -195,17 +233,14 @@ LogicalResult inferParallel(ParallelOp loop) {
       first = access;
       return WalkResult::advance();
     }
-    if (!equivalentLayouts(first->first.getLayoutAttr(), alloc.getLayoutAttr())) {
-      InFlightDiagnostic diag =
-          use->emitOpError("reads or writes a fragment whose layout differs "
-                           "from another fragment in the same parallel loop");
-      diag.attachNote(first->second->getLoc()) << "the other fragment's access";
-      return WalkResult::interrupt();
-    }
+    if (!equivalentLayouts(first->first.getLayoutAttr(), alloc.getLayoutAttr()))
+      misplaced[alloc].push_back(use);
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
     return failure();
+  for (auto &[alloc, uses] : misplaced)
+    convertAround(loop, cast<AllocFragmentOp>(alloc), first->first.getLayoutAttr(), uses);
   auto finish = [&](LayoutAttr layout) {
     loop.setLayoutAttr(layout);
     for (AllocFragmentOp alloc : unplaced)

@@ -917,3 +917,32 @@ def test_fragment_copy_between_layouts_converts_through_shared_memory(tmp_path):
     # threads) and loads the 16 pairs its A-operand layout holds.
     assert pairs("store", gpu) == pairs("store", plain) + 16
     assert pairs("load", gpu) == pairs("load", plain) + 16
+
+
+def test_parallel_loop_over_fragments_of_different_layouts_converts():
+    # p[i, j] = s[i, j] with s the Square accumulator and p the FullRow A
+    # operand: the loop writes its own copy of p, converted after it.
+    @T.prim_func
+    def chain(A: T.Tensor((256, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+              V: T.Tensor((64, 64), "float16"), O: T.Tensor((256, 64), "float16")):
+        with T.Kernel(4, threads=128) as bx:
+            a = T.alloc_shared((64, 64), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            v = T.alloc_shared((64, 64), "float16")
+            s = T.alloc_fragment((64, 64), "float32")
+            p = T.alloc_fragment((64, 64), "float16")
+            o = T.alloc_fragment((64, 64), "float32")
+            T.copy(A[bx * 64, 0], a)
+            T.copy(B[0, 0], b)
+            T.copy(V[0, 0], v)
+            T.gemm(a, b, s, clear_accum=True, policy=T.GemmWarpPolicy.Square)
+            for i, j in T.Parallel(64, 64):
+                p[i, j] = s[i, j]
+            T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(o, O[bx * 64, 0])
+
+    kernel = tlc.compile(chain)
+    same = tlc.compile(_chained(T.GemmWarpPolicy.FullRow))
+    assert kernel.artifact["shared_bytes"] == same.artifact["shared_bytes"] + 64 * 64 * 2
+    optimized = kernel.get_mlir("optimized")
+    assert optimized.count("tile.alloc_fragment") == 4  # s, p, o and the loop's own p
