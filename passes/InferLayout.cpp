@@ -1,8 +1,9 @@
 //===- InferLayout.cpp - Assign a layout to every fragment ----------------===//
 //
-// First version: fragments get blocked layouts sized for 16-byte accesses;
-// parallel loops take the layout of the fragments they index. Tensor-core
-// layouts (from tile.gemm) will seed the propagation ahead of these defaults.
+// Tensor-core layouts (from tile.gemm) and reductions seed the propagation;
+// other fragments get blocked layouts sized for 16-byte accesses; parallel
+// loops take the layout of the first placed fragment they index and convert
+// (through copies of their own) the fragments placed otherwise.
 //
 //===----------------------------------------------------------------------===//
 

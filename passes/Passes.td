@@ -93,9 +93,13 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
     16 bytes wide where the tile allows (of the narrowest element type the
     fragment is copied to or from), and consecutive threads hold consecutive
     runs, so copies to and from global memory are coalesced 16-byte
-    accesses. Each `tile.parallel` takes the layout of the fragments its body
-    indexes; a loop that touches no fragment gets a blocked layout of its own.
-    Fragments of different layouts in one loop are an error naming both.
+    accesses. Gemm accumulators (and A operands in registers) take the
+    tensor-core layouts first, reduction results the source's layout sliced.
+    Each `tile.parallel` takes the layout of the first placed fragment its
+    body indexes; a loop that touches no fragment gets a blocked layout of
+    its own. A fragment placed otherwise gets a copy of its own in the loop's
+    layout, converted in before the loop (when read) and out after it (when
+    written) by fragment copies, which go through shared memory.
 
     Before:
 
