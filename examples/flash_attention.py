@@ -90,7 +90,8 @@ def main() -> int:
     causal = "--causal" in sys.argv
     kernel = flashattn(1, 4, 256, 64, causal)
     ptx = kernel.get_kernel_source()
-    print(f"compiled: {ptx.count('mma.sync')} mma.sync, {ptx.count('shfl.sync')} shuffles")
+    print(f"compiled: {ptx.count('mma.sync')} mma.sync, {ptx.count('wgmma.mma_async')} wgmma, "
+          f"{ptx.count('shfl.sync')} shuffles")
     torch = tilelang.runtime.torch_if_gpu()
     if torch is None:
         print("no GPU here: not run")

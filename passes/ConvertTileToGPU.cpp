@@ -4,6 +4,7 @@
 #include "passes/LowerCopy.h"
 #include "passes/LowerGemm.h"
 #include "passes/LowerReduce.h"
+#include "passes/Mma.h"
 #include "passes/Passes.h"
 #include "passes/TileAccess.h"
 
@@ -26,7 +27,7 @@ namespace {
 /// Lowers the tile ops of one outlined kernel.
 class KernelLowering {
 public:
-  explicit KernelLowering(gpu::GPUFuncOp func) : func(func) {}
+  KernelLowering(gpu::GPUFuncOp func, bool wgmma) : func(func), wgmma(wgmma) {}
   LogicalResult run();
 
 private:
@@ -41,6 +42,7 @@ private:
   void planPrefetch(GemmOp gemm);
 
   gpu::GPUFuncOp func;
+  bool wgmma; ///< lower gemms that qualify to sm_90a wgmma
   int64_t threads = 0;
   Value tid;
   Value smem; ///< the block's dynamic shared memory, as bytes
@@ -49,6 +51,7 @@ private:
   SmallVector<StageOp> stages;             ///< erased once nothing uses them
   SmallVector<AllocSharedOp> stagedAllocs; ///< likewise
   DenseMap<Operation *, GemmPrefetch> prefetches; ///< by gemm
+  bool usedWgmma = false;
 };
 
 bool writesShared(Operation *op) {
@@ -81,7 +84,8 @@ LogicalResult KernelLowering::run() {
   SmallVector<GemmOp> gemms;
   func.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
   for (GemmOp gemm : gemms)
-    planPrefetch(gemm);
+    if (!(wgmma && succeeded(wgmmaPartition(gemm, threads))))
+      planPrefetch(gemm); // wgmma reads shared memory itself
   if (failed(lowerAllocs()))
     return failure();
 
@@ -102,6 +106,13 @@ LogicalResult KernelLowering::run() {
         return gemm.emitOpError("C must be a fragment of this kernel");
       auto a = fragments.find(gemm.getA());
       Fragment aRegs = a == fragments.end() ? Fragment{} : a->second;
+      if (wgmma && succeeded(wgmmaPartition(gemm, threads))) {
+        if (failed(lowerGemmWgmma(gemm, shared, tid, threads, it->second.regs,
+                                  it->second.layout)))
+          return failure();
+        usedWgmma = true;
+        continue;
+      }
       auto plan = prefetches.find(gemm);
       if (failed(lowerGemm(gemm, shared, tid, threads, it->second.regs,
                            it->second.layout, aRegs.regs, aRegs.layout,
@@ -130,6 +141,14 @@ LogicalResult KernelLowering::run() {
     op->erase();
   }
   swizzleSharedAccesses();
+  if (usedWgmma) // threads' shared writes, visible to the tensor cores' reads
+    func.walk([&](gpu::BarrierOp barrier) {
+      OpBuilder fb(barrier);
+      NVVM::FenceProxyOp::create(
+          fb, barrier.getLoc(),
+          NVVM::ProxyKindAttr::get(func.getContext(), NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(func.getContext(), NVVM::SharedSpace::shared_cta));
+    });
   for (StageOp stage : stages) {
     if (!stage.getResult().use_empty())
       return stage.getResult().getUsers().begin()->emitOpError(
@@ -499,22 +518,23 @@ void KernelLowering::swizzleSharedAccesses() {
 }
 
 struct ConvertTileToGPU : mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {
+  using Base::Base;
   void runOnOperation() final {
-    if (failed(convertTileToGPU(getOperation())))
+    if (failed(convertTileToGPU(getOperation(), wgmma)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::convertTileToGPU(ModuleOp module) {
+LogicalResult mlir::tile::convertTileToGPU(ModuleOp module, bool wgmma) {
   SmallVector<gpu::GPUFuncOp> kernels;
   module.walk([&](gpu::GPUFuncOp func) {
     if (func.isKernel() && func.getKnownBlockSize())
       kernels.push_back(func);
   });
   for (gpu::GPUFuncOp func : kernels)
-    if (failed(KernelLowering(func).run()))
+    if (failed(KernelLowering(func, wgmma).run()))
       return failure();
   return success();
 }

@@ -263,14 +263,19 @@ LogicalResult inferParallel(ParallelOp loop) {
   return finish(*layout);
 }
 
-/// Gives a gemm's accumulator the tensor-core layout its lowering needs.
-LogicalResult inferGemm(GemmOp gemm) {
+/// Gives a gemm's accumulator the tensor-core layout its lowering needs
+/// (with `wgmma`, the warpgroup partition where wgmma can run the gemm).
+LogicalResult inferGemm(GemmOp gemm, bool wgmma) {
   auto alloc = gemm.getC().getDefiningOp<AllocFragmentOp>();
   if (!alloc)
     return gemm.emitOpError("C must come from tile.alloc_fragment in this kernel");
   auto kernel = gemm->getParentOfType<KernelOp>();
   std::string why;
-  FailureOr<WarpPartition> part = partitionGemm(gemm, kernel.getThreads(), why);
+  FailureOr<WarpPartition> part = failure();
+  if (wgmma)
+    part = wgmmaPartition(gemm, kernel.getThreads());
+  if (failed(part))
+    part = partitionGemm(gemm, kernel.getThreads(), why);
   if (failed(part))
     return gemm.emitOpError(why);
   LayoutAttr layout =
@@ -307,18 +312,20 @@ LogicalResult inferGemm(GemmOp gemm) {
 }
 
 struct TileInferLayout : mlir::tile::impl::TileInferLayoutBase<TileInferLayout> {
+  using Base::Base;
   void runOnOperation() final {
-    if (failed(inferLayouts(getOperation())))
+    if (failed(inferLayouts(getOperation(), wgmma)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
+LogicalResult mlir::tile::inferLayouts(ModuleOp module, bool wgmma) {
   // Tensor-core layouts first: they are fixed by the hardware, the rest adapt.
-  WalkResult gemms = module.walk([](GemmOp gemm) {
-    return failed(inferGemm(gemm)) ? WalkResult::interrupt() : WalkResult::advance();
+  WalkResult gemms = module.walk([&](GemmOp gemm) {
+    return failed(inferGemm(gemm, wgmma)) ? WalkResult::interrupt()
+                                          : WalkResult::advance();
   });
   if (gemms.wasInterrupted())
     return failure();

@@ -313,3 +313,85 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
   op.erase();
   return success();
 }
+
+LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared, Value tid,
+                                         int64_t threads, Value accRegs,
+                                         LayoutAttr accLayout) {
+  MLIRContext *ctx = op.getContext();
+  FailureOr<WarpPartition> part = wgmmaPartition(op, threads);
+  if (failed(part))
+    return op.emitOpError("is not a gemm wgmma can run");
+  if (!equivalentLayouts(accLayout, getAccumulatorLayout(ctx, *part, threads)))
+    return op.emitOpError("C's layout is not the wgmma accumulator layout; "
+                          "converting layouts is not supported yet");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IndexBuilder ib{b, loc};
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
+
+  // The shared address (bytes) of element [0, 0] of an operand; its buffer
+  // must carry the 128-byte swizzle the descriptors below declare.
+  Type in = op.getA().getType().getElementType();
+  auto address = [&](Value buffer) -> FailureOr<Value> {
+    auto it = shared.find(buffer);
+    if (it == shared.end() || !it->second.swizzle || it->second.swizzle.getBits() != 3 ||
+        it->second.swizzle.getBase() != 4 || it->second.swizzle.getShift() != 3)
+      return failure();
+    Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, it->second.flat);
+    if (Value base = it->second.base)
+      at = ib.add(at, ib.mul(base, 2));
+    return arith::IndexCastUIOp::create(b, loc, i64, at).getResult();
+  };
+  FailureOr<Value> aAddr = address(op.getA()), bAddr = address(op.getB());
+  if (failed(aAddr) || failed(bAddr))
+    return op.emitOpError("needs A and B in shared memory with the 128-byte "
+                          "swizzle for wgmma; run tile-swizzle-shared-memory");
+  // This warpgroup's 64 rows of A (128 bytes each).
+  Value group = arith::IndexCastUIOp::create(b, loc, i64, ib.div(tid, 128));
+  Value aRows = arith::AddIOp::create(
+      b, loc, *aAddr,
+      arith::MulIOp::create(b, loc, group, c64(kWgmmaM * 128)));
+  // K-major, 128-byte swizzle: start address >> 4 in bits 0-13, leading
+  // offset 1 (unused when swizzled), stride between 8-row groups 1024 >> 4
+  // in bits 32-45, swizzle mode 1 (128 bytes) in bits 62-63.
+  int64_t fixed = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
+  auto descriptor = [&](Value start, int64_t k0) {
+    Value at = arith::AddIOp::create(b, loc, start, c64(k0 * 2));
+    Value field = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, at, c64(0x3FFFF)), c64(4));
+    return arith::OrIOp::create(b, loc, field, c64(fixed)).getResult();
+  };
+
+  int64_t n = part->tileN, regs = n / 2;
+  Type f32 = b.getF32Type();
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
+  Value acc = LLVM::UndefOp::create(b, loc, structType);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  for (int64_t r = 0; r < regs; ++r) {
+    Value v = op.getClearAccum() ? zero
+                                 : memref::LoadOp::create(b, loc, accRegs, ValueRange{ib.c(r)});
+    acc = LLVM::InsertValueOp::create(b, loc, acc, v, ArrayRef<int64_t>{r});
+  }
+  auto wgType = NVVM::WGMMATypesAttr::get(
+      ctx, in.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16);
+  auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  int64_t k = op.getA().getType().getDimSize(1);
+  for (int64_t k0 = 0; k0 < k; k0 += kWgmmaK)
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, acc, descriptor(aRows, k0), descriptor(*bAddr, k0),
+        NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, kWgmmaK), wgType, wgType,
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col), NVVM::MMAIntOverflowAttr());
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b, loc,
+                            LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}),
+                            accRegs, ValueRange{ib.c(r)});
+  op.erase();
+  return success();
+}

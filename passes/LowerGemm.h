@@ -33,6 +33,16 @@ LogicalResult lowerGemm(GemmOp op, const SharedBuffers &shared, Value tid,
                         Value aRegs, LayoutAttr aLayout,
                         const GemmPrefetch *prefetch = nullptr);
 
+/// Lowers `op`, for which wgmmaPartition holds, to sm_90a wgmma: each
+/// warpgroup issues one wgmma.mma_async m64nNk16 per 16-deep K slice on
+/// shared-memory descriptors of its 64 rows of A and of B (K-major, 128-byte
+/// swizzle, which tile-swizzle-shared-memory gives 128-byte rows), between a
+/// wgmma.fence and a commit + wait; the accumulator stays in `accRegs`. The
+/// caller puts a fence.proxy.async before the barriers that publish the
+/// operands (see convert-tile-to-gpu).
+LogicalResult lowerGemmWgmma(GemmOp op, const SharedBuffers &shared, Value tid,
+                             int64_t threads, Value accRegs, LayoutAttr accLayout);
+
 } // namespace mlir::tile
 
 #endif // TLC_PASSES_LOWERGEMM_H

@@ -87,3 +87,23 @@ FailureOr<WarpPartition> mlir::tile::partitionGemm(GemmOp op, int64_t threads,
   return partitionWarps(c.getDimSize(0), c.getDimSize(1), threads / 32,
                         op.getPolicy(), why);
 }
+
+FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) {
+  MemRefType a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
+  Type in = a.getElementType();
+  if (getPlace(a) != Place::Shared || getPlace(b) != Place::Shared ||
+      op.getTransposeA() || !op.getTransposeB() || !(in.isF16() || in.isBF16()) ||
+      b.getElementType() != in || !c.getElementType().isF32())
+    return failure();
+  if (a.getDimSize(1) * 2 != 128 || b.getDimSize(1) != a.getDimSize(1))
+    return failure(); // K rows of one 128-byte swizzle atom
+  int64_t warps = threads / 32, m = c.getDimSize(0), n = c.getDimSize(1);
+  if (threads % 128 != 0 || m != kWgmmaM * (warps / 4) || n % 8 != 0 || n > kWgmmaMaxN)
+    return failure();
+  WarpPartition p;
+  p.warpsM = warps;
+  p.warpsN = 1;
+  p.tileM = kMmaM;
+  p.tileN = n;
+  return p;
+}

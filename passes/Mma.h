@@ -48,6 +48,18 @@ LayoutAttr getOperandALayout(MLIRContext *ctx, const WarpPartition &p, int64_t k
 FailureOr<WarpPartition> partitionGemm(GemmOp op, int64_t threads,
                                        std::string &why);
 
+/// The sm_90a wgmma atom: m64nNk16 per warpgroup (4 warps).
+constexpr int64_t kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
+
+/// The partition of a gemm that wgmma can run, or failure: A and B in shared
+/// memory, A stored M x K and B stored N x K (both K-major), f16 or bf16 in
+/// with an f32 accumulator, K rows of exactly 128 bytes (the 128-byte
+/// swizzle atom), and one m64 row block per warpgroup (M = 16 x warps) with
+/// N a multiple of 8 up to 256. Each warp then holds 16 rows of the full N,
+/// which is both the wgmma accumulator fragment and the mma.sync layout of
+/// that partition (warpsM = warps, tileM = 16).
+FailureOr<WarpPartition> wgmmaPartition(GemmOp op, int64_t threads);
+
 } // namespace mlir::tile
 
 #endif // TLC_PASSES_MMA_H

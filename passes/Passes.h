@@ -21,14 +21,14 @@ namespace mlir::tile {
 #include "passes/Passes.h.inc"
 
 /// Lowers the tile ops inside the outlined kernels of `module`.
-LogicalResult convertTileToGPU(ModuleOp module);
+LogicalResult convertTileToGPU(ModuleOp module, bool wgmma = false);
 
 /// Assigns shared-memory offsets in every kernel of `module`, failing with a
 /// message when a kernel needs more than `maxBytes`.
 LogicalResult allocateSharedMemory(ModuleOp module, int64_t maxBytes);
 
 /// Assigns layouts to the fragments and parallel loops of `module`.
-LogicalResult inferLayouts(ModuleOp module);
+LogicalResult inferLayouts(ModuleOp module, bool wgmma = false);
 
 /// Multi-buffers and overlaps the copies of `module`'s pipelined loops.
 void pipelineLoops(ModuleOp module);

@@ -23,6 +23,12 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     A `gpu.barrier` follows every op that writes shared memory and precedes
     one that rewrites shared memory inside a loop.
 
+    With `wgmma` (sm_90a), a gemm that qualifies (see `tile-infer-layout`)
+    becomes per warpgroup `wgmma.mma_async` m64nNk16 on shared-memory
+    descriptors (128-byte swizzle) between `wgmma.fence` and a commit + wait,
+    and a `fence.proxy.async` precedes every barrier so that shared memory
+    written by threads is visible to the tensor cores' reads.
+
     Before:
 
     ```mlir
@@ -46,6 +52,10 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::LLVM::LLVMDialect"
+  ];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", "false",
+           "Lower qualifying gemms to sm_90a wgmma (as tile-infer-layout{wgmma})">
   ];
 }
 
@@ -115,6 +125,13 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
         : memref<32x128xf32, #tile.space<fragment>>
     ```
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", "false",
+           "Give gemms that sm_90a wgmma can run its accumulator layout: A and "
+           "B in shared memory, B stored N x K, 16-bit inputs, an f32 "
+           "accumulator, 128-byte rows of K, and one m64 row block per "
+           "warpgroup (block M = 64 x warps / 4, N a multiple of 8 up to 256)">
+  ];
 }
 
 def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {

@@ -1,4 +1,5 @@
 // RUN: tlc-opt %s -split-input-file -tile-infer-layout -tile-allocate-shared-memory -tile-outline-kernels -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s
+// RUN: tlc-opt %s -split-input-file '-tile-infer-layout=wgmma=true' -tile-allocate-shared-memory -tile-outline-kernels '-convert-tile-to-gpu=wgmma=true' -canonicalize -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 
 // A dynamic-size tensor into a fragment: each thread issues 16-byte vector
 // loads guarded by the bounds (zero outside) and by row alignment (else
@@ -511,6 +512,47 @@ func.func @no_prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
       tile.fill %2, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
     } {tile.num_stages = 3 : i64}
     nvvm.cp.async.wait.group 0
+  }
+  return
+}
+
+// -----
+
+// An NT gemm wgmma can run (64 x 128 x K 64, 128 threads = one warpgroup;
+// the operands carry the 128-byte swizzle tile-swizzle-shared-memory gives).
+// With wgmma: a fence.proxy.async before every barrier (the threads' shared
+// writes, then the tensor cores' reads), descriptors from the operands'
+// shared addresses, and between a wgmma.fence and a commit + wait one
+// m64n128k16 per 16-deep K slice. Without it: ldmatrix + mma.sync.
+// CHECK-LABEL: gpu.func @wgmma_gemm
+// CHECK-NOT: wgmma
+// CHECK: nvgpu.ldmatrix
+// CHECK: nvgpu.mma.sync
+// WGMMA-LABEL: gpu.func @wgmma_gemm
+// WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT: gpu.barrier
+// WGMMA: memref.extract_aligned_pointer_as_index
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA-NOT: nvvm.wgmma.mma_async
+// WGMMA: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NOT: nvgpu.ldmatrix
+// WGMMA-NOT: nvgpu.mma.sync
+func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %B[%c0, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {clear_accum, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
   }
   return
 }

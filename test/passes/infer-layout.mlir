@@ -1,4 +1,5 @@
 // RUN: tlc-opt %s -split-input-file -tile-infer-layout -verify-diagnostics | FileCheck %s
+// RUN: tlc-opt %s -split-input-file '-tile-infer-layout=wgmma=true' -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 
 // A 32x128 f32 fragment over 128 threads: four f32 (16 bytes) per run,
 // consecutive threads on consecutive runs; the loop takes the same layout.
@@ -297,6 +298,46 @@ func.func @adopts_loop_layout() {
       %d = arith.subf %v, %r : f32
       memref.store %d, %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
     }
+  }
+  return
+}
+
+// -----
+
+// A gemm wgmma can run (A M x K and B N x K in shared memory, f16, 128-byte
+// K rows, M = 16 x warps): with wgmma each warp holds 16 rows of all 128
+// columns, the warpgroup's m64n128 accumulator fragment; without it the
+// Square policy splits 4 warps as 1 x 4 (64 x 32 each).
+// CHECK-LABEL: func.func @wgmma_accumulator
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 4) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>}
+// WGMMA-LABEL: func.func @wgmma_accumulator
+// WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>}
+func.func @wgmma_accumulator() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// B stored K x N (N-major): not a wgmma operand here; both runs keep the
+// mma.sync partition.
+// CHECK-LABEL: func.func @no_wgmma_for_n_major_b
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64
+// WGMMA-LABEL: func.func @no_wgmma_for_n_major_b
+// WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64
+func.func @no_wgmma_for_n_major_b() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
   }
   return
 }

@@ -10,6 +10,7 @@ import pytest
 
 import tlc
 from tlc import compiler, ir
+from tlc.compiler import pipeline
 
 VADD_BLOCK_LOADS = 16  # 2 inputs x (32x128 f32 / 128 threads / 4 per vector)
 
@@ -155,3 +156,47 @@ def test_vadd_runs_on_gpu(repo):
         kernel(a, b, c)
         torch.cuda.synchronize()
         assert torch.equal(c, a + b)
+
+
+NT_GEMM = """
+func.func @nt(%A: memref<256x64xf16>, %B: memref<256x64xf16>, %C: memref<256x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<256x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x256xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<256x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %B[%c0, %c0] [256, 64] to %b[%c0, %c0] [256, 64] : memref<256x64xf16> to memref<256x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {clear_accum, transpose_b} : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<256x64xf16, #gpu.address_space<workgroup>>, memref<128x256xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [128, 256] to %C[%c0, %c0] [128, 256] : memref<128x256xf32, #tile.space<fragment>> to memref<256x256xf32>
+  }
+  return
+}
+"""
+
+
+def test_wgmma_on_sm90a_mma_sync_elsewhere(tmp_path):
+    # 128 x 256, K 64, 8 warps = two warpgroups: one m64n256k16 per warpgroup
+    # and K slice (4 in the PTX), fences around them; sm_80 and sm_90 (no
+    # 'a' features) keep ldmatrix + mma.sync.
+    ptx = compiler.compile_text(NT_GEMM, "sm_90a").ptx["nt"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16") == 4
+    assert "wgmma.fence.sync.aligned" in ptx and "wgmma.wait_group.sync.aligned" in ptx
+    assert "fence.proxy.async.shared::cta" in ptx and "mma.sync" not in ptx
+    ptxas_ok(ptx, tmp_path)
+    for arch in ("sm_90", "sm_80"):
+        other = compiler.compile_text(NT_GEMM, arch).ptx["nt"]
+        assert "wgmma" not in other and "mma.sync.aligned.m16n8k16" in other
+
+
+def test_wgmma_needs_the_128_byte_swizzle():
+    # Run without tile-swizzle-shared-memory, the operands would not match the
+    # descriptors: the lowering refuses instead of computing garbage.
+    ctx = compiler.new_context()
+    module = compiler.parse(NT_GEMM, ctx, "nt.mlir")
+    with pytest.raises(tlc.CompilationError, match="needs A and B in shared memory with "
+                                                   "the 128-byte swizzle for wgmma"):
+        pipeline.run_pipeline(
+            module, "builtin.module(tile-infer-layout{wgmma=true},tile-allocate-shared-memory,"
+            "tile-outline-kernels,convert-tile-to-gpu{wgmma=true})", "gpu")

@@ -17,22 +17,27 @@ from .targets import Target, get_target
 
 
 def optimize_pipeline(target: Target) -> str:
+    wgmma = str(target.wgmma).lower()
     return (
-        "builtin.module(tile-infer-layout,tile-pipeline-loops,tile-swizzle-shared-memory,"
+        f"builtin.module(tile-infer-layout{{wgmma={wgmma}}},tile-pipeline-loops,"
+        "tile-swizzle-shared-memory,"
         f"tile-allocate-shared-memory{{max-bytes={target.max_shared_bytes}}})"
     )
 
 
-GPU_PIPELINE = (
-    "builtin.module(tile-outline-kernels,convert-tile-to-gpu,canonicalize,cse)"
-)
+def gpu_pipeline(target: Target) -> str:
+    return (
+        "builtin.module(tile-outline-kernels,"
+        f"convert-tile-to-gpu{{wgmma={str(target.wgmma).lower()}}},canonicalize,cse)"
+    )
 
 
 def nvvm_pipeline(target: Target) -> str:
     return (
         "builtin.module(lower-affine,"
         f"nvvm-attach-target{{chip={target.chip} features={target.ptx_features} O=3}},"
-        "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,canonicalize,cse),"
+        "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
+        "convert-nvvm-to-llvm,canonicalize,cse),"
         "reconcile-unrealized-casts)"
     )
 
@@ -181,7 +186,7 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
     out = CompiledModule(target, module.context)
     steps = [
         ("optimized", optimize_pipeline(target)),
-        ("gpu", GPU_PIPELINE),
+        ("gpu", gpu_pipeline(target)),
         ("nvvm", nvvm_pipeline(target)),
         ("ptx", PTX_PIPELINE),
     ]

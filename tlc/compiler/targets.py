@@ -20,6 +20,12 @@ class Target:
     def chip(self) -> str:
         return self.arch
 
+    @property
+    def wgmma(self) -> bool:
+        """Whether gemms that qualify run on Hopper's wgmma (sm_90a only:
+        the 'a' features are not forward compatible)."""
+        return self.arch == "sm_90a"
+
 
 # Shared memory per block (opt-in maximum) from the CUDA programming guide's
 # compute-capability table: 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86/89.
