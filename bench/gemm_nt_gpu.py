@@ -2,7 +2,7 @@
 
     python bench/gemm_nt_gpu.py ARTIFACT_DIR     (on the GPU machine)
 
-Artifacts from bench/build_gemm_nt.py: bench_<config>.<arch>_<size>.tlcart,
+Artifacts from bench/build_gemm_wgmma.py (its nt/ folder): bench_<config>.<arch>_<size>.tlcart,
 C = A @ B^T, fp16 in, fp32 accumulate, fp16 out. Every output is checked
 against torch first; then, in 3 rounds, cuBLAS (torch.matmul(a, b.t())) and
 every artifact are timed back to back (CUDA graph of 20 launches, median of

@@ -8,7 +8,8 @@ its A operand. With the FullRow policy for both (the default), each warp
 holds whole rows, the accumulator layout of the first is the A-operand layout
 of the second, and the cast stays in registers. With another policy for the
 first gemm (first_policy=T.GemmWarpPolicy.Square) the layouts differ and tlc
-converts through shared memory.
+converts through shared memory. On sm_90a the first gemm (64 x 64, K 64)
+runs on wgmma, whose warpgroup layout is the FullRow one whatever the policy.
 """
 
 import sys
@@ -44,7 +45,7 @@ def main() -> int:
     kernel = chained(1000, 64, 64, 64)
     ptx = kernel.get_kernel_source()
     print(f"compiled {kernel.name}: {ptx.count('mma.sync')} mma.sync, "
-          f"{ptx.count('ldmatrix')} ldmatrix")
+          f"{ptx.count('wgmma.mma_async')} wgmma, {ptx.count('ldmatrix')} ldmatrix")
     torch = tlc.runtime.torch_if_gpu()
     if torch is None:
         print("no GPU here: not run")

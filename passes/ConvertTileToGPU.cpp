@@ -52,6 +52,7 @@ private:
   SmallVector<AllocSharedOp> stagedAllocs; ///< likewise
   DenseMap<Operation *, GemmPrefetch> prefetches; ///< by gemm
   bool usedWgmma = false;
+  DenseSet<Operation *> wgmmaGemms; ///< gemms lowered to wgmma
 };
 
 bool writesShared(Operation *op) {
@@ -83,9 +84,14 @@ LogicalResult KernelLowering::run() {
     lowerPipelined(loop);
   SmallVector<GemmOp> gemms;
   func.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
-  for (GemmOp gemm : gemms)
-    if (!(wgmma && succeeded(wgmmaPartition(gemm, threads))))
+  // Decided before the allocations turn into views (an N-major B must be
+  // its allocation for wgmmaPartition to accept it).
+  for (GemmOp gemm : gemms) {
+    if (wgmma && succeeded(wgmmaPartition(gemm, threads)))
+      wgmmaGemms.insert(gemm);
+    else
       planPrefetch(gemm); // wgmma reads shared memory itself
+  }
   if (failed(lowerAllocs()))
     return failure();
 
@@ -106,7 +112,7 @@ LogicalResult KernelLowering::run() {
         return gemm.emitOpError("C must be a fragment of this kernel");
       auto a = fragments.find(gemm.getA());
       Fragment aRegs = a == fragments.end() ? Fragment{} : a->second;
-      if (wgmma && succeeded(wgmmaPartition(gemm, threads))) {
+      if (wgmmaGemms.contains(gemm)) {
         if (failed(lowerGemmWgmma(gemm, shared, tid, threads, it->second.regs,
                                   it->second.layout)))
           return failure();
@@ -305,9 +311,11 @@ LogicalResult KernelLowering::lowerAllocs() {
     MemRefType type = alloc.getType();
     Value byteOffset = arith::ConstantIndexOp::create(ab, alloc.getLoc(), *offset);
     SwizzleAttr swizzle = alloc.getSwizzleAttr();
+    auto block = alloc->getAttrOfType<IntegerAttr>(kColumnBlockAttr);
+    int64_t columnBlock = block ? block.getInt() : 0;
     bool staged = llvm::any_of(alloc->getUsers(), [](Operation *u) { return isa<StageOp>(u); });
     Value flat;
-    if (swizzle || staged) {
+    if (swizzle || staged || columnBlock) {
       auto flatType = MemRefType::get({type.getNumElements()}, type.getElementType(),
                                       MemRefLayoutAttrInterface(), type.getMemorySpace());
       flat = memref::ViewOp::create(ab, alloc.getLoc(), flatType, smem, byteOffset,
@@ -326,7 +334,7 @@ LogicalResult KernelLowering::lowerAllocs() {
         Value base = arith::MulIOp::create(
             sb, stage.getLoc(), stage.getIndex(),
             arith::ConstantIndexOp::create(sb, stage.getLoc(), perStage));
-        shared[stage.getResult()] = SharedView{flat, swizzle, base};
+        shared[stage.getResult()] = SharedView{flat, swizzle, base, columnBlock};
         stages.push_back(stage);
       }
       stagedAllocs.push_back(alloc);
@@ -334,8 +342,8 @@ LogicalResult KernelLowering::lowerAllocs() {
     }
     Value view = memref::ViewOp::create(ab, alloc.getLoc(), type, smem, byteOffset,
                                         ValueRange{});
-    if (swizzle)
-      shared[view] = SharedView{flat, swizzle, Value()};
+    if (swizzle || columnBlock)
+      shared[view] = SharedView{flat, swizzle, Value(), columnBlock};
     alloc.getResult().replaceAllUsesWith(view);
     alloc.erase();
   }

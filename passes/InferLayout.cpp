@@ -10,6 +10,7 @@
 #include "passes/LayoutMath.h"
 #include "passes/Mma.h"
 #include "passes/Passes.h"
+#include "passes/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -274,6 +275,15 @@ LogicalResult inferGemm(GemmOp gemm, bool wgmma) {
   FailureOr<WarpPartition> part = failure();
   if (wgmma)
     part = wgmmaPartition(gemm, kernel.getThreads());
+  if (succeeded(part) && !gemm.getTransposeB()) {
+    // wgmma reads an N-major B as 64-column blocks of 128-byte rows.
+    Value b = gemm.getB();
+    if (auto stage = b.getDefiningOp<StageOp>())
+      b = stage.getSource();
+    b.getDefiningOp()->setAttr(kColumnBlockAttr,
+                               IntegerAttr::get(IntegerType::get(gemm.getContext(), 64),
+                                                kWgmmaColumnBlock));
+  }
   if (failed(part))
     part = partitionGemm(gemm, kernel.getThreads(), why);
   if (failed(part))

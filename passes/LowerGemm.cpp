@@ -318,9 +318,13 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                                          int64_t threads, Value accRegs,
                                          LayoutAttr accLayout) {
   MLIRContext *ctx = op.getContext();
-  FailureOr<WarpPartition> part = wgmmaPartition(op, threads);
-  if (failed(part))
-    return op.emitOpError("is not a gemm wgmma can run");
+  // The partition wgmmaPartition gave (checked before the buffers became
+  // views): warpgroups along M, each warp 16 rows of the full N.
+  WarpPartition p;
+  p.warpsM = threads / 32;
+  p.tileM = kMmaM;
+  p.tileN = op.getC().getType().getDimSize(1);
+  std::optional<WarpPartition> part = p;
   if (!equivalentLayouts(accLayout, getAccumulatorLayout(ctx, *part, threads)))
     return op.emitOpError("C's layout is not the wgmma accumulator layout; "
                           "converting layouts is not supported yet");
@@ -333,31 +337,46 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
   // The shared address (bytes) of element [0, 0] of an operand; its buffer
   // must carry the 128-byte swizzle the descriptors below declare.
   Type in = op.getA().getType().getElementType();
-  auto address = [&](Value buffer) -> FailureOr<Value> {
+  auto address = [&](Value buffer, int64_t columnBlock) -> FailureOr<Value> {
     auto it = shared.find(buffer);
     if (it == shared.end() || !it->second.swizzle || it->second.swizzle.getBits() != 3 ||
-        it->second.swizzle.getBase() != 4 || it->second.swizzle.getShift() != 3)
+        it->second.swizzle.getBase() != 4 || it->second.swizzle.getShift() != 3 ||
+        it->second.columnBlock != columnBlock)
       return failure();
     Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, it->second.flat);
     if (Value base = it->second.base)
       at = ib.add(at, ib.mul(base, 2));
     return arith::IndexCastUIOp::create(b, loc, i64, at).getResult();
   };
-  FailureOr<Value> aAddr = address(op.getA()), bAddr = address(op.getB());
+  bool nMajorB = !op.getTransposeB();
+  FailureOr<Value> aAddr = address(op.getA(), 0);
+  FailureOr<Value> bAddr = address(op.getB(), nMajorB ? kWgmmaColumnBlock : 0);
   if (failed(aAddr) || failed(bAddr))
     return op.emitOpError("needs A and B in shared memory with the 128-byte "
-                          "swizzle for wgmma; run tile-swizzle-shared-memory");
+                          "swizzle for wgmma (and an N-major B in 64-column "
+                          "blocks); run tile-infer-layout{wgmma} and "
+                          "tile-swizzle-shared-memory");
   // This warpgroup's 64 rows of A (128 bytes each).
   Value group = arith::IndexCastUIOp::create(b, loc, i64, ib.div(tid, 128));
   Value aRows = arith::AddIOp::create(
       b, loc, *aAddr,
       arith::MulIOp::create(b, loc, group, c64(kWgmmaM * 128)));
-  // K-major, 128-byte swizzle: start address >> 4 in bits 0-13, leading
-  // offset 1 (unused when swizzled), stride between 8-row groups 1024 >> 4
-  // in bits 32-45, swizzle mode 1 (128 bytes) in bits 62-63.
-  int64_t fixed = (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
-  auto descriptor = [&](Value start, int64_t k0) {
-    Value at = arith::AddIOp::create(b, loc, start, c64(k0 * 2));
+  // Descriptors, 128-byte swizzle (mode 1 in bits 62-63), start address >> 4
+  // in bits 0-13, leading byte offset >> 4 in bits 16-29, stride byte offset
+  // >> 4 in bits 32-45. K-major: the leading offset is unused when swizzled
+  // (1), the stride is between 8-row groups (1024 bytes), and a K slice
+  // starts 32 bytes further along the row. N-major (B in 64-column blocks
+  // of K rows): the leading offset is between column blocks (K x 128
+  // bytes), the stride between groups of 8 K rows (1024 bytes), and a K
+  // slice starts 16 rows (2048 bytes) further.
+  auto fields = [](int64_t leading, int64_t stride) {
+    return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
+  };
+  int64_t kMajor = fields(16, 1024);
+  int64_t kRows = op.getB().getType().getDimSize(0);
+  int64_t nMajor = fields(kRows * 128, 1024);
+  auto descriptor = [&](Value start, int64_t bytes, int64_t fixed) {
+    Value at = arith::AddIOp::create(b, loc, start, c64(bytes));
     Value field = arith::ShRUIOp::create(
         b, loc, arith::AndIOp::create(b, loc, at, c64(0x3FFFF)), c64(4));
     return arith::OrIOp::create(b, loc, field, c64(fixed)).getResult();
@@ -380,12 +399,14 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
   int64_t k = op.getA().getType().getDimSize(1);
   for (int64_t k0 = 0; k0 < k; k0 += kWgmmaK)
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, descriptor(aRows, k0), descriptor(*bAddr, k0),
+        b, loc, structType, acc, descriptor(aRows, k0 * 2, kMajor),
+        nMajorB ? descriptor(*bAddr, k0 * 128, nMajor) : descriptor(*bAddr, k0 * 2, kMajor),
         NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, kWgmmaK), wgType, wgType,
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
         NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col), NVVM::MMAIntOverflowAttr());
+        NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t r = 0; r < regs; ++r)

@@ -33,7 +33,8 @@ LogicalResult lowerGemm(GemmOp op, const SharedBuffers &shared, Value tid,
                         Value aRegs, LayoutAttr aLayout,
                         const GemmPrefetch *prefetch = nullptr);
 
-/// Lowers `op`, for which wgmmaPartition holds, to sm_90a wgmma: each
+/// Lowers `op`, for which wgmmaPartition held (the caller checks it before
+/// shared allocations become views), to sm_90a wgmma: each
 /// warpgroup issues one wgmma.mma_async m64nNk16 per 16-deep K slice on
 /// shared-memory descriptors of its 64 rows of A and of B (K-major, 128-byte
 /// swizzle, which tile-swizzle-shared-memory gives 128-byte rows), between a

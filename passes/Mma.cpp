@@ -92,11 +92,20 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   MemRefType a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   Type in = a.getElementType();
   if (getPlace(a) != Place::Shared || getPlace(b) != Place::Shared ||
-      op.getTransposeA() || !op.getTransposeB() || !(in.isF16() || in.isBF16()) ||
+      op.getTransposeA() || !(in.isF16() || in.isBF16()) ||
       b.getElementType() != in || !c.getElementType().isF32())
     return failure();
-  if (a.getDimSize(1) * 2 != 128 || b.getDimSize(1) != a.getDimSize(1))
-    return failure(); // K rows of one 128-byte swizzle atom
+  if (a.getDimSize(1) * 2 != 128)
+    return failure(); // A's K rows: one 128-byte swizzle atom
+  if (!op.getTransposeB()) {
+    // B stored K x N (N-major): kept as column blocks of 64 (128-byte rows),
+    // which needs the buffer itself (a stage view or the allocation).
+    Value src = op.getB();
+    if (auto stage = src.getDefiningOp<StageOp>())
+      src = stage.getSource();
+    if (!src.getDefiningOp<AllocSharedOp>() || b.getDimSize(1) % kWgmmaColumnBlock != 0)
+      return failure();
+  }
   int64_t warps = threads / 32, m = c.getDimSize(0), n = c.getDimSize(1);
   if (threads % 128 != 0 || m != kWgmmaM * (warps / 4) || n % 8 != 0 || n > kWgmmaMaxN)
     return failure();

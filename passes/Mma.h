@@ -50,12 +50,16 @@ FailureOr<WarpPartition> partitionGemm(GemmOp op, int64_t threads,
 
 /// The sm_90a wgmma atom: m64nNk16 per warpgroup (4 warps).
 constexpr int64_t kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
+/// Columns per block of an N-major B operand: 64 16-bit elements, the
+/// 128-byte rows of its swizzle atoms.
+constexpr int64_t kWgmmaColumnBlock = 64;
 
 /// The partition of a gemm that wgmma can run, or failure: A and B in shared
-/// memory, A stored M x K and B stored N x K (both K-major), f16 or bf16 in
-/// with an f32 accumulator, K rows of exactly 128 bytes (the 128-byte
-/// swizzle atom), and one m64 row block per warpgroup (M = 16 x warps) with
-/// N a multiple of 8 up to 256. Each warp then holds 16 rows of the full N,
+/// memory, A stored M x K (K-major) with K rows of exactly 128 bytes (the
+/// 128-byte swizzle atom), B stored N x K (K-major) or K x N (N-major, N a
+/// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
+/// in with an f32 accumulator, and one m64 row block per warpgroup
+/// (M = 16 x warps) with N a multiple of 8 up to 256. Each warp then holds 16 rows of the full N,
 /// which is both the wgmma accumulator fragment and the mma.sync layout of
 /// that partition (warpsM = warps, tileM = 16).
 FailureOr<WarpPartition> wgmmaPartition(GemmOp op, int64_t threads);

@@ -25,7 +25,8 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
 
     With `wgmma` (sm_90a), a gemm that qualifies (see `tile-infer-layout`)
     becomes per warpgroup `wgmma.mma_async` m64nNk16 on shared-memory
-    descriptors (128-byte swizzle) between `wgmma.fence` and a commit + wait,
+    descriptors (128-byte swizzle; an N-major B read from its 64-column
+    blocks) between `wgmma.fence` and a commit + wait,
     and a `fence.proxy.async` precedes every barrier so that shared memory
     written by threads is visible to the tensor cores' reads.
 
@@ -128,9 +129,10 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
   let options = [
     Option<"wgmma", "wgmma", "bool", "false",
            "Give gemms that sm_90a wgmma can run its accumulator layout: A and "
-           "B in shared memory, B stored N x K, 16-bit inputs, an f32 "
-           "accumulator, 128-byte rows of K, and one m64 row block per "
-           "warpgroup (block M = 64 x warps / 4, N a multiple of 8 up to 256)">
+           "B in shared memory, 16-bit inputs, an f32 accumulator, A's K rows "
+           "of 128 bytes, B stored N x K or K x N (then N a multiple of 64 and "
+           "its buffer marked tile.column_block = 64), and one m64 row block "
+           "per warpgroup (block M = 16 x warps, N a multiple of 8 up to 256)">
   ];
 }
 
@@ -224,7 +226,10 @@ def TileSwizzleSharedMemory : Pass<"tile-swizzle-shared-memory", "ModuleOp"> {
     swizzled, the swizzle that makes ldmatrix (8 rows, one 16-byte chunk
     each) and the 16-byte copies filling it bank-conflict free: rows of
     128 * 2^s bytes get `#tile.swizzle<bits = 3, base = 4, shift = 3 + s>`,
-    64-byte rows `bits = 2`, 32-byte rows `bits = 1` (`shift = 3`).
+    64-byte rows `bits = 2`, 32-byte rows `bits = 1` (`shift = 3`). A buffer
+    stored as 64-column blocks (`tile.column_block`, an N-major wgmma
+    operand) has 128-byte rows within each block: `bits = 3, shift = 3`,
+    the 128-byte swizzle wgmma's descriptors name.
 
     Before:
 

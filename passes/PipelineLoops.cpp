@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
@@ -133,6 +134,8 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
         MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
                         type.getMemorySpace()),
         p.buffer.getSwizzleAttr(), IntegerAttr());
+    if (Attribute block = p.buffer->getAttr(kColumnBlockAttr)) // wgmma's B blocks
+      all->setAttr(kColumnBlockAttr, block);
     staged[p.buffer] = all;
   }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/TileAccess.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -44,6 +45,8 @@ void swizzleOperand(Value operand) {
   if (!alloc || alloc.getSwizzle())
     return; // a stage view, an annotated buffer, or not shared at all
   std::optional<std::array<int64_t, 3>> s = chooseSwizzle(alloc.getType());
+  if (alloc->hasAttr(kColumnBlockAttr)) // rows of 128 bytes within each block
+    s = std::array<int64_t, 3>{3, 4, 3};
   if (!s)
     return;
   alloc.setSwizzleAttr(SwizzleAttr::get(alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]));

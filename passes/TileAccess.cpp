@@ -185,34 +185,55 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
   int64_t period = swizzle ? int64_t(1) << (swizzle.getBase() + swizzle.getShift() +
                                             swizzle.getBits())
                            : 1;
+  // Column blocks: element (r, c) of an R x C buffer sits at
+  // ((c / B) * R + r) * B + c % B. Constant row parts move by B per row;
+  // constant column parts only when whole blocks (R * B per block).
+  int64_t block = it->second.columnBlock;
+  int64_t rows = block ? type.getDimSize(0) : 0;
   SmallVector<Value> dynamic;
   int64_t constant = 0, stride = type.getNumElements();
-  for (auto [index, size] : llvm::zip(indices, type.getShape())) {
+  for (auto [dim, index, size] : llvm::enumerate(indices, type.getShape())) {
     stride /= size;
+    int64_t step = stride;
     SmallVector<Value> terms;
     int64_t c = splitConstant(index, terms);
-    if (c == 0 || c * stride * elemBytes % period != 0 || terms.size() > 2) {
+    if (block) {
+      step = dim == 0 ? block : rows;
+      if (dim == 1 && c % block != 0)
+        c = 0; // a partial block: keep it in the index
+    }
+    if (c == 0 || c * step * elemBytes % period != 0 || terms.size() > 2) {
       dynamic.push_back(index);
       continue;
     }
-    constant += c * stride;
+    constant += c * step;
     Value rest = terms.empty() ? arith::ConstantIndexOp::create(b, loc, 0) : terms[0];
     if (terms.size() == 2)
       rest = arith::AddIOp::create(b, loc, terms[0], terms[1]);
     dynamic.push_back(rest);
   }
-  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [index, size] : llvm::zip(dynamic, type.getShape()))
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value flat = cst(0);
+  if (block) {
+    Value col = dynamic[1];
     flat = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, flat,
-                              arith::ConstantIndexOp::create(b, loc, size)),
-        index);
+        arith::MulIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, col, cst(block)),
+                                              cst(rows)),
+                dynamic[0]),
+            cst(block)),
+        arith::RemUIOp::create(b, loc, col, cst(block)));
+  } else {
+    for (auto [index, size] : llvm::zip(dynamic, type.getShape()))
+      flat = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, flat, cst(size)), index);
+  }
   bool baseLast = !base || type.getNumElements() * elemBytes % period == 0;
   if (base && !baseLast)
     flat = arith::AddIOp::create(b, loc, base, flat);
   if (swizzle) {
-    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
     Value bytes = arith::MulIOp::create(b, loc, flat, cst(elemBytes));
     Value bits = arith::AndIOp::create(
         b, loc, arith::ShRUIOp::create(b, loc, bytes, cst(swizzle.getShift())),

@@ -21,7 +21,14 @@ struct SharedView {
   Value flat;
   SwizzleAttr swizzle; ///< null: no swizzle
   Value base;          ///< null: 0 (elements)
+  /// > 0: the 2-d buffer is stored as column blocks of this many elements,
+  /// each block rows x columnBlock contiguous (`tile.column_block`).
+  int64_t columnBlock = 0;
 };
+
+/// The discardable attribute of a tile.alloc_shared that stores its 2-d
+/// buffer as blocks of this many columns (wgmma's MN-major operand atoms).
+constexpr llvm::StringLiteral kColumnBlockAttr = "tile.column_block";
 
 /// The swizzled shared buffers of a kernel, by their (2-d) memref value.
 using SharedBuffers = DenseMap<Value, SharedView>;

@@ -556,3 +556,31 @@ func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<
   }
   return
 }
+
+// -----
+
+// An NN gemm on wgmma: B (K x N) is stored as 64-column blocks, so its
+// copy addresses ((n / 64) * 64 + k) * 64 + n % 64 before the swizzle; the
+// B descriptors are N-major (leading offset 64 x 128 bytes between column
+// blocks, 1024 between 8-row groups: 0x4000004002000000 plus the address)
+// and the wgmma transposes B (layout row).
+// WGMMA-LABEL: gpu.func @wgmma_nn
+// WGMMA: arith.divui %{{.*}}, %c64 : index
+// WGMMA: arith.remui %{{.*}}, %c64 : index
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: arith.ori %{{.*}}, %c4611686293338849280_i64 : i64
+// WGMMA: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+func.func @wgmma_nn(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %B[%c0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {clear_accum} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+  }
+  return
+}

@@ -325,19 +325,40 @@ func.func @wgmma_accumulator() {
 
 // -----
 
-// B stored K x N (N-major): not a wgmma operand here; both runs keep the
-// mma.sync partition.
-// CHECK-LABEL: func.func @no_wgmma_for_n_major_b
+// B stored K x N (N-major) with N a multiple of 64: wgmma reads it as
+// 64-column blocks, so with wgmma its buffer is marked to be stored so; the
+// accumulator takes the warpgroup layout. Without wgmma: neither.
+// CHECK-LABEL: func.func @wgmma_n_major_b
+// CHECK-NOT: tile.column_block
 // CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64
-// WGMMA-LABEL: func.func @no_wgmma_for_n_major_b
-// WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64
-func.func @no_wgmma_for_n_major_b() {
+// WGMMA-LABEL: func.func @wgmma_n_major_b
+// WGMMA: tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16
+// WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16
+func.func @wgmma_n_major_b() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// N = 96 is not whole 64-column blocks: mma.sync in both runs.
+// CHECK-LABEL: func.func @no_wgmma_for_partial_blocks
+// WGMMA-LABEL: func.func @no_wgmma_for_partial_blocks
+// WGMMA-NOT: tile.column_block
+// WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 48, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32
+func.func @no_wgmma_for_partial_blocks() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x96xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x96xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x96xf16, #gpu.address_space<workgroup>>, memref<64x96xf32, #tile.space<fragment>>
   }
   return
 }

@@ -88,3 +88,26 @@ func.func @used_after(%A: memref<256x256xf16>, %B: memref<64x32xf16>) {
   }
   return
 }
+
+// -----
+
+// A buffer stored as column blocks (tile.column_block) keeps the mark on its
+// staged allocation.
+// CHECK-LABEL: func.func @column_blocks_staged
+// CHECK: tile.alloc_shared {tile.column_block = 64 : i64} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %B[%kk, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<256x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}

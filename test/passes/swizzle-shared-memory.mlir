@@ -52,3 +52,21 @@ func.func @kept() {
   }
   return
 }
+
+// -----
+
+// An N-major wgmma B operand stored as 64-column blocks (tile.column_block,
+// from tile-infer-layout{wgmma}) has 128-byte rows within each block: the
+// 128-byte swizzle, whatever the logical row length (here 512 bytes).
+// CHECK-LABEL: func.func @column_blocks
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<64x256xf16
+func.func @column_blocks() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x256xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x256xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x256xf16, #gpu.address_space<workgroup>>, memref<128x256xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -200,3 +200,24 @@ def test_wgmma_needs_the_128_byte_swizzle():
         pipeline.run_pipeline(
             module, "builtin.module(tile-infer-layout{wgmma=true},tile-allocate-shared-memory,"
             "tile-outline-kernels,convert-tile-to-gpu{wgmma=true})", "gpu")
+
+
+def test_wgmma_nn_reads_b_n_major(tmp_path):
+    # B stored K x N: its shared tile is kept as 64-column blocks and the
+    # wgmma transposes it (imm-trans-b = 1, the last operand).
+    nn = NT_GEMM.replace("%B: memref<256x64xf16>", "%B: memref<64x256xf16>") \
+                .replace("tile.copy %B[%c0, %c0] [256, 64] to %b[%c0, %c0] [256, 64] : "
+                         "memref<256x64xf16> to memref<256x64xf16,",
+                         "tile.copy %B[%c0, %c0] [64, 256] to %b[%c0, %c0] [64, 256] : "
+                         "memref<64x256xf16> to memref<64x256xf16,") \
+                .replace("%b = tile.alloc_shared : memref<256x64xf16",
+                         "%b = tile.alloc_shared : memref<64x256xf16") \
+                .replace("memref<256x64xf16, #gpu.address_space<workgroup>>, memref<128x256xf32",
+                         "memref<64x256xf16, #gpu.address_space<workgroup>>, memref<128x256xf32") \
+                .replace("{clear_accum, transpose_b}", "{clear_accum}")
+    assert "transpose_b" not in nn
+    ptx = compiler.compile_text(nn, "sm_90a").ptx["nt"]
+    calls = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16 \{[^}]*\}, "
+                       r"%rd\d+, %rd\d+, p, 1,  1, 0,  1;", ptx)
+    assert len(calls) == 4, ptx[:2000]
+    ptxas_ok(ptx, tmp_path)
