@@ -68,34 +68,6 @@ def epilogue(M, N, K, out_dtype, block_M=64, block_N=128, block_K=32):
     return gemm_bias
 
 
-@tlc.jit
-def parallel_cast(M, N, K, D, block_M=64):
-    """O = (0.5 * (A @ B)).half() @ V: the first gemm's accumulator (Square
-    policy) is scaled into the second's A operand (FullRow) in a T.Parallel,
-    so the loop's write converts between layouts."""
-
-    @T.prim_func
-    def chain(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
-              V: T.Tensor((N, D), "float16"), O: T.Tensor((M, D), "float16")):
-        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
-            a = T.alloc_shared((block_M, K), "float16")
-            b = T.alloc_shared((K, N), "float16")
-            v = T.alloc_shared((N, D), "float16")
-            s = T.alloc_fragment((block_M, N), "float32")
-            p = T.alloc_fragment((block_M, N), "float16")
-            o = T.alloc_fragment((block_M, D), "float32")
-            T.copy(A[bx * block_M, 0], a)
-            T.copy(B[0, 0], b)
-            T.copy(V[0, 0], v)
-            T.gemm(a, b, s, clear_accum=True, policy=T.GemmWarpPolicy.Square)
-            for i, j in T.Parallel(block_M, N):
-                p[i, j] = s[i, j] * 0.5
-            T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(o, O[bx * block_M, 0])
-
-    return chain
-
-
 def save(kernel, check, path):
     save_checked(kernel.artifact, check, path)
 
@@ -133,7 +105,8 @@ def main(out: str) -> None:
          {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
           "atol": 0.1, "rtol": 2e-2, "seed": 10},
          os.path.join(out, "chained_gemm_layout_conversion.tlcart"))
-    save(tlc.jit(target="sm_90")(parallel_cast.factory)(1000, 64, 64, 64),
+    save(square_first(1000, 64, 64, 64, first_policy=tlc.language.GemmWarpPolicy.Square,
+                      scale=0.5),
          {"expect": {"O": "((0.5 * (A.float() @ B.float())).half().float() "
                           "@ V.float()).to(O.dtype)"},
           "atol": 0.1, "rtol": 2e-2, "seed": 11},

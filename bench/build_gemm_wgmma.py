@@ -10,7 +10,7 @@ warpgroup run on sm_90a's wgmma, with B stored N x K (NT, K-major) or K x N
   and bf16, three block configs, M = N = K in {1000, 4096}) for
   test/gpu/run_artifacts.py;
 - OUT_DIR/nt: NT benchmark artifacts bench_<config>.<arch>_<size> for
-  bench/gemm_nt_gpu.py, each config for sm_90a (wgmma) and sm_90 (the same
+  `bench/gemm_gpu.py --nt`, each config for sm_90a (wgmma) and sm_90 (the same
   GPU without the 'a' features: ldmatrix + mma.sync);
 - OUT_DIR/nn: the same for NN, named bench_<config>.{wg,mma}_<size>, for
   bench/gemm_gpu.py.

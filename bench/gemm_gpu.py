@@ -1,9 +1,10 @@
 """Time tlc's GEMM against torch.matmul (cuBLAS) and a Triton matmul.
 
-    python bench/gemm_gpu.py ARTIFACT_DIR [ROUNDS]     (on the GPU machine)
+    python bench/gemm_gpu.py ARTIFACT_DIR [ROUNDS] [--nt]     (on the GPU machine)
 
-fp16 inputs, fp32 accumulation, fp16 output, C = A @ B with M = N = K. Each
-tlc artifact bench_<config>_<size>.tlcart is timed with the same method as the
+fp16 inputs, fp32 accumulation, fp16 output, C = A @ B with M = N = K (with
+--nt, C = A @ B^T, B stored N x K, and the peers given b.t()). Each tlc
+artifact bench_<config>_<size>.tlcart is timed with the same method as the
 peers in this one run: 20 launches captured in a CUDA graph, the median of 20
 timed replays (CUDA events), per launch. The card's clocks sag with power, so
 each size is measured in ROUNDS (default 3) rounds that time cuBLAS, Triton
@@ -86,21 +87,22 @@ if triton is not None:
         return best_fn
 
 
-def main(art_dir: str, rounds: int = 3) -> None:
+def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"triton {triton.__version__ if triton else 'absent'}, {rounds} rounds")
     arts = {}
     for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
-        _, config, size = os.path.basename(path)[:-7].split("_", 2)
+        config, size = os.path.basename(path)[len("bench_"):-len(".tlcart")].rsplit("_", 1)
         arts.setdefault(int(size), []).append((config, runtime.load_artifact(path)))
     print(f"{'size':>6} {'config':>20} {'tlc TF/s':>9} {'cuBLAS':>8} {'triton':>8} "
           f"{'tlc/cuBLAS':>10} {'tlc/triton':>10}")
     med = statistics.median
     for size in sorted(arts):
         a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        b = torch.randn(size, size, device="cuda", dtype=torch.float16)  # N x K with --nt
         c = torch.empty(size, size, device="cuda", dtype=torch.float16)
-        ref = (a.float() @ b.float()).half()
+        rhs = b.t() if nt else b  # what the peers multiply by
+        ref = (a.float() @ rhs.float()).half()
         flops = 2 * size ** 3
         tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
         ok = {}
@@ -109,10 +111,10 @@ def main(art_dir: str, rounds: int = 3) -> None:
             kernel(a, b, c)
             torch.cuda.synchronize()
             ok[config] = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
-        triton_fn = triton_best(a, b, c) if triton else None
+        triton_fn = triton_best(a, rhs, c) if triton else None
         t_cublas, t_triton, t_tlc = [], [], {config: [] for config, _ in arts[size]}
         for _ in range(rounds):
-            t_cublas.append(time_ms(lambda: torch.matmul(a, b, out=c)))
+            t_cublas.append(time_ms(lambda: torch.matmul(a, rhs, out=c)))
             if triton_fn:
                 t_triton.append(time_ms(triton_fn))
             for config, kernel in arts[size]:
@@ -129,4 +131,5 @@ def main(art_dir: str, rounds: int = 3) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    args = [a for a in sys.argv[1:] if a != "--nt"]
+    main(args[0], int(args[1]) if len(args) > 1 else 3, nt="--nt" in sys.argv)

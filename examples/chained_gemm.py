@@ -8,7 +8,8 @@ its A operand. With the FullRow policy for both (the default), each warp
 holds whole rows, the accumulator layout of the first is the A-operand layout
 of the second, and the cast stays in registers. With another policy for the
 first gemm (first_policy=T.GemmWarpPolicy.Square) the layouts differ and tlc
-converts through shared memory. On sm_90a the first gemm (64 x 64, K 64)
+converts through shared memory (also when the cast is a T.Parallel loop,
+scale=...). On sm_90a the first gemm (64 x 64, K 64)
 runs on wgmma, whose warpgroup layout is the FullRow one whatever the policy.
 """
 
@@ -19,7 +20,8 @@ import tlc.language as T
 
 
 @tlc.jit(out_idx=[-1])
-def chained(M, N, K, D, block_M=64, threads=128, first_policy=T.GemmWarpPolicy.FullRow):
+def chained(M, N, K, D, block_M=64, threads=128, first_policy=T.GemmWarpPolicy.FullRow,
+            scale=None):
     @T.prim_func
     def chain(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
               V: T.Tensor((N, D), "float16"), O: T.Tensor((M, D), "float16")):
@@ -34,7 +36,11 @@ def chained(M, N, K, D, block_M=64, threads=128, first_policy=T.GemmWarpPolicy.F
             T.copy(B[0, 0], b)
             T.copy(V[0, 0], v)
             T.gemm(a, b, s, clear_accum=True, policy=first_policy)
-            T.copy(s, p)
+            if scale is None:
+                T.copy(s, p)
+            else:  # the cast in a T.Parallel that scales on the way
+                for i, j in T.Parallel(block_M, N):
+                    p[i, j] = s[i, j] * scale
             T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
             T.copy(o, O[bx * block_M, 0])
 

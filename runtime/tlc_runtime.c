@@ -392,14 +392,11 @@ int tlc_rt_set_dynamic_smem(void *fn, int bytes, const char *kernel_name,
                  kernel_name, suffix, err, err_len);
 }
 
-int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+/* cuLaunchKernel, its failure described with the launch's shape. */
+static int launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                   unsigned by, unsigned bz, unsigned smem_bytes, void *stream,
                   void **params, const char *kernel_name, char *err,
                   size_t err_len) {
-  if (!fn)
-    return fail(err, err_len, "tlc_rt_launch: null function");
-  if (tlc_rt_init(err, err_len))
-    return 1;
   CUresult rc = p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz,
                                  smem_bytes, (CUstream)stream, params, NULL);
   if (rc == CUDA_SUCCESS)
@@ -409,6 +406,18 @@ int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
            " [grid %ux%ux%u, block %ux%ux%u, dynamic shared memory %u bytes]",
            gx, gy, gz, bx, by, bz, smem_bytes);
   return cu_fail(rc, "cuLaunchKernel", kernel_name, suffix, err, err_len);
+}
+
+int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                  unsigned by, unsigned bz, unsigned smem_bytes, void *stream,
+                  void **params, const char *kernel_name, char *err,
+                  size_t err_len) {
+  if (!fn)
+    return fail(err, err_len, "tlc_rt_launch: null function");
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  return launch(fn, gx, gy, gz, bx, by, bz, smem_bytes, stream, params, kernel_name,
+                err, err_len);
 }
 
 int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
@@ -434,18 +443,12 @@ int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
   void *params[TLC_MAX_PARAMS];
   for (unsigned i = 0; i < n_slots; ++i)
     params[i] = (void *)&slots[i];
-  rc = p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, smem_bytes,
-                        (CUstream)stream, params, NULL);
+  int status = launch(fn, gx, gy, gz, bx, by, bz, smem_bytes, stream, params,
+                      kernel_name, err, err_len);
   /* Leave the thread's context as the caller (e.g. torch) had it. */
   if (previous != want && previous)
     p_cuCtxSetCurrent(previous);
-  if (rc == CUDA_SUCCESS)
-    return 0;
-  char suffix[160];
-  snprintf(suffix, sizeof suffix,
-           " [grid %ux%ux%u, block %ux%ux%u, dynamic shared memory %u bytes]",
-           gx, gy, gz, bx, by, bz, smem_bytes);
-  return cu_fail(rc, "cuLaunchKernel", kernel_name, suffix, err, err_len);
+  return status;
 }
 
 int tlc_rt_synchronize(char *err, size_t err_len) {

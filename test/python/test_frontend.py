@@ -877,7 +877,10 @@ def test_grid_from_a_scalar_parameter():
     assert kernel.kernel.grid_for(_FakeCudaArray((1024,)), 0) == (1, 1, 1)
 
 
-def _chained(first_policy):
+def _chained(first_policy, cast_in_loop=False):
+    """Two gemms, the first's accumulator cast into the second's A operand
+    by a T.copy or (cast_in_loop) a T.Parallel."""
+
     @T.prim_func
     def chain(A: T.Tensor((256, 64), "float16"), B: T.Tensor((64, 64), "float16"),
               V: T.Tensor((64, 64), "float16"), O: T.Tensor((256, 64), "float16")):
@@ -892,7 +895,11 @@ def _chained(first_policy):
             T.copy(B[0, 0], b)
             T.copy(V[0, 0], v)
             T.gemm(a, b, s, clear_accum=True, policy=first_policy)
-            T.copy(s, p)
+            if cast_in_loop:
+                for i, j in T.Parallel(64, 64):
+                    p[i, j] = s[i, j]
+            else:
+                T.copy(s, p)
             T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
             T.copy(o, O[bx * 64, 0])
 
@@ -924,25 +931,7 @@ def test_fragment_copy_between_layouts_converts_through_shared_memory(tmp_path):
 def test_parallel_loop_over_fragments_of_different_layouts_converts():
     # p[i, j] = s[i, j] with s the Square accumulator and p the FullRow A
     # operand: the loop writes its own copy of p, converted after it.
-    @T.prim_func
-    def chain(A: T.Tensor((256, 64), "float16"), B: T.Tensor((64, 64), "float16"),
-              V: T.Tensor((64, 64), "float16"), O: T.Tensor((256, 64), "float16")):
-        with T.Kernel(4, threads=128) as bx:
-            a = T.alloc_shared((64, 64), "float16")
-            b = T.alloc_shared((64, 64), "float16")
-            v = T.alloc_shared((64, 64), "float16")
-            s = T.alloc_fragment((64, 64), "float32")
-            p = T.alloc_fragment((64, 64), "float16")
-            o = T.alloc_fragment((64, 64), "float32")
-            T.copy(A[bx * 64, 0], a)
-            T.copy(B[0, 0], b)
-            T.copy(V[0, 0], v)
-            T.gemm(a, b, s, clear_accum=True, policy=T.GemmWarpPolicy.Square)
-            for i, j in T.Parallel(64, 64):
-                p[i, j] = s[i, j]
-            T.gemm(p, v, o, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
-            T.copy(o, O[bx * 64, 0])
-
+    chain = _chained(T.GemmWarpPolicy.Square, cast_in_loop=True)
     kernel = tlc.compile(chain, target="sm_90")
     same = tlc.compile(_chained(T.GemmWarpPolicy.FullRow), target="sm_90")
     assert kernel.artifact["shared_bytes"] == same.artifact["shared_bytes"] + 64 * 64 * 2
