@@ -319,13 +319,9 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                                          LayoutAttr accLayout) {
   MLIRContext *ctx = op.getContext();
   // The partition wgmmaPartition gave (checked before the buffers became
-  // views): warpgroups along M, each warp 16 rows of the full N.
-  WarpPartition p;
-  p.warpsM = threads / 32;
-  p.tileM = kMmaM;
-  p.tileN = op.getC().getType().getDimSize(1);
-  std::optional<WarpPartition> part = p;
-  if (!equivalentLayouts(accLayout, getAccumulatorLayout(ctx, *part, threads)))
+  // views).
+  WarpPartition part = warpgroupPartition(threads, op.getC().getType().getDimSize(1));
+  if (!equivalentLayouts(accLayout, getAccumulatorLayout(ctx, part, threads)))
     return op.emitOpError("C's layout is not the wgmma accumulator layout; "
                           "converting layouts is not supported yet");
   OpBuilder b(op);
@@ -382,7 +378,7 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
     return arith::OrIOp::create(b, loc, field, c64(fixed)).getResult();
   };
 
-  int64_t n = part->tileN, regs = n / 2;
+  int64_t n = part.tileN, regs = n / 2;
   Type f32 = b.getF32Type();
   auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
   Value acc = LLVM::UndefOp::create(b, loc, structType);

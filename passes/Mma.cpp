@@ -109,8 +109,12 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   int64_t warps = threads / 32, m = c.getDimSize(0), n = c.getDimSize(1);
   if (threads % 128 != 0 || m != kWgmmaM * (warps / 4) || n % 8 != 0 || n > kWgmmaMaxN)
     return failure();
+  return warpgroupPartition(threads, n);
+}
+
+WarpPartition mlir::tile::warpgroupPartition(int64_t threads, int64_t n) {
   WarpPartition p;
-  p.warpsM = warps;
+  p.warpsM = threads / 32;
   p.warpsN = 1;
   p.tileM = kMmaM;
   p.tileN = n;
