@@ -118,17 +118,19 @@ struct TileAllocateSharedMemory
     : mlir::tile::impl::TileAllocateSharedMemoryBase<TileAllocateSharedMemory> {
   using Base::Base;
   void runOnOperation() final {
-    if (failed(allocateSharedMemory(getOperation(), maxBytes)))
+    if (failed(allocateSharedMemory(getOperation())))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::allocateSharedMemory(ModuleOp module,
-                                               int64_t maxBytes) {
+LogicalResult mlir::tile::allocateSharedMemory(ModuleOp module) {
   WalkResult result = module.walk([&](KernelOp kernel) {
-    return failed(allocateKernel(kernel, maxBytes)) ? WalkResult::interrupt()
+    FailureOr<TargetAttr> target = TargetAttr::require(kernel, DEBUG_TYPE);
+    if (failed(target))
+      return WalkResult::interrupt();
+    return failed(allocateKernel(kernel, target->getSharedBytes())) ? WalkResult::interrupt()
                                                     : WalkResult::advance();
   });
   return failure(result.wasInterrupted());

@@ -27,7 +27,7 @@ namespace {
 /// Lowers the tile ops of one outlined kernel.
 class KernelLowering {
 public:
-  KernelLowering(gpu::GPUFuncOp func, bool wgmma) : func(func), wgmma(wgmma) {}
+  explicit KernelLowering(gpu::GPUFuncOp func) : func(func) {}
   LogicalResult run();
 
 private:
@@ -42,7 +42,6 @@ private:
   void planPrefetch(GemmOp gemm);
 
   gpu::GPUFuncOp func;
-  bool wgmma; ///< lower gemms that qualify to sm_90a wgmma
   int64_t threads = 0;
   Value tid;
   Value smem; ///< the block's dynamic shared memory, as bytes
@@ -84,10 +83,10 @@ LogicalResult KernelLowering::run() {
     lowerPipelined(loop);
   SmallVector<GemmOp> gemms;
   func.walk([&](GemmOp gemm) { gemms.push_back(gemm); });
-  // Decided before the allocations turn into views (an N-major B must be
-  // its allocation for wgmmaPartition to accept it).
   for (GemmOp gemm : gemms) {
-    if (wgmma && succeeded(wgmmaPartition(gemm, threads)))
+    if (!gemm.getMmaAttr())
+      return gemm.emitOpError("has no #tile.mma: run tile-select-mma first");
+    if (gemm.getMmaAttr().getKind() == MmaKind::Wgmma)
       wgmmaGemms.insert(gemm);
     else
       planPrefetch(gemm); // wgmma reads shared memory itself
@@ -528,21 +527,21 @@ void KernelLowering::swizzleSharedAccesses() {
 struct ConvertTileToGPU : mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {
   using Base::Base;
   void runOnOperation() final {
-    if (failed(convertTileToGPU(getOperation(), wgmma)))
+    if (failed(convertTileToGPU(getOperation())))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::convertTileToGPU(ModuleOp module, bool wgmma) {
+LogicalResult mlir::tile::convertTileToGPU(ModuleOp module) {
   SmallVector<gpu::GPUFuncOp> kernels;
   module.walk([&](gpu::GPUFuncOp func) {
     if (func.isKernel() && func.getKnownBlockSize())
       kernels.push_back(func);
   });
   for (gpu::GPUFuncOp func : kernels)
-    if (failed(KernelLowering(func, wgmma).run()))
+    if (failed(KernelLowering(func).run()))
       return failure();
   return success();
 }

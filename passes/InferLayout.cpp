@@ -264,30 +264,15 @@ LogicalResult inferParallel(ParallelOp loop) {
   return finish(*layout);
 }
 
-/// Gives a gemm's accumulator the tensor-core layout its lowering needs
-/// (with `wgmma`, the warpgroup partition where wgmma can run the gemm).
-LogicalResult inferGemm(GemmOp gemm, bool wgmma) {
+/// Gives a gemm's accumulator the tensor-core layout of its #tile.mma.
+LogicalResult inferGemm(GemmOp gemm) {
   auto alloc = gemm.getC().getDefiningOp<AllocFragmentOp>();
   if (!alloc)
     return gemm.emitOpError("C must come from tile.alloc_fragment in this kernel");
   auto kernel = gemm->getParentOfType<KernelOp>();
-  std::string why;
-  FailureOr<WarpPartition> part = failure();
-  if (wgmma)
-    part = wgmmaPartition(gemm, kernel.getThreads());
-  if (succeeded(part) && !gemm.getTransposeB()) {
-    // wgmma reads an N-major B as 64-column blocks of 128-byte rows.
-    Value b = gemm.getB();
-    if (auto stage = b.getDefiningOp<StageOp>())
-      b = stage.getSource();
-    b.getDefiningOp()->setAttr(kColumnBlockAttr,
-                               IntegerAttr::get(IntegerType::get(gemm.getContext(), 64),
-                                                kWgmmaColumnBlock));
-  }
+  FailureOr<WarpPartition> part = selectedPartition(gemm);
   if (failed(part))
-    part = partitionGemm(gemm, kernel.getThreads(), why);
-  if (failed(part))
-    return gemm.emitOpError(why);
+    return failure();
   LayoutAttr layout =
       getAccumulatorLayout(gemm.getContext(), *part, kernel.getThreads());
   if (!alloc.getLayout()) {
@@ -324,17 +309,17 @@ LogicalResult inferGemm(GemmOp gemm, bool wgmma) {
 struct TileInferLayout : mlir::tile::impl::TileInferLayoutBase<TileInferLayout> {
   using Base::Base;
   void runOnOperation() final {
-    if (failed(inferLayouts(getOperation(), wgmma)))
+    if (failed(inferLayouts(getOperation())))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-LogicalResult mlir::tile::inferLayouts(ModuleOp module, bool wgmma) {
+LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
   // Tensor-core layouts first: they are fixed by the hardware, the rest adapt.
   WalkResult gemms = module.walk([&](GemmOp gemm) {
-    return failed(inferGemm(gemm, wgmma)) ? WalkResult::interrupt()
+    return failed(inferGemm(gemm)) ? WalkResult::interrupt()
                                           : WalkResult::advance();
   });
   if (gemms.wasInterrupted())

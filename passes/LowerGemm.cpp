@@ -216,10 +216,9 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
                                     Value tid, int64_t threads, Value accRegs,
                                     LayoutAttr accLayout, Value aRegs,
                                     LayoutAttr aLayout, const GemmPrefetch *prefetch) {
-  std::string why;
-  FailureOr<WarpPartition> part = partitionGemm(op, threads, why);
+  FailureOr<WarpPartition> part = selectedPartition(op);
   if (failed(part))
-    return op.emitOpError(why);
+    return failure();
   if (!equivalentLayouts(accLayout, getAccumulatorLayout(op.getContext(), *part, threads)))
     return op.emitOpError("C's layout is not the tensor-core accumulator "
                           "layout; converting layouts is not supported yet");
@@ -318,9 +317,10 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                                          int64_t threads, Value accRegs,
                                          LayoutAttr accLayout) {
   MLIRContext *ctx = op.getContext();
-  // The partition wgmmaPartition gave (checked before the buffers became
-  // views).
-  WarpPartition part = warpgroupPartition(threads, op.getC().getType().getDimSize(1));
+  FailureOr<WarpPartition> selected = selectedPartition(op);
+  if (failed(selected))
+    return failure();
+  WarpPartition part = *selected;
   if (!equivalentLayouts(accLayout, getAccumulatorLayout(ctx, part, threads)))
     return op.emitOpError("C's layout is not the wgmma accumulator layout; "
                           "converting layouts is not supported yet");
@@ -350,7 +350,7 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
   if (failed(aAddr) || failed(bAddr))
     return op.emitOpError("needs A and B in shared memory with the 128-byte "
                           "swizzle for wgmma (and an N-major B in 64-column "
-                          "blocks); run tile-infer-layout{wgmma} and "
+                          "blocks); run tile-select-mma and "
                           "tile-swizzle-shared-memory");
   // This warpgroup's 64 rows of A (128 bytes each).
   Value group = arith::IndexCastUIOp::create(b, loc, i64, ib.div(tid, 128));
@@ -404,7 +404,7 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
         NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
         NVVM::MMAIntOverflowAttr());
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
   for (int64_t r = 0; r < regs; ++r)
     memref::StoreOp::create(b, loc,
                             LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}),

@@ -112,6 +112,19 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   return warpgroupPartition(threads, n);
 }
 
+FailureOr<WarpPartition> mlir::tile::selectedPartition(GemmOp op) {
+  MmaAttr mma = op.getMmaAttr();
+  if (!mma)
+    return op.emitOpError("has no #tile.mma: run tile-select-mma first");
+  MemRefType c = op.getC().getType();
+  WarpPartition p;
+  p.warpsM = mma.getWarpsM();
+  p.warpsN = mma.getWarpsN();
+  p.tileM = c.getDimSize(0) / p.warpsM;
+  p.tileN = c.getDimSize(1) / p.warpsN;
+  return p;
+}
+
 WarpPartition mlir::tile::warpgroupPartition(int64_t threads, int64_t n) {
   WarpPartition p;
   p.warpsM = threads / 32;

@@ -64,6 +64,10 @@ constexpr int64_t kWgmmaColumnBlock = 64;
 /// that partition (warpsM = warps, tileM = 16).
 FailureOr<WarpPartition> wgmmaPartition(GemmOp op, int64_t threads);
 
+/// The partition the gemm's #tile.mma records, or an error on the gemm
+/// (naming tile-select-mma) when it has none.
+FailureOr<WarpPartition> selectedPartition(GemmOp op);
+
 /// The warpgroup partition of an M x `n` tile: warps along M, each holding
 /// 16 rows of all n columns (what wgmmaPartition returns when it applies).
 WarpPartition warpgroupPartition(int64_t threads, int64_t n);

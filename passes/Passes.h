@@ -21,14 +21,20 @@ namespace mlir::tile {
 #include "passes/Passes.h.inc"
 
 /// Lowers the tile ops inside the outlined kernels of `module`.
-LogicalResult convertTileToGPU(ModuleOp module, bool wgmma = false);
+LogicalResult convertTileToGPU(ModuleOp module);
 
 /// Assigns shared-memory offsets in every kernel of `module`, failing with a
-/// message when a kernel needs more than `maxBytes`.
-LogicalResult allocateSharedMemory(ModuleOp module, int64_t maxBytes);
+/// message when a kernel needs more than its target's shared memory.
+LogicalResult allocateSharedMemory(ModuleOp module);
 
 /// Assigns layouts to the fragments and parallel loops of `module`.
-LogicalResult inferLayouts(ModuleOp module, bool wgmma = false);
+LogicalResult inferLayouts(ModuleOp module);
+
+/// Writes a #tile.mma on every gemm of `module` that has none.
+LogicalResult selectMma(ModuleOp module);
+
+/// Sets `module`'s tile.target to the known architecture `arch`.
+LogicalResult setTarget(ModuleOp module, StringRef arch);
 
 /// Multi-buffers and overlaps the copies of `module`'s pipelined loops.
 void pipelineLoops(ModuleOp module);

@@ -23,12 +23,12 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     A `gpu.barrier` follows every op that writes shared memory and precedes
     one that rewrites shared memory inside a loop.
 
-    With `wgmma` (sm_90a), a gemm that qualifies (see `tile-infer-layout`)
-    becomes per warpgroup `wgmma.mma_async` m64nNk16 on shared-memory
-    descriptors (128-byte swizzle; an N-major B read from its 64-column
-    blocks) between `wgmma.fence` and a commit + wait,
-    and a `fence.proxy.async` precedes every barrier so that shared memory
-    written by threads is visible to the tensor cores' reads.
+    A gemm whose `#tile.mma` kind is `wgmma` becomes per warpgroup
+    `wgmma.mma_async` m64nNk16 on shared-memory descriptors (128-byte
+    swizzle; an N-major B read from its 64-column blocks) between
+    `wgmma.fence` and a commit + `wgmma.wait_group depth`, and a
+    `fence.proxy.async` precedes every barrier so that shared memory written
+    by threads is visible to the tensor cores' reads.
 
     Before:
 
@@ -54,10 +54,6 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::LLVM::LLVMDialect"
   ];
-  let options = [
-    Option<"wgmma", "wgmma", "bool", "false",
-           "Lower qualifying gemms to sm_90a wgmma (as tile-infer-layout{wgmma})">
-  ];
 }
 
 def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
@@ -71,8 +67,8 @@ def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
     (`tile.scratch_offset`), and, where the budget has room, a staging buffer
     for copies of fragments holding short runs (mma accumulators) to global
     memory (`tile.staging_offset`), so those stores become 16-byte vectors. A
-    kernel whose buffers exceed `max-bytes` (the target's per-block limit,
-    232448 bytes on sm_90) is an error that gives both numbers.
+    kernel whose buffers exceed the shared-memory limit of the module's
+    `#tile.target` (232448 bytes on sm_90) is an error that gives both numbers.
 
     Before:
 
@@ -90,10 +86,6 @@ def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
     }
     ```
   }];
-  let options = [
-    Option<"maxBytes", "max-bytes", "int64_t", "232448",
-           "Shared memory a block may use, in bytes">
-  ];
 }
 
 def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
@@ -105,7 +97,7 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
     fragment is copied to or from), and consecutive threads hold consecutive
     runs, so copies to and from global memory are coalesced 16-byte
     accesses. Gemm accumulators (and A operands in registers) take the
-    tensor-core layouts first, reduction results the source's layout sliced.
+    tensor-core layouts of the gemm's `#tile.mma` (from `tile-select-mma`) first, reduction results the source's layout sliced.
     Each `tile.parallel` takes the layout of the first placed fragment its
     body indexes; a loop that touches no fragment gets a blocked layout of
     its own. A fragment placed otherwise gets a copy of its own in the loop's
@@ -126,14 +118,6 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
         : memref<32x128xf32, #tile.space<fragment>>
     ```
   }];
-  let options = [
-    Option<"wgmma", "wgmma", "bool", "false",
-           "Give gemms that sm_90a wgmma can run its accumulator layout: A and "
-           "B in shared memory, 16-bit inputs, an f32 accumulator, A's K rows "
-           "of 128 bytes, B stored N x K or K x N (then N a multiple of 64 and "
-           "its buffer marked tile.column_block = 64), and one m64 row block "
-           "per warpgroup (block M = 16 x warps, N a multiple of 8 up to 256)">
-  ];
 }
 
 def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
@@ -217,6 +201,60 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect"];
+}
+
+def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {
+  let summary = "Choose each gemm's tensor-core instruction and warp partition";
+  let description = [{
+    Decides once, from the module's `#tile.target`, the gemm's shapes, element
+    types, operand places, warp policy and the kernel's thread count, how each
+    `tile.gemm` runs, and records it as its `mma` attribute (`#tile.mma`);
+    layout inference and the lowering read it. On a target with `wgmma`, a
+    gemm runs on wgmma when A and B are in shared memory, A stored M x K with
+    K rows of 128 bytes, B stored N x K, or K x N with N a multiple of 64 (its
+    buffer then kept as 64-column blocks, `tile.column_block = 64`), 16-bit
+    inputs with an f32 accumulator, and one m64 row block per warpgroup
+    (M = 16 x warps, N a multiple of 8 up to 256); every other gemm runs on
+    mma.sync m16n8k16 with the warps split by its policy. A gemm's `wg_wait`
+    becomes the wgmma depth: 0 is honoured; more pending groups are not
+    supported yet and are an error at the gemm, as is `wg_wait` on a gemm
+    that runs on mma.sync with a non-zero value.
+
+    Before (sm_90a, 256 threads):
+
+    ```mlir
+    tile.gemm %a, %b, %c {transpose_b} : memref<128x64xf16, #gpu.address_space<workgroup>>,
+        memref<128x64xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+    ```
+
+    After:
+
+    ```mlir
+    tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16,
+        warps_m = 8, warps_n = 1, a = shared, depth = 0>, transpose_b} : ...
+    ```
+  }];
+}
+
+def TileSetTarget : Pass<"tile-set-target", "ModuleOp"> {
+  let summary = "Put a #tile.target on the module";
+  let description = [{
+    Sets the module's `tile.target` to the known architecture `arch`, with
+    that architecture's features and limits. A module that already names
+    another target is an error (a file written for sm_80 is not silently
+    compiled for sm_90a). `tlc-opt --tile-target=ARCH` runs this pass first.
+
+    Before: `module {}`; after (`arch=sm_90a`):
+
+    ```mlir
+    module attributes {tile.target = #tile.target<"sm_90a">} {}
+    ```
+  }];
+  let dependentDialects = ["::mlir::tile::TileDialect"];
+  let options = [
+    Option<"arch", "arch", "std::string", "\"\"",
+           "The architecture (sm_80, sm_86, sm_89, sm_90, sm_90a)">
+  ];
 }
 
 def TileSwizzleSharedMemory : Pass<"tile-swizzle-shared-memory", "ModuleOp"> {

@@ -78,6 +78,36 @@ def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce_kind">
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tile_MmaKind : I32EnumAttr<"MmaKind", "tensor-core instruction family", [
+    I32EnumAttrCase<"MmaSync", 0, "mma_sync">,
+    I32EnumAttrCase<"Wgmma", 1, "wgmma">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_OperandPlace : I32EnumAttr<"OperandPlace", "where a gemm operand is read from", [
+    I32EnumAttrCase<"Shared", 0, "shared">,
+    I32EnumAttrCase<"Registers", 1, "registers">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_TargetFeature : I32BitEnumAttr<"TargetFeature", "hardware feature of a target", [
+    I32BitEnumAttrCaseNone<"None", "none">,
+    I32BitEnumAttrCaseBit<"CpAsync", 0, "cp_async">,
+    I32BitEnumAttrCaseBit<"MmaSync", 1, "mma_sync">,
+    I32BitEnumAttrCaseBit<"Tma", 2, "tma">,
+    I32BitEnumAttrCaseBit<"Wgmma", 3, "wgmma">,
+    I32BitEnumAttrCaseBit<"SetMaxNReg", 4, "setmaxnreg">,
+    I32BitEnumAttrCaseBit<"Cluster", 5, "cluster">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+  let separator = ", ";
+}
+
 //===----------------------------------------------------------------------===//
 // Layouts
 //===----------------------------------------------------------------------===//
@@ -178,6 +208,107 @@ def Tile_SwizzleAttr : Tile_Attr<"Swizzle", "swizzle"> {
     /// Applies the swizzle to a byte offset.
     int64_t apply(int64_t byteOffset) const;
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Target and instruction selection
+//===----------------------------------------------------------------------===//
+
+def Tile_TargetAttr : Tile_Attr<"Target", "target"> {
+  let summary = "The GPU a module is compiled for: architecture, features, limits";
+  let description = [{
+    Put on the module as `tile.target` by the frontend, the `tlc` command or
+    `tlc-opt --tile-target=ARCH`; every pass that depends on the hardware
+    reads it from there, so a module carries everything its compilation needs
+    and no pass option has to agree with another.
+
+    Written with the architecture alone, the features and limits are the
+    architecture's own (from one table in TileTarget.cpp):
+
+    | arch   | features                                          | shared bytes |
+    | ------ | ------------------------------------------------- | ------------ |
+    | sm_80  | cp_async, mma_sync                                | 166912       |
+    | sm_86  | cp_async, mma_sync                                | 101376       |
+    | sm_89  | cp_async, mma_sync                                | 101376       |
+    | sm_90  | cp_async, mma_sync, tma, cluster                  | 232448       |
+    | sm_90a | cp_async, mma_sync, tma, wgmma, setmaxnreg, cluster | 232448     |
+
+    Every architecture allows 255 registers per thread and 65536 per block.
+    `features = [...]` narrows the feature set (a feature the architecture
+    lacks is an error); `shared`, `registers` and `block_registers` lower the
+    limits (to test budgets). The printed form lists only what differs from
+    the architecture's defaults.
+
+    Example:
+
+    ```mlir
+    module @hopper attributes {tile.target = #tile.target<"sm_90a">} {}
+    module @narrowed attributes {tile.target = #tile.target<"sm_90a", features = [cp_async, mma_sync], shared = 49152>} {}
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"architecture name">:$arch,
+                        "::mlir::tile::TargetFeature":$features,
+                        "int64_t":$sharedBytes,
+                        "int64_t":$registersPerThread,
+                        "int64_t":$registersPerBlock);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The module attribute holding the target.
+    static constexpr ::llvm::StringLiteral kAttrName = "tile.target";
+    /// The target with `arch`'s own features and limits, or null when `arch`
+    /// is not a known architecture.
+    static TargetAttr getKnown(::mlir::MLIRContext *ctx, ::llvm::StringRef arch);
+    /// The known architectures, comma separated (for messages).
+    static std::string knownArchitectures();
+    /// Whether the target has every feature of `f`.
+    bool has(::mlir::tile::TargetFeature f) const {
+      return ::mlir::tile::bitEnumContainsAll(getFeatures(), f);
+    }
+    /// The target of the module enclosing `op` (or `op` itself), or null.
+    static TargetAttr lookup(::mlir::Operation *op);
+    /// Like lookup, but emits an error on `op` naming the pass when the
+    /// module has no target.
+    static ::mlir::FailureOr<TargetAttr> require(::mlir::Operation *op,
+                                                 ::llvm::StringRef pass);
+  }];
+}
+
+def Tile_MmaAttr : Tile_Attr<"Mma", "mma"> {
+  let summary = "The tensor-core instruction and warp partition chosen for a gemm";
+  let description = [{
+    Written on every `tile.gemm` by `tile-select-mma`; layout inference and
+    the gemm lowering read it and decide nothing again.
+
+    - `kind`: `mma_sync` (one warp per m16n8k16 atom, sm_80 and later) or
+      `wgmma` (one warpgroup per m64nNk16 atom, sm_90a).
+    - `m`, `n`, `k`: the instruction's shape (for wgmma, `n` is the block's
+      N: one instruction covers the warpgroup's whole row block).
+    - `warps_m`, `warps_n`: how the block's warps split the M x N output;
+      each warp holds `M / warps_m` x `N / warps_n`. For wgmma the warps of a
+      warpgroup stack along M, 16 rows each (`warps_n = 1`).
+    - `a`: whether A is read from `shared` memory or from `registers`.
+    - `depth`: wgmma groups left pending after the gemm (`wgmma.wait_group
+      depth`); 0 waits for the gemm's own instructions. Always 0 for mma_sync.
+
+    | kind     | atom       | warps per atom | A from            | B from |
+    | -------- | ---------- | -------------- | ----------------- | ------ |
+    | mma_sync | m16n8k16   | 1              | shared, registers | shared |
+    | wgmma    | m64nNk16   | 4              | shared            | shared |
+
+    Example:
+
+    ```mlir
+    #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 0>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Tile_MmaKind>:$kind,
+                        "int64_t":$m, "int64_t":$n, "int64_t":$k,
+                        "int64_t":$warps_m, "int64_t":$warps_n,
+                        EnumParameter<Tile_OperandPlace>:$a,
+                        "int64_t":$depth);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // TILE_ATTRS_TD

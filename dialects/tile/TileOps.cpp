@@ -477,6 +477,35 @@ static bool isSupportedMma(Type in, Type acc) {
   return false;
 }
 
+/// Checks that `mma` fits the gemm: its warps cover the block, its atoms
+/// tile each warp's share of C, and it reads A from where A is.
+static LogicalResult verifyMma(GemmOp op, MmaAttr mma, int64_t m, int64_t n) {
+  FailureOr<int64_t> threads = getEnclosingThreads(op);
+  if (failed(threads))
+    return failure();
+  if (mma.getWarpsM() * mma.getWarpsN() * 32 != *threads)
+    return op.emitOpError("mma partition has ")
+           << mma.getWarpsM() << " x " << mma.getWarpsN() << " warps but the kernel has "
+           << *threads << " threads";
+  // A wgmma warpgroup's four warps hold 16 rows each of the whole N.
+  bool tiles = mma.getKind() == MmaKind::Wgmma
+                   ? m == 16 * mma.getWarpsM() && n == mma.getN()
+                   : m % (mma.getWarpsM() * mma.getM()) == 0 &&
+                         n % (mma.getWarpsN() * mma.getN()) == 0;
+  if (!tiles)
+    return op.emitOpError("mma partition ")
+           << mma.getWarpsM() << " x " << mma.getWarpsN() << " warps of m" << mma.getM()
+           << "n" << mma.getN() << " atoms does not tile C (" << m << "x" << n << ")";
+  OperandPlace a = getPlace(op.getA().getType()) == Place::Fragment
+                       ? OperandPlace::Registers
+                       : OperandPlace::Shared;
+  if (mma.getA() != a)
+    return op.emitOpError("mma reads A from ")
+           << stringifyOperandPlace(mma.getA()) << " but A is in "
+           << stringifyOperandPlace(a);
+  return success();
+}
+
 LogicalResult GemmOp::verify() {
   if (failed(getEnclosingThreads(*this)))
     return failure();
@@ -514,6 +543,10 @@ LogicalResult GemmOp::verify() {
            << ea << " x " << eb << " -> " << ec
            << " (supported: f16 -> f32|f16, bf16 -> f32, f32 -> f32, "
               "i8 -> i32, f8E4M3FN|f8E5M2 -> f32)";
+  if (std::optional<int64_t> wait = getWgWait(); wait && *wait < 0)
+    return emitOpError("wg_wait must be non-negative, got ") << *wait;
+  if (MmaAttr mma = getMmaAttr())
+    return verifyMma(*this, mma, m, n);
   return success();
 }
 

@@ -309,6 +309,12 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
     memory or a fragment, `B` in shared memory. `policy` says how the output
     tile is partitioned over the block's warps.
 
+    `mma` is the tensor-core instruction and warp partition that
+    `tile-select-mma` chose (absent before it runs). `wg_wait` is the user's
+    request (TileLang's `T.gemm(wg_wait=)`) for how many wgmma groups may
+    stay pending after the gemm; `tile-select-mma` honours it as the `mma`
+    depth or reports why it cannot.
+
     Supported element types (A and B alike -> C): f16 -> f32 or f16,
     bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
 
@@ -323,12 +329,26 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
           memref<32x128xf16, #gpu.address_space<workgroup>>,
           memref<128x128xf32, #tile.space<fragment>>
     ```
+
+    After `tile-select-mma` for sm_80 with 128 threads (2 x 2 warps, each
+    holding 64 x 64):
+
+    ```mlir
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<square>,
+        mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2,
+                        warps_n = 2, a = shared, depth = 0>}
+        : memref<128x32xf16, #gpu.address_space<workgroup>>,
+          memref<32x128xf16, #gpu.address_space<workgroup>>,
+          memref<128x128xf32, #tile.space<fragment>>
+    ```
   }];
   let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$c,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        DefaultValuedAttr<Tile_WarpPolicyAttr,
                            "::mlir::tile::WarpPolicy::Square">:$policy,
-                       UnitAttr:$clear_accum);
+                       UnitAttr:$clear_accum,
+                       OptionalAttr<Tile_MmaAttr>:$mma,
+                       OptionalAttr<I64Attr>:$wg_wait);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
   }];

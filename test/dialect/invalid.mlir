@@ -1293,3 +1293,134 @@ func.func @predicate_not_i1(%A: memref<64x32xf16>, %p: i32) {
   }
   return
 }
+
+// -----
+
+// expected-error @+1 {{unknown target architecture 'sm_70' (known: sm_80, sm_86, sm_89, sm_90, sm_90a)}}
+module attributes {tile.target = #tile.target<"sm_70">} {}
+
+// -----
+
+// expected-error @+1 {{sm_90 lacks the features [wgmma]}}
+module attributes {tile.target = #tile.target<"sm_90", features = [cp_async, wgmma]>} {}
+
+// -----
+
+// expected-error @+1 {{shared memory limit must be within 0..166912 bytes on sm_80, got 200000}}
+module attributes {tile.target = #tile.target<"sm_80", shared = 200000>} {}
+
+// -----
+
+// expected-error @+1 {{registers per thread must be within 1..255, got 300}}
+module attributes {tile.target = #tile.target<"sm_80", registers = 300>} {}
+
+// -----
+
+// expected-error @+1 {{registers per block must be within 1..65536, got 0}}
+module attributes {tile.target = #tile.target<"sm_80", block_registers = 0>} {}
+
+// -----
+
+// expected-error @+1 {{unknown target feature 'tensor_cores'}}
+module attributes {tile.target = #tile.target<"sm_80", features = [tensor_cores]>} {}
+
+// -----
+
+// expected-error @+1 {{unknown #tile.target field 'smem' (expected features, shared, registers or block_registers)}}
+module attributes {tile.target = #tile.target<"sm_80", smem = 1024>} {}
+
+// -----
+
+// expected-error @+1 {{mma_sync atoms are m16n8, got m64n64}}
+module attributes {test.mma = #tile.mma<kind = mma_sync, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} {}
+
+// -----
+
+// expected-error @+1 {{mma_sync is synchronous: depth must be 0, got 1}}
+module attributes {test.mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 1>} {}
+
+// -----
+
+// expected-error @+1 {{wgmma atoms are m64nNk16 with N a multiple of 8 up to 256, got m64n260k16}}
+module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 260, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} {}
+
+// -----
+
+// expected-error @+1 {{wgmma stacks whole warpgroups along M: warps_n must be 1 and warps_m a multiple of 4, got warps_m = 2, warps_n = 2}}
+module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} {}
+
+// -----
+
+// expected-error @+1 {{wgmma reads A from shared memory only (registers not supported yet)}}
+module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>} {}
+
+// -----
+
+// expected-error @+1 {{mma shape must be positive, got m = 0, n = 8, k = 16}}
+module attributes {test.mma = #tile.mma<kind = mma_sync, m = 0, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} {}
+
+// -----
+
+// expected-error @+1 {{mma warps must be positive, got warps_m = 0, warps_n = 1}}
+module attributes {test.mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 0, warps_n = 1, a = shared, depth = 0>} {}
+
+// -----
+
+// expected-error @+1 {{mma depth must be non-negative, got -1}}
+module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>} {}
+
+// -----
+
+func.func @mma_warps_vs_threads() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op mma partition has 2 x 4 warps but the kernel has 128 threads}}
+    tile.gemm %a, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 4, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @mma_does_not_tile() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op mma partition 8 x 1 warps of m64n64 atoms does not tile C (64x64)}}
+    tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @mma_a_place() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op mma reads A from shared but A is in registers}}
+    tile.gemm %a, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wg_wait() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op wg_wait must be non-negative, got -1}}
+    tile.gemm %a, %b, %c {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}

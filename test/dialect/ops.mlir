@@ -546,3 +546,32 @@ func.func @predicated_async_copy(%A: memref<?x?xf16>, %p: i1) {
   }
   return
 }
+
+//===----------------------------------------------------------------------===//
+// #tile.target and #tile.mma
+//===----------------------------------------------------------------------===//
+
+// The short form lists only the architecture; narrowed features and lowered
+// limits print beside it.
+// CHECK: module @targets attributes {tile.target = #tile.target<"sm_90a">}
+// CHECK: module @narrowed attributes {tile.target = #tile.target<"sm_90", features = [cp_async, mma_sync], shared = 49152, registers = 128, block_registers = 32768>}
+// CHECK: module @ampere attributes {tile.target = #tile.target<"sm_80">}
+module @targets attributes {tile.target = #tile.target<"sm_90a">} {}
+module @narrowed attributes {tile.target = #tile.target<"sm_90", features = [mma_sync, cp_async], shared = 49152, registers = 128, block_registers = 32768>} {}
+module @ampere attributes {tile.target = #tile.target<"sm_80", features = [cp_async, mma_sync]>} {}
+
+// CHECK-LABEL: func.func @gemm_with_mma
+// CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 0>, transpose_b, wg_wait = 0 : i64}
+// CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 4, a = registers, depth = 0>}
+func.func @gemm_with_mma() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x64xf32, #tile.space<fragment>>
+    %af = tile.alloc_fragment : memref<128x64xf16, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b, wg_wait = 0 : i64, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 0>} : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf32, #tile.space<fragment>>
+    tile.gemm %af, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 4, a = registers, depth = 0>} : memref<128x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -1,4 +1,4 @@
-// RUN: tlc-opt %s -split-input-file -tile-allocate-shared-memory -verify-diagnostics | FileCheck %s
+// RUN: tlc-opt %s -split-input-file --tile-target=sm_90 -tile-allocate-shared-memory -verify-diagnostics | FileCheck %s
 
 // Buffers are packed at 128-byte aligned offsets; the kernel records the total.
 // CHECK-LABEL: func.func @two_buffers

@@ -1,5 +1,5 @@
-// RUN: tlc-opt %s -split-input-file -tile-infer-layout -verify-diagnostics | FileCheck %s
-// RUN: tlc-opt %s -split-input-file '-tile-infer-layout=wgmma=true' -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
+// RUN: tlc-opt %s -split-input-file --tile-target=sm_80 -tile-select-mma -tile-infer-layout -verify-diagnostics | FileCheck %s
+// RUN: tlc-opt %s -split-input-file --tile-target=sm_90a -tile-select-mma -tile-infer-layout -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 
 // A 32x128 f32 fragment over 128 threads: four f32 (16 bytes) per run,
 // consecutive threads on consecutive runs; the loop takes the same layout.

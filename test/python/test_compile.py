@@ -108,6 +108,24 @@ def test_unknown_target():
         compiler.get_target("sm_12")
 
 
+def test_targets_come_from_the_compiler():
+    # One table (C++'s #tile.target), read through the native module.
+    assert compiler.TARGETS == ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+
+
+def test_module_carries_its_target(repo):
+    text = (repo / "examples" / "vadd.mlir").read_text()
+    compiled = compiler.compile_text(text, "sm_80", stop_after="optimized", keep_ir=True)
+    assert 'tile.target = #tile.target<"sm_80">' in compiled.stages["optimized"]
+    # A module that names its target compiles for it when none is asked for...
+    tagged = 'module attributes {tile.target = #tile.target<"sm_86">} {\n' + text + "\n}\n"
+    assert compiler.compile_text(tagged, None, stop_after="gpu").target.arch == "sm_86"
+    # ...and is not silently compiled for another.
+    with pytest.raises(tlc.CompilationError,
+                       match="the module is for sm_86 .* but the target asked for is sm_90a"):
+        compiler.compile_text(tagged, "sm_90a", "tagged.mlir")
+
+
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "tlc.cli", *args], capture_output=True, text=True)
 
@@ -195,11 +213,12 @@ def test_wgmma_needs_the_128_byte_swizzle():
     # descriptors: the lowering refuses instead of computing garbage.
     ctx = compiler.new_context()
     module = compiler.parse(NT_GEMM, ctx, "nt.mlir")
+    pipeline.set_target(module, "sm_90a")
     with pytest.raises(tlc.CompilationError, match="needs A and B in shared memory with "
                                                    "the 128-byte swizzle for wgmma"):
         pipeline.run_pipeline(
-            module, "builtin.module(tile-infer-layout{wgmma=true},tile-allocate-shared-memory,"
-            "tile-outline-kernels,convert-tile-to-gpu{wgmma=true})", "gpu")
+            module, "builtin.module(tile-select-mma,tile-infer-layout,tile-allocate-shared-memory,"
+            "tile-outline-kernels,convert-tile-to-gpu)", "gpu")
 
 
 def test_wgmma_nn_reads_b_n_major(tmp_path):

@@ -141,7 +141,7 @@ def is_attribute_only(block):
 
 
 def wrap(block):
-    if "func.func" in block:
+    if "func.func" in block or block.lstrip().startswith("module"):
         return block
     body = "".join("    " + l + "\n" if l.strip() else "\n" for l in block.splitlines())
     return (
@@ -184,6 +184,8 @@ def test_wrap_and_skip_rules():
     assert not is_attribute_only("%a = x\n%b = y\n")
     whole = "func.func @f() {\n  return\n}\n"
     assert wrap(whole) == whole
+    modules = 'module attributes {tile.target = #tile.target<"sm_80">} {}\n'
+    assert wrap(modules) == modules
     assert "tile.kernel" in wrap("%x = arith.constant 0 : index\n")
 
 

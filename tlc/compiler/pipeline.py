@@ -13,29 +13,21 @@ from .. import ir
 from ..passmanager import PassManager
 from ..errors import CompilationError
 from .diagnostics import compilation_error
-from .targets import Target, get_target
+from .targets import PTX_FEATURES, Target, get_target
 
 
-def optimize_pipeline(target: Target) -> str:
-    wgmma = str(target.wgmma).lower()
-    return (
-        f"builtin.module(tile-infer-layout{{wgmma={wgmma}}},tile-pipeline-loops,"
-        "tile-swizzle-shared-memory,"
-        f"tile-allocate-shared-memory{{max-bytes={target.max_shared_bytes}}})"
-    )
+OPTIMIZE_PIPELINE = (
+    "builtin.module(tile-select-mma,tile-infer-layout,tile-pipeline-loops,"
+    "tile-swizzle-shared-memory,tile-allocate-shared-memory)"
+)
 
-
-def gpu_pipeline(target: Target) -> str:
-    return (
-        "builtin.module(tile-outline-kernels,"
-        f"convert-tile-to-gpu{{wgmma={str(target.wgmma).lower()}}},canonicalize,cse)"
-    )
+GPU_PIPELINE = "builtin.module(tile-outline-kernels,convert-tile-to-gpu,canonicalize,cse)"
 
 
 def nvvm_pipeline(target: Target) -> str:
     return (
         "builtin.module(lower-affine,"
-        f"nvvm-attach-target{{chip={target.chip} features={target.ptx_features} O=3}},"
+        f"nvvm-attach-target{{chip={target.chip} features={PTX_FEATURES} O=3}},"
         "gpu.module(convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
         "convert-nvvm-to-llvm,canonicalize,cse),"
         "reconcile-unrealized-casts)"
@@ -181,12 +173,15 @@ STAGES = ("tile", "optimized", "gpu", "nvvm", "ptx")
 def compile_module(module: ir.Module, target: str | Target | None = None,
                    stop_after: str = "ptx", keep_ir: bool = False,
                    print_ir_after_all: bool = False) -> CompiledModule:
-    """Compiles a tile-IR module (in place) for `target` through `stop_after`."""
-    target = get_target(target)
+    """Compiles a tile-IR module (in place) for `target` through `stop_after`.
+
+    The module's own `tile.target` is used when `target` is None; one that
+    names another architecture than `target` is an error."""
+    target = set_target(module, target)
     out = CompiledModule(target, module.context)
     steps = [
-        ("optimized", optimize_pipeline(target)),
-        ("gpu", gpu_pipeline(target)),
+        ("optimized", OPTIMIZE_PIPELINE),
+        ("gpu", GPU_PIPELINE),
         ("nvvm", nvvm_pipeline(target)),
         ("ptx", PTX_PIPELINE),
     ]
@@ -208,6 +203,23 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
     if stop_after == "ptx":
         out.ptx = ptx_of(module)
     return out
+
+
+def set_target(module: ir.Module, target: str | Target | None) -> Target:
+    """Puts the target on the module (as `tile.target`) and returns it."""
+    attrs = module.operation.attributes
+    if "tile.target" in attrs:
+        text = str(attrs["tile.target"])
+        existing = text[text.index('"') + 1:text.rindex('"')]
+        if target is not None and get_target(target).arch != existing:
+            raise CompilationError(
+                f"{_buffer_name(module)}: the module is for {existing} (its tile.target) but "
+                f"the target asked for is {get_target(target).arch}")
+        return get_target(existing)
+    target = get_target(target)
+    with module.context:
+        attrs["tile.target"] = ir.Attribute.parse(target.attribute_text)
+    return target
 
 
 def compile_text(text: str, target: str | Target | None = None, filename: str = "<tile>",

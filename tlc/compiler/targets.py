@@ -1,10 +1,25 @@
-"""The GPU targets tlc compiles for and their limits."""
+"""The GPU targets tlc compiles for.
+
+The table of architectures, their features and limits is C++'s
+(`#tile.target`, dialects/tile/TileTarget.cpp); a compiled module carries its
+target as the `tile.target` attribute, which every pass reads. Python keeps
+only the architecture's name.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._mlir_libs import _site_initialize_0 as _native
 from ..errors import CompilationError
+
+#: The architectures tlc knows (from the C++ table).
+TARGETS: tuple[str, ...] = tuple(_native.known_targets().split(", "))
+
+DEFAULT_TARGET = "sm_90a"
+
+#: The PTX ISA version the NVPTX backend emits (ptxas 13.0 accepts up to 9.0).
+PTX_FEATURES = "+ptx80"
 
 
 @dataclass(frozen=True)
@@ -12,32 +27,15 @@ class Target:
     """An NVIDIA GPU architecture as the compiler sees it."""
 
     arch: str  # e.g. "sm_90a"
-    ptx_features: str  # PTX ISA version the NVPTX backend emits
-    max_shared_bytes: int  # dynamic shared memory a block may opt into
-    max_threads: int = 1024
 
     @property
     def chip(self) -> str:
         return self.arch
 
     @property
-    def wgmma(self) -> bool:
-        """Whether gemms that qualify run on Hopper's wgmma (sm_90a only:
-        the 'a' features are not forward compatible)."""
-        return self.arch == "sm_90a"
-
-
-# Shared memory per block (opt-in maximum) from the CUDA programming guide's
-# compute-capability table: 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86/89.
-TARGETS = {
-    "sm_90a": Target("sm_90a", "+ptx80", 232448),
-    "sm_90": Target("sm_90", "+ptx80", 232448),
-    "sm_89": Target("sm_89", "+ptx80", 101376),
-    "sm_86": Target("sm_86", "+ptx80", 101376),
-    "sm_80": Target("sm_80", "+ptx80", 166912),
-}
-
-DEFAULT_TARGET = "sm_90a"
+    def attribute_text(self) -> str:
+        """The module attribute that names this target."""
+        return f'#tile.target<"{self.arch}">'
 
 
 def get_target(arch: str | Target | None) -> Target:
@@ -46,6 +44,6 @@ def get_target(arch: str | Target | None) -> Target:
         return arch
     arch = arch or DEFAULT_TARGET
     if arch not in TARGETS:
-        known = ", ".join(sorted(TARGETS))
-        raise CompilationError(f"unknown target '{arch}' (known targets: {known})")
-    return TARGETS[arch]
+        raise CompilationError(
+            f"unknown target '{arch}' (known targets: {', '.join(sorted(TARGETS))})")
+    return Target(arch)

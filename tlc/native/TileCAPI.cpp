@@ -2,6 +2,7 @@
 
 #include "tlc/native/TileCAPI.h"
 
+#include "dialects/tile/TileDialect.h"
 #include "passes/Registration.h"
 
 #include "mlir/CAPI/IR.h"
@@ -11,3 +12,8 @@ void tlcRegisterDialects(MlirDialectRegistry registry) {
 }
 
 void tlcRegisterPasses(void) { mlir::tile::registerTilePipelinePasses(); }
+
+MlirStringRef tlcKnownTargets(void) {
+  static const std::string names = mlir::tile::TargetAttr::knownArchitectures();
+  return mlirStringRefCreate(names.data(), names.size());
+}

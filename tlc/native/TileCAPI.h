@@ -18,6 +18,9 @@ MLIR_CAPI_EXPORTED void tlcRegisterDialects(MlirDialectRegistry registry);
 /// textual pipelines can name them.
 MLIR_CAPI_EXPORTED void tlcRegisterPasses(void);
 
+/// The architectures #tile.target knows, comma separated ("sm_80, ...").
+MLIR_CAPI_EXPORTED MlirStringRef tlcKnownTargets(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,4 +16,8 @@ NB_MODULE(_site_initialize_0, m) {
   m.def("register_dialects", [](MlirDialectRegistry registry) {
     tlcRegisterDialects(registry);
   });
+  m.def("known_targets", [] {
+    MlirStringRef names = tlcKnownTargets();
+    return std::string(names.data, names.length);
+  });
 }

@@ -1,0 +1,96 @@
+//===- SelectMma.cpp - Choose each gemm's tensor-core instruction ---------===//
+//
+// The one place that decides whether a gemm runs on wgmma or mma.sync and how
+// its output is split over warps; the decision is written on the gemm as a
+// #tile.mma attribute that layout inference and the lowering read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Mma.h"
+#include "passes/Passes.h"
+#include "passes/TileAccess.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILESELECTMMA
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-select-mma"
+
+namespace {
+
+/// Chooses the instruction of one gemm and records it.
+LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
+  int64_t threads = gemm->getParentOfType<KernelOp>().getThreads();
+  std::optional<int64_t> wait = gemm.getWgWait();
+  if (gemm.getMmaAttr()) {
+    if (wait && *wait != gemm.getMmaAttr().getDepth())
+      return gemm.emitOpError("wg_wait = ")
+             << *wait << " disagrees with the chosen mma depth "
+             << gemm.getMmaAttr().getDepth();
+    return success(); // chosen already (written by hand in a test)
+  }
+  MLIRContext *ctx = gemm.getContext();
+  OperandPlace a = getPlace(gemm.getA().getType()) == Place::Fragment
+                       ? OperandPlace::Registers
+                       : OperandPlace::Shared;
+  FailureOr<WarpPartition> part = failure();
+  if (target.has(TargetFeature::Wgmma))
+    part = wgmmaPartition(gemm, threads);
+  if (succeeded(part)) {
+    if (wait && *wait != 0)
+      return gemm.emitOpError("wg_wait = ")
+             << *wait << " (wgmma groups left pending) is not supported yet; "
+                         "tlc waits for each gemm's wgmmas (wg_wait = 0)";
+    if (!gemm.getTransposeB()) {
+      // wgmma reads an N-major B as 64-column blocks of 128-byte rows.
+      Value b = gemm.getB();
+      if (auto stage = b.getDefiningOp<StageOp>())
+        b = stage.getSource();
+      b.getDefiningOp()->setAttr(kColumnBlockAttr,
+                                 IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                  kWgmmaColumnBlock));
+    }
+    gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::Wgmma, kWgmmaM, part->tileN, kWgmmaK,
+                                 part->warpsM, part->warpsN, a, 0));
+    return success();
+  }
+  if (wait && *wait != 0)
+    return gemm.emitOpError("wg_wait = ")
+           << *wait << " needs a gemm that runs on wgmma (sm_90a); this one runs "
+                       "on mma.sync, which has no pending groups";
+  std::string why;
+  part = partitionGemm(gemm, threads, why);
+  if (failed(part))
+    return gemm.emitOpError(why);
+  gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::MmaSync, kMmaM, kMmaN, kMmaK, part->warpsM,
+                               part->warpsN, a, 0));
+  return success();
+}
+
+struct TileSelectMma : mlir::tile::impl::TileSelectMmaBase<TileSelectMma> {
+  void runOnOperation() final {
+    if (failed(selectMma(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::tile::selectMma(ModuleOp module) {
+  TargetAttr target;
+  WalkResult result = module.walk([&](GemmOp gemm) {
+    if (!target) {
+      FailureOr<TargetAttr> found = TargetAttr::require(gemm, DEBUG_TYPE);
+      if (failed(found))
+        return WalkResult::interrupt();
+      target = *found;
+    }
+    return failed(selectGemm(gemm, target)) ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}

@@ -1,0 +1,186 @@
+// RUN: tlc-opt %s -split-input-file -tile-select-mma -verify-diagnostics | FileCheck %s
+
+// sm_80: mma.sync m16n8k16, 4 warps split 2 x 2 by the square policy.
+// CHECK-LABEL: func.func @mma_sync_square
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @mma_sync_square() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// The same gemm on sm_90a runs on wgmma: one m64 row block per warpgroup, the
+// whole N in one instruction, and B (K x N, N-major) kept as 64-column blocks.
+// CHECK-LABEL: func.func @wgmma_nn
+// CHECK: %[[B:.*]] = tile.alloc_shared {tile.column_block = 64 : i64}
+// CHECK: tile.gemm %{{.*}}, %[[B]], %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, wg_wait = 0 : i64}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @wgmma_nn() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {wg_wait = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// On sm_90a, a gemm wgmma cannot run (K rows of 64 bytes) stays on mma.sync,
+// as does every gemm when the target's features leave wgmma out.
+// CHECK-LABEL: func.func @narrow_k
+// CHECK: mma = #tile.mma<kind = mma_sync
+// CHECK-NOT: tile.column_block
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @narrow_k() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_wgmma_feature
+// CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2
+module attributes {tile.target = #tile.target<"sm_90a", features = [cp_async, mma_sync]>} {
+func.func @no_wgmma_feature() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// A in registers (attention's P @ V) reads A from registers on mma.sync; a
+// full_row policy stacks the warps along M.
+// CHECK-LABEL: func.func @a_in_registers
+// CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @a_in_registers() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// A choice already made (here by hand) is kept.
+// CHECK-LABEL: func.func @kept
+// CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @kept() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// A module without gemms needs no target and is left alone.
+// CHECK-LABEL: func.func @no_gemm
+// CHECK-NOT: mma
+func.func @no_gemm() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @no_target() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{tile-select-mma needs the target: put tile.target = #tile.target<"ARCH"> on the module (tlc does; with tlc-opt, pass --tile-target=ARCH)}}
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @pending_groups() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op wg_wait = 1 (wgmma groups left pending) is not supported yet; tlc waits for each gemm's wgmmas (wg_wait = 0)}}
+    tile.gemm %a, %b, %c {wg_wait = 1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @wg_wait_on_mma_sync() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op wg_wait = 2 needs a gemm that runs on wgmma (sm_90a); this one runs on mma.sync, which has no pending groups}}
+    tile.gemm %a, %b, %c {wg_wait = 2 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @uncoverable() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 96 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op a 64x64 tile cannot be split over 3 warps with the square policy into m16n8 tensor-core atoms (each warp's share must be a multiple of 16 rows and 8 columns)}}
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
