@@ -655,6 +655,50 @@ def test_gemm_compiles_or_names_its_line():
         assert ".visible .entry gemm_ok(" in kernel.get_kernel_source()
 
 
+@T.prim_func
+def gemm_k_pack(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.gemm(a, b, c, k_pack=2)  # E:k-pack
+
+
+@T.prim_func
+def gemm_no_wait(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.gemm(a, b, c, wg_wait=-1)  # E:wg-wait-neg
+
+
+@T.prim_func
+def gemm_pending(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.gemm(a, b, c, wg_wait=1)  # E:wg-wait-1
+
+
+def test_gemm_k_pack_and_wg_wait_take_effect_or_fail():
+    check_error(build_error(gemm_k_pack), "k-pack", "2",
+                "k_pack packs K for AMD's MFMA instructions; on NVIDIA GPUs it must be 1")
+    check_error(build_error(gemm_no_wait), "wg-wait-neg", "-1",
+                "wg_wait = -1 (leave the wgmmas unwaited for a later T.wait_wgmma) "
+                "is not supported yet")
+    # wg_wait reaches the IR; tile-select-mma says what it cannot honour, at the line.
+    assert "wg_wait = 1 : i64" in str(gemm_pending.build_module())
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(gemm_pending, target="sm_90a")
+    check_error(e.value, "wg-wait-1", "T.gemm",
+                "wg_wait = 1 (wgmma groups left pending) is not supported yet")
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(gemm_pending, target="sm_80")
+    check_error(e.value, "wg-wait-1", "T.gemm", "wg_wait = 1 needs a gemm that runs on wgmma")
+
+
 # -- outside a prim_func -----------------------------------------------------------------------
 
 

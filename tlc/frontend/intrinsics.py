@@ -373,6 +373,15 @@ def call_gemm(gen, node):
     if flag("clear_accum"):
         op.attributes["clear_accum"] = ir.UnitAttr.get()
     op.attributes["policy"] = ir.Attribute.parse(f"#tile.warp_policy<{_POLICIES[policy]}>")
+    if "k_pack" in a and gen.eval_int(a["k_pack"], "k_pack") != 1:
+        raise gen.error(a["k_pack"], "k_pack packs K for AMD's MFMA instructions; on NVIDIA "
+                                     "GPUs it must be 1")
+    if "wg_wait" in a:
+        wait = gen.eval_int(a["wg_wait"], "wg_wait")
+        if wait < 0:
+            raise gen.error(a["wg_wait"], f"wg_wait = {wait} (leave the wgmmas unwaited for a "
+                                          "later T.wait_wgmma) is not supported yet")
+        op.attributes["wg_wait"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), wait)
 
 
 def _reduce(gen, node, kind: str):
