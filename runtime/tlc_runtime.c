@@ -39,7 +39,11 @@ enum { /* CUjit_option */
 
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
-enum { CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 };
+enum {
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+};
 
 /*
  * Symbol names. Only the unsuffixed names are used: none of these calls had
@@ -262,6 +266,22 @@ int tlc_rt_pointer_device(const void *ptr, int *device_out, char *err,
     return cu_fail(rc, "cuPointerGetAttribute(DEVICE_ORDINAL)", NULL,
                    "; is it a CUDA device pointer?", err, err_len);
   *device_out = ordinal;
+  return 0;
+}
+
+int tlc_rt_device_capability(int *major_out, int *minor_out, char *err,
+                             size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUdevice dev;
+  CUresult rc = p_cuCtxGetDevice(&dev);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetDevice", NULL, "", err, err_len);
+  rc = p_cuDeviceGetAttribute(major_out, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  if (rc == CUDA_SUCCESS)
+    rc = p_cuDeviceGetAttribute(minor_out, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuDeviceGetAttribute(COMPUTE_CAPABILITY)", NULL, "", err, err_len);
   return 0;
 }
 

@@ -500,7 +500,11 @@ int cuGetErrorString(int e, const char **s) {
 }
 int cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal < 4 ? 0 : 101; }
 int cuDeviceGetAttribute(int *v, int attr, int d) {
-  (void)d; *v = attr == 97 ? 232448 : 0; return 0;
+  /* FAKE_CUDA_CC: the compute capability as "major.minor" (9.0 by default). */
+  const char *cc = getenv("FAKE_CUDA_CC") ? getenv("FAKE_CUDA_CC") : "9.0";
+  (void)d;
+  *v = attr == 97 ? 232448 : attr == 75 ? atoi(cc) : attr == 76 ? atoi(strchr(cc, '.') + 1) : 0;
+  return 0;
 }
 int cuDevicePrimaryCtxRetain(void **c, int d) {
   LOG("retain %d\n", d); *c = (void *)(uintptr_t)(0x1000 + d); return 0;
@@ -579,13 +583,13 @@ def fake_driver(tmp_path_factory, runtime_lib):
     return folder
 
 
-def run_fake(fake_driver, tmp_path, body: str, sizes=()):
-    """Run `body` in a subprocess whose libcuda.so.1 is the fake; returns
-    (stdout, lines the fake driver logged)."""
+def run_fake(fake_driver, tmp_path, body: str, sizes=(), cc="9.0"):
+    """Run `body` in a subprocess whose libcuda.so.1 is the fake (a device of
+    compute capability `cc`); returns (stdout, lines the fake driver logged)."""
     log = tmp_path / "driver.log"
     env = dict(os.environ, LD_LIBRARY_PATH=str(fake_driver), FAKE_CUDA_LOG=str(log),
                FAKE_CUDA_PARAM_SIZES=",".join(map(str, sizes)) or "0",
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=str(ROOT), FAKE_CUDA_CC=cc)
     done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
@@ -618,6 +622,31 @@ def test_fake_driver_launch_abi(fake_driver, tmp_path):
                           0x30000, 0x30000, 0, 64, 1000, 1000, 1]
     assert struct.unpack("<f", values[21]) == (0.5,)
     assert log[-1] == "sync"
+
+
+def test_fake_driver_refuses_code_the_device_cannot_run(fake_driver, tmp_path):
+    # sm_90a code (wgmma, setmaxnreg) runs on compute capability 9.0 only; sm_80
+    # code runs on 8.0 and later. Refused before any module is loaded.
+    body = """
+        for target in ("sm_90a", "sm_90", "sm_80"):
+            k = rt.Kernel.from_dict(t.vadd_dict(target=target))
+            try:
+                k(t.CudaArray((64, 1000), ptr=0x10000), t.CudaArray((64, 1000), ptr=0x20000),
+                  t.CudaArray((64, 1000), ptr=0x30000), 0.5)
+                print(target, "launched")
+            except rt.LaunchError as e:
+                print(target, e)
+    """
+    out, log = run_fake(fake_driver, tmp_path, body, cc="8.6")
+    assert out.splitlines() == [
+        "sm_90a vadd: built for sm_90a, which runs on compute capability 9.0 only, but the "
+        "device is sm_86 (compute capability 8.6); compile it with target='sm_86'",
+        "sm_90 vadd: built for sm_90, which runs on compute capability 9.0 and later, but the "
+        "device is sm_86 (compute capability 8.6); compile it with target='sm_86'",
+        "sm_80 launched"]
+    assert sum(line.startswith("load") for line in log) == 1
+    out, _ = run_fake(fake_driver, tmp_path, body, cc="9.0")
+    assert out.splitlines() == ["sm_90a launched", "sm_90 launched", "sm_80 launched"]
 
 
 def test_fake_driver_module_cache_and_devices(fake_driver, tmp_path):

@@ -16,6 +16,7 @@ documents it. Keys this module does not know are kept as they are.
 import copy
 import ctypes
 import json
+import re
 import os
 import tempfile
 import threading
@@ -136,6 +137,7 @@ class Kernel:
         with self._lock:
             fn = self._functions.get(ctx)
             if fn is None:
+                check_target(self.target, rt.device_capability(), self.name)
                 module = rt.load_module(self.ptx.encode("utf-8"), self.name)
                 fn = rt.get_function(module, self.name)
                 # Any dynamic size is declared: the module's own static shared
@@ -209,6 +211,25 @@ class Kernel:
             self._grid_code = tuple(GridExpr(e, symbols) for e in self.grid_exprs)
         except ValueError as e:
             raise ArtifactError(str(e)) from None
+
+
+def check_target(target: str | None, capability: tuple[int, int], kernel: str) -> None:
+    """Refuses a kernel built for features the device lacks: sm_XY code runs on
+    compute capability X.Y and later, sm_XYa code (wgmma, setmaxnreg) on X.Y
+    only."""
+    m = re.fullmatch(r"sm_(\d+)(\d)(a?)", target or "")
+    if m is None:
+        return  # an artifact without a target: the driver's JIT decides
+    need = (int(m.group(1)), int(m.group(2)))
+    fits = capability == need if m.group(3) else capability >= need
+    if not fits:
+        major, minor = capability
+        runs_on = (f"compute capability {need[0]}.{need[1]} only" if m.group(3)
+                   else f"compute capability {need[0]}.{need[1]} and later")
+        raise LaunchError(
+            f"{kernel}: built for {target}, which runs on {runs_on}, but the device is "
+            f"sm_{major}{minor} (compute capability {major}.{minor}); compile it with "
+            f"target='sm_{major}{minor}'")
 
 
 def _is_int(v) -> bool:

@@ -28,6 +28,7 @@ _SIGNATURES = {
     "tlc_rt_ensure_context": [_c_int],
     "tlc_rt_current_context": [_p_void_p],
     "tlc_rt_pointer_device": [_c_void_p, ctypes.POINTER(_c_int)],
+    "tlc_rt_device_capability": [ctypes.POINTER(_c_int), ctypes.POINTER(_c_int)],
     "tlc_rt_load_module": [_c_char_p, _c_char_p, _p_void_p],
     "tlc_rt_get_function": [_c_void_p, _c_char_p, _p_void_p],
     "tlc_rt_set_dynamic_smem": [_c_void_p, _c_int, _c_char_p],
@@ -92,6 +93,12 @@ class Runtime:
         device = _c_int(-1)
         self._call("tlc_rt_pointer_device", ptr, ctypes.byref(device))
         return device.value
+
+    def device_capability(self) -> tuple[int, int]:
+        """(major, minor) compute capability of the current context's device."""
+        major, minor = _c_int(0), _c_int(0)
+        self._call("tlc_rt_device_capability", ctypes.byref(major), ctypes.byref(minor))
+        return major.value, minor.value
 
     def load_module(self, ptx: bytes, kernel: str) -> int:
         module = _c_void_p()
