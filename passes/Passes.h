@@ -39,6 +39,11 @@ LogicalResult setTarget(ModuleOp module, StringRef arch);
 /// Multi-buffers and overlaps the copies of `module`'s pipelined loops.
 void pipelineLoops(ModuleOp module);
 
+/// The shared buffers tile-pipeline-loops will multi-buffer in `loop` (the
+/// destinations of the copies it runs ahead); empty when it leaves the loop
+/// as it is.
+SmallVector<Value> pipelinedBuffers(PipelinedOp loop);
+
 /// Swizzles the shared buffers read by gemms in `module`.
 void swizzleSharedMemory(ModuleOp module);
 

@@ -1,15 +1,21 @@
 //===- PipelineLoops.cpp - Multi-buffer and overlap T.Pipelined loops -----===//
 //
 // A tile.pipelined loop whose body starts by copying global tiles into shared
-// buffers (the producers) is rewritten so those copies run num_stages - 1
+// buffers (the producers) is rewritten so those copies run L = num_stages - 1
 // iterations ahead as cp.async into num_stages-deep buffers:
 //
-//   prologue:  for s < S-1: issue iteration s's copies into stage s; commit
-//   loop i:    wait until iteration i's copies landed (<= S-2 groups pending)
+//   prologue:  for s < L: issue iteration s's copies into stage s; commit
+//   loop i:    wait until iteration i's copies landed (<= L-1 groups pending)
 //              barrier (stage i complete for all; stage i-1 no longer read)
-//              issue iteration i+S-1's copies into stage (i+S-1) % S; commit
+//              issue iteration i+L's copies into stage (i+L) % S; commit
 //              the rest of the body, reading stage i % S
 //   after:     wait for all groups
+//
+// A wgmma gemm of the body that leaves D groups pending (its #tile.mma depth)
+// still reads the stages of the D iterations before: the copies then run
+// L = num_stages - 1 - D ahead, so the stage a copy overwrites was last read
+// by wgmmas that every warpgroup waited for before the barrier; after the
+// loop a wgmma wait for all groups precedes any use of the accumulators.
 //
 // The copies of iterations past the end are predicated off (they read
 // nothing and zero a stage no iteration reads) rather than branched around,
@@ -114,8 +120,19 @@ void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
   }
 }
 
+/// The most wgmma groups a gemm of `loop`'s body leaves pending.
+int64_t pendingWgmma(PipelinedOp loop) {
+  int64_t depth = 0;
+  for (auto gemm : loop.getBody().front().getOps<GemmOp>())
+    if (MmaAttr mma = gemm.getMmaAttr())
+      depth = std::max(depth, mma.getDepth());
+  return depth;
+}
+
 void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   int64_t stages = loop.getNumStages();
+  int64_t pending = pendingWgmma(loop);
+  int64_t ahead = stages - 1 - pending; // tile-select-mma keeps this >= 1
   Location loc = loop.getLoc();
   OpBuilder b(loop);
   auto cst = [&](OpBuilder &ob, int64_t v) {
@@ -147,8 +164,8 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
     NVVM::CpAsyncCommitGroupOp::create(ob, loc);
   };
 
-  // Prologue: iterations 0 .. S-2.
-  for (int64_t s = 0; s + 1 < stages; ++s) {
+  // Prologue: iterations 0 .. L-1.
+  for (int64_t s = 0; s < ahead; ++s) {
     Value iv = arith::AddIOp::create(b, loc, lb,
                                      arith::MulIOp::create(b, loc, step, cst(b, s)));
     guarded(b, iv, cst(b, s));
@@ -161,13 +178,13 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   Value iv = forOp.getInductionVar();
   Value i = arith::DivSIOp::create(fb, loc, arith::SubIOp::create(fb, loc, iv, lb), step);
   Value stage = arith::RemSIOp::create(fb, loc, i, cst(fb, stages));
-  NVVM::CpAsyncWaitGroupOp::create(fb, loc, fb.getI32IntegerAttr(stages - 2));
+  NVVM::CpAsyncWaitGroupOp::create(fb, loc, fb.getI32IntegerAttr(ahead - 1));
   gpu::BarrierOp::create(fb, loc);
-  Value ahead = arith::AddIOp::create(
-      fb, loc, iv, arith::MulIOp::create(fb, loc, step, cst(fb, stages - 1)));
+  Value aheadIv = arith::AddIOp::create(
+      fb, loc, iv, arith::MulIOp::create(fb, loc, step, cst(fb, ahead)));
   Value aheadStage = arith::RemSIOp::create(
-      fb, loc, arith::AddIOp::create(fb, loc, i, cst(fb, stages - 1)), cst(fb, stages));
-  guarded(fb, ahead, aheadStage);
+      fb, loc, arith::AddIOp::create(fb, loc, i, cst(fb, ahead)), cst(fb, stages));
+  guarded(fb, aheadIv, aheadStage);
 
   // The rest of the body reads this iteration's stage.
   IRMapping mapping;
@@ -184,6 +201,8 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
 
   b.setInsertionPointAfter(forOp);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+  if (pending > 0)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   loop.erase();
   for (Producer p : producers)
     p.buffer.erase();
@@ -194,6 +213,15 @@ struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineL
 };
 
 } // namespace
+
+SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
+  SmallVector<Value> buffers;
+  if (loop.getNumStages() < 2)
+    return buffers;
+  for (Producer &p : findProducers(loop))
+    buffers.push_back(p.buffer.getResult());
+  return buffers;
+}
 
 void mlir::tile::pipelineLoops(ModuleOp module) {
   SmallVector<PipelinedOp> loops;

@@ -22,6 +22,43 @@ using namespace mlir::tile;
 
 namespace {
 
+/// Pipelines of at least this many stages let a wgmma gemm run on while the
+/// next iteration waits for its copies (one group pending), when nothing
+/// else in the loop touches its accumulator.
+constexpr int64_t kOverlapMinStages = 4;
+
+/// The most wgmma groups `gemm` may leave pending, and why not more (in
+/// `why`): it must sit directly in a pipelined loop that multi-buffers both
+/// of its operands, with nothing else of the loop touching its accumulator,
+/// and the loop needs a stage for each pending group besides the one being
+/// read and the one being loaded.
+int64_t maxDepth(GemmOp gemm, std::string &why) {
+  auto loop = dyn_cast<PipelinedOp>(gemm->getParentOp());
+  if (!loop) {
+    why = "it is not directly in a T.Pipelined loop";
+    return 0;
+  }
+  SmallVector<Value> buffers = pipelinedBuffers(loop);
+  auto pipelined = [&](Value v) {
+    if (auto stage = v.getDefiningOp<StageOp>())
+      v = stage.getSource();
+    return llvm::is_contained(buffers, v);
+  };
+  if (!pipelined(gemm.getA()) || !pipelined(gemm.getB())) {
+    why = "its loop does not copy both of its operands ahead";
+    return 0;
+  }
+  for (Operation *user : gemm.getC().getUsers())
+    if (user != gemm && loop->isAncestor(user)) {
+      why = "its loop uses the accumulator elsewhere";
+      return 0;
+    }
+  int64_t depth = loop.getNumStages() - 2;
+  if (depth <= 0)
+    why = "its loop has fewer than 3 stages";
+  return std::max<int64_t>(depth, 0);
+}
+
 /// Chooses the instruction of one gemm and records it.
 LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
   int64_t threads = gemm->getParentOfType<KernelOp>().getThreads();
@@ -41,10 +78,19 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
   if (target.has(TargetFeature::Wgmma))
     part = wgmmaPartition(gemm, threads);
   if (succeeded(part)) {
-    if (wait && *wait != 0)
-      return gemm.emitOpError("wg_wait = ")
-             << *wait << " (wgmma groups left pending) is not supported yet; "
-                         "tlc waits for each gemm's wgmmas (wg_wait = 0)";
+    std::string why;
+    int64_t most = maxDepth(gemm, why);
+    int64_t depth = 0;
+    if (wait) {
+      if (*wait > most)
+        return gemm.emitOpError("wg_wait = ")
+               << *wait << " cannot be honoured: at most " << most
+               << " wgmma groups can stay pending here (" << why << ")";
+      depth = *wait;
+    } else if (most >= 1 &&
+               cast<PipelinedOp>(gemm->getParentOp()).getNumStages() >= kOverlapMinStages) {
+      depth = 1;
+    }
     if (!gemm.getTransposeB()) {
       // wgmma reads an N-major B as 64-column blocks of 128-byte rows.
       Value b = gemm.getB();
@@ -55,7 +101,7 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                                                   kWgmmaColumnBlock));
     }
     gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::Wgmma, kWgmmaM, part->tileN, kWgmmaK,
-                                 part->warpsM, part->warpsN, a, 0));
+                                 part->warpsM, part->warpsN, a, depth));
     return success();
   }
   if (wait && *wait != 0)

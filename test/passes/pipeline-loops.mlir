@@ -111,3 +111,42 @@ func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A wgmma gemm that leaves one group pending still reads the previous
+// iteration's stage: with four stages the copies run two iterations ahead
+// (not three), each iteration waits until one group is pending, and a wgmma
+// wait for all groups follows the loop.
+// CHECK-LABEL: func.func @pending_wgmma
+// CHECK: tile.alloc_shared : memref<4x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: nvvm.cp.async.commit.group
+// CHECK-NEXT: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %[[STEP:.*]] {
+// CHECK:   nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK:   %[[TWO:.*]] = arith.muli %[[STEP]], %c2{{.*}} : index
+// CHECK:   arith.addi %[[IV]], %[[TWO]] : index
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK:   tile.gemm
+// CHECK: } {tile.num_stages = 4 : i64}
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @pending_wgmma(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 1>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}

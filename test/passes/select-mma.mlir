@@ -140,14 +140,119 @@ func.func @no_target() {
 // -----
 
 module attributes {tile.target = #tile.target<"sm_90a">} {
-func.func @pending_groups() {
+func.func @pending_groups_outside_a_loop() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.gemm' op wg_wait = 1 (wgmma groups left pending) is not supported yet; tlc waits for each gemm's wgmmas (wg_wait = 0)}}
+    // expected-error @+1 {{'tile.gemm' op wg_wait = 1 cannot be honoured: at most 0 wgmma groups can stay pending here (it is not directly in a T.Pipelined loop)}}
     tile.gemm %a, %b, %c {wg_wait = 1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// In a 4-stage pipelined loop that copies both operands ahead, a wgmma gemm
+// leaves one group pending (it overlaps the next iteration's wait); with
+// wg_wait = 0 it waits for itself; a 3-stage loop overlaps only when asked.
+// CHECK-LABEL: func.func @overlap
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 1>
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 1>, wg_wait = 1 : i64
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @overlap(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a0 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b0 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a0[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b0[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a0, %b0, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+    %a1 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b1 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a1[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b1[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a1, %b1, %c {wg_wait = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+    %a2 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b2 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a2[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b2[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a2, %b2, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+    %a3 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b3 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a3[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b3[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a3, %b3, %c {wg_wait = 1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// The loop reads the accumulator (an online softmax would): the gemm must
+// wait for itself.
+// CHECK-LABEL: func.func @accumulator_used_in_loop
+// CHECK: depth = 0
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @accumulator_used_in_loop(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.fill %c, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @too_few_stages(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{'tile.gemm' op wg_wait = 1 cannot be honoured: at most 0 wgmma groups can stay pending here (its loop has fewer than 3 stages)}}
+      tile.gemm %a, %b, %c {wg_wait = 1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
   }
   return
 }

@@ -240,3 +240,28 @@ def test_wgmma_nn_reads_b_n_major(tmp_path):
                        r"%rd\d+, %rd\d+, p, 1,  1, 0,  1;", ptx)
     assert len(calls) == 4, ptx[:2000]
     ptxas_ok(ptx, tmp_path)
+
+
+def _pipelined_gemm_ptx(repo, stages, trans_b):
+    sys.path.insert(0, str(repo / "examples"))
+    try:
+        import gemm
+    finally:
+        sys.path.pop(0)
+    return gemm.matmul(1024, 1024, 1024, 128, 256, 64, 256, stages,
+                       trans_B=trans_b).get_kernel_source()
+
+
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_wgmma_overlaps_the_next_iteration_with_four_stages(repo, tmp_path, trans_b):
+    # Four stages: each gemm leaves its wgmma group pending while the next
+    # iteration waits for its copies, which run two iterations ahead; all are
+    # waited for after the loop. Three stages keep the wgmma synchronous.
+    ptx = _pipelined_gemm_ptx(repo, 4, trans_b)
+    waits = lambda text, what: re.findall(rf"{what}\s+(\d+);", text)  # noqa: E731
+    assert waits(ptx, r"wgmma\.wait_group\.sync\.aligned") == ["1", "0"], ptx
+    assert waits(ptx, r"cp\.async\.wait_group") == ["1", "0"]
+    ptxas_ok(ptx, tmp_path)
+    three = _pipelined_gemm_ptx(repo, 3, trans_b)
+    assert waits(three, r"wgmma\.wait_group\.sync\.aligned") == ["0"]
+    assert waits(three, r"cp\.async\.wait_group") == ["1", "0"]

@@ -693,7 +693,8 @@ def test_gemm_k_pack_and_wg_wait_take_effect_or_fail():
     with pytest.raises(tlc.CompilationError) as e:
         tlc.compile(gemm_pending, target="sm_90a")
     check_error(e.value, "wg-wait-1", "T.gemm",
-                "wg_wait = 1 (wgmma groups left pending) is not supported yet")
+                "wg_wait = 1 cannot be honoured: at most 0 wgmma groups can stay pending "
+                "here (it is not directly in a T.Pipelined loop)")
     with pytest.raises(tlc.CompilationError) as e:
         tlc.compile(gemm_pending, target="sm_80")
     check_error(e.value, "wg-wait-1", "T.gemm", "wg_wait = 1 needs a gemm that runs on wgmma")
