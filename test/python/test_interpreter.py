@@ -1,0 +1,302 @@
+"""The interpreter runs the examples on the CPU and matches numpy references."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from tlc.frontend.tile_file import load_tile_file
+from tlc.interpreter import InterpreterError
+from tlc.interpreter.numerics import round_bf16, round_f8e4m3, round_f8e5m2
+
+
+def example(repo, name):
+    """An examples/*.py module, imported from its file."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", repo / "examples" /
+                                                  f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rand(rng, shape, dtype="float16"):
+    x = rng.standard_normal(shape).astype(np.float32)
+    return round_bf16(x) if dtype == "bfloat16" else x.astype(dtype)
+
+
+def assert_rounded(out, ref, dtype):
+    """out equals ref up to the rounding of the output dtype (plus fp32 summation order)."""
+    eps = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -20}[dtype]
+    err = np.abs(out.astype(np.float64) - ref)
+    bound = eps * np.abs(ref) + 1e-5 * (1 + np.abs(ref).max())
+    assert np.isfinite(out).all()
+    assert (err <= bound).all(), f"max error {err.max()} (ulp-relative {(err / bound).max()})"
+
+
+# -- numerics ---------------------------------------------------------------------
+
+
+def test_bf16_rounding_is_nearest_even():
+    x = np.array([1.0, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -8 + 2 ** -20, -2.5, np.inf,
+                  3.4e38], np.float32)
+    r = round_bf16(x)
+    assert r.tolist()[:5] == [1.0, 1.0, 1 + 2 ** -6, 1 + 2 ** -7, -2.5]
+    assert np.isinf(r[5]) and np.isinf(r[6])  # past bf16's largest finite value
+    assert np.isnan(round_bf16(np.float32(np.nan)))
+
+
+def test_fp8_rounding_saturates():
+    assert round_f8e4m3(np.array([1.0625, 1.1875, 500.0, 2.0 ** -9, -0.3])).tolist() == \
+        [1.0, 1.25, 448.0, 2.0 ** -9, -0.3125]
+    assert round_f8e5m2(np.array([1.125, 1e6])).tolist() == [1.0, 57344.0]
+
+
+# -- elementwise --------------------------------------------------------------------
+
+
+def test_tile_file_elementwise(repo):
+    kernels = load_tile_file(str(repo / "examples/elementwise.tile"))
+    rng = np.random.default_rng(0)
+    a, b = rand(rng, (100, 300), "float32"), rand(rng, (100, 300), "float32")
+    bias = rand(rng, (300,), "float32")
+    c = np.full_like(a, np.nan)
+    tlc.interpret(kernels["vadd"], a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    # bias[bx * 128 + j] overhangs the last column tile: T.Parallel masks it.
+    tlc.interpret(kernels["scale_bias"], a, bias, c)
+    np.testing.assert_array_equal(c, a * 2 + bias)
+
+
+def test_mlir_file(repo):
+    rng = np.random.default_rng(1)
+    a, b = rand(rng, (64, 256), "float32"), rand(rng, (64, 256), "float32")
+    c = np.zeros_like(a)
+    tlc.interpret((repo / "examples/vadd.mlir").read_text(), a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_builder_pipelined_shared_fp16(repo):
+    from tlc.compiler.pipeline import new_context
+    from tlc import ir
+
+    ex = example(repo, "elementwise")
+    with new_context(), ir.Location.unknown():
+        module = ex.build_stream_rows()
+    x = rand(np.random.default_rng(2), (70, 150), "float16")
+    y = np.full_like(x, np.nan)
+    tlc.interpret(module, x, y)
+    np.testing.assert_array_equal(y, x + np.float16(1))
+
+
+# -- GEMM -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
+def test_gemm_variants(repo, layout, dtype):
+    ex = example(repo, "gemm")
+    M, N, K = 100, 72, 40
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    kernel = tlc.jit(ex.matmul.factory, out_idx=[-1], interpret=True)(
+        M, N, K, block_M=64, block_N=64, block_K=32, num_stages=3, dtype=dtype,
+        trans_A=ta, trans_B=tb)
+    rng = np.random.default_rng(3)
+    a = rand(rng, (K, M) if ta else (M, K), dtype)
+    b = rand(rng, (N, K) if tb else (K, N), dtype)
+    c = kernel(a, b)
+    ref = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    assert c.shape == (M, N)
+    assert_rounded(c, ref, dtype)
+
+
+def test_gemm_relu_example_with_use_swizzle(repo):
+    ex = example(repo, "gemm_relu")
+    kernel = tlc.jit(ex.matmul.factory, out_idx=[-1], interpret=True)(128, 192, 64, 64, 64, 32)
+    rng = np.random.default_rng(4)
+    a, b = rand(rng, (128, 64)), rand(rng, (64, 192))
+    assert_rounded(kernel(a, b), np.maximum(a.astype(np.float64) @ b, 0), "float16")
+
+
+@pytest.mark.parametrize("scale", [None, 0.5])
+def test_chained_gemm_a_in_registers(repo, scale):
+    ex = example(repo, "chained_gemm")
+    kernel = tlc.jit(ex.chained.factory, out_idx=[-1], interpret=True)(200, 64, 64, 64,
+                                                                        scale=scale)
+    rng = np.random.default_rng(5)
+    a, b, v = rand(rng, (200, 64)), rand(rng, (64, 64)), rand(rng, (64, 64))
+    p = (a.astype(np.float32) @ b.astype(np.float32)) * (scale or 1)
+    ref = p.astype(np.float16).astype(np.float64) @ v
+    assert_rounded(kernel(a, b, v), ref, "float16")
+
+
+# -- reductions, softmax, attention --------------------------------------------------
+
+
+def test_softmax_and_row_max(repo):
+    ex = example(repo, "softmax")
+    rng = np.random.default_rng(6)
+    x = rand(rng, (100, 256), "float32")
+    y = tlc.jit(ex.softmax.factory, out_idx=[-1], interpret=True)(100, 256)(x)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    rowmax = tlc.jit(ex.rowmax_of_product.factory, out_idx=[-1], interpret=True)(100, 128, 64)
+    a, b = rand(rng, (100, 64)), rand(rng, (64, 128))
+    out = rowmax(a, b)
+    prod = a.astype(np.float64) @ b
+    ref = np.stack([prod[:, j * 64:(j + 1) * 64].max(axis=1) for j in range(2)])
+    assert_rounded(out, ref, "float32")
+
+
+@T.prim_func
+def row_reductions(X: T.Tensor((64, 96), "float32"), Out: T.Tensor((4, 64), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        x = T.alloc_fragment((64, 96), "float32")
+        r = T.alloc_fragment((64,), "float32")
+        T.copy(X[0, 0], x)
+        T.reduce_sum(x, r, dim=1)
+        T.copy(r, Out[0, 0])
+        T.reduce_absmax(x, r, dim=1)
+        T.copy(r, Out[1, 0])
+        T.reduce_min(x, r, dim=1)
+        T.copy(r, Out[2, 0])
+        T.reduce_abssum(x, r, dim=1, clear=False)  # adds to the row minima
+        T.copy(r, Out[3, 0])
+
+
+def test_reduction_kinds():
+    x = rand(np.random.default_rng(7), (64, 96), "float32")
+    out = np.zeros((4, 64), np.float32)
+    tlc.interpret(row_reductions, x, out)
+    ref = [x.sum(1), np.abs(x).max(1), x.min(1), x.min(1) + np.abs(x).sum(1)]
+    np.testing.assert_allclose(out, np.stack(ref), rtol=1e-5, atol=1e-5)
+
+
+def attention_reference(q, k, v, causal):
+    q, k, v = (t.astype(np.float64).transpose(0, 2, 1, 3) for t in (q, k, v))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if causal:
+        n = s.shape[-1]
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return ((p / p.sum(-1, keepdims=True)) @ v).transpose(0, 2, 1, 3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention(repo, causal):
+    ex = example(repo, "flash_attention")
+    kernel = tlc.jit(ex.flashattn.factory, out_idx=[3], interpret=True)(1, 2, 128, 64, causal)
+    rng = np.random.default_rng(8)
+    q, k, v = (rand(rng, (1, 128, 2, 64)) for _ in range(3))
+    out = kernel(q, k, v)
+    # P is rounded to fp16 before P @ V, as on the GPU: a few fp16 ulps.
+    np.testing.assert_allclose(out, attention_reference(q, k, v, causal), rtol=1e-2, atol=2e-3)
+
+
+# -- entry points ------------------------------------------------------------------------
+
+
+def test_env_var_and_block_subset(repo, monkeypatch):
+    monkeypatch.setenv("TLC_INTERPRET", "1")
+    ex = example(repo, "gemm")
+    kernel = tlc.jit(out_idx=[-1])(ex.matmul.factory)(128, 128, 64, block_M=64, block_N=64)
+    assert isinstance(kernel, tlc.interpreter.InterpretedKernel)
+    assert "tile.gemm" in kernel.get_mlir("tile")
+    rng = np.random.default_rng(9)
+    a, b = rand(rng, (128, 64)), rand(rng, (64, 128))
+    c = kernel(a, b, blocks=[(1, 0)])  # block (bx=1, by=0): rows 0-63, columns 64-127
+    assert_rounded(c[:64, 64:], a[:64].astype(np.float64) @ b[:, 64:], "float16")
+    assert np.isnan(c[64:]).all() and np.isnan(c[:64, :64]).all()
+    with pytest.raises(InterpreterError, match=r"blocks: \(2, 0\) is not a block of the grid"):
+        kernel(a, b, blocks=[(2, 0)])
+
+
+def test_argument_checks():
+    from tlc.runtime import ArgumentError
+
+    x = np.zeros((64, 96), np.float16)
+    with pytest.raises(ArgumentError, match="argument 'X' .*expected dtype float32, got float16"):
+        tlc.interpret(row_reductions, x, np.zeros((4, 64), np.float32))
+    with pytest.raises(ArgumentError, match="dim 1 must be 64, got 65"):
+        tlc.interpret(row_reductions, x.astype(np.float32), np.zeros((4, 65), np.float32))
+
+
+# -- checks the GPU cannot make -------------------------------------------------------------
+
+
+@T.prim_func
+def shifted_read(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+    with T.Kernel(2, threads=128) as bx:
+        x = T.alloc_fragment((32, 64), "float32")
+        T.copy(X[bx * 32, 0], x)
+        for i, j in T.Parallel(32, 64):
+            x[i, j] = x[i, j] + x[i, j + 1]
+        T.copy(x, Y[bx * 32, 0])
+
+
+@T.prim_func
+def bad_shared_offset(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+    with T.Kernel(2, threads=128) as bx:
+        s = T.alloc_shared((64, 64), "float32")
+        T.copy(X[0, 0], s[bx * 64, 0:32])
+        T.copy(s[0, 0:32], Y[0, 0])
+
+
+@T.prim_func
+def unwritten_shared(X: T.Tensor((64, 64), "float16"), Y: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128) as bx:
+        a = T.alloc_shared((64, 32), "float16")
+        b = T.alloc_shared((32, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.clear(c)
+        T.copy(X[0, 0], a)
+        T.gemm(a, b, c)  # b never filled
+        T.copy(c, Y[0, 0])
+
+
+@T.prim_func
+def missing_clear(X: T.Tensor((64, 64), "float16"), Y: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128) as bx:
+        a = T.alloc_shared((64, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.copy(X[0, 0], a)
+        T.gemm(a, a, c)
+        T.copy(c, Y[0, 0])
+
+
+def _expect(prim, args, *patterns):
+    with pytest.raises(InterpreterError) as info:
+        tlc.interpret(prim, *args)
+    message = str(info.value)
+    assert message.startswith(f"{__file__}:")
+    for p in patterns:
+        assert p in message, message
+    return info.value
+
+
+def test_out_of_bounds_fragment_read():
+    args = (np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32))
+    e = _expect(shifted_read, args, "memref.load in block (0): reads outside fragment 'x' "
+                "(32x64 float32): index [0, 64] (T.Parallel iteration (0, 63))",
+                "x[i, j] = x[i, j] + x[i, j + 1]")
+    assert e.location.line == shifted_read.node.body[0].body[2].body[0].lineno
+
+
+def test_out_of_bounds_shared_copy():
+    args = (np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32))
+    _expect(bad_shared_offset, args,
+            "tile.copy in block (1): writes region [64, 0] + [1, 32] outside ",
+            "shared buffer 's' (64x64 float32): index [64, 0] (dimension 0 has size 64)")
+
+
+def test_unwritten_shared_read():
+    args = (np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16))
+    _expect(unwritten_shared, args, "tile.gemm in block (0): reads shared buffer 'b' (32x64 "
+            "float16) at index [0, 0], which no thread of the block has written yet",
+            "T.gemm(a, b, c)")
+
+
+def test_missing_clear_is_reported():
+    args = (np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16))
+    _expect(missing_clear, args, "reads fragment 'c' (64x64 float32)")

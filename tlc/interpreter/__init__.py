@@ -1,0 +1,43 @@
+"""Run tile programs on the CPU with numpy: for debugging, and for checking
+numerics where there is no GPU.
+
+    tlc.interpret(prim_func, a, b, c)                  # every block, in place
+    tlc.interpret(prim_func, a, b, c, blocks=[(0, 0)]) # some blocks
+    @tlc.jit(out_idx=[-1], interpret=True)             # or TLC_INTERPRET=1
+
+The tile IR the frontend builds (also from .tile and tile-dialect .mlir
+files) is decoded once into Python steps; each tile op then runs on whole
+numpy arrays, a `T.Parallel` body once over its whole iteration space, the
+grid's blocks one after another. Storage types are modelled (float16 native,
+bfloat16 and float8 rounded on every value), gemms accumulate in their
+accumulator type. Accesses outside a buffer (tensors outside the masking
+that copies and T.Parallel define), and reads of on-chip buffers that no op
+of the block wrote, raise InterpreterError at the op's source line.
+"""
+
+from __future__ import annotations
+
+from .errors import InterpreterError
+from .kernel import InterpretedFactory, InterpretedKernel
+
+
+def interpret(source, *args, blocks=None, kernel: str | None = None) -> None:
+    """Runs a tile program on `args` (numpy arrays, torch tensors, Python
+    scalars: one per parameter), writing its outputs in place.
+
+    `source` is a @T.prim_func, a tile-IR module, or tile-IR text; `kernel`
+    names the function when a module has several. `blocks` runs only those
+    blocks of the grid (tuples of block indices, e.g. [(0, 0), (3, 1)])."""
+    from .launch import Program
+
+    if hasattr(source, "build_module"):  # a @T.prim_func
+        Program(source.build_module(), kernel or source.name).run(args, blocks)
+        return
+    if isinstance(source, str):
+        from ..compiler.pipeline import new_context, parse
+
+        source = parse(source, new_context())
+    Program(source, kernel).run(args, blocks)
+
+
+__all__ = ["InterpretedFactory", "InterpretedKernel", "InterpreterError", "interpret"]
