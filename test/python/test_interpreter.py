@@ -69,25 +69,58 @@ def test_tile_file_elementwise(repo):
     np.testing.assert_array_equal(c, a * 2 + bias)
 
 
-def test_mlir_file(repo):
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_elementwise_rounds_every_value(repo, dtype):
+    kernels = load_tile_file(str(repo / "examples/elementwise.tile"), {"DTYPE": dtype})
+    rng = np.random.default_rng(13)
+    x, bias = rand(rng, (40, 200), dtype), rand(rng, (200,), dtype)
+    y = np.full_like(x, np.nan)
+    tlc.interpret(kernels["scale_bias"], x, bias, y)  # x * 2 + bias: two roundings
+    if dtype == "float16":
+        ref = x * np.float16(2) + bias
+    else:
+        ref = round_bf16(round_bf16(x * 2) + bias)
+    np.testing.assert_array_equal(y, ref)
+    assert not np.array_equal(y, x.astype(np.float64) * 2 + bias)  # rounding mattered
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_mlir_file(repo, as_text):
     rng = np.random.default_rng(1)
     a, b = rand(rng, (64, 256), "float32"), rand(rng, (64, 256), "float32")
     c = np.zeros_like(a)
-    tlc.interpret((repo / "examples/vadd.mlir").read_text(), a, b, c)
+    path = repo / "examples/vadd.mlir"
+    tlc.interpret(path.read_text() if as_text else path, a, b, c)
     np.testing.assert_array_equal(c, a + b)
 
 
-def test_builder_pipelined_shared_fp16(repo):
-    from tlc.compiler.pipeline import new_context
+def test_builders(repo):
     from tlc import ir
+    from tlc.compiler.pipeline import new_context
 
     ex = example(repo, "elementwise")
+    rng = np.random.default_rng(2)
     with new_context(), ir.Location.unknown():
-        module = ex.build_stream_rows()
-    x = rand(np.random.default_rng(2), (70, 150), "float16")
+        stream, scale_bias = ex.build_stream_rows(), ex.build_scale_bias()
+    x = rand(rng, (70, 150), "float16")  # global -> shared -> fragment in a pipelined loop
     y = np.full_like(x, np.nan)
-    tlc.interpret(module, x, y)
+    tlc.interpret(stream, x, y)
     np.testing.assert_array_equal(y, x + np.float16(1))
+    x, bias = rand(rng, (70, 150), "float32"), rand(rng, (150,), "float32")
+    y = np.full_like(x, np.nan)
+    tlc.interpret(scale_bias, x, bias, y)
+    np.testing.assert_array_equal(y, x * 2 + bias)
+
+
+def test_gemm_tile_file_dynamic_m(repo):
+    from tlc.frontend.tile_file import load_tile_file
+
+    prim = load_tile_file(str(repo / "examples/gemm.tile"), {"N": 128, "K": 64})["gemm"]
+    rng = np.random.default_rng(10)
+    a, b = rand(rng, (200, 64)), rand(rng, (64, 128))
+    c = np.full((200, 128), np.nan, np.float16)
+    tlc.interpret(prim, a, b, c)  # M = 200: the second row of blocks overhangs
+    assert_rounded(c, a.astype(np.float64) @ b, "float16")
 
 
 # -- GEMM -------------------------------------------------------------------------------
@@ -173,6 +206,34 @@ def test_reduction_kinds():
     np.testing.assert_allclose(out, np.stack(ref), rtol=1e-5, atol=1e-5)
 
 
+@T.prim_func
+def rms_norm(X: T.Tensor((T.dynamic("M"), 96), "float16"), W: T.Tensor((96,), "float16"),
+             Y: T.Tensor((T.dynamic("M"), 96), "float16")):
+    with T.Kernel(T.ceildiv(X.shape[0], 16), threads=128) as bx:
+        x = T.alloc_fragment((16, 96), "float32")
+        sq = T.alloc_fragment((16, 96), "float32")
+        r = T.alloc_fragment((16,), "float32")
+        T.copy(X[bx * 16, 0], x)
+        for i, j in T.Parallel(16, 96):
+            sq[i, j] = x[i, j] * x[i, j]
+        T.reduce_sum(sq, r, dim=1)
+        for i in T.Parallel(16):
+            r[i] = T.rsqrt(r[i] / 96 + 1e-6)
+        for i, j in T.Parallel(16, 96):
+            x[i, j] = x[i, j] * r[i] * W[j]
+        T.copy(x, Y[bx * 16, 0])
+
+
+def test_rms_norm():
+    rng = np.random.default_rng(11)
+    x, w = rand(rng, (50, 96)), rand(rng, (96,))
+    y = np.full_like(x, np.nan)
+    tlc.interpret(rms_norm, x, w, y)
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * w
+    assert_rounded(y, ref, "float16")
+
+
 def attention_reference(q, k, v, causal):
     q, k, v = (t.astype(np.float64).transpose(0, 2, 1, 3) for t in (q, k, v))
     s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
@@ -192,6 +253,46 @@ def test_flash_attention(repo, causal):
     out = kernel(q, k, v)
     # P is rounded to fp16 before P @ V, as on the GPU: a few fp16 ulps.
     np.testing.assert_allclose(out, attention_reference(q, k, v, causal), rtol=1e-2, atol=2e-3)
+
+
+@T.prim_func
+def control_flow(X: T.Tensor((T.dynamic("M"), 64), "float32"), W: T.Tensor((8,), "float32"),
+                 n: T.int32, Y: T.Tensor((T.dynamic("M"), 64), "float32"),
+                 S: T.Tensor((T.dynamic("M"),), "int32")):
+    with T.Kernel(T.ceildiv(X.shape[0], 16), threads=128) as bx:
+        x = T.alloc_fragment((16, 64), "float32")
+        acc = T.alloc_local((1,), "float32")
+        cnt = T.alloc_fragment((16,), "int32")
+        T.copy(X[bx * 16, 0], x)
+        acc[0] = 0.0
+        for k in T.serial(n):  # a run-time trip count
+            acc[0] += W[k]
+        for i, j in T.Parallel(16, 64):
+            if x[i, j] > 0:  # both branches run, each on its lanes
+                x[i, j] = x[i, j] * acc[0]
+            else:
+                x[i, j] = -x[i, j]
+        for i, j in T.Parallel(16, 64):
+            for k in T.serial(j % 3):  # a trip count per lane
+                x[i, j] += 1.0
+        for i in T.Parallel(16):
+            cnt[i] = T.cast(x[i, 0], "int32") // 3 + (bx * 16 + i) % 5
+        T.copy(x, Y[bx * 16, 0])
+        T.copy(cnt, S[bx * 16])
+
+
+def test_control_flow():
+    rng = np.random.default_rng(12)
+    x, w = rand(rng, (40, 64), "float32") * 10, rand(rng, (8,), "float32")
+    y, s = np.zeros_like(x), np.zeros(40, np.int32)
+    tlc.interpret(control_flow, x, w, 5, y, s)
+    acc = np.float32(0)
+    for k in range(5):
+        acc = np.float32(acc + w[k])
+    ref = np.where(x > 0, x * acc, -x) + (np.arange(64) % 3)
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+    # fptosi truncates toward zero; // on ints is a floor division
+    np.testing.assert_array_equal(s, np.trunc(y[:, 0]).astype(np.int32) // 3 + np.arange(40) % 5)
 
 
 # -- entry points ------------------------------------------------------------------------

@@ -25,19 +25,44 @@ def interpret(source, *args, blocks=None, kernel: str | None = None) -> None:
     """Runs a tile program on `args` (numpy arrays, torch tensors, Python
     scalars: one per parameter), writing its outputs in place.
 
-    `source` is a @T.prim_func, a tile-IR module, or tile-IR text; `kernel`
-    names the function when a module has several. `blocks` runs only those
-    blocks of the grid (tuples of block indices, e.g. [(0, 0), (3, 1)])."""
+    `source` is a @T.prim_func, a tile-IR module, tile-IR text, or the path
+    (a pathlib.Path) of a .tile or .mlir file; `kernel` names the kernel when
+    there are several. `blocks` runs only those blocks of the grid (tuples of
+    block indices, e.g. [(0, 0), (3, 1)])."""
+    program(source, kernel).run(args, blocks)
+
+
+def program(source, kernel: str | None = None):
+    """The decoded Program of a prim_func, module, IR text or file (see interpret)."""
+    import os
+
     from .launch import Program
 
+    if isinstance(source, os.PathLike):
+        path = os.fspath(source)
+        if path.endswith(".tile"):
+            from ..frontend.tile_file import load_tile_file
+
+            kernels = load_tile_file(path)
+            if kernel is None and len(kernels) > 1:
+                raise InterpreterError(f"{path} has {len(kernels)} kernels "
+                                       f"({', '.join(kernels)}): choose one with kernel=")
+            if kernel is not None and kernel not in kernels:
+                raise InterpreterError(f"no kernel named '{kernel}' in {path} "
+                                       f"(kernels: {', '.join(kernels)})")
+            source = kernels[kernel or next(iter(kernels))]
+        else:
+            from ..compiler.pipeline import new_context, parse
+
+            with open(path) as f:
+                source = parse(f.read(), new_context(), path)
     if hasattr(source, "build_module"):  # a @T.prim_func
-        Program(source.build_module(), kernel or source.name).run(args, blocks)
-        return
+        return Program(source.build_module(), kernel or source.name)
     if isinstance(source, str):
         from ..compiler.pipeline import new_context, parse
 
         source = parse(source, new_context())
-    Program(source, kernel).run(args, blocks)
+    return Program(source, kernel)
 
 
 __all__ = ["InterpretedFactory", "InterpretedKernel", "InterpreterError", "interpret"]

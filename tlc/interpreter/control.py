@@ -113,7 +113,11 @@ def _parallel(c, op):
     rank = len(shape)
     ranges = [np.arange(n, dtype=np.int64).reshape([n if k == d else 1 for k in range(rank)])
               for d, n in enumerate(shape)]
-    steps = c.steps(body)
+    c.parallel_dims = {a: d for d, a in enumerate(body.arguments)}
+    try:
+        steps = c.steps(body)
+    finally:
+        c.parallel_dims = {}
 
     def run(st):
         env = st.env

@@ -112,9 +112,8 @@ class InterpretedKernel:
 def _to_torch(array, dtype: str, device):
     import torch
 
-    from ..runtime.dtypes import torch_dtype
-
-    return torch.from_numpy(array).to(device=device, dtype=torch_dtype(dtype))
+    name = {"float8_e4m3": "float8_e4m3fn"}.get(dtype, dtype)
+    return torch.from_numpy(array).to(device=device, dtype=getattr(torch, name))
 
 
 class InterpretedFactory:

@@ -57,7 +57,7 @@ class Compiler:
     def __init__(self, source_name: str = "-"):
         self.source_name = source_name
         self.slots: dict = {}
-        self.buffer_names: dict = {}  # memref value -> name for messages
+        self.parallel_dims: dict = {}  # induction variable of the tile.parallel -> its dim
 
     @property
     def frame_size(self) -> int:
@@ -92,6 +92,15 @@ class Compiler:
         if handler is None:
             raise self.site(op).error("the interpreter does not support this op")
         return handler(self, op.opview if hasattr(op, "opview") else op)
+
+    def parallel_axes(self, indices) -> tuple | None:
+        """The loop dimensions of `indices` when each is an induction variable of the
+        enclosing tile.parallel, in increasing order (an access `f[i, j]` or `m[i]`
+        whose elements are a plain view of the buffer); else None."""
+        dims = [self.parallel_dims.get(v) for v in indices]
+        if not dims or None in dims or dims != sorted(set(dims)):
+            return None
+        return tuple(dims)
 
     def buffer_name(self, op) -> str:
         """A buffer's name for messages: the name it is assigned to on its source

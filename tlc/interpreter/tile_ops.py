@@ -50,15 +50,33 @@ def _stage(c, op):
     return step
 
 
+def _view_shape(st, buf, axes):
+    """The shape that lays `buf` over the running tile.parallel's iteration space
+    when it is indexed by the loop's own variables (`axes`), else None."""
+    if axes is None or st.mask is not None or buf.space == "global":
+        return None
+    shape = st.parallel_shape
+    if buf.shape != tuple(shape[d] for d in axes):
+        return None
+    return [shape[d] if d in axes else 1 for d in range(len(shape))]
+
+
 @handles("memref.load")
 def _load(c, op):
     buf, out = c.slot(op.operands[0]), c.slot(op.result)
-    indices = [c.slot(v) for v in list(op.operands)[1:]]
+    operands = list(op.operands)[1:]
+    indices = [c.slot(v) for v in operands]
+    axes = c.parallel_axes(operands)
     site = c.site(op)
 
     def step(st):
         env = st.env
-        env[out] = env[buf].load(site, st, [env[i] for i in indices])
+        b = env[buf]
+        view = _view_shape(st, b, axes)
+        if view is not None and b.written.all():  # f[i, j], m[i]: no gather needed
+            env[out] = b.data.reshape(view).copy()
+        else:
+            env[out] = b.load(site, st, [env[i] for i in indices])
 
     return step
 
@@ -66,12 +84,20 @@ def _load(c, op):
 @handles("memref.store")
 def _store(c, op):
     value, buf = c.slot(op.operands[0]), c.slot(op.operands[1])
-    indices = [c.slot(v) for v in list(op.operands)[2:]]
+    operands = list(op.operands)[2:]
+    indices = [c.slot(v) for v in operands]
+    axes = c.parallel_axes(operands)
+    full = axes is not None and len(axes) == len(c.parallel_dims)
     site = c.site(op)
 
     def step(st):
         env = st.env
-        env[buf].store(site, st, [env[i] for i in indices], env[value])
+        b = env[buf]
+        if full and _view_shape(st, b, axes) is not None:  # f[i, j] = ...: every element
+            b.data[...] = env[value]
+            b.written[...] = True
+        else:
+            b.store(site, st, [env[i] for i in indices], env[value])
 
     return step
 
@@ -136,10 +162,14 @@ def _gemm(c, op):
         for buf in (A, B) if clear else (A, B, C):
             buf.check_written(site, st.block)
         x, y = _operand(A), _operand(B)
-        x, y = (x.T if trans_a else x), (y.T if trans_b else y)
+        # Contiguous operands keep numpy on its BLAS path (a transposed view is slower
+        # by 100x there).
+        x = np.ascontiguousarray(x.T) if trans_a else x
+        y = np.ascontiguousarray(y.T) if trans_b else y
         if C.etype.is_float:
-            product = np.matmul(x, y, dtype=np.float64 if C.etype.bits == 64 else np.float32)
-            total = product if clear else C.data.astype(product.dtype) + product
+            wide = np.float64 if C.etype.bits == 64 else np.float32
+            product = x.astype(wide, copy=False) @ y.astype(wide, copy=False)
+            total = product if clear else C.data.astype(wide) + product
         else:  # i8 x i8 -> i32: exact in int64, wrapped to the accumulator
             total = x.astype(np.int64) @ y.astype(np.int64)
             total = total if clear else C.data.astype(np.int64) + total
