@@ -160,7 +160,7 @@ def _kernel(c, op):
         env = st.env
         sizes = tuple(int(env[g]) for g in grid)
         for block in _selected_blocks(site, sizes, st.blocks):
-            st.block = block
+            st.block, st.async_copies, st.async_groups = block, [], []
             for slot, b in zip(indices, block):
                 env[slot] = b
             run_steps(steps, st)

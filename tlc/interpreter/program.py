@@ -32,7 +32,8 @@ def handles(*names):
 class State:
     """What a step sees: the value frame and where in the grid and loops it is."""
 
-    __slots__ = ("env", "blocks", "block", "mask", "parallel_shape")
+    __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "async_copies",
+                 "async_groups")
 
     def __init__(self, size: int, blocks=None):
         self.env = [None] * size
@@ -40,6 +41,8 @@ class State:
         self.block = None  # the block's indices while a tile.kernel body runs
         self.mask = None  # lanes that run (inside a tile.parallel under a run-time `if`)
         self.parallel_shape = None  # the iteration shape of the tile.parallel running
+        self.async_copies = []  # async copies issued, not yet committed (their writes)
+        self.async_groups = []  # committed groups of async copies, oldest first
 
     @property
     def in_parallel(self) -> bool:
@@ -111,8 +114,8 @@ class Compiler:
                          linecache.getline(loc.file, loc.line))
             if m:
                 return m.group(1)
-            return f"allocated at {loc}"
-        return "unnamed"
+        ssa = op.result.get_name()
+        return f"{ssa} at {loc}" if loc is not None else ssa
 
 
 def func_ops(module) -> dict:

@@ -121,6 +121,7 @@ def _copy(c, op):
     src_sizes = list(ir.DenseI64ArrayAttr(op.attributes["src_sizes"]))
     dst_sizes = list(ir.DenseI64ArrayAttr(op.attributes["dst_sizes"]))
     pred = c.slot(op.pred) if op.pred is not None else None
+    is_async = "async" in op.attributes
 
     def step(st):
         env = st.env
@@ -131,7 +132,11 @@ def _copy(c, op):
             so = [int(env[o]) for o in src_offsets]
             tile = s.read_region(site, st.block, so, src_sizes).reshape(dst_sizes)
             tile = convert(tile, s.etype, d.etype)
-        d.write_region(site, st.block, [int(env[o]) for o in dst_offsets], dst_sizes, tile)
+        do = [int(env[o]) for o in dst_offsets]
+        if is_async:  # lands when a later nvvm.cp.async.wait.group completes its group
+            st.async_copies.append(lambda: d.write_region(site, st.block, do, dst_sizes, tile))
+        else:
+            d.write_region(site, st.block, do, dst_sizes, tile)
 
     return step
 
