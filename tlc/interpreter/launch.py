@@ -54,9 +54,9 @@ class Program:
         self.steps = compiler.steps(entry)
         self.frame_size = compiler.frame_size
 
-    def run(self, args, blocks=None) -> None:
+    def run(self, args, blocks=None) -> list[str]:
         """Runs the program on `args` (every parameter, in order); tensors the
-        program writes are updated in place."""
+        program writes are updated in place. Returns the names of those tensors."""
         bound = bind_arguments(self.name, self.params, args)
         state = State(self.frame_size, blocks)
         for slot, value in zip(self.arg_slots, bound.values):
@@ -64,6 +64,8 @@ class Program:
         with np.errstate(all="ignore"):  # inf, NaN and wrap-around are results, as on the GPU
             run_steps(self.steps, state)
         bound.write_back()
+        return [p.name for p, v in zip(self.params, bound.values)
+                if p.kind == "tensor" and v.stored]
 
 
 def _params(compiler, fn, entry) -> list[Param]:
