@@ -23,14 +23,17 @@ def example(repo, name):
 
 def rand(rng, shape, dtype="float16"):
     x = rng.standard_normal(shape).astype(np.float32)
-    return round_bf16(x) if dtype == "bfloat16" else x.astype(dtype)
+    rounding = {"bfloat16": round_bf16, "float8_e4m3": round_f8e4m3}.get(dtype)
+    return rounding(x) if rounding else x.astype(dtype)
 
 
 def assert_rounded(out, ref, dtype):
     """out equals ref up to the rounding of the output dtype (plus fp32 summation order)."""
-    eps = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -20}[dtype]
+    # half an ulp relative, and half the smallest subnormal's spacing absolute
+    eps, tiny = {"float16": (2.0 ** -11, 2.0 ** -25), "bfloat16": (2.0 ** -8, 2.0 ** -134),
+                 "float8_e4m3": (2.0 ** -4, 2.0 ** -10), "float32": (2.0 ** -20, 0)}[dtype]
     err = np.abs(out.astype(np.float64) - ref)
-    bound = eps * np.abs(ref) + 1e-5 * (1 + np.abs(ref).max())
+    bound = eps * np.abs(ref) + tiny + 1e-5 * (1 + np.abs(ref).max())
     assert np.isfinite(out).all()
     assert (err <= bound).all(), f"max error {err.max()} (ulp-relative {(err / bound).max()})"
 
@@ -126,7 +129,7 @@ def test_gemm_tile_file_dynamic_m(repo):
 # -- GEMM -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float8_e4m3"])
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN"])
 def test_gemm_variants(repo, layout, dtype):
     ex = example(repo, "gemm")

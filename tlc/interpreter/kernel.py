@@ -102,8 +102,17 @@ class InterpretedKernel:
         return self._tile_ir
 
     def get_kernel_source(self) -> str:
-        raise RuntimeError(f"{self.name} is interpreted (interpret=True or TLC_INTERPRET=1): "
-                           "it has no PTX; compile it without interpreting for that")
+        raise self._not_compiled("has no PTX")
+
+    def get_profiler(self, tensor_supply_type=None):
+        raise self._not_compiled("cannot be timed on a GPU")
+
+    def save(self, path: str) -> None:
+        raise self._not_compiled("has no launchable artifact")
+
+    def _not_compiled(self, what: str) -> RuntimeError:
+        return RuntimeError(f"{self.name} is interpreted (interpret=True or TLC_INTERPRET=1) "
+                            f"and {what}: compile it without interpreting for that")
 
     def __repr__(self) -> str:
         return f"<tlc.InterpretedKernel {self.name}>"
