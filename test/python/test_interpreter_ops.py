@@ -120,3 +120,58 @@ def test_integer_division_by_zero():
                                                "division by zero"):
         tlc.interpret(INTS, np.ones(8, np.int32), b, np.zeros((10, 8), np.int32),
                       np.zeros((3, 8), np.float32))
+
+
+LOOPS = """
+func.func @loops(%X: memref<16xf32> {tile.name = "X"}, %O: memref<2x16xf32> {tile.name = "O"}) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %zero = arith.constant 0.0 : f32
+    %sum = scf.for %k = %c0 to %c16 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %x = memref.load %X[%k] : memref<16xf32>
+      %pos = arith.cmpf ogt, %x, %zero : f32
+      %v = scf.if %pos -> (f32) {
+        scf.yield %x : f32
+      } else {
+        %n = arith.negf %x : f32
+        scf.yield %n : f32
+      }
+      %s = arith.addf %acc, %v : f32
+      scf.yield %s : f32
+    }
+    tile.parallel (%i) in [16] {
+      %x = memref.load %X[%i] : memref<16xf32>
+      %pos = arith.cmpf ogt, %x, %zero : f32
+      %v = scf.if %pos -> (f32) {
+        scf.yield %x : f32
+      } else {
+        %t = arith.mulf %x, %sum : f32
+        scf.yield %t : f32
+      }
+      memref.store %v, %O[%c0, %i] : memref<2x16xf32>
+      %r = scf.for %k = %c0 to %i step %c1 iter_args(%a = %zero) -> (f32) {
+        %one = arith.constant 1.0 : f32
+        %b = arith.addf %a, %one : f32
+        scf.yield %b : f32
+      }
+      memref.store %r, %O[%c1, %i] : memref<2x16xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_scf_values_and_per_lane_trip_counts():
+    """scf.for iter_args and scf.if results, outside tile.parallel and inside it
+    (where the `if` is per lane and the loop runs i times in lane i)."""
+    x = np.random.default_rng(0).standard_normal(16).astype(np.float32)
+    out = np.zeros((2, 16), np.float32)
+    tlc.interpret(LOOPS, x, out)
+    total = np.float32(0)
+    for v in x:
+        total = np.float32(total + abs(v))
+    np.testing.assert_array_equal(out[0], np.where(x > 0, x, x * total))
+    np.testing.assert_array_equal(out[1], np.arange(16, dtype=np.float32))
