@@ -344,6 +344,10 @@ def test_argument_checks():
         tlc.interpret(row_reductions, x, np.zeros((4, 64), np.float32))
     with pytest.raises(ArgumentError, match="dim 1 must be 64, got 65"):
         tlc.interpret(row_reductions, x.astype(np.float32), np.zeros((4, 65), np.float32))
+    with pytest.raises(ArgumentError, match="row_reductions takes 2 arguments"):
+        tlc.interpret(row_reductions, x)
+    with pytest.raises(TypeError, match="tlc.interpret takes a @T.prim_func, .* got int"):
+        tlc.interpret(3, x)
 
 
 # -- checks the GPU cannot make -------------------------------------------------------------

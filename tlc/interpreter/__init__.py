@@ -62,6 +62,13 @@ def program(source, kernel: str | None = None):
         from ..compiler.pipeline import new_context, parse
 
         source = parse(source, new_context())
+    from .. import ir
+
+    if not isinstance(source, ir.Module):
+        hint = " (a compiled kernel: interpret its @T.prim_func, or kernel.get_mlir('tile'))" \
+            if hasattr(source, "get_mlir") else ""
+        raise TypeError(f"tlc.interpret takes a @T.prim_func, a tile-IR module, IR text or a "
+                        f"path, got {type(source).__name__}{hint}")
     return Program(source, kernel)
 
 

@@ -74,9 +74,11 @@ class Compiler:
         return s
 
     def site(self, op) -> Site:
+        """The op's name and user location, for its messages."""
         return Site(op.operation.name, source_location(op.location, self.source_name))
 
     def etype(self, op, mlir_type) -> ElementType:
+        """The ElementType of `mlir_type`; an error at `op` when there is none."""
         t = element_type(mlir_type)
         if t is None:
             raise self.site(op).error(f"the interpreter does not support the type {mlir_type}")
@@ -91,6 +93,7 @@ class Compiler:
         return [s for s in (self.op(op) for op in ops) if s is not None]
 
     def op(self, op):
+        """The step of one op (None for ops with nothing to do, like terminators)."""
         handler = HANDLERS.get(op.operation.name)
         if handler is None:
             raise self.site(op).error("the interpreter does not support this op")
@@ -107,7 +110,7 @@ class Compiler:
 
     def buffer_name(self, op) -> str:
         """A buffer's name for messages: the name it is assigned to on its source
-        line (`A_shared = T.alloc_shared(...)`), else its type and line."""
+        line (`A_shared = T.alloc_shared(...)`), else its SSA name and location."""
         loc = source_location(op.location, self.source_name)
         if loc is not None:
             m = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*T\.alloc_",
