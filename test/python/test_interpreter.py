@@ -428,3 +428,23 @@ def test_unwritten_shared_read():
 def test_missing_clear_is_reported():
     args = (np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16))
     _expect(missing_clear, args, "reads fragment 'c' (64x64 float32)")
+
+
+@T.prim_func
+def racy_row_store(X: T.Tensor((16, 32), "float32"), Y: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        x = T.alloc_fragment((16, 32), "float32")
+        m = T.alloc_fragment((16,), "float32")
+        T.copy(X[0, 0], x)
+        for i, j in T.Parallel(16, 32):
+            m[i] = x[i, j]  # every j writes row i's element: a race
+        T.copy(m, Y[0])
+
+
+def test_conflicting_writes_in_parallel_are_a_race():
+    x = np.tile(np.arange(32, dtype=np.float32), (16, 1))
+    _expect(racy_row_store, (x, np.zeros(16, np.float32)),
+            "memref.store in block (0): T.Parallel iterations (0, 0) and (0, 1) both write "
+            "fragment 'm' (16 float32) at index [0], different values (0.0 and 1.0): a race")
+    # the same value from every iteration is no race
+    tlc.interpret(racy_row_store, np.ones((16, 32), np.float32), np.zeros(16, np.float32))

@@ -132,19 +132,38 @@ class Buffer:
                 self.written[tuple(indices)] = True
             return
         keep = active if inside is None else (inside if active is None else inside & active)
-        if keep is None:
-            shape = np.broadcast_shapes(*(np.shape(i) for i in index), np.shape(value))
-            index = tuple(np.broadcast_to(i, shape) for i in index)
-            self.data[index] = np.broadcast_to(value, shape)
-            if self.written is not None:
-                self.written[index] = True
-            return
-        shape = np.broadcast_shapes(*(np.shape(i) for i in index), np.shape(value), keep.shape)
-        keep = np.broadcast_to(keep, shape)
-        index = tuple(np.broadcast_to(i, shape)[keep] for i in index)
-        self.data[index] = np.broadcast_to(value, shape)[keep]
+        shapes = [np.shape(i) for i in index] + [np.shape(value)]
+        shape = np.broadcast_shapes(*shapes, *([] if keep is None else [keep.shape]))
+        lanes = np.ones(shape, bool) if keep is None else np.broadcast_to(keep, shape)
+        index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
+        values = np.broadcast_to(value, shape)[lanes]
+        if values.size > 1:
+            self._check_race(site, state, index, values, lanes)
+        self.data[index] = values
         if self.written is not None:
             self.written[index] = True
+
+    def _check_race(self, site, state, index, values, lanes) -> None:
+        """Two iterations of a tile.parallel storing different values to one
+        element race on the GPU (either may win): an error here."""
+        linear = np.ravel_multi_index(index, self.shape)
+        order = np.argsort(linear, kind="stable")
+        same = linear[order][1:] == linear[order][:-1]
+        if not same.any():
+            return
+        v = values[order]
+        differ = same & (v[1:] != v[:-1])
+        if self.etype.is_float:
+            differ &= ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
+        if not differ.any():
+            return
+        k = int(np.argmax(differ))
+        where = np.argwhere(lanes)
+        first, second = (tuple(int(x) for x in where[order[n]]) for n in (k, k + 1))
+        at = [int(i[order[k]]) for i in index]
+        raise site.error(f"T.Parallel iterations {first} and {second} both write "
+                         f"{self.describe()} at index {at}, different values ({v[k]} and "
+                         f"{v[k + 1]}): a race on the GPU, where either may win", state.block)
 
     def _elements(self, site, state, indices, verb):
         """(numpy index or None for the plain scalar case, in-bounds mask where a
