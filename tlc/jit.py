@@ -384,10 +384,10 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
     """`@tlc.jit` / `@tlc.jit(out_idx=[-1], target="sm_90a")` on a factory that
     returns a @T.prim_func; applied to a prim_func, compiles it directly.
 
-    With `interpret=True`, or TLC_INTERPRET=1 in the environment when
-    `interpret` is not given, nothing is compiled: the kernels run on the CPU
-    under tlc.interpreter (numpy arrays or torch tensors; target and cache
-    then have nothing to act on)."""
+    With `interpret=True`, or TLC_INTERPRET=1 in the environment when the
+    decorator runs and `interpret` is not given, nothing is compiled: the
+    kernels run on the CPU under tlc.interpreter (numpy arrays or torch
+    tensors; target and cache then have nothing to act on)."""
     if interpret is None:
         interpret = os.environ.get("TLC_INTERPRET", "") not in ("", "0")
 

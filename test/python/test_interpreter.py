@@ -318,6 +318,14 @@ def test_control_flow():
     np.testing.assert_array_equal(s, np.trunc(y[:, 0]).astype(np.int32) // 3 + np.arange(40) % 5)
 
 
+def test_unmasked_tensor_read_out_of_bounds():
+    """W[k] in a T.serial loop is not masked (only T.copy and T.Parallel are)."""
+    x, w = np.zeros((16, 64), np.float32), np.zeros(8, np.float32)
+    args = (x, w, 9, np.zeros_like(x), np.zeros(16, np.int32))
+    _expect(control_flow, args, "memref.load in block (0): reads outside tensor 'W' "
+            "(8 float32): index [8] (dimension 0 has size 8)", "acc[0] += W[k]")
+
+
 # -- entry points ------------------------------------------------------------------------
 
 
