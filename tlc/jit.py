@@ -398,7 +398,6 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
             from .interpreter.kernel import interpreted
 
             return interpreted(f, out_idx=out_idx)
-
         if isinstance(f, PrimFunc):
             return compile(f, out_idx=out_idx, target=target)
         return JITFactory(f, out_idx=out_idx, target=target, cache=cache)

@@ -36,25 +36,25 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
-def _check_divisor(c, op, st, b):
+def _check_divisor(site, st, b):
     zero = np.equal(b, 0)
     if st.mask is not None:
         zero = zero & st.mask
     if np.any(zero):
-        raise c.site(op).error("integer division by zero", st.block)
+        raise site.error("integer division by zero", st.block)
 
 
 def _int_binary(fn, unsigned=False, divide=False):
     def handler(c, op):
         a, b, out = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.result)
         t = c.etype(op, op.result.type)
-        site_op = op
+        site = c.site(op)
 
         def step(st):
             env = st.env
             x, y = env[a], env[b]
             if divide:
-                _check_divisor(c, site_op, st, y)
+                _check_divisor(site, st, y)
                 if np.ndim(y):
                     y = np.where(np.equal(y, 0), 1, y)  # inactive lanes only
             if unsigned:
