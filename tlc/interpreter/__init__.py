@@ -28,7 +28,9 @@ def interpret(source, *args, blocks=None, kernel: str | None = None) -> None:
     `source` is a @T.prim_func, a tile-IR module, tile-IR text, or the path
     (a pathlib.Path) of a .tile or .mlir file; `kernel` names the kernel when
     there are several. `blocks` runs only those blocks of the grid (tuples of
-    block indices, e.g. [(0, 0), (3, 1)])."""
+    block indices, e.g. [(0, 0), (3, 1)]); blocks are named by the indices the
+    program sees (bx, by, ...), whatever order T.use_swizzle gives them on the
+    GPU, where blocks are independent anyway."""
     program(source, kernel).run(args, blocks)
 
 

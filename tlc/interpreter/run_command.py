@@ -96,11 +96,13 @@ def _inputs(prog, sizes: dict, scalars: dict, seed: int) -> list:
             elif d is not None and d in sizes:
                 used_sizes.add(d)
                 shape.append(sizes[d])
+            elif d is not None:
+                raise CompilationError(f"size {d} of '{p.name}' is not known before the run: "
+                                       f"give it with --size {d}=N")
             else:
-                what = f"size {d}" if d else f"dimension {dim}"
-                hint = f"--size {d}=N" if d else "a .mlir file with tile.dims names"
-                raise CompilationError(f"{what} of '{p.name}' is not known before the run: "
-                                       f"give it with {hint}")
+                raise CompilationError(f"dimension {dim} of '{p.name}' is dynamic and has no "
+                                       "size name to give with --size (name it in the "
+                                       "parameter's tile.dims)")
         values.append(_random(rng, p.dtype, shape))
     unused = [n for n in sizes if n not in used_sizes] + list(scalars)
     if unused:
