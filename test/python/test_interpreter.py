@@ -456,3 +456,46 @@ def test_conflicting_writes_in_parallel_are_a_race():
             "fragment 'm' (16 float32) at index [0], different values (0.0 and 1.0): a race")
     # the same value from every iteration is no race
     tlc.interpret(racy_row_store, np.ones((16, 32), np.float32), np.zeros(16, np.float32))
+
+
+@T.prim_func
+def local_scratch(X: T.Tensor((16, 32), "float32"), Y: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        x = T.alloc_fragment((16, 32), "float32")
+        s = T.alloc_fragment((16,), "float32")
+        acc = T.alloc_local((1,), "float32")
+        T.copy(X[0, 0], x)
+        for i in T.Parallel(16):
+            acc[0] = 0.0  # each thread's own accumulator
+            for k in T.serial(32):
+                acc[0] += x[i, k]
+            s[i] = acc[0]
+        T.copy(s, Y[0])
+
+
+@T.prim_func
+def local_read_after_parallel(X: T.Tensor((16, 32), "float32"), Y: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        x = T.alloc_fragment((16, 32), "float32")
+        s = T.alloc_fragment((16,), "float32")
+        acc = T.alloc_local((1,), "float32")
+        T.copy(X[0, 0], x)
+        for i in T.Parallel(16):
+            acc[0] = x[i, 0]
+        for i in T.Parallel(16):
+            s[i] = acc[0]  # which row's value this thread holds depends on the layout
+        T.copy(s, Y[0])
+
+
+def test_local_buffer_is_per_iteration_in_parallel():
+    x = rand(np.random.default_rng(15), (16, 32), "float32")
+    y = np.zeros(16, np.float32)
+    tlc.interpret(local_scratch, x, y)
+    ref = np.zeros(16, np.float32)
+    for k in range(32):
+        ref = ref + x[:, k]
+    np.testing.assert_array_equal(y, ref)
+    e = _expect(local_read_after_parallel, (x, y), "memref.load in block (0): reads local "
+                "buffer 'acc' (1 float32) at index [0] (T.Parallel iteration (0,)), which the "
+                "T.Parallel at ", "left holding a different value in each thread")
+    assert f"{__file__}:{local_read_after_parallel.node.body[0].body[4].lineno}" in str(e)

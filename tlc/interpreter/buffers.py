@@ -26,6 +26,7 @@ class Buffer:
         self.data = data
         self.written = written
         self.stored = False
+        self.divergent = None  # (mask, site of the T.Parallel) for local buffers
 
     @classmethod
     def allocate(cls, name: str, space: str, etype: ElementType, shape) -> Buffer:
@@ -92,20 +93,28 @@ class Buffer:
             return
         first = np.argwhere(~w)[0] if np.ndim(w) else []
         at = [int(f) + (origin[d] if origin else 0) for d, f in enumerate(first)]
-        raise site.error(f"reads {self.describe()} at index {at}, which no thread of the "
-                         "block has written yet (missing copy, fill or clear before this "
-                         "read?)", block)
+        raise self.unwritten_error(site, block, at, "", " (missing copy, fill or clear "
+                                                        "before this read?)")
+
+    def unwritten_error(self, site, block, at, where="", hint=""):
+        """The error for a read of element `at`, which holds no value."""
+        if self.divergent is not None and self.divergent[0][tuple(at)]:
+            loop = self.divergent[1].location
+            return site.error(f"reads {self.describe()} at index {at}{where}, which the "
+                              f"T.Parallel at {loop} left holding a different value in each "
+                              "thread (a local buffer is per-thread scratch there)", block)
+        return site.error(f"reads {self.describe()} at index {at}{where}, which no thread of "
+                          f"the block has written yet{hint}", block)
 
     # -- elements (memref.load / memref.store) ----------------------------------
 
     def load(self, site, state, indices):
         """Element read at `indices` (ints, or index arrays inside a tile.parallel)."""
-        index, inside, active = self._elements(site, state, indices, "reads")
+        index, inside, active = self.elements(site, state, indices, "reads")
         if index is None:
             index = tuple(indices)
             if self.written is not None and not self.written[index]:
-                raise site.error(f"reads {self.describe()} at index {[int(i) for i in index]}, "
-                                 "which no thread of the block has written yet", state.block)
+                raise self.unwritten_error(site, state.block, [int(i) for i in index])
             return self.data[index]
         values = self.data[index]
         if self.written is not None:
@@ -115,15 +124,14 @@ class Buffer:
             if unwritten.any():
                 at = [int(np.broadcast_to(i, unwritten.shape)[tuple(np.argwhere(unwritten)[0])])
                       for i in index]
-                raise site.error(f"reads {self.describe()} at index {at}, which no thread of "
-                                 "the block has written yet" + _lane(state, unwritten), state.block)
+                raise self.unwritten_error(site, state.block, at, _lane(state, unwritten))
         if inside is not None:
             values = np.where(inside, values, self.data.dtype.type(0))
         return values
 
     def store(self, site, state, indices, value) -> None:
         """Element write of `value` at `indices` (masked by the lanes that run)."""
-        index, inside, active = self._elements(site, state, indices, "writes")
+        index, inside, active = self.elements(site, state, indices, "writes")
         if self.space == "global":
             self.stored = True
         if index is None:
@@ -165,7 +173,7 @@ class Buffer:
                          f"{self.describe()} at index {at}, different values ({v[k]} and "
                          f"{v[k + 1]}): a race on the GPU, where either may win", state.block)
 
-    def _elements(self, site, state, indices, verb):
+    def elements(self, site, state, indices, verb):
         """(numpy index or None for the plain scalar case, in-bounds mask where a
         tensor access inside tile.parallel is masked, active-lane mask)."""
         active = state.mask

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
+from .private import merge
 from .program import handles, run_steps
 
 
@@ -118,16 +119,18 @@ def _parallel(c, op):
         steps = c.steps(body)
     finally:
         c.parallel_dims = {}
+    site = c.site(op)
 
     def run(st):
         env = st.env
         for slot, r in zip(ivs, ranges):
             env[slot] = r
-        st.parallel_shape = shape
+        st.parallel_shape, st.parallel_lanes, st.private = shape, ranges, {}
         try:
             run_steps(steps, st)
+            merge(site, st)
         finally:
-            st.parallel_shape = None
+            st.parallel_shape, st.parallel_lanes, st.private = None, (), {}
 
     return run
 

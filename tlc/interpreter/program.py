@@ -32,8 +32,8 @@ def handles(*names):
 class State:
     """What a step sees: the value frame and where in the grid and loops it is."""
 
-    __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "async_copies",
-                 "async_groups")
+    __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "parallel_lanes",
+                 "private", "async_copies", "async_groups")
 
     def __init__(self, size: int, blocks=None):
         self.env = [None] * size
@@ -41,6 +41,8 @@ class State:
         self.block = None  # the block's indices while a tile.kernel body runs
         self.mask = None  # lanes that run (inside a tile.parallel under a run-time `if`)
         self.parallel_shape = None  # the iteration shape of the tile.parallel running
+        self.parallel_lanes = ()  # its induction variables' index arrays
+        self.private = {}  # local buffers it uses: id -> (buffer, per-iteration copies)
         self.async_copies = []  # async copies issued, not yet committed (their writes)
         self.async_groups = []  # committed groups of async copies, oldest first
 

@@ -12,6 +12,7 @@ import numpy as np
 from .. import ir
 from .buffers import Buffer
 from .numerics import convert, round_tf32
+from . import private
 from .program import handles
 
 _SPACES = {"#gpu.address_space<workgroup>": "shared", "#tile.space<fragment>": "fragment",
@@ -72,6 +73,9 @@ def _load(c, op):
     def step(st):
         env = st.env
         b = env[buf]
+        if b.space == "local" and st.in_parallel:
+            env[out] = private.load(site, st, b, [env[i] for i in indices])
+            return
         view = _view_shape(st, b, axes)
         if view is not None and b.written.all():  # f[i, j], m[i]: no gather needed
             env[out] = b.data.reshape(view).copy()
@@ -93,6 +97,9 @@ def _store(c, op):
     def step(st):
         env = st.env
         b = env[buf]
+        if b.space == "local" and st.in_parallel:
+            private.store(site, st, b, [env[i] for i in indices], env[value])
+            return
         if full and _view_shape(st, b, axes) is not None:  # f[i, j] = ...: every element
             b.data[...] = env[value]
             b.written[...] = True
