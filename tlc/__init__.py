@@ -22,11 +22,12 @@ from .jit import JITKernel, compile, jit  # noqa: E402,A004
 
 __all__ = [
     "CompilationError", "JITKernel", "TensorSupplyType", "__version__", "compile", "compiler",
-    "jit", "language", "layout", "runtime",
+    "interpret", "interpreter", "jit", "language", "layout", "runtime",
 ]
 
 _LAZY = {
     "TensorSupplyType": ("profiler", "TensorSupplyType"),
+    "interpret": ("interpreter", "interpret"),
 }
 
 
@@ -36,6 +37,6 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{module}", __name__), attr)
         globals()[name] = value
         return value
-    if name in ("compiler", "runtime", "language", "layout", "frontend"):
+    if name in ("compiler", "runtime", "language", "layout", "frontend", "interpreter"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -96,6 +96,11 @@ def _llvm_ir(compiled, kernel: str | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:  # `tlc run FILE ...`: interpret on the CPU (tlc.interpreter)
+        from .interpreter.run_command import main as run
+
+        return run(argv[1:])
     args = _parser().parse_args(argv)
     from . import compiler
 

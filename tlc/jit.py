@@ -379,13 +379,25 @@ class JITFactory:
         return _cache_key(str(prim.build_module()), prim.name, target)
 
 
-def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True, **_options):
+def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
+        interpret: bool | None = None, **_options):
     """`@tlc.jit` / `@tlc.jit(out_idx=[-1], target="sm_90a")` on a factory that
-    returns a @T.prim_func; applied to a prim_func, compiles it directly."""
+    returns a @T.prim_func; applied to a prim_func, compiles it directly.
+
+    With `interpret=True`, or TLC_INTERPRET=1 in the environment when the
+    decorator runs and `interpret` is not given, nothing is compiled: the
+    kernels run on the CPU under tlc.interpreter (numpy arrays or torch
+    tensors; target and cache then have nothing to act on)."""
+    if interpret is None:
+        interpret = os.environ.get("TLC_INTERPRET", "") not in ("", "0")
 
     def wrap(f):
         from .frontend import PrimFunc
 
+        if interpret:
+            from .interpreter.kernel import interpreted
+
+            return interpreted(f, out_idx=out_idx)
         if isinstance(f, PrimFunc):
             return compile(f, out_idx=out_idx, target=target)
         return JITFactory(f, out_idx=out_idx, target=target, cache=cache)

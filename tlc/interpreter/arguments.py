@@ -1,0 +1,153 @@
+"""Host arguments -> interpreter values: numpy arrays, torch tensors, scalars.
+
+Checks mirror the GPU runtime's (tlc.runtime.args): dtype, rank, static
+sizes, one value per size symbol. numpy has no bfloat16 or float8: for
+those parameters pass float32 arrays (their values are rounded to the type
+on the way in; what the program stores comes back rounded) or torch tensors
+of that dtype. Torch tensors on the CPU with a numpy dtype are used in place;
+others (another device, bfloat16) are copied in and written back.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..runtime.errors import ArgumentError
+from .buffers import Buffer
+
+_NUMPY = {"float16": np.float16, "float32": np.float32, "float64": np.float64,
+          "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+          "uint8": np.uint8, "bool": np.bool_}
+_ROUNDED = ("bfloat16", "float8_e4m3", "float8_e5m2")  # held as float32
+
+
+class Bound:
+    """Bound argument values and how to return results to the caller's tensors."""
+
+    def __init__(self):
+        self.values: list = []
+        self._write_backs: list = []  # (buffer, function of its data)
+
+    def write_back(self) -> None:
+        for buf, back in self._write_backs:
+            if buf.stored:
+                back(buf.data)
+
+
+def is_torch_tensor(obj) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr")
+
+
+def bind_arguments(kernel: str, params, args) -> Bound:
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise ArgumentError(f"{kernel} takes {len(params)} arguments ({names}), "
+                            f"got {len(args)}")
+    bound, symbols = Bound(), {}
+    for i, (p, arg) in enumerate(zip(params, args)):
+        where = f"argument '{p.name}' (param {i + 1} of {kernel})"
+        if p.kind == "scalar":
+            bound.values.append(_scalar(p, arg, where))
+            continue
+        array, back = _host_array(p, arg, where)
+        _check_shape(p, array.shape, where, symbols)
+        storage = array
+        if p.dtype in _ROUNDED:
+            storage = p.etype.round(array)
+            back = back or _copy_into(array)
+        elif p.dtype == "uint8":
+            storage = array.view(np.int8)
+        buf = Buffer(p.name, "global", p.etype, storage)
+        bound.values.append(buf)
+        if back is not None:
+            bound._write_backs.append((buf, back))
+    return bound
+
+
+def _copy_into(array):
+    def back(data):
+        array[...] = data
+
+    return back
+
+
+def _host_array(p, arg, where):
+    """(numpy array, write-back function or None when the array is the caller's own)."""
+    if is_torch_tensor(arg):
+        return _from_torch(p, arg, where)
+    if not isinstance(arg, np.ndarray):
+        raise ArgumentError(f"{where}: expected a numpy array or a torch tensor, got "
+                            f"{type(arg).__name__}")
+    want = np.float32 if p.dtype in _ROUNDED else _NUMPY[p.dtype]
+    if arg.dtype != want:
+        extra = " (numpy has no bfloat16/float8: pass float32 values)" \
+            if p.dtype in _ROUNDED else ""
+        raise ArgumentError(f"{where}: expected dtype {p.dtype}{extra}, got {arg.dtype}")
+    if not arg.flags.writeable:
+        def refuse(_data):
+            raise ArgumentError(f"{where}: is read-only, but the program wrote it")
+
+        return arg.copy(), refuse
+    return arg, None
+
+
+def _from_torch(p, t, where):
+    import torch
+
+    name = str(t.dtype).removeprefix("torch.")
+    torch_name = {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2"}.get(name, name)
+    if torch_name != p.dtype:
+        raise ArgumentError(f"{where}: expected dtype {p.dtype}, got {name}")
+    t = t.detach()
+    if t.device.type == "cpu" and p.dtype not in _ROUNDED:
+        return t.numpy(), None  # shares memory: written in place
+    host = (t.float() if p.dtype in _ROUNDED else t).cpu().numpy().copy()
+
+    def back(data):
+        t.copy_(torch.from_numpy(np.ascontiguousarray(data)).to(t.dtype))
+
+    return host, back
+
+
+def _check_shape(p, shape, where, symbols) -> None:
+    if len(shape) != len(p.shape):
+        expected = "[" + ", ".join(str(d) for d in p.shape) + "]"
+        raise ArgumentError(f"{where}: expected a rank-{len(p.shape)} tensor of shape "
+                            f"{expected}, got shape {tuple(shape)}")
+    for dim, (want, got) in enumerate(zip(p.shape, shape)):
+        if isinstance(want, int):
+            if got != want:
+                raise ArgumentError(f"{where}: dim {dim} must be {want}, got {got} "
+                                    f"(shape {tuple(shape)})")
+        elif want is not None:
+            if want in symbols and symbols[want][0] != got:
+                value, origin = symbols[want]
+                raise ArgumentError(f"{where}: dim {dim} is symbol {want} = {got}, but "
+                                    f"{origin} set {want} = {value}")
+            symbols.setdefault(want, (got, f"argument '{p.name}' dim {dim}"))
+
+
+def _scalar(p, arg, where):
+    if is_torch_tensor(arg) or isinstance(arg, np.ndarray):
+        if np.ndim(arg) != 0:
+            raise ArgumentError(f"{where}: expected a {p.dtype} scalar, got an array")
+        arg = arg.item()
+    if isinstance(arg, np.generic):
+        arg = arg.item()
+    if p.etype.kind == "b":
+        if not isinstance(arg, (bool, np.bool_)):
+            raise ArgumentError(f"{where}: expected a bool, got {type(arg).__name__}")
+        return np.bool_(arg)
+    if p.etype.is_float:
+        if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
+            raise ArgumentError(f"{where}: expected a {p.dtype} number, got "
+                                f"{type(arg).__name__}")
+        return p.etype.make(float(arg))
+    if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
+        raise ArgumentError(f"{where}: expected a {p.dtype} integer, got {type(arg).__name__}")
+    info = np.iinfo(np.uint8 if p.dtype == "uint8" else p.etype.dtype)
+    if not info.min <= arg <= info.max:
+        raise ArgumentError(f"{where}: {arg} does not fit in {p.dtype}")
+    return p.etype.make(int(arg))

@@ -1,0 +1,225 @@
+"""Buffers: a numpy array per tensor or on-chip buffer, with bounds checks and,
+for on-chip buffers, a written-mask that catches reads of unwritten elements."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .numerics import ElementType
+
+SPACE_WORDS = {"global": "tensor", "shared": "shared buffer", "fragment": "fragment",
+               "local": "local buffer"}
+
+
+class Buffer:
+    """One buffer of a running block (or a tensor argument of the launch).
+
+    `written` marks the elements of an on-chip buffer that some op of the
+    current block has written (buffers are allocated afresh for every block);
+    tensors have none. `stored` records that the program wrote a tensor."""
+
+    def __init__(self, name: str, space: str, etype: ElementType, data: np.ndarray,
+                 written: np.ndarray | None = None):
+        self.name = name
+        self.space = space
+        self.etype = etype
+        self.data = data
+        self.written = written
+        self.stored = False
+        self.divergent = None  # (mask, site of the T.Parallel) for local buffers
+
+    @classmethod
+    def allocate(cls, name: str, space: str, etype: ElementType, shape) -> Buffer:
+        return cls(name, space, etype, np.zeros(shape, dtype=etype.dtype),
+                   np.zeros(shape, dtype=bool))
+
+    def view(self, index) -> Buffer:
+        """A buffer sharing this one's storage (tile.stage)."""
+        return Buffer(self.name, self.space, self.etype, self.data[index],
+                      None if self.written is None else self.written[index])
+
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    def describe(self) -> str:
+        dims = "x".join(str(d) for d in self.shape) or "scalar"
+        return f"{SPACE_WORDS[self.space]} '{self.name}' ({dims} {self.etype.describe()})"
+
+    # -- regions (tile.copy, fill, gemm, reduce) --------------------------------
+
+    def read_region(self, site, block, offsets, sizes) -> np.ndarray:
+        """The region [offsets, offsets + sizes) as a new array. A tensor reads
+        zero outside its bounds; an on-chip buffer must contain the region and
+        have had every element of it written."""
+        if self.space == "global":
+            out = np.zeros(sizes, dtype=self.data.dtype)
+            src, dst = _clipped(offsets, sizes, self.shape)
+            if src is not None:
+                out[dst] = self.data[src]
+            return out
+        index = self._exact(site, block, offsets, sizes, "reads")
+        self.check_written(site, block, index, offsets)
+        return self.data[index].copy()
+
+    def write_region(self, site, block, offsets, sizes, values) -> None:
+        """Writes `values` (shaped `sizes`) to the region; a tensor skips the
+        elements outside its bounds."""
+        if self.space == "global":
+            self.stored = True
+            dst, src = _clipped(offsets, sizes, self.shape)
+            if dst is not None:
+                self.data[dst] = values[src]
+            return
+        index = self._exact(site, block, offsets, sizes, "writes")
+        self.data[index] = values
+        self.written[index] = True
+
+    def _exact(self, site, block, offsets, sizes, verb: str):
+        for dim, (o, s, n) in enumerate(zip(offsets, sizes, self.shape)):
+            if o < 0 or o + s > n:
+                bad = [o + (s - 1 if o + s > n and o >= 0 else 0) for o, s in zip(offsets, sizes)]
+                raise site.error(f"{verb} region [{', '.join(map(str, offsets))}] + "
+                                 f"[{', '.join(map(str, sizes))}] outside {self.describe()}: "
+                                 f"index {bad} (dimension {dim} has size {n})", block)
+        return tuple(slice(o, o + s) for o, s in zip(offsets, sizes))
+
+    def check_written(self, site, block, index=(), origin=None) -> None:
+        """Raises when an element of `self.data[index]` was never written."""
+        if self.written is None:
+            return
+        w = self.written[index]
+        if w.all():
+            return
+        first = np.argwhere(~w)[0] if np.ndim(w) else []
+        at = [int(f) + (origin[d] if origin else 0) for d, f in enumerate(first)]
+        raise self.unwritten_error(site, block, at, "", " (missing copy, fill or clear "
+                                                        "before this read?)")
+
+    def unwritten_error(self, site, block, at, where="", hint=""):
+        """The error for a read of element `at`, which holds no value."""
+        if self.divergent is not None and self.divergent[0][tuple(at)]:
+            loop = self.divergent[1].location
+            return site.error(f"reads {self.describe()} at index {at}{where}, which the "
+                              f"T.Parallel at {loop} left holding a different value in each "
+                              "thread (a local buffer is per-thread scratch there)", block)
+        return site.error(f"reads {self.describe()} at index {at}{where}, which no thread of "
+                          f"the block has written yet{hint}", block)
+
+    # -- elements (memref.load / memref.store) ----------------------------------
+
+    def load(self, site, state, indices):
+        """Element read at `indices` (ints, or index arrays inside a tile.parallel)."""
+        index, inside, active = self.elements(site, state, indices, "reads")
+        if index is None:
+            index = tuple(indices)
+            if self.written is not None and not self.written[index]:
+                raise self.unwritten_error(site, state.block, [int(i) for i in index])
+            return self.data[index]
+        values = self.data[index]
+        if self.written is not None:
+            unwritten = ~self.written[index]
+            if active is not None:
+                unwritten &= active
+            if unwritten.any():
+                at = [int(np.broadcast_to(i, unwritten.shape)[tuple(np.argwhere(unwritten)[0])])
+                      for i in index]
+                raise self.unwritten_error(site, state.block, at, _lane(state, unwritten))
+        if inside is not None:
+            values = np.where(inside, values, self.data.dtype.type(0))
+        return values
+
+    def store(self, site, state, indices, value) -> None:
+        """Element write of `value` at `indices` (masked by the lanes that run)."""
+        index, inside, active = self.elements(site, state, indices, "writes")
+        if self.space == "global":
+            self.stored = True
+        if index is None:
+            self.data[tuple(indices)] = value
+            if self.written is not None:
+                self.written[tuple(indices)] = True
+            return
+        keep = active if inside is None else (inside if active is None else inside & active)
+        shapes = [np.shape(i) for i in index] + [np.shape(value)]
+        shape = np.broadcast_shapes(*shapes, *([] if keep is None else [keep.shape]))
+        lanes = np.ones(shape, bool) if keep is None else np.broadcast_to(keep, shape)
+        index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
+        values = np.broadcast_to(value, shape)[lanes]
+        if values.size > 1:
+            self._check_race(site, state, index, values, lanes)
+        self.data[index] = values
+        if self.written is not None:
+            self.written[index] = True
+
+    def _check_race(self, site, state, index, values, lanes) -> None:
+        """Two iterations of a tile.parallel storing different values to one
+        element race on the GPU (either may win): an error here."""
+        linear = np.ravel_multi_index(index, self.shape)
+        order = np.argsort(linear, kind="stable")
+        same = linear[order][1:] == linear[order][:-1]
+        if not same.any():
+            return
+        v = values[order]
+        differ = same & (v[1:] != v[:-1])
+        if self.etype.is_float:
+            differ &= ~(np.isnan(v[1:]) & np.isnan(v[:-1]))
+        if not differ.any():
+            return
+        k = int(np.argmax(differ))
+        where = np.argwhere(lanes)
+        first, second = (tuple(int(x) for x in where[order[n]]) for n in (k, k + 1))
+        at = [int(i[order[k]]) for i in index]
+        raise site.error(f"T.Parallel iterations {first} and {second} both write "
+                         f"{self.describe()} at index {at}, different values ({v[k]} and "
+                         f"{v[k + 1]}): a race on the GPU, where either may win", state.block)
+
+    def elements(self, site, state, indices, verb):
+        """(numpy index or None for the plain scalar case, in-bounds mask where a
+        tensor access inside tile.parallel is masked, active-lane mask)."""
+        active = state.mask
+        scalar = active is None and all(isinstance(i, (int, np.integer)) for i in indices)
+        masked = self.space == "global" and state.in_parallel
+        if scalar and not masked:
+            for dim, (i, n) in enumerate(zip(indices, self.shape)):
+                if not 0 <= i < n:
+                    raise site.error(f"{verb} outside {self.describe()}: index "
+                                     f"{[int(x) for x in indices]} (dimension {dim} has size "
+                                     f"{n})", state.block)
+            return None, None, None
+        inside = None
+        for i, n in zip(indices, self.shape):
+            ok = (np.asarray(i) >= 0) & (np.asarray(i) < n)
+            inside = ok if inside is None else inside & ok
+        if inside.all():
+            return tuple(indices), None, active
+        if not masked:
+            bad = ~inside if active is None else ~inside & active
+            if bad.any():
+                lane = tuple(np.argwhere(bad)[0])
+                at = [int(np.broadcast_to(i, bad.shape)[lane]) for i in indices]
+                raise site.error(f"{verb} outside {self.describe()}: index {at}"
+                                 + _lane(state, bad), state.block)
+        clipped = tuple(np.where(inside, i, 0) for i in indices)
+        return clipped, (inside if masked else None), active
+
+
+def _lane(state, bad) -> str:
+    """ ' at T.Parallel iteration (...)' for the first offending lane."""
+    if state.parallel_shape is None:
+        return ""
+    full = np.broadcast_to(bad, np.broadcast_shapes(bad.shape, state.parallel_shape))
+    lane = np.argwhere(full)[0][-len(state.parallel_shape):]
+    return f" (T.Parallel iteration {tuple(int(x) for x in lane)})"
+
+
+def _clipped(offsets, sizes, shape):
+    """(index into the buffer, index into the region) of the part of the
+    region [offsets, offsets + sizes) inside `shape`; (None, None) if empty."""
+    inner, outer = [], []
+    for o, s, n in zip(offsets, sizes, shape):
+        lo, hi = max(o, 0), min(o + s, n)
+        if lo >= hi:
+            return None, None
+        inner.append(slice(lo, hi))
+        outer.append(slice(lo - o, hi - o))
+    return tuple(inner), tuple(outer)

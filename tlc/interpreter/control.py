@@ -1,0 +1,186 @@
+"""Loops, branches and the grid: scf.for / scf.if, tile.parallel, tile.pipelined,
+tile.kernel, func.return.
+
+A tile.parallel body runs once, its induction variables bound to index
+arrays shaped for broadcasting (np.indices-style, one axis per loop
+dimension), so every op in it acts on the whole iteration space at once. A
+run-time `if` inside it runs both branches under lane masks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from .private import merge
+from .program import handles, run_steps
+
+
+def _yield_slots(c, block):
+    ops = list(block.operations)
+    if not ops or ops[-1].operation.name != "scf.yield":
+        return []
+    return [c.slot(v) for v in ops[-1].operands]
+
+
+@handles("scf.for")
+def _for(c, op):
+    lb, ub, step_ = (c.slot(v) for v in (op.lowerBound, op.upperBound, op.step))
+    body = op.regions[0].blocks[0]
+    iv = c.slot(body.arguments[0])
+    iv_type = c.etype(op, body.arguments[0].type)
+    carried_slots = [c.slot(a) for a in list(body.arguments)[1:]]
+    inits = [c.slot(v) for v in op.initArgs]
+    results = [c.slot(r) for r in op.results]
+    steps = c.steps(body, skip_terminator=True)
+    yields = _yield_slots(c, body)
+
+    def run(st):
+        env = st.env
+        lo, hi, s = env[lb], env[ub], env[step_]
+        carried = [env[i] for i in inits]
+        if np.ndim(lo) == 0 and np.ndim(hi) == 0 and np.ndim(s) == 0:
+            for i in range(int(lo), int(hi), int(s)):
+                env[iv] = iv_type.make(i)
+                for slot, v in zip(carried_slots, carried):
+                    env[slot] = v
+                run_steps(steps, st)
+                carried = [env[y] for y in yields]
+        else:  # bounds that differ per lane (inside tile.parallel): masked iterations
+            saved = st.mask
+            try:
+                for i in range(int(np.min(lo)), int(np.max(hi)), int(np.min(s))):
+                    lanes = (i >= lo) & (i < hi) & ((i - lo) % s == 0)
+                    st.mask = lanes if saved is None else saved & lanes
+                    if not st.mask.any():
+                        continue
+                    env[iv] = iv_type.make(i)
+                    for slot, v in zip(carried_slots, carried):
+                        env[slot] = v
+                    run_steps(steps, st)
+                    carried = [np.where(lanes, env[y], old) for y, old in zip(yields, carried)]
+            finally:
+                st.mask = saved
+        for r, v in zip(results, carried):
+            env[r] = v
+
+    return run
+
+
+@handles("scf.if")
+def _if(c, op):
+    cond = c.slot(op.condition)
+    then_block = op.regions[0].blocks[0]
+    then_steps, then_yields = c.steps(then_block, True), _yield_slots(c, then_block)
+    else_steps, else_yields = [], []
+    if len(op.regions) > 1 and len(op.regions[1].blocks):
+        else_block = op.regions[1].blocks[0]
+        else_steps, else_yields = c.steps(else_block, True), _yield_slots(c, else_block)
+    results = [c.slot(r) for r in op.results]
+    types = [c.etype(op, r.type) for r in op.results]
+
+    def run(st):
+        env = st.env
+        p = env[cond]
+        if np.ndim(p) == 0:
+            run_steps(then_steps if p else else_steps, st)
+            for r, y in zip(results, then_yields if p else else_yields):
+                env[r] = env[y]
+            return
+        saved = st.mask
+        try:
+            for lanes, steps in ((p, then_steps), (~p, else_steps)):
+                st.mask = lanes if saved is None else saved & lanes
+                if steps and st.mask.any():
+                    run_steps(steps, st)
+        finally:
+            st.mask = saved
+        for r, t, a, b in zip(results, types, then_yields, else_yields):
+            env[r] = t.make(np.where(p, env[a], env[b]))
+
+    return run
+
+
+@handles("scf.yield", "func.return")
+def _terminator(c, op):
+    return None  # read by the enclosing op
+
+
+@handles("tile.parallel")
+def _parallel(c, op):
+    shape = tuple(ir.DenseI64ArrayAttr(op.attributes["shape"]))
+    body = op.regions[0].blocks[0]
+    ivs = [c.slot(a) for a in body.arguments]
+    rank = len(shape)
+    ranges = [np.arange(n, dtype=np.int64).reshape([n if k == d else 1 for k in range(rank)])
+              for d, n in enumerate(shape)]
+    c.parallel_dims = {a: d for d, a in enumerate(body.arguments)}
+    try:
+        steps = c.steps(body)
+    finally:
+        c.parallel_dims = {}
+    site = c.site(op)
+
+    def run(st):
+        env = st.env
+        for slot, r in zip(ivs, ranges):
+            env[slot] = r
+        st.parallel_shape, st.parallel_lanes, st.private = shape, ranges, {}
+        try:
+            run_steps(steps, st)
+            merge(site, st)
+        finally:
+            st.parallel_shape, st.parallel_lanes, st.private = None, (), {}
+
+    return run
+
+
+@handles("tile.pipelined")
+def _pipelined(c, op):
+    lb, ub, step_ = (c.slot(v) for v in op.operands[:3])
+    body = op.regions[0].blocks[0]
+    iv = c.slot(body.arguments[0])
+    steps = c.steps(body)
+
+    def run(st):  # num_stages only overlaps copies on the GPU; the result is a plain loop's
+        env = st.env
+        for i in range(int(env[lb]), int(env[ub]), int(env[step_])):
+            env[iv] = i
+            run_steps(steps, st)
+
+    return run
+
+
+@handles("tile.kernel")
+def _kernel(c, op):
+    site = c.site(op)
+    grid = [c.slot(v) for v in op.operands]
+    body = op.regions[0].blocks[0]
+    indices = [c.slot(a) for a in body.arguments]
+    steps = c.steps(body)
+
+    def run(st):
+        env = st.env
+        sizes = tuple(int(env[g]) for g in grid)
+        for block in _selected_blocks(site, sizes, st.blocks):
+            st.block, st.async_copies, st.async_groups = block, [], []
+            for slot, b in zip(indices, block):
+                env[slot] = b
+            run_steps(steps, st)
+        st.block = None
+
+    return run
+
+
+def _selected_blocks(site, sizes, chosen):
+    """The blocks to run: all of the grid (x fastest), or the chosen ones, checked."""
+    if chosen is None:
+        return [tuple(reversed(b)) for b in np.ndindex(*reversed(sizes))]
+    out = []
+    for b in chosen:
+        b = (b,) if isinstance(b, (int, np.integer)) else tuple(b)
+        if len(b) != len(sizes) or not all(0 <= int(x) < n for x, n in zip(b, sizes)):
+            raise site.error(f"blocks: {b} is not a block of the grid {sizes} (give one index "
+                             f"per grid dimension, each in range)")
+        out.append(tuple(int(x) for x in b))
+    return out

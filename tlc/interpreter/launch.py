@@ -1,0 +1,93 @@
+"""A decoded tile program and one run of it on host arrays.
+
+`Program` decodes a func.func once; `Program.run(args)` binds the arguments
+(numpy arrays, torch tensors, Python scalars) to its parameters with the
+checks the GPU runtime makes, runs the grid's blocks one after another and
+writes results back to the caller's tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ir
+from . import async_copies, control, scalar_ops, tile_ops  # noqa: F401  (op handlers)
+from .arguments import bind_arguments
+from .errors import InterpreterError
+from .numerics import ElementType
+from .program import Compiler, State, func_ops, run_steps, source_name
+from .tile_ops import memref_space
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter as the interpreter binds it."""
+
+    name: str
+    kind: str  # "tensor" or "scalar"
+    etype: ElementType
+    dtype: str  # the user's dtype name ("float16", "uint8", ...)
+    shape: tuple = ()  # ints, or symbol names ("M") / None for dynamic sizes
+
+
+class Program:
+    """One func.func of a tile-IR module, decoded and ready to run."""
+
+    def __init__(self, module, name: str | None = None):
+        funcs = func_ops(module)
+        if name is None:
+            if len(funcs) != 1:
+                raise InterpreterError(f"the module has {len(funcs)} functions "
+                                       f"({', '.join(funcs) or 'none'}): name one with kernel=")
+            name = next(iter(funcs))
+        if name not in funcs:
+            raise InterpreterError(f"no function named '{name}' in the module "
+                                   f"(functions: {', '.join(funcs)})")
+        self.name = name
+        fn = funcs[name]
+        compiler = Compiler(source_name(module))
+        entry = fn.regions[0].blocks[0]
+        self.params = _params(compiler, fn, entry)
+        self.arg_slots = [compiler.slot(a) for a in entry.arguments]
+        self.steps = compiler.steps(entry)
+        self.frame_size = compiler.frame_size
+
+    def run(self, args, blocks=None) -> list[str]:
+        """Runs the program on `args` (every parameter, in order); tensors the
+        program writes are updated in place. Returns the names of those tensors."""
+        bound = bind_arguments(self.name, self.params, args)
+        state = State(self.frame_size, blocks)
+        for slot, value in zip(self.arg_slots, bound.values):
+            state.env[slot] = value
+        with np.errstate(all="ignore"):  # inf, NaN and wrap-around are results, as on the GPU
+            run_steps(self.steps, state)
+        bound.write_back()
+        return [p.name for p, v in zip(self.params, bound.values)
+                if p.kind == "tensor" and v.stored]
+
+
+def _params(compiler, fn, entry) -> list[Param]:
+    attrs = fn.arg_attrs if "arg_attrs" in fn.attributes else None
+    params = []
+    for i, arg in enumerate(entry.arguments):
+        d = ir.DictAttr(attrs[i]) if attrs is not None else None
+        name = ir.StringAttr(d["tile.name"]).value if d is not None and "tile.name" in d \
+            else f"arg{i}"
+        user_dtype = ir.StringAttr(d["tile.dtype"]).value if d is not None and \
+            "tile.dtype" in d else None
+        t = arg.type
+        if isinstance(t, ir.MemRefType):
+            if memref_space(t) != "global":
+                raise InterpreterError(f"parameter '{name}' is not a global tensor ({t})")
+            etype = compiler.etype(fn, t.element_type)
+            dims = [ir.StringAttr(x).value for x in ir.ArrayAttr(d["tile.dims"])] \
+                if d is not None and "tile.dims" in d else [""] * t.rank
+            shape = tuple(n if n != ir.ShapedType.get_dynamic_size() else (dims[k] or None)
+                          for k, n in enumerate(t.shape))
+            params.append(Param(name, "tensor", etype, user_dtype or etype.describe(), shape))
+        else:
+            etype = compiler.etype(fn, t)
+            params.append(Param(name, "scalar", etype, user_dtype or etype.describe()))
+    return params

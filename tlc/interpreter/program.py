@@ -1,0 +1,138 @@
+"""Tile IR -> a tree of Python closures ("steps") over a frame of values.
+
+The IR is decoded once: each op becomes a step, a function of the running
+`State`, that reads its operands from and writes its results to slots of
+`state.env`. Running a block is then a walk over plain Python callables,
+with no MLIR object touched. Handlers for each dialect register themselves
+in `HANDLERS` by op name.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+
+from .. import ir
+from ..compiler.diagnostics import source_location
+from .errors import Site
+from .numerics import ElementType, element_type
+
+HANDLERS: dict = {}  # op name -> handler(compiler, op) -> step
+
+
+def handles(*names):
+    def register(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+
+    return register
+
+
+class State:
+    """What a step sees: the value frame and where in the grid and loops it is."""
+
+    __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "parallel_lanes",
+                 "private", "async_copies", "async_groups")
+
+    def __init__(self, size: int, blocks=None):
+        self.env = [None] * size
+        self.blocks = blocks  # the blocks to run (None: the whole grid)
+        self.block = None  # the block's indices while a tile.kernel body runs
+        self.mask = None  # lanes that run (inside a tile.parallel under a run-time `if`)
+        self.parallel_shape = None  # the iteration shape of the tile.parallel running
+        self.parallel_lanes = ()  # its induction variables' index arrays
+        self.private = {}  # local buffers it uses: id -> (buffer, per-iteration copies)
+        self.async_copies = []  # async copies issued, not yet committed (their writes)
+        self.async_groups = []  # committed groups of async copies, oldest first
+
+    @property
+    def in_parallel(self) -> bool:
+        return self.parallel_shape is not None
+
+
+def run_steps(steps, state: State) -> None:
+    for step in steps:
+        step(state)
+
+
+class Compiler:
+    """Decodes the ops of one func.func into steps."""
+
+    def __init__(self, source_name: str = "-"):
+        self.source_name = source_name
+        self.slots: dict = {}
+        self.parallel_dims: dict = {}  # induction variable of the tile.parallel -> its dim
+
+    @property
+    def frame_size(self) -> int:
+        return len(self.slots)
+
+    def slot(self, value) -> int:
+        """The frame slot of an SSA value (assigned on first sight)."""
+        s = self.slots.get(value)
+        if s is None:
+            s = self.slots[value] = len(self.slots)
+        return s
+
+    def site(self, op) -> Site:
+        """The op's name and user location, for its messages."""
+        return Site(op.operation.name, source_location(op.location, self.source_name))
+
+    def etype(self, op, mlir_type) -> ElementType:
+        """The ElementType of `mlir_type`; an error at `op` when there is none."""
+        t = element_type(mlir_type)
+        if t is None:
+            raise self.site(op).error(f"the interpreter does not support the type {mlir_type}")
+        return t
+
+    def steps(self, block, skip_terminator: bool = False) -> list:
+        """The steps of a block's ops, in order (its terminator left to the caller
+        when `skip_terminator`)."""
+        ops = list(block.operations)
+        if skip_terminator and ops:
+            ops = ops[:-1]
+        return [s for s in (self.op(op) for op in ops) if s is not None]
+
+    def op(self, op):
+        """The step of one op (None for ops with nothing to do, like terminators)."""
+        handler = HANDLERS.get(op.operation.name)
+        if handler is None:
+            raise self.site(op).error("the interpreter does not support this op")
+        return handler(self, op.opview if hasattr(op, "opview") else op)
+
+    def parallel_axes(self, indices) -> tuple | None:
+        """The loop dimensions of `indices` when each is an induction variable of the
+        enclosing tile.parallel, in increasing order (an access `f[i, j]` or `m[i]`
+        whose elements are a plain view of the buffer); else None."""
+        dims = [self.parallel_dims.get(v) for v in indices]
+        if not dims or None in dims or dims != sorted(set(dims)):
+            return None
+        return tuple(dims)
+
+    def buffer_name(self, op) -> str:
+        """A buffer's name for messages: the name it is assigned to on its source
+        line (`A_shared = T.alloc_shared(...)`), else its SSA name and location."""
+        loc = source_location(op.location, self.source_name)
+        if loc is not None:
+            m = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*T\.alloc_",
+                         linecache.getline(loc.file, loc.line))
+            if m:
+                return m.group(1)
+        ssa = op.result.get_name()
+        return f"{ssa} at {loc}" if loc is not None else ssa
+
+
+def func_ops(module) -> dict:
+    """The func.func ops of a module by name."""
+    out = {}
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            out[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    return out
+
+
+def source_name(module) -> str:
+    attrs = module.operation.attributes
+    return ir.StringAttr(attrs["tile.source"]).value if "tile.source" in attrs else "-"
+

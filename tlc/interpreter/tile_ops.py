@@ -1,0 +1,236 @@
+"""Buffers and tile ops: tile.alloc_*, tile.stage, tile.copy, tile.fill,
+tile.gemm, tile.reduce, and memref.load / store / dim.
+
+Each tile op runs on whole numpy arrays; on-chip buffers are fresh per block
+and carry a written-mask, so reading an element nothing wrote is an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from .buffers import Buffer
+from .numerics import convert, round_tf32
+from . import private
+from .program import handles
+
+_SPACES = {"#gpu.address_space<workgroup>": "shared", "#tile.space<fragment>": "fragment",
+           "#tile.space<local>": "local"}
+
+
+def memref_space(t) -> str:
+    space = ir.MemRefType(t).memory_space
+    return "global" if space is None else _SPACES.get(str(space), str(space))
+
+
+@handles("tile.alloc_shared", "tile.alloc_fragment", "tile.alloc_local")
+def _alloc(c, op):
+    out = c.slot(op.result)
+    t = ir.MemRefType(op.result.type)
+    etype, shape = c.etype(op, t.element_type), tuple(t.shape)
+    space, name = op.operation.name.split("_")[-1], c.buffer_name(op)
+
+    def step(st):
+        st.env[out] = Buffer.allocate(name, space, etype, shape)
+
+    return step
+
+
+@handles("tile.stage")
+def _stage(c, op):
+    src, index, out = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.result)
+    site = c.site(op)
+
+    def step(st):
+        buf, i = st.env[src], int(st.env[index])
+        if not 0 <= i < buf.shape[0]:
+            raise site.error(f"stage {i} of {buf.describe()} is out of range", st.block)
+        st.env[out] = buf.view(i)
+
+    return step
+
+
+def _view_shape(st, buf, axes):
+    """The shape that lays `buf` over the running tile.parallel's iteration space
+    when it is indexed by the loop's own variables (`axes`), else None."""
+    if axes is None or st.mask is not None or buf.space == "global":
+        return None
+    shape = st.parallel_shape
+    if buf.shape != tuple(shape[d] for d in axes):
+        return None
+    return [shape[d] if d in axes else 1 for d in range(len(shape))]
+
+
+@handles("memref.load")
+def _load(c, op):
+    buf, out = c.slot(op.operands[0]), c.slot(op.result)
+    operands = list(op.operands)[1:]
+    indices = [c.slot(v) for v in operands]
+    axes = c.parallel_axes(operands)
+    site = c.site(op)
+
+    def step(st):
+        env = st.env
+        b = env[buf]
+        if b.space == "local" and st.in_parallel:
+            env[out] = private.load(site, st, b, [env[i] for i in indices])
+            return
+        view = _view_shape(st, b, axes)
+        if view is not None and b.written.all():  # f[i, j], m[i]: no gather needed
+            env[out] = b.data.reshape(view).copy()
+        else:
+            env[out] = b.load(site, st, [env[i] for i in indices])
+
+    return step
+
+
+@handles("memref.store")
+def _store(c, op):
+    value, buf = c.slot(op.operands[0]), c.slot(op.operands[1])
+    operands = list(op.operands)[2:]
+    indices = [c.slot(v) for v in operands]
+    axes = c.parallel_axes(operands)
+    full = axes is not None and len(axes) == len(c.parallel_dims)
+    site = c.site(op)
+
+    def step(st):
+        env = st.env
+        b = env[buf]
+        if b.space == "local" and st.in_parallel:
+            private.store(site, st, b, [env[i] for i in indices], env[value])
+            return
+        if full and _view_shape(st, b, axes) is not None:  # f[i, j] = ...: every element
+            b.data[...] = env[value]
+            b.written[...] = True
+        else:
+            b.store(site, st, [env[i] for i in indices], env[value])
+
+    return step
+
+
+@handles("memref.dim")
+def _dim(c, op):
+    buf, index, out = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.result)
+
+    def step(st):
+        st.env[out] = int(st.env[buf].shape[int(st.env[index])])
+
+    return step
+
+
+@handles("tile.copy")
+def _copy(c, op):
+    site = c.site(op)
+    src, dst = c.slot(op.src), c.slot(op.dst)
+    src_offsets = [c.slot(v) for v in op.src_offsets]
+    dst_offsets = [c.slot(v) for v in op.dst_offsets]
+    src_sizes = list(ir.DenseI64ArrayAttr(op.attributes["src_sizes"]))
+    dst_sizes = list(ir.DenseI64ArrayAttr(op.attributes["dst_sizes"]))
+    pred = c.slot(op.pred) if op.pred is not None else None
+    is_async = "async" in op.attributes
+
+    def step(st):
+        env = st.env
+        s, d = env[src], env[dst]
+        if pred is not None and not env[pred]:  # a predicated-off async copy: zeros
+            tile = np.zeros(dst_sizes, dtype=d.data.dtype)
+        else:
+            so = [int(env[o]) for o in src_offsets]
+            tile = s.read_region(site, st.block, so, src_sizes).reshape(dst_sizes)
+            tile = convert(tile, s.etype, d.etype)
+        do = [int(env[o]) for o in dst_offsets]
+        if is_async:  # lands when a later nvvm.cp.async.wait.group completes its group
+            st.async_copies.append(lambda: d.write_region(site, st.block, do, dst_sizes, tile))
+        else:
+            d.write_region(site, st.block, do, dst_sizes, tile)
+
+    return step
+
+
+@handles("tile.fill")
+def _fill(c, op):
+    dst, value = c.slot(op.operands[0]), c.slot(op.operands[1])
+
+    def step(st):
+        buf = st.env[dst]
+        buf.data[...] = st.env[value]
+        buf.written[...] = True
+
+    return step
+
+
+@handles("tile.gemm")
+def _gemm(c, op):
+    site = c.site(op)
+    a, b, acc = (c.slot(v) for v in op.operands[:3])
+    attrs = op.attributes
+    trans_a, trans_b = "transpose_a" in attrs, "transpose_b" in attrs
+    clear = "clear_accum" in attrs
+
+    def step(st):
+        env = st.env
+        A, B, C = env[a], env[b], env[acc]
+        for buf in (A, B) if clear else (A, B, C):
+            buf.check_written(site, st.block)
+        x, y = _operand(A), _operand(B)
+        # Contiguous operands keep numpy on its BLAS path (a transposed view is slower
+        # by 100x there).
+        x = np.ascontiguousarray(x.T) if trans_a else x
+        y = np.ascontiguousarray(y.T) if trans_b else y
+        if C.etype.is_float:
+            wide = np.float64 if C.etype.bits == 64 else np.float32
+            product = x.astype(wide, copy=False) @ y.astype(wide, copy=False)
+            total = product if clear else C.data.astype(wide) + product
+        else:  # i8 x i8 -> i32: exact in int64, wrapped to the accumulator
+            total = x.astype(np.int64) @ y.astype(np.int64)
+            total = total if clear else C.data.astype(np.int64) + total
+        C.data[...] = C.etype.make(total)
+        C.written[...] = True
+
+    return step
+
+
+def _operand(buf):
+    """A gemm operand as the tensor cores read it: float32 inputs as tf32."""
+    if buf.etype.name == "f32":
+        return round_tf32(buf.data)
+    if buf.etype.is_float and buf.etype.bits < 64:
+        return buf.data.astype(np.float32)
+    return buf.data
+
+
+@handles("tile.reduce")
+def _reduce(c, op):
+    site = c.site(op)
+    src, dst = c.slot(op.operands[0]), c.slot(op.operands[1])
+    kind = str(op.attributes["kind"]).split("<")[1].rstrip(">")
+    dim = ir.IntegerAttr(op.attributes["dim"]).value
+    clear = "clear" in op.attributes
+
+    def step(st):
+        env = st.env
+        S, D = env[src], env[dst]
+        S.check_written(site, st.block)
+        if not clear:
+            D.check_written(site, st.block)
+        work = np.float32 if S.etype.is_float and S.etype.bits <= 32 else \
+            (np.int64 if not S.etype.is_float else S.data.dtype)
+        x = S.data.astype(work)
+        if kind in ("abssum", "absmax"):
+            x = np.abs(x)
+        if kind in ("sum", "abssum"):
+            r = x.sum(axis=dim, dtype=work)
+        elif kind in ("max", "absmax"):
+            r = x.max(axis=dim)
+        else:
+            r = x.min(axis=dim)
+        r = r.reshape(D.shape)
+        if not clear:
+            prev = D.data.astype(work)
+            r = (prev + r if kind in ("sum", "abssum") else
+                 np.minimum(prev, r) if kind == "min" else np.maximum(prev, r))
+        D.data[...] = D.etype.make(r)
+        D.written[...] = True
+
+    return step
