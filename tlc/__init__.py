@@ -19,10 +19,12 @@ __version__ = "0.1.0"
 # function. Imported lazily, the import system would set the attribute to the
 # module after __getattr__ had returned the function once.
 from .jit import JITKernel, compile, jit  # noqa: E402,A004
+from .pass_config import PassConfigKey  # noqa: E402
+from .host import cdiv  # noqa: E402
 
 __all__ = [
-    "CompilationError", "JITKernel", "TensorSupplyType", "__version__", "compile", "compiler",
-    "jit", "language", "layout", "runtime",
+    "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType", "__version__",
+    "cdiv", "compile", "compiler", "jit", "language", "layout", "profiler", "runtime",
 ]
 
 _LAZY = {
@@ -36,6 +38,6 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{module}", __name__), attr)
         globals()[name] = value
         return value
-    if name in ("compiler", "runtime", "language", "layout", "frontend"):
+    if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

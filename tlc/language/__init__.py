@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 
+from ..host import cdiv
+
 from .types import (
     Tensor,
     Buffer,
@@ -43,12 +45,17 @@ class GemmWarpPolicy(enum.Enum):
 
 
 class Intrinsic:
-    """A `T.` function the frontend turns into tile IR; not callable in Python."""
+    """A `T.` function the frontend turns into tile IR. Called from ordinary
+    Python it is an error, except the integer helpers (T.ceildiv, T.floordiv),
+    which compute on plain ints there as in TileLang."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, host=None):
         self.name = name
+        self._host = host
 
     def __call__(self, *args, **kwargs):
+        if self._host is not None:
+            return self._host(*args, **kwargs)
         raise RuntimeError(
             f"T.{self.name} can only be used inside a @T.prim_func (tlc reads the "
             "function's source and compiles it; it is not run as Python)"
@@ -65,8 +72,15 @@ _INTRINSICS = [
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "ceildiv", "floordiv",
 ]
+def _floordiv(a: int, b: int) -> int:
+    """a // b for integers (T.floordiv outside a kernel)."""
+    cdiv(a, b)  # the same argument checks
+    return a // b
+
+
+_HOST = {"ceildiv": cdiv, "floordiv": _floordiv}
 for _name in _INTRINSICS:
-    globals()[_name] = Intrinsic(_name)
+    globals()[_name] = Intrinsic(_name, _HOST.get(_name))
 del _name
 
 from ..frontend.prim_func import prim_func  # noqa: E402
