@@ -25,10 +25,11 @@ from .host import cdiv  # noqa: E402
 __all__ = [
     "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType", "__version__",
     "cdiv", "compile", "compiler", "jit", "language", "layout", "profiler", "runtime",
+    "testing", "utils",
 ]
 
 _LAZY = {
-    "TensorSupplyType": ("profiler", "TensorSupplyType"),
+    "TensorSupplyType": ("utils.tensor", "TensorSupplyType"),
 }
 
 
@@ -38,6 +39,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{module}", __name__), attr)
         globals()[name] = value
         return value
-    if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler"):
+    if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
+                "testing", "utils"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")
