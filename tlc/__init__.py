@@ -23,13 +23,15 @@ from .pass_config import PassConfigKey  # noqa: E402
 from .host import cdiv  # noqa: E402
 
 __all__ = [
-    "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType", "__version__",
-    "cdiv", "compile", "compiler", "jit", "language", "layout", "profiler", "runtime",
-    "testing", "utils",
+    "AutoTuner", "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType",
+    "__version__", "autotune", "autotuner", "cdiv", "compile", "compiler", "jit", "language",
+    "layout", "profiler", "runtime", "testing", "utils",
 ]
 
 _LAZY = {
     "TensorSupplyType": ("utils.tensor", "TensorSupplyType"),
+    "autotune": ("autotuner", "autotune"),
+    "AutoTuner": ("autotuner", "AutoTuner"),
 }
 
 
@@ -40,6 +42,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
-                "testing", "utils"):
+                "testing", "utils", "autotuner"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -1,0 +1,108 @@
+"""Autotuning (`tilelang.autotune`, `tilelang.autotuner`).
+
+    @tlc.autotune(configs=[{"block_M": 64}, {"block_M": 128}], warmup=25, rep=100)
+    @tlc.jit(out_idx=[-1])
+    def matmul(M, N, K, block_M=128, ...): ...
+
+    kernel = matmul(4096, 4096, 4096)   # the fastest candidate's JITKernel
+
+The first call for some arguments compiles every candidate in parallel worker
+processes, checks (given a ref_prog) and times each on the GPU, prints progress
+and the skipped candidates on stderr, and keeps the winner in memory and in the
+disk cache: a later call, in this process or another, compiles (or loads) only
+the winner. Without a GPU the tuning raises tlc.runtime.LaunchError, unless a
+`timer=` replaces GPU timing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from ..utils.tensor import TensorSupplyType
+from .tuner import AutotuneError, AutotuneResult, AutoTuner, ProfileArgs, _INPUTS
+from .tuner import get_autotune_inputs
+
+__all__ = [
+    "AutoTuner", "AutotuneError", "AutotuneResult", "ProfileArgs", "autotune",
+    "get_autotune_inputs", "set_autotune_inputs",
+]
+
+
+@contextlib.contextmanager
+def set_autotune_inputs(*tensors):
+    """Within it, tuning runs every candidate on these tensors (all the
+    kernel's inputs, in order) instead of generated ones."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    stack = getattr(_INPUTS, "stack", None)
+    if stack is None:
+        stack = _INPUTS.stack = []
+    stack.append(tensors)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+class AutotunedFactory:
+    """A factory under @tlc.autotune: calling it returns the best kernel for
+    the arguments (tuned once per argument set and target)."""
+
+    def __init__(self, fn, configs, profile: dict):
+        self.fn = fn
+        self.configs = configs
+        self.profile = profile
+        self._kernels: dict = {}
+        self._results: dict = {}
+        functools.update_wrapper(self, fn)
+
+    def _pinned(self, kwargs) -> bool:
+        """Whether the call gives every tuned parameter itself (then nothing is tuned)."""
+        configs = self.configs if not callable(self.configs) else None
+        return bool(configs) and all(set(c) <= set(kwargs) for c in configs)
+
+    def __call__(self, *args, **kwargs):
+        from ..jit import JITFactory
+
+        if self._pinned(kwargs):
+            factory = self.fn if isinstance(self.fn, JITFactory) else JITFactory(self.fn)
+            return factory(*args, **kwargs)
+        tuner = AutoTuner(self.fn, self.configs, args, kwargs)
+        tuner.set_profile_args(**self.profile)
+        result = tuner.run()
+        kernel = result.kernel
+        kernel.latency, kernel.config, kernel.ref_latency = \
+            result.latency, result.config, result.ref_latency
+        return kernel
+
+    def get_tuner_result(self, *args, **kwargs) -> AutotuneResult:
+        """The AutotuneResult for these arguments (tuning if needed)."""
+        tuner = AutoTuner(self.fn, self.configs, args, kwargs)
+        tuner.set_profile_args(**self.profile)
+        return tuner.run()
+
+
+def autotune(func=None, *, configs=None, warmup: float = 25, rep: float = 100,
+             timeout: float = 100, supply_type: TensorSupplyType = TensorSupplyType.Auto,
+             ref_prog=None, supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
+             max_mismatched_ratio: float = 0.01, skip_check: bool = False,
+             manual_check_prog=None, cache_input_tensors: bool = False, timer=None,
+             workers: int | None = None):
+    """`@tlc.autotune(configs=...)` above `@tlc.jit(...)` (or on a plain
+    factory): see AutoTuner.set_profile_args for the arguments; `timeout` is
+    the seconds each candidate's compilation may take."""
+    if configs is None:
+        raise ValueError("autotune needs configs= (a list of keyword dicts, or a function "
+                         "of the factory's arguments returning one)")
+    profile = dict(warmup=warmup, rep=rep, timeout=timeout, supply_type=supply_type,
+                   ref_prog=ref_prog, supply_prog=supply_prog, rtol=rtol, atol=atol,
+                   max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
+                   manual_check_prog=manual_check_prog,
+                   cache_input_tensors=cache_input_tensors, timer=timer, workers=workers)
+    AutoTuner(lambda: None, configs).set_profile_args(**profile)  # check them now
+
+    def wrap(fn):
+        return AutotunedFactory(fn, configs, profile)
+
+    return wrap(func) if func is not None else wrap
