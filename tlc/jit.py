@@ -419,6 +419,10 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
                                      None)
             report(options, kernel, "compiled")
             return kernel
+        from .eager import EagerJITFactory, is_eager
+
+        if is_eager(f):
+            return EagerJITFactory(f, options, out_idx)
         return JITFactory(f, out_idx=out_idx, target=target, cache=cache, options=options)
 
     return wrap(fn) if fn is not None else wrap

@@ -55,7 +55,7 @@ class AutotunedFactory:
         self.profile = profile
         self._kernels: dict = {}
         self._results: dict = {}
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # fn's attributes must not replace ours
 
     def _pinned(self, kwargs) -> bool:
         """Whether the call gives every tuned parameter itself (then nothing is tuned)."""

@@ -72,9 +72,13 @@ class AutoTuner:
     _memory: dict = {}  # tuning key -> AutotuneResult, for this process
 
     def __init__(self, fn, configs, args=(), kwargs=None):
+        from ..eager import EagerJITFactory
         from ..jit import JITFactory
         from ..jit_options import jit_options
 
+        if isinstance(fn, EagerJITFactory):
+            raise TypeError(f"autotune of the eager-style kernel '{fn.__name__}' is not "
+                            "supported yet: tune a factory that returns a @T.prim_func")
         self.fn = fn
         self.configs = configs
         self._args, self._kwargs = tuple(args), dict(kwargs or {})

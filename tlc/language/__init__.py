@@ -85,8 +85,24 @@ del _name
 
 from ..frontend.prim_func import prim_func  # noqa: E402
 
+
+def const(names: str):
+    """`M, N = T.const("M, N")`: sizes of an eager @tlc.jit kernel, taken from
+    its tensor arguments' shapes (see tlc.eager); only valid there."""
+    raise RuntimeError("T.const declares sizes in the body of an eager-style @tlc.jit kernel "
+                       "(one whose body has the `with T.Kernel(...)`); it is not run as Python")
+
+
+def empty(shape, dtype: str = "float32"):
+    """`C = T.empty((M, N), "float16")`: an output of an eager @tlc.jit kernel,
+    allocated at each call and returned (see tlc.eager); only valid there."""
+    raise RuntimeError("T.empty declares an output in the body of an eager-style @tlc.jit "
+                       "kernel (one whose body has the `with T.Kernel(...)`); it is not run as "
+                       "Python")
+
 __all__ = [
-    "Buffer", "GemmWarpPolicy", "Intrinsic", "SymbolicDim", "Tensor", "dtype", "dynamic",
+    "Buffer", "GemmWarpPolicy", "Intrinsic", "SymbolicDim", "Tensor", "const", "dtype",
+    "dynamic", "empty",
     "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     *_INTRINSICS,
