@@ -293,3 +293,37 @@ def test_ceildiv_and_cdiv_on_host_ints():
         tlc.cdiv(1, 0)
     with pytest.raises(RuntimeError, match="only be used inside a @T.prim_func"):
         T.exp(1.0)
+
+
+@prim_func
+def swizzle_other(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((64, 64), "float16")
+        t = T.alloc_shared((64, 64), "float16")
+        T.annotate_layout({s: tlc.layout.make_swizzled_layout(t)})  # E:swz-other
+        T.copy(A[0, 0], s)
+        T.copy(A[0, 0], t)
+
+
+@prim_func
+def swizzle_fragment(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128):
+        f = T.alloc_fragment((64, 64), "float16")
+        T.annotate_layout({f: tlc.layout.make_swizzled_layout(f)})  # E:swz-frag
+        T.copy(A[0, 0], f)
+
+
+@prim_func
+def swizzle_same(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((64, 64), "float16")
+        T.annotate_layout({s: tlc.layout.make_swizzled_layout(s)})
+        T.copy(A[0, 0], s)
+
+
+def test_make_swizzled_layout_checks_its_buffer():
+    assert "#tile.swizzle" in swizzle_same.script()
+    check(swizzle_other, "swz-other", "{s:",
+          "the layout made for 't' annotates 's'")
+    check(swizzle_fragment, "swz-frag", "tlc.layout",
+          "make_swizzled_layout takes a shared buffer; 'f' is fragment")

@@ -503,6 +503,9 @@ def call_annotate_layout(gen, node):
         if not isinstance(buf, BufferRef):
             raise gen.error(a["layout_map"], f"layout keys must be buffers, got {buf!r}")
         if isinstance(layout, SwizzledLayout):
+            if layout.buffer is not None and layout.buffer is not buf:
+                raise gen.error(a["layout_map"], f"the layout made for '{layout.buffer.name}' "
+                                                 f"annotates '{buf.name}'")
             if buf.place != "shared":
                 raise gen.error(a["layout_map"], f"a swizzled layout applies to shared buffers; "
                                                  f"'{buf.name}' is {buf.place}")
