@@ -27,6 +27,7 @@ import ast
 import builtins
 import copy
 import inspect
+from dataclasses import dataclass
 
 from .errors import CompilationError, Diagnostic, SourceLocation
 
@@ -132,6 +133,20 @@ def _tensor_info(value, name: str):
         raise ArgumentError(f"'{name}' has dtype {dt}, which tlc does not support") from None
 
 
+@dataclass
+class EagerCall:
+    """One call of an eager kernel: its bound arguments, tensor (shape, dtype)
+    pairs, T.const sizes, tensor dtypes, the kernel's launch arguments (tensors
+    and scalars in order) and its compile-time values."""
+
+    values: dict
+    infos: dict
+    consts: dict
+    dtypes: dict
+    launch_args: list
+    statics: dict
+
+
 class EagerJITFactory:
     """A @tlc.jit factory in the eager style: call it with tensors (compiles
     per shape and dtype, launches, returns the outputs) or `.compile(...)` it."""
@@ -160,11 +175,23 @@ class EagerJITFactory:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
 
+    @property
+    def out_idx(self) -> list[int] | None:
+        """The kernel's outputs: the T.empty tensors, after the launch arguments."""
+        n = len(self.runtime)
+        return list(range(n, n + len(self.decl.outputs))) or None
+
     # -- the two ways in --------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
         """Compiles (once per shape, dtype and compile-time values) and launches;
         returns the T.empty outputs (one tensor, a list, or None)."""
+        call = self.bind(args, kwargs)
+        kernel = self.kernel_for(call.values, call.consts, call.dtypes, call.infos)
+        return kernel(*call.launch_args)
+
+    def bind(self, args, kwargs) -> EagerCall:
+        """A call's arguments sorted out: compile-time values, sizes, dtypes."""
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -173,8 +200,13 @@ class EagerJITFactory:
         values = dict(bound.arguments)
         infos = {n: _tensor_info(values[n], n) for n in self.decl.tensors}
         consts = self._consts_from(infos, values)
-        kernel = self._kernel(values, consts, {n: i[1] for n, i in infos.items()}, infos)
-        return kernel(*[values[n] for n in self.runtime])
+        return EagerCall(values, infos, consts, {n: i[1] for n, i in infos.items()},
+                         [values[n] for n in self.runtime],
+                         {n: v for n, v in values.items() if n not in self.runtime})
+
+    def check(self, call: EagerCall, statics: dict) -> None:
+        """The call's tensors match the declarations under these compile-time values."""
+        self._check_args(self._specs(self._decl_env(statics, call.consts)), call.infos)
 
     def compile(self, **kwargs):
         """The kernel for these T.const sizes and compile-time parameters (no
@@ -204,7 +236,7 @@ class EagerJITFactory:
         if kwargs:
             raise TypeError(f"{self.__name__}.compile has no parameter or size "
                             f"'{next(iter(kwargs))}'")
-        return self._kernel(values, consts, {}, {})
+        return self.kernel_for(values, consts, {}, {})
 
     # -- sizes --------------------------------------------------------------------
 
@@ -278,7 +310,9 @@ class EagerJITFactory:
             specs[name] = spec
         return specs
 
-    def _kernel(self, values: dict, consts: dict, dtypes: dict, infos: dict):
+    def kernel_for(self, values: dict, consts: dict, dtypes: dict, infos: dict | None = None):
+        """The kernel for these compile-time values, sizes and dtypes (compiled
+        once, then kept); tensors in `infos` are checked against the declarations."""
         from .jit import _compile_source, _default_target
 
         target = self.options.resolve_target(_default_target())
@@ -293,11 +327,9 @@ class EagerJITFactory:
         if kernel is None:
             env = self._decl_env(values, consts)
             specs = self._specs(env)
-            self._check_args(specs, infos)
+            self._check_args(specs, infos or {})
             prim = self._prim_func(specs, env)
-            n_in = len(self.runtime)
-            out_idx = list(range(n_in, n_in + len(self.decl.outputs)))
-            kernel = _compile_source(prim, out_idx or None, target, None)
+            kernel = _compile_source(prim, self.out_idx, target, None)
             from .jit_options import report
 
             report(self.options, kernel, "compiled")

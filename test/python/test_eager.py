@@ -210,8 +210,31 @@ def test_const_and_empty_only_in_eager_kernels():
         T.empty((4,), "float32")
 
 
-def test_autotune_of_eager_kernels_is_not_supported_yet():
-    tuned = tlc.autotune(configs=[{"block": 64}], timer=lambda k, c: 1.0)(scale)
-    with pytest.raises(TypeError, match="autotune of the eager-style kernel 'scale' is not "
-                                        "supported yet"):
-        tuned(np.zeros(128, np.float32), 1.0)
+def test_autotune_of_an_eager_kernel(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tlc.AutoTuner, "_memory", {})
+    log = []
+
+    def timer(kernel, config):
+        log.append(config)
+        assert kernel.params[0]["shape"] in ([4096], [8192])  # the call's tensor
+        return {64: 2.0, 256: 1.0}[config["block"]]
+
+    tuned = tlc.autotune(configs=[{"block": 64}, {"block": 256}], timer=timer,
+                         workers=2)(scale)
+    x = np.zeros(4096, np.float32)
+    result = tuned.get_tuner_result(x, 1.0)
+    assert result.config == {"block": 256} and log == [{"block": 64}, {"block": 256}]
+    assert result.kernel.out_idx == [2]  # Y, allocated and returned at launch
+    with pytest.raises(LaunchError):  # tuned (from memory), then launched on x: no GPU here
+        tuned(x, 1.0)
+    assert len(log) == 2
+    monkeypatch.setattr(tlc.AutoTuner, "_memory", {})
+    again = tuned.get_tuner_result(x, 2.0)  # scalars are launch arguments: same tuning
+    assert again.from_cache and again.config == {"block": 256} and len(log) == 2
+    assert again.kernel.out_idx == [2]
+    tuned.get_tuner_result(np.zeros(8192, np.float32), 1.0)  # another size: tuned again
+    assert len(log) == 4
+    assert "tlc.autotune scale(tensor([8192], float32), 1.0): best" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="sets \\['alpha'\\], kernel arguments"):
+        tlc.autotune(configs=[{"alpha": 1.0}], timer=timer)(scale).get_tuner_result(x, 1.0)

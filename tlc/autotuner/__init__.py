@@ -63,10 +63,14 @@ class AutotunedFactory:
         return bool(configs) and all(set(c) <= set(kwargs) for c in configs)
 
     def __call__(self, *args, **kwargs):
+        """The best kernel for these arguments; for an eager-style kernel
+        (called with its tensors), the best kernel's outputs on them."""
+        from ..eager import EagerJITFactory
         from ..jit import JITFactory
 
         if self._pinned(kwargs):
-            factory = self.fn if isinstance(self.fn, JITFactory) else JITFactory(self.fn)
+            factory = self.fn if isinstance(self.fn, (JITFactory, EagerJITFactory)) \
+                else JITFactory(self.fn)
             return factory(*args, **kwargs)
         tuner = AutoTuner(self.fn, self.configs, args, kwargs)
         tuner.set_profile_args(**self.profile)
@@ -74,6 +78,9 @@ class AutotunedFactory:
         kernel = result.kernel
         kernel.latency, kernel.config, kernel.ref_latency = \
             result.latency, result.config, result.ref_latency
+        if isinstance(self.fn, EagerJITFactory):
+            self.fn.check(tuner._call, {**tuner._call.statics, **result.config})
+            return kernel(*tuner._call.launch_args)
         return kernel
 
     def get_tuner_result(self, *args, **kwargs) -> AutotuneResult:

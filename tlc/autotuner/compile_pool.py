@@ -36,6 +36,7 @@ class Job:
     options: object  # tlc.jit_options.JitOptions, its target resolved
     use_disk_cache: bool
     cache_dir: str | None = None  # the parent's kernel cache (workers outlive env changes)
+    eager: bool = False  # an eager-style kernel: kwargs are EagerJITFactory.kernel_for's
 
 
 @dataclasses.dataclass
@@ -84,6 +85,11 @@ def _factory(module: str, qualname: str):
 def compile_job(fn, job: Job):
     """Compiles one candidate in this process: a JITKernel, or a CompilationError raised."""
     from ..jit import JITFactory
+
+    if job.eager:
+        from ..eager import EagerJITFactory
+
+        return EagerJITFactory(fn, job.options).kernel_for(**job.kwargs)
 
     factory = JITFactory(fn, out_idx=job.out_idx, cache=job.use_disk_cache,
                          options=job.options)

@@ -76,13 +76,16 @@ class AutoTuner:
         from ..jit import JITFactory
         from ..jit_options import jit_options
 
-        if isinstance(fn, EagerJITFactory):
-            raise TypeError(f"autotune of the eager-style kernel '{fn.__name__}' is not "
-                            "supported yet: tune a factory that returns a @T.prim_func")
         self.fn = fn
         self.configs = configs
         self._args, self._kwargs = tuple(args), dict(kwargs or {})
-        if isinstance(fn, JITFactory):
+        self._eager = self._call = None
+        if isinstance(fn, EagerJITFactory):
+            # tuned on the call's own tensors; keyed by sizes and dtypes, not values
+            self._eager, self._call = fn, fn.bind(self._args, self._kwargs)
+            self._factory, self._out_idx = fn.fn, fn.out_idx
+            self._options, self._use_disk_cache = fn.options, False
+        elif isinstance(fn, JITFactory):
             self._factory, self._out_idx = fn.factory, fn.out_idx
             self._options, self._use_disk_cache = fn.options, fn.use_disk_cache
         else:
@@ -150,6 +153,9 @@ class AutoTuner:
             pinned = sorted(set(c) & set(self._kwargs))
             if pinned:
                 raise ValueError(f"config {c} sets {pinned}, which the call also gives")
+            runtime = sorted(set(c) & set(self._eager.runtime if self._eager else ()))
+            if runtime:
+                raise ValueError(f"config {c} sets {runtime}, kernel arguments given at launch")
             try:
                 sig.bind(*self._args, **self._kwargs, **c)
             except TypeError as e:
@@ -172,7 +178,13 @@ class AutoTuner:
         options = dataclasses.replace(self._options, target=target)
         extra = {"out_idx": self._out_idx, "ref": p.ref_prog is not None and not p.skip_check,
                  "supply": p.supply_type.name}
-        key = tuning_key_of(self._factory, self._args, self._kwargs, configs, target, extra)
+        if self._eager is not None:
+            call = self._call
+            key_args, key_kwargs = (), {**call.statics, "__sizes__": call.consts,
+                                        "__dtypes__": call.dtypes}
+        else:
+            key_args, key_kwargs = self._args, self._kwargs
+        key = tuning_key_of(self._factory, key_args, key_kwargs, configs, target, extra)
         label = f"{self._factory.__name__}{_call_repr(self._args, self._kwargs)}"
         if key in self._memory:
             return self._memory[key]
@@ -194,6 +206,11 @@ class AutoTuner:
     def _jobs(self, configs, options) -> list:
         from ..jit import cache_dir
 
+        if self._eager is not None:
+            call = self._call
+            return [compile_pool.Job((), {"values": {**call.statics, **c}, "consts": call.consts,
+                                          "dtypes": call.dtypes}, self._out_idx, options, False,
+                                     cache_dir(), eager=True) for c in configs]
         return [compile_pool.Job(self._args, {**self._kwargs, **c}, self._out_idx, options,
                                  self._use_disk_cache, cache_dir()) for c in configs]
 
@@ -216,7 +233,7 @@ class AutoTuner:
                                             workers, p.timeout,
                                             lambda done: progress.update("compiled", done))
         skipped, timed = [], []
-        measure = p.timer or _GpuTimer(p)
+        measure = p.timer or _GpuTimer(p, self._call.launch_args if self._call else None)
         for n, (config, outcome) in enumerate(zip(configs, outcomes), 1):
             if outcome.error is not None:
                 skipped.append((config, "failed to compile: " + _first_line(outcome.error)))
@@ -256,16 +273,23 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "(no message)"
 
 
+def _short(value) -> str:
+    if hasattr(value, "shape") and hasattr(value, "dtype"):  # a tensor: not its values
+        return f"tensor({list(value.shape)}, {str(value.dtype).removeprefix('torch.')})"
+    return repr(value)
+
+
 def _call_repr(args, kwargs) -> str:
-    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    parts = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
     return f"({', '.join(parts)})"
 
 
 class _GpuTimer:
     """Checks a candidate against the reference and times it with do_bench."""
 
-    def __init__(self, p: ProfileArgs):
+    def __init__(self, p: ProfileArgs, call_inputs=None):
         self.p = p
+        self.call_inputs = call_inputs  # an eager kernel's own launch arguments
         self.inputs = None
         self.ref_latency = None
 
@@ -277,6 +301,8 @@ class _GpuTimer:
         given = get_autotune_inputs()
         if given is not None:
             inputs = list(given)
+        elif self.call_inputs is not None:
+            inputs = list(self.call_inputs)
         elif self.p.supply_prog is not None:
             inputs = list(self.p.supply_prog(kernel.params))
         else:
