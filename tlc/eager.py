@@ -57,14 +57,20 @@ def is_eager(fn) -> bool:
 class _Declarations:
     """What an eager factory's body declares, read from its AST once."""
 
-    def __init__(self, fn, node: ast.FunctionDef, filename: str):
+    def __init__(self, node: ast.FunctionDef, filename: str):
         self.filename = filename
         self.consts: list[str] = []
         self.tensors: dict[str, ast.AnnAssign] = {}
         self.outputs: list[tuple[str, ast.Assign]] = []
         self.body: list[ast.stmt] = []
+        self.prelude: list[ast.Assign] = []  # assignments declarations may read
         params = [a.arg for a in node.args.args + node.args.kwonlyargs]
-        for stmt in node.body:
+        last_decl = 0
+        for i, stmt in enumerate(node.body):
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is None or \
+                    isinstance(stmt, ast.Assign) and _is_t_call(stmt.value, "empty"):
+                last_decl = i
+        for i, stmt in enumerate(node.body):
             if isinstance(stmt, ast.Assign) and _is_t_call(stmt.value, "const"):
                 self.consts += self._const_names(stmt)
             elif isinstance(stmt, ast.Assign) and _is_t_call(stmt.value, "empty"):
@@ -82,6 +88,8 @@ class _Declarations:
                 self.tensors[name] = stmt
             else:
                 self.body.append(stmt)
+                if isinstance(stmt, ast.Assign) and i < last_decl:
+                    self.prelude.append(stmt)
         if self.body and isinstance(self.body[-1], ast.Return):
             self._check_return(self.body.pop())
         for stmt in self.body:
@@ -162,7 +170,7 @@ class EagerJITFactory:
         self.options = options
         self.filename = fn.__code__.co_filename
         self.node = _find_def(fn, self.filename)
-        self.decl = _Declarations(fn, self.node, self.filename)
+        self.decl = _Declarations(self.node, self.filename)
         self.signature = inspect.signature(fn)
         self.env = _closure_env(fn)
         annotations = getattr(fn, "__annotations__", {}) or {}
@@ -241,9 +249,20 @@ class EagerJITFactory:
     # -- sizes --------------------------------------------------------------------
 
     def _decl_env(self, values: dict, consts: dict) -> dict:
+        """Where declarations are evaluated: the factory's globals and closure,
+        its compile-time values, the sizes, and the plain-Python assignments
+        before the declarations (`VD = H * D`, `m = T.dynamic("m")`); an
+        assignment Python cannot run here (T.rsqrt of a size) is left to the
+        kernel body, where it is compiled as usual."""
         env = dict(self.env)
         env.update({n: v for n, v in values.items() if n not in self.runtime})
         env.update(consts)
+        for stmt in self.decl.prelude:
+            try:
+                exec(compile(ast.fix_missing_locations(ast.Module([stmt], [])),
+                             self.filename, "exec"), env)
+            except Exception:
+                pass
         return env
 
     def _consts_from(self, infos: dict, values: dict) -> dict:

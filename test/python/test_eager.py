@@ -151,6 +151,27 @@ def rows(X, block=64):
     return S
 
 
+@tlc.jit
+def heads(Q, block=64):
+    B, H, D = T.const("B, H, D")
+    tokens = T.dynamic("tokens")
+    HD = H * D
+    Q: T.Tensor((tokens, HD), "float16")
+    O = T.empty((tokens, HD), "float16")
+    with T.Kernel(T.ceildiv(tokens, block), threads=128) as bx:
+        q = T.alloc_fragment((block, HD), "float16")
+        T.copy(Q[bx * block, 0], q)
+        T.copy(q, O[bx * block, 0])
+    return O
+
+
+def test_declarations_read_earlier_assignments():
+    kernel = heads.compile(B=1, H=4, D=32)
+    assert kernel.params[0]["shape"] == ["tokens", 128]
+    with pytest.raises(ArgumentError, match="the size B is not a dimension"):
+        heads(np.zeros((10, 128), np.float16))
+
+
 def test_dynamic_sizes_stay_symbolic(compiles):
     for m in (128, 1000):
         with pytest.raises(LaunchError):

@@ -72,6 +72,8 @@ def kernel(gen, call, target, body) -> None:
     for kw in call.keywords:
         if kw.arg == "threads":
             threads = gen.eval_static(kw.value)
+            if threads is None:  # TileLang's default
+                threads = 128
             if isinstance(threads, (tuple, list)) and all(
                     isinstance(t, int) and not isinstance(t, bool) for t in threads):
                 threads = pymath.prod(threads)
