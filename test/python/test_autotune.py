@@ -175,3 +175,19 @@ def test_workers_fill_the_parents_disk_cache(fresh, tmp_path, monkeypatch):
     tlc.autotune(configs=CONFIGS[:3], timer=fake_timer(log), workers=2)(scale)(512)
     assert len(list((tmp_path / "cache").glob("*.json"))) == 3  # one kernel per candidate
     assert len(list((tmp_path / "cache" / "autotune").glob("*.json"))) == 1  # the winner
+
+
+def test_eager_candidates_compile_in_workers(fresh, monkeypatch):
+    import test_eager
+
+    eager = test_eager.scale
+    assert compile_pool._locate(eager.fn) == ("test_eager", "scale")
+    jobs = [compile_pool.Job((), {"values": {"block": b}, "consts": {"N": 1024},
+                                  "dtypes": {"X": "float32"}}, eager.out_idx, eager.options,
+                             False, eager=True) for b in (64, 256)]
+    with monkeypatch.context() as m:
+        m.setattr(compile_pool, "compile_job", None)
+        parallel = compile_pool.compile_all(eager.fn, jobs, 2, 120, lambda n: None)
+    serial = compile_pool.compile_all(eager.fn, jobs, 1, 120, lambda n: None)
+    for p, s in zip(parallel, serial):
+        assert p.kernel.artifact == s.kernel.artifact and p.kernel.out_idx == [2]
