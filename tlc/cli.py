@@ -96,7 +96,10 @@ def _llvm_ir(compiled, kernel: str | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.defines and not args.input.endswith(".tile"):
+        parser.error("-D sets constants of .tile files; a .mlir input has none")
     from . import compiler
 
     try:

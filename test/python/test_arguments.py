@@ -327,3 +327,12 @@ def test_make_swizzled_layout_checks_its_buffer():
           "the layout made for 't' annotates 's'")
     check(swizzle_fragment, "swz-frag", "tlc.layout",
           "make_swizzled_layout takes a shared buffer; 'f' is fragment")
+
+
+def test_cli_define_on_mlir_is_a_usage_error(repo, capsys):
+    from tlc import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main([str(repo / "examples/vadd.mlir"), "-D", "BLOCK=64"])
+    assert e.value.code == 2
+    assert "tlc: error: -D sets constants of .tile files" in capsys.readouterr().err
