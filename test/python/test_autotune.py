@@ -4,12 +4,13 @@ wins, a second tuning reads the winner from the disk cache, and compiling in
 worker processes gives the same kernels as compiling here."""
 
 import sys
+import types
 
 import pytest
 
 import tlc
 import tlc.language as T
-from tlc.autotuner import AutotuneError, AutoTuner, compile_pool
+from tlc.autotuner import AutotuneError, AutoTuner, compile_pool, tuner
 from tlc.runtime import LaunchError
 
 
@@ -191,3 +192,11 @@ def test_eager_candidates_compile_in_workers(fresh, monkeypatch):
     serial = compile_pool.compile_all(eager.fn, jobs, 1, 120, lambda n: None)
     for p, s in zip(parallel, serial):
         assert p.kernel.artifact == s.kernel.artifact and p.kernel.out_idx == [2]
+
+
+def test_supply_programs_see_tilelang_style_params(fresh, monkeypatch):
+    fake = types.SimpleNamespace(float32="torch.float32")
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    kernel = scale(1024)
+    (x,) = tuner.kernel_params(kernel)  # Y is an output: not supplied
+    assert (x.name, x.shape, x.dtype, x.kind) == ("X", [1024], "torch.float32", "tensor")

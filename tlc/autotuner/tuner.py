@@ -117,9 +117,10 @@ class AutoTuner:
                          workers: int | None = None) -> AutoTuner:
         """How candidates are checked and timed (see ProfileArgs).
 
-        Each candidate runs on inputs from `set_autotune_inputs`, else
-        `supply_prog(kernel.params)`, else the profiler's `supply_type`; with
-        `ref_prog` (and not `skip_check`) its outputs must match
+        Each candidate runs on inputs from `set_autotune_inputs`, else (for an
+        eager-style kernel) the call's own tensors, else `supply_prog(params)`
+        (the inputs, each with .name, .shape and .dtype), else the profiler's
+        `supply_type`; with `ref_prog` (and not `skip_check`) its outputs must match
         `ref_prog(*inputs)` within rtol/atol/max_mismatched_ratio, and
         `manual_check_prog(outputs, reference_outputs)` may reject it by
         raising. `timer(kernel, config) -> ms` replaces the GPU timing."""
@@ -284,6 +285,19 @@ def _call_repr(args, kwargs) -> str:
     return f"({', '.join(parts)})"
 
 
+def kernel_params(kernel) -> list:
+    """The kernel's inputs as TileLang's supply programs see them: objects with
+    .name, .shape and .dtype (a torch dtype for tensors)."""
+    from types import SimpleNamespace
+
+    from ..utils.tensor import map_torch_type
+
+    return [SimpleNamespace(name=p["name"], shape=list(p.get("shape", [])),
+                            dtype=map_torch_type(p["dtype"]) if p["kind"] == "tensor"
+                            else p["dtype"], kind=p["kind"])
+            for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
+
+
 class _GpuTimer:
     """Checks a candidate against the reference and times it with do_bench."""
 
@@ -304,7 +318,7 @@ class _GpuTimer:
         elif self.call_inputs is not None:
             inputs = list(self.call_inputs)
         elif self.p.supply_prog is not None:
-            inputs = list(self.p.supply_prog(kernel.params))
+            inputs = list(self.p.supply_prog(kernel_params(kernel)))
         else:
             inputs = Profiler(kernel, self.p.supply_type).inputs()
         self.inputs = inputs
