@@ -53,8 +53,7 @@ class AutotunedFactory:
         self.fn = fn
         self.configs = configs
         self.profile = profile
-        self._kernels: dict = {}
-        self._results: dict = {}
+        self._results: dict = {}  # call signature -> AutotuneResult (skips keying by source)
         functools.update_wrapper(self, fn, updated=())  # fn's attributes must not replace ours
 
     def _pinned(self, kwargs) -> bool:
@@ -72,22 +71,48 @@ class AutotunedFactory:
             factory = self.fn if isinstance(self.fn, (JITFactory, EagerJITFactory)) \
                 else JITFactory(self.fn)
             return factory(*args, **kwargs)
-        tuner = AutoTuner(self.fn, self.configs, args, kwargs)
-        tuner.set_profile_args(**self.profile)
-        result = tuner.run()
+        eager = isinstance(self.fn, EagerJITFactory)
+        result = self.get_tuner_result(*args, **kwargs)
         kernel = result.kernel
         kernel.latency, kernel.config, kernel.ref_latency = \
             result.latency, result.config, result.ref_latency
-        if isinstance(self.fn, EagerJITFactory):
-            self.fn.check(tuner._call, {**tuner._call.statics, **result.config})
-            return kernel(*tuner._call.launch_args)
+        if eager:
+            call = self.fn.bind(args, kwargs)
+            return kernel(*call.launch_args)
         return kernel
 
     def get_tuner_result(self, *args, **kwargs) -> AutotuneResult:
         """The AutotuneResult for these arguments (tuning if needed)."""
-        tuner = AutoTuner(self.fn, self.configs, args, kwargs)
-        tuner.set_profile_args(**self.profile)
-        return tuner.run()
+        from ..eager import EagerJITFactory
+        from ..jit import _default_target
+
+        sig = _signature(args, kwargs, _default_target())
+        result = self._results.get(sig) if sig is not None else None
+        if result is None:
+            tuner = AutoTuner(self.fn, self.configs, args, kwargs)
+            tuner.set_profile_args(**self.profile)
+            result = tuner.run()
+            if isinstance(self.fn, EagerJITFactory):
+                self.fn.check(tuner._call, {**tuner._call.statics, **result.config})
+            if sig is not None:
+                self._results[sig] = result
+        return result
+
+
+def _signature(args, kwargs, target):
+    """A hashable summary of a call (tensors by shape and dtype), or None."""
+    def one(v):
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            return ("tensor", tuple(v.shape), str(v.dtype))
+        return v
+
+    key = (tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items())),
+           target)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def autotune(func=None, *, configs=None, warmup: float = 25, rep: float = 100,
