@@ -200,3 +200,9 @@ def test_supply_programs_see_tilelang_style_params(fresh, monkeypatch):
     kernel = scale(1024)
     (x,) = tuner.kernel_params(kernel)  # Y is an output: not supplied
     assert (x.name, x.shape, x.dtype, x.kind) == ("X", [1024], "torch.float32", "tensor")
+
+
+def test_timer_excludes_the_gpu_checks():
+    with pytest.raises(ValueError, match="so ref_prog, supply_type would not be used"):
+        tlc.autotune(configs=CONFIGS, timer=lambda k, c: 1.0, ref_prog=abs,
+                     supply_type=tlc.TensorSupplyType.Normal)

@@ -123,9 +123,20 @@ class AutoTuner:
         `supply_type`; with `ref_prog` (and not `skip_check`) its outputs must match
         `ref_prog(*inputs)` within rtol/atol/max_mismatched_ratio, and
         `manual_check_prog(outputs, reference_outputs)` may reject it by
-        raising. `timer(kernel, config) -> ms` replaces the GPU timing."""
+        raising. `timer(kernel, config) -> ms` replaces all of that (the
+        GPU timing and the checks, so it excludes their arguments; warmup and
+        rep are then the timer's business)."""
         if not isinstance(supply_type, TensorSupplyType):
             raise TypeError(f"supply_type must be a TensorSupplyType, got {supply_type!r}")
+        if timer is not None:
+            given = [name for name, v in (("ref_prog", ref_prog), ("supply_prog", supply_prog),
+                                          ("manual_check_prog", manual_check_prog),
+                                          ("cache_input_tensors", cache_input_tensors))
+                     if v] + (["supply_type"] if supply_type != TensorSupplyType.Auto else [])
+            if given:
+                raise ValueError(f"timer= replaces the checking and the timing on the GPU, "
+                                 f"so {', '.join(given)} would not be used: drop one or the "
+                                 "other")
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                     or workers < 1):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
