@@ -206,6 +206,13 @@ class EagerJITFactory:
             raise TypeError(f"{self.__name__}: {e}") from None
         bound.apply_defaults()
         values = dict(bound.arguments)
+        for name, v in values.items():
+            if name not in self.runtime and hasattr(v, "shape") and hasattr(v, "dtype"):
+                from .runtime import ArgumentError
+
+                raise ArgumentError(f"{self.__name__}: '{name}' got a tensor but is not "
+                                    f"declared one: add `{name}: T.Tensor(shape, dtype)` to "
+                                    "the body")
         infos = {n: _tensor_info(values[n], n) for n in self.decl.tensors}
         consts = self._consts_from(infos, values)
         return EagerCall(values, infos, consts, {n: i[1] for n, i in infos.items()},

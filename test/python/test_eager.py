@@ -126,6 +126,8 @@ def test_arguments_must_match_the_declarations():
         scale(np.zeros((4, 4), np.float32), 1.0)
     with pytest.raises(ArgumentError, match="'X' is declared a tensor, got list"):
         scale([1.0, 2.0], 1.0)
+    with pytest.raises(ArgumentError, match="'block' got a tensor but is not declared one"):
+        scale(np.zeros(128, np.float32), 1.0, np.zeros(4))
     with pytest.raises(TypeError, match="scale: missing a required argument: 'alpha'"):
         scale(np.zeros(128, np.float32))
     with pytest.raises(TypeError, match="compile needs the sizes K"):
