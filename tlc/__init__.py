@@ -21,11 +21,13 @@ __version__ = "0.1.0"
 from .jit import JITKernel, compile, jit  # noqa: E402,A004
 from .pass_config import PassConfigKey  # noqa: E402
 from .host import cdiv  # noqa: E402
+from .cache_control import disable_cache, enable_cache, is_cache_enabled  # noqa: E402
 
 __all__ = [
     "AutoTuner", "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType",
-    "__version__", "autotune", "autotuner", "cdiv", "compile", "compiler", "jit", "language",
-    "layout", "profiler", "runtime", "testing", "utils",
+    "__version__", "autotune", "autotuner", "cdiv", "compile", "compiler", "disable_cache",
+    "enable_cache", "is_cache_enabled", "jit", "language", "layout", "profiler", "runtime",
+    "testing", "utils",
 ]
 
 _LAZY = {

@@ -315,10 +315,17 @@ class JITFactory:
         self.out_idx = out_idx
         self.target = target
         self.options = options or jit_options(target)
-        self.use_disk_cache = cache
+        self._disk_cache = cache
         self._memory: dict = {}
         self._source_text: str | None = None
         functools.update_wrapper(self, factory)
+
+    @property
+    def use_disk_cache(self) -> bool:
+        """cache=True, and tlc.disable_cache() not in effect."""
+        from .cache_control import is_cache_enabled
+
+        return self._disk_cache and is_cache_enabled()
 
     def __call__(self, *args, **kwargs) -> JITKernel:
         target = self.options.resolve_target(_default_target())

@@ -206,3 +206,18 @@ def test_timer_excludes_the_gpu_checks():
     with pytest.raises(ValueError, match="so ref_prog, supply_type would not be used"):
         tlc.autotune(configs=CONFIGS, timer=lambda k, c: 1.0, ref_prog=abs,
                      supply_type=tlc.TensorSupplyType.Normal)
+
+
+def test_disable_cache(fresh, tmp_path, monkeypatch):
+    log = []
+    tlc.disable_cache()
+    try:
+        assert not tlc.is_cache_enabled() and not scale.use_disk_cache
+        tlc.autotune(configs=CONFIGS[:2], timer=fake_timer(log), workers=1)(scale)(1024)
+        assert not (tmp_path / "cache").exists()  # no kernel and no winner written
+    finally:
+        tlc.enable_cache()
+    assert scale.use_disk_cache
+    monkeypatch.setattr(AutoTuner, "_memory", {})
+    tlc.autotune(configs=CONFIGS[:2], timer=fake_timer(log), workers=1)(scale)(1024)
+    assert len(list((tmp_path / "cache" / "autotune").glob("*.json"))) == 1

@@ -200,7 +200,9 @@ class AutoTuner:
         label = f"{self._factory.__name__}{_call_repr(self._args, self._kwargs)}"
         if key in self._memory:
             return self._memory[key]
-        cached = tuning_cache.load_best(key, configs)
+        from ..cache_control import is_cache_enabled
+
+        cached = tuning_cache.load_best(key, configs) if is_cache_enabled() else None
         if cached is not None:
             result = self._from_cache(configs, cached, options, label)
             if result is not None:
@@ -211,7 +213,8 @@ class AutoTuner:
 
             _cuda_torch(f"autotune of {label}")  # no GPU: say so before compiling anything
         result = self._tune(configs, options, p, label)
-        tuning_cache.store_best(key, configs, configs.index(result.config), result.latency)
+        if is_cache_enabled():
+            tuning_cache.store_best(key, configs, configs.index(result.config), result.latency)
         self._memory[key] = result
         return result
 
