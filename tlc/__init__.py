@@ -19,14 +19,21 @@ __version__ = "0.1.0"
 # function. Imported lazily, the import system would set the attribute to the
 # module after __getattr__ had returned the function once.
 from .jit import JITKernel, compile, jit  # noqa: E402,A004
+from .pass_config import PassConfigKey  # noqa: E402
+from .host import cdiv  # noqa: E402
+from .cache_control import disable_cache, enable_cache, is_cache_enabled  # noqa: E402
 
 __all__ = [
-    "CompilationError", "JITKernel", "TensorSupplyType", "__version__", "compile", "compiler",
-    "interpret", "interpreter", "jit", "language", "layout", "runtime",
+    "AutoTuner", "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType",
+    "__version__", "autotune", "autotuner", "cdiv", "compile", "compiler", "disable_cache",
+    "enable_cache", "interpret", "interpreter", "is_cache_enabled", "jit", "language", "layout",
+    "profiler", "runtime", "testing", "utils",
 ]
 
 _LAZY = {
-    "TensorSupplyType": ("profiler", "TensorSupplyType"),
+    "TensorSupplyType": ("utils.tensor", "TensorSupplyType"),
+    "autotune": ("autotuner", "autotune"),
+    "AutoTuner": ("autotuner", "AutoTuner"),
     "interpret": ("interpreter", "interpret"),
 }
 
@@ -37,6 +44,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{module}", __name__), attr)
         globals()[name] = value
         return value
-    if name in ("compiler", "runtime", "language", "layout", "frontend", "interpreter"):
+    if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
+                "testing", "utils", "autotuner", "interpreter"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

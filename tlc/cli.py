@@ -101,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         from .interpreter.run_command import main as run
 
         return run(argv[1:])
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.defines and not args.input.endswith(".tile"):
+        parser.error("-D sets constants of .tile files; a .mlir input has none")
     from . import compiler
 
     try:

@@ -11,6 +11,7 @@ import tempfile
 
 from . import __version__
 from .errors import CompilationError
+from .jit_options import JitOptions, jit_options, report
 
 STAGES = ("tile", "optimized", "gpu", "nvvm")
 
@@ -173,11 +174,21 @@ def _compile_prim(prim, target) -> tuple[dict, dict]:
     return compiled.artifact(prim.name), dict(compiled.stages)
 
 
-def compile(source, out_idx=None, target: str | None = None, name: str | None = None):  # noqa: A001
-    """Compiles a @T.prim_func, a tile-IR module or tile-IR text into a JITKernel."""
+def compile(source, out_idx=None, target: str | None = None, name: str | None = None,  # noqa: A001
+            execution_backend=None, target_host=None, verbose: bool = False,
+            pass_configs=None, debug_root_path=None, compile_flags=None):
+    """Compiles a @T.prim_func, a tile-IR module or tile-IR text into a JITKernel
+    (the options as in `jit`)."""
+    options = jit_options(target, execution_backend, target_host, verbose, pass_configs,
+                          debug_root_path, compile_flags)
+    kernel = _compile_source(source, out_idx, options.resolve_target(_default_target()), name)
+    report(options, kernel, "compiled")
+    return kernel
+
+
+def _compile_source(source, out_idx, target: str, name: str | None) -> JITKernel:
     from .frontend import PrimFunc
 
-    target = target or _default_target()
     if isinstance(source, PrimFunc):
         artifact, stages = _compile_prim(source, target)
         return _kernel(artifact, stages, out_idx)
@@ -298,17 +309,26 @@ def _cache_store(key: str, artifact: dict, stages: dict) -> None:
 class JITFactory:
     """A factory of tile programs; calling it compiles (once per argument set)."""
 
-    def __init__(self, factory, out_idx=None, target=None, cache: bool = True):
+    def __init__(self, factory, out_idx=None, target=None, cache: bool = True,
+                 options: JitOptions | None = None):
         self.factory = factory
         self.out_idx = out_idx
         self.target = target
-        self.use_disk_cache = cache
+        self.options = options or jit_options(target)
+        self._disk_cache = cache
         self._memory: dict = {}
         self._source_text: str | None = None
         functools.update_wrapper(self, factory)
 
+    @property
+    def use_disk_cache(self) -> bool:
+        """cache=True, and tlc.disable_cache() not in effect."""
+        from .cache_control import is_cache_enabled
+
+        return self._disk_cache and is_cache_enabled()
+
     def __call__(self, *args, **kwargs) -> JITKernel:
-        target = self.target or _default_target()
+        target = self.options.resolve_target(_default_target())
         try:
             mem_key = (args, tuple(sorted(kwargs.items())), target)
             hash(mem_key)
@@ -316,7 +336,10 @@ class JITFactory:
             mem_key = None
         if mem_key is not None and mem_key in self._memory:
             return self._memory[mem_key]
+        self._cache_hit = False
         kernel = self._compile(args, kwargs, target)
+        report(self.options, kernel, "loaded from the disk cache" if self._cache_hit
+               else "compiled")
         if mem_key is not None:
             self._memory[mem_key] = kernel
         return kernel
@@ -366,13 +389,15 @@ class JITFactory:
         if cached is None:
             return None
         try:
-            return JITKernel(*cached, out_idx=self.out_idx)
+            kernel = JITKernel(*cached, out_idx=self.out_idx)
+            self._cache_hit = True
+            return kernel
         except (ArtifactError, KeyError, TypeError, ValueError):
             return None  # a damaged entry: compile again and replace it
 
     def cache_key(self, *args, **kwargs) -> str:
         """The disk-cache key of the kernel these arguments make."""
-        target = self.target or _default_target()
+        target = self.options.resolve_target(_default_target())
         if self._source():
             return _factory_key(self.factory, self._source(), args, kwargs, target)
         prim = self.factory(*args, **kwargs)
@@ -380,14 +405,24 @@ class JITFactory:
 
 
 def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
-        interpret: bool | None = None, **_options):
+        execution_backend=None, target_host=None, verbose: bool = False, pass_configs=None,
+        debug_root_path=None, compile_flags=None, interpret: bool | None = None):
     """`@tlc.jit` / `@tlc.jit(out_idx=[-1], target="sm_90a")` on a factory that
     returns a @T.prim_func; applied to a prim_func, compiles it directly.
+
+    TileLang's options: `target` ("auto", "cuda", "cuda -arch=sm_80" or an sm_*
+    name), `pass_configs` ({tlc.PassConfigKey: value}), `verbose`,
+    `debug_root_path` (PTX and IR written there), `execution_backend`
+    (accepted; tlc has one runtime); `target_host` and `compile_flags` are
+    errors. See tlc.jit_options.
 
     With `interpret=True`, or TLC_INTERPRET=1 in the environment when the
     decorator runs and `interpret` is not given, nothing is compiled: the
     kernels run on the CPU under tlc.interpreter (numpy arrays or torch
-    tensors; target and cache then have nothing to act on)."""
+    tensors); the options are still checked, and those that only shape
+    compilation (target, pass_configs) do not change what runs."""
+    options = jit_options(target, execution_backend, target_host, verbose, pass_configs,
+                          debug_root_path, compile_flags)
     if interpret is None:
         interpret = os.environ.get("TLC_INTERPRET", "") not in ("", "0")
 
@@ -399,7 +434,14 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
 
             return interpreted(f, out_idx=out_idx)
         if isinstance(f, PrimFunc):
-            return compile(f, out_idx=out_idx, target=target)
-        return JITFactory(f, out_idx=out_idx, target=target, cache=cache)
+            kernel = _compile_source(f, out_idx, options.resolve_target(_default_target()),
+                                     None)
+            report(options, kernel, "compiled")
+            return kernel
+        from .eager import EagerJITFactory, is_eager
+
+        if is_eager(f):
+            return EagerJITFactory(f, options, out_idx)
+        return JITFactory(f, out_idx=out_idx, target=target, cache=cache, options=options)
 
     return wrap(fn) if fn is not None else wrap

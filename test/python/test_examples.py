@@ -12,6 +12,7 @@ EXAMPLES = {
     "chained_gemm.py": "compiled chain: 32 mma.sync, 4 wgmma, 16 ldmatrix",
     "flash_attention.py": "compiled: 32 mma.sync, 4 wgmma, 8 shuffles",
     "gemm.py": "compiled gemm:",
+    "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
 }
 
 

@@ -11,8 +11,36 @@ from ..language import GemmWarpPolicy
 from ..language.types import dtype as DType
 from . import dtypes
 from .intrinsic_args import bind_args as _args
+from .intrinsic_args import not_supported, static_bool
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
+
+# TileLang keywords tlc rejects (takes effect or error: none is dropped).
+_KERNEL_UNSUPPORTED = {
+    "prelude": "CUDA source prepended to the kernel",
+    "is_cpu": "tlc compiles for NVIDIA GPUs only",
+    "cluster_dims": "thread-block clusters",
+}
+_PARALLEL_UNSUPPORTED = {
+    "coalesced_width": "tlc picks the vector width of each access itself",
+    "loop_layout": "give fragment layouts through layout inference",
+    "prefer_async": "cp.async is used in T.Pipelined loops only",
+}
+_PIPELINED_UNSUPPORTED = {
+    k: "tlc schedules a pipelined loop's copies itself"
+    for k in ("order", "stage", "group", "sync", "cross_interval")
+}
+_COPY_UNSUPPORTED = {
+    "coalesced_width": "tlc picks the vector width of each access itself",
+    "eviction_policy": "cache eviction hints",
+    "loop_layout": "give fragment layouts through layout inference",
+}
+# The scope strings TileLang's allocators take, per tlc place.
+_SCOPES = {
+    "shared": ("shared", "shared.dyn"),
+    "fragment": ("local.fragment",),
+    "local": ("local",),
+}
 
 _PLACE_SPACE = {
     "shared": "#gpu.address_space<workgroup>",
@@ -40,14 +68,17 @@ def kernel(gen, call, target, body) -> None:
                               f"`with T.Kernel(...)` at line {gen.kernel_line}")
     grid = [gen.eval(a) for a in call.args]
     threads = 128
+    _no_double_star(gen, call, "T.Kernel")
     for kw in call.keywords:
         if kw.arg == "threads":
             threads = gen.eval_static(kw.value)
+            if threads is None:  # TileLang's default
+                threads = 128
             if isinstance(threads, (tuple, list)) and all(
                     isinstance(t, int) and not isinstance(t, bool) for t in threads):
                 threads = pymath.prod(threads)
-        elif kw.arg == "prelude":
-            raise gen.error(kw, "T.Kernel's prelude (CUDA source) is not supported by tlc")
+        elif kw.arg in _KERNEL_UNSUPPORTED:
+            raise not_supported(gen, kw, "T.Kernel", kw.arg, _KERNEL_UNSUPPORTED[kw.arg])
         else:
             raise gen.error(kw, f"T.Kernel has no parameter '{kw.arg}' (parameters: "
                                       "the grid sizes, threads)")
@@ -84,6 +115,12 @@ def kernel(gen, call, target, body) -> None:
         gen.in_kernel = False
 
 
+def _no_double_star(gen, call, what: str) -> None:
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise gen.error(kw, f"{what} does not take **keyword arguments")
+
+
 def for_loop(gen, node) -> None:
     if node.orelse:
         raise gen.error(node.orelse[0], "`for ... else` is not supported in a prim_func")
@@ -117,9 +154,11 @@ def _loop_vars(gen, node, count: int) -> list[str]:
 def _parallel(gen, node) -> None:
     gen.require_kernel(node, "T.Parallel")
     call = node.iter
+    _no_double_star(gen, call, "T.Parallel")
     for kw in call.keywords:
-        if kw.arg != "coalesced_width":  # a hint TileLang takes; tlc picks its own width
-            raise gen.error(kw, f"T.Parallel has no parameter '{kw.arg}'")
+        if kw.arg in _PARALLEL_UNSUPPORTED:
+            raise not_supported(gen, kw, "T.Parallel", kw.arg, _PARALLEL_UNSUPPORTED[kw.arg])
+        raise gen.error(kw, f"T.Parallel has no parameter '{kw.arg}' (parameters: the extents)")
     if not call.args:
         raise gen.error(call, "T.Parallel needs at least one extent")
     shape = [gen.eval_int(a, "a T.Parallel extent") for a in call.args]
@@ -141,6 +180,7 @@ def _parallel(gen, node) -> None:
 
 def _bounds(gen, call, what: str):
     """(start, stop, step) as Python ints or run-time indices, and the keywords."""
+    _no_double_star(gen, call, what)
     kwargs = {k.arg: k for k in call.keywords}
     if not 1 <= len(call.args) <= 3:
         raise gen.error(call, f"{what} takes (stop), (start, stop) or (start, stop, step), got "
@@ -171,10 +211,15 @@ def _pipelined(gen, node) -> None:
     for k, kw in kwargs.items():
         if k == "num_stages":
             stages = gen.eval_int(kw.value, "num_stages")
-            if stages < 1:
-                raise gen.error(kw.value, f"num_stages must be at least 1, got {stages}")
-        elif k not in ("order", "stage", "group", "sync"):  # TileLang's scheduling hints
-            raise gen.error(kw, f"T.Pipelined has no parameter '{k}'")
+            if stages < 0:
+                raise gen.error(kw.value, f"num_stages must be at least 0, got {stages}")
+        elif k in _PIPELINED_UNSUPPORTED:
+            raise not_supported(gen, kw, "T.Pipelined", k, _PIPELINED_UNSUPPORTED[k])
+        else:
+            raise gen.error(kw, f"T.Pipelined has no parameter '{k}' (parameters: the bounds, "
+                                "num_stages)")
+    if stages == 0:  # TileLang's "no pipelining": a plain sequential loop
+        return _sequential_loop(gen, node, start, stop, step)
     (name,) = _loop_vars(gen, node, 1)
     op = tile.PipelinedOp(index_value(start), index_value(stop), index_value(step), stages)
     block = op.body.blocks.append(ir.IndexType.get())
@@ -199,6 +244,12 @@ def _serial(gen, node, unroll: bool) -> None:
             gen.visit_body(node.body)
         return
     gen.require_kernel(node, f"a run-time {what} loop")
+    _sequential_loop(gen, node, start, stop, step)
+
+
+def _sequential_loop(gen, node, start, stop, step) -> None:
+    """An scf.for over [start, stop) by step, its variable bound in the body."""
+    (name,) = _loop_vars(gen, node, 1)
     loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
     with ir.InsertionPoint(loop.body), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(loop.induction_variable))
@@ -214,6 +265,12 @@ def _alloc(gen, node, place: str):
     if gen.parallel_depth:
         raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
     a = _args(gen, node, ["shape", "dtype", "scope"], {"dtype": "float32", "scope": None})
+    if "scope" in a:
+        scope = gen.eval_static(a["scope"])
+        if scope not in _SCOPES[place]:
+            raise gen.error(a["scope"], f"T.alloc_{place} takes scope "
+                                        f"{' or '.join(map(repr, _SCOPES[place]))}, got "
+                                        f"{scope!r} (other places have their own T.alloc_*)")
     shape = gen.eval(a["shape"])
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
@@ -287,8 +344,11 @@ def call_copy(gen, node):
     gen.require_kernel(node, "T.copy")
     if gen.parallel_depth:
         raise gen.error(node, "T.copy cannot be inside T.Parallel")
-    a = _args(gen, node, ["src", "dst", "disable_tma", "coalesced_width"],
-              {"disable_tma": None, "coalesced_width": None})
+    a = _args(gen, node, ["src", "dst", "disable_tma"], {"disable_tma": False},
+              _COPY_UNSUPPORTED)
+    # tlc emits no TMA copies, so disable_tma=True holds; it is recorded on the
+    # op for the TMA lowering to read.
+    disable_tma = "disable_tma" in a and static_bool(gen, a["disable_tma"], "disable_tma")
     src, src_off, src_sizes = _region(gen, a["src"])
     dst, dst_off, dst_sizes = _region(gen, a["dst"])
 
@@ -317,7 +377,9 @@ def call_copy(gen, node):
                               f"{'x'.join(map(str, dst_sizes))}")
     src_idx = [gen.index(o, node, "a T.copy offset") for o in src_off]
     dst_idx = [gen.index(o, node, "a T.copy offset") for o in dst_off]
-    tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
+    op = tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
+    if disable_tma:
+        op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
 
 
 def _extent_from(gen, node, buf, other_sizes) -> list[int]:
@@ -452,6 +514,9 @@ def call_annotate_layout(gen, node):
         if not isinstance(buf, BufferRef):
             raise gen.error(a["layout_map"], f"layout keys must be buffers, got {buf!r}")
         if isinstance(layout, SwizzledLayout):
+            if layout.buffer is not None and layout.buffer is not buf:
+                raise gen.error(a["layout_map"], f"the layout made for '{layout.buffer.name}' "
+                                                 f"annotates '{buf.name}'")
             if buf.place != "shared":
                 raise gen.error(a["layout_map"], f"a swizzled layout applies to shared buffers; "
                                                  f"'{buf.name}' is {buf.place}")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import enum
 
+from ..host import cdiv
+
 from .types import (
     Tensor,
     Buffer,
@@ -43,12 +45,17 @@ class GemmWarpPolicy(enum.Enum):
 
 
 class Intrinsic:
-    """A `T.` function the frontend turns into tile IR; not callable in Python."""
+    """A `T.` function the frontend turns into tile IR. Called from ordinary
+    Python it is an error, except the integer helpers (T.ceildiv, T.floordiv),
+    which compute on plain ints there as in TileLang."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, host=None):
         self.name = name
+        self._host = host
 
     def __call__(self, *args, **kwargs):
+        if self._host is not None:
+            return self._host(*args, **kwargs)
         raise RuntimeError(
             f"T.{self.name} can only be used inside a @T.prim_func (tlc reads the "
             "function's source and compiles it; it is not run as Python)"
@@ -65,14 +72,37 @@ _INTRINSICS = [
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "ceildiv", "floordiv",
 ]
+def _floordiv(a: int, b: int) -> int:
+    """a // b for integers (T.floordiv outside a kernel)."""
+    cdiv(a, b)  # the same argument checks
+    return a // b
+
+
+_HOST = {"ceildiv": cdiv, "floordiv": _floordiv}
 for _name in _INTRINSICS:
-    globals()[_name] = Intrinsic(_name)
+    globals()[_name] = Intrinsic(_name, _HOST.get(_name))
 del _name
 
 from ..frontend.prim_func import prim_func  # noqa: E402
 
+
+def const(names: str):
+    """`M, N = T.const("M, N")`: sizes of an eager @tlc.jit kernel, taken from
+    its tensor arguments' shapes (see tlc.eager); only valid there."""
+    raise RuntimeError("T.const declares sizes in the body of an eager-style @tlc.jit kernel "
+                       "(one whose body has the `with T.Kernel(...)`); it is not run as Python")
+
+
+def empty(shape, dtype: str = "float32"):
+    """`C = T.empty((M, N), "float16")`: an output of an eager @tlc.jit kernel,
+    allocated at each call and returned (see tlc.eager); only valid there."""
+    raise RuntimeError("T.empty declares an output in the body of an eager-style @tlc.jit "
+                       "kernel (one whose body has the `with T.Kernel(...)`); it is not run as "
+                       "Python")
+
 __all__ = [
-    "Buffer", "GemmWarpPolicy", "Intrinsic", "SymbolicDim", "Tensor", "dtype", "dynamic",
+    "Buffer", "GemmWarpPolicy", "Intrinsic", "SymbolicDim", "Tensor", "const", "dtype",
+    "dynamic", "empty",
     "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     *_INTRINSICS,

@@ -69,8 +69,11 @@ class SymbolicDim:
     def __init__(self, name: str, dtype: str = "int32"):
         if not name.isidentifier():
             raise ValueError(f"a symbolic size needs an identifier name, got '{name}'")
+        # Sizes are 64-bit indices in tlc, which hold every int32 or int64 value.
+        if str(dtype) not in ("int32", "int64"):
+            raise ValueError(f"a symbolic size is an int32 or int64, got dtype {dtype!r}")
         self.name = name
-        self.dtype = dtype
+        self.dtype = _DType(dtype)
 
     def __repr__(self) -> str:
         return f"T.dynamic({self.name!r})"

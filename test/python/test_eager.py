@@ -1,0 +1,263 @@
+"""TileLang's eager-JIT style (tlc.eager): T.const sizes, `A: T.Tensor(...)`
+declarations, T.empty outputs, `.compile(M=...)`, and calling the factory with
+tensors (numpy arrays here: compiling needs no GPU; the launch then raises
+LaunchError), one kernel per shape, dtype and compile-time values."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from tlc import compiler
+from tlc.runtime import ArgumentError, LaunchError
+
+THIS = str(Path(__file__).resolve())
+LINES = Path(THIS).read_text().splitlines()
+
+
+def line_of(marker: str) -> int:
+    return next(n for n, t in enumerate(LINES, 1) if t.rstrip().endswith(f"# E:{marker}"))
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    monkeypatch.delenv("TLC_TARGET", raising=False)
+    calls = []
+    real = compiler.compile_module
+
+    def counting(module, target=None, *args, **kwargs):
+        calls.append(str(getattr(target, "arch", target)))
+        return real(module, target, *args, **kwargs)
+
+    monkeypatch.setattr(compiler, "compile_module", counting)
+    return calls
+
+
+@tlc.jit
+def scale(X, alpha: T.float32, block=128):
+    N = T.const("N")
+    X: T.Tensor((N,), "float32")
+    Y = T.empty((N,), "float32")
+    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+        x = T.alloc_fragment((block,), "float32")
+        T.copy(X[bx * block], x)
+        for i in T.Parallel(block):
+            x[i] = x[i] * alpha
+        T.copy(x, Y[bx * block])
+    return Y
+
+
+@tlc.jit
+def matmul(A, B, block_M=128, block_N=128, block_K=32, dtype="float16"):
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), dtype)
+    B: T.Tensor((K, N), dtype)
+    C = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_s = T.alloc_shared((block_M, block_K), dtype)
+        B_s = T.alloc_shared((block_K, block_N), dtype)
+        C_f = T.alloc_fragment((block_M, block_N), "float32")
+        T.clear(C_f)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            T.copy(A[by * block_M, k * block_K], A_s)
+            T.copy(B[k * block_K, bx * block_N], B_s)
+            T.gemm(A_s, B_s, C_f)
+        T.copy(C_f, C[by * block_M, bx * block_N])
+    return C
+
+
+def test_compile_with_sizes():
+    kernel = scale.compile(N=1024)
+    assert [(p["name"], p["kind"]) for p in kernel.params] == \
+        [("X", "tensor"), ("alpha", "scalar"), ("Y", "tensor")]
+    assert kernel.params[0]["shape"] == [1024] and kernel.out_idx == [2]
+    assert "blocks(%arg3) in (%c8)" in kernel.get_mlir("tile")  # 1024 / 128 blocks
+    assert "in (%c4)" in scale.compile(N=1024, block=256).get_mlir("tile")
+
+
+def test_gemm_in_the_eager_style():
+    kernel = matmul.compile(M=256, N=256, K=128, block_M=64)
+    assert [p["shape"] for p in kernel.params] == [[256, 128], [128, 256], [256, 256]]
+    assert kernel.out_idx == [2] and kernel.get_kernel_source()
+
+
+def test_calling_with_tensors_compiles_once_per_shape_and_dtype(compiles):
+    x = np.zeros(2048, np.float32)
+    for _ in range(2):
+        with pytest.raises(LaunchError):  # compiled, then no GPU to launch on
+            scale(x, 2.0)
+    assert len(compiles) == 1
+    with pytest.raises(LaunchError):
+        scale(np.zeros(4096, np.float32), 2.0)
+    with pytest.raises(LaunchError):
+        scale(x, 3.0, block=256)  # a compile-time value: another kernel
+    assert len(compiles) == 3
+    a, b = np.zeros((256, 64), np.float16), np.zeros((64, 128), np.float16)
+    with pytest.raises(LaunchError):
+        matmul(a, b, block_M=64, block_N=64)
+    with pytest.raises(LaunchError):
+        copy_any(x, dtype="float32")
+    with pytest.raises(LaunchError):
+        copy_any(x.astype(np.float16), dtype="float16")
+    assert len(compiles) == 6
+
+
+@tlc.jit
+def copy_any(X, dtype="float32"):
+    N = T.const("N")
+    X: T.Tensor((N,), dtype)
+    Y = T.empty((N,), dtype)
+    with T.Kernel(T.ceildiv(N, 256), threads=128) as bx:
+        x = T.alloc_fragment((256,), dtype)
+        T.copy(X[bx * 256], x)
+        T.copy(x, Y[bx * 256])
+    return Y
+
+
+def test_arguments_must_match_the_declarations():
+    a = np.zeros((256, 64), np.float16)
+    with pytest.raises(ArgumentError, match="K is 64 from an earlier tensor but 32 in 'B'"):
+        matmul(a, np.zeros((32, 128), np.float16))
+    with pytest.raises(ArgumentError, match="'A' is declared float16, got a float32 tensor"):
+        matmul(a.astype(np.float32), np.zeros((64, 128), np.float16))
+    with pytest.raises(ArgumentError, match="declared with 1 dimensions, got a tensor of shape"):
+        scale(np.zeros((4, 4), np.float32), 1.0)
+    with pytest.raises(ArgumentError, match="'X' is declared a tensor, got list"):
+        scale([1.0, 2.0], 1.0)
+    with pytest.raises(ArgumentError, match="'block' got a tensor but is not declared one"):
+        scale(np.zeros(128, np.float32), 1.0, np.zeros(4))
+    with pytest.raises(TypeError, match="scale: missing a required argument: 'alpha'"):
+        scale(np.zeros(128, np.float32))
+    with pytest.raises(TypeError, match="compile needs the sizes K"):
+        matmul.compile(M=128, N=128)
+    with pytest.raises(TypeError, match="compile: A is a kernel argument"):
+        matmul.compile(M=128, N=128, K=128, A=1)
+
+
+M_DYN = T.dynamic("m")
+
+
+@tlc.jit
+def rows(X, block=64):
+    N = T.const("N")
+    X: T.Tensor((M_DYN, N), "float32")
+    S = T.empty((M_DYN,), "float32")
+    with T.Kernel(T.ceildiv(M_DYN, block), threads=128) as bx:
+        x = T.alloc_fragment((block, N), "float32")
+        s = T.alloc_fragment((block,), "float32")
+        T.copy(X[bx * block, 0], x)
+        T.reduce_sum(x, s, dim=1)
+        T.copy(s, S[bx * block])
+    return S
+
+
+@tlc.jit
+def heads(Q, block=64):
+    B, H, D = T.const("B, H, D")
+    tokens = T.dynamic("tokens")
+    HD = H * D
+    Q: T.Tensor((tokens, HD), "float16")
+    O = T.empty((tokens, HD), "float16")
+    with T.Kernel(T.ceildiv(tokens, block), threads=128) as bx:
+        q = T.alloc_fragment((block, HD), "float16")
+        T.copy(Q[bx * block, 0], q)
+        T.copy(q, O[bx * block, 0])
+    return O
+
+
+def test_declarations_read_earlier_assignments():
+    kernel = heads.compile(B=1, H=4, D=32)
+    assert kernel.params[0]["shape"] == ["tokens", 128]
+    with pytest.raises(ArgumentError, match="the size B is not a dimension"):
+        heads(np.zeros((10, 128), np.float16))
+
+
+def test_dynamic_sizes_stay_symbolic(compiles):
+    for m in (128, 1000):
+        with pytest.raises(LaunchError):
+            rows(np.zeros((m, 64), np.float32))
+    assert len(compiles) == 1
+    assert rows.compile(N=64).params[0]["shape"] == ["m", 64]
+
+
+def test_declaration_errors():
+    def not_a_param(X):
+        N = T.const("N")
+        X: T.Tensor((N,), "float32")
+        Z: T.Tensor((N,), "float32")  # E:not-param
+        with T.Kernel(1):
+            pass
+
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.jit(not_a_param)
+    assert e.value.location.line == line_of("not-param")
+    assert "'Z' is not a parameter of 'not_a_param'" in str(e.value)
+
+    def bad_const(X):
+        M, N = T.const("N, M")  # E:bad-const
+        with T.Kernel(1):
+            pass
+
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.jit(bad_const)
+    assert e.value.location.line == line_of("bad-const")
+
+    def bad_return(X):
+        N = T.const("N")
+        X: T.Tensor((N,), "float32")
+        with T.Kernel(1):
+            pass
+        return X  # E:bad-return
+
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.jit(bad_return)
+    assert e.value.location.line == line_of("bad-return")
+    assert "returns its T.empty outputs (none)" in str(e.value)
+
+    def with_out_idx(X):
+        N = T.const("N")
+        X: T.Tensor((N,), "float32")
+        with T.Kernel(1):
+            pass
+
+    with pytest.raises(tlc.CompilationError, match="out_idx is not used by the eager kernel"):
+        tlc.jit(out_idx=[-1])(with_out_idx)
+
+
+def test_const_and_empty_only_in_eager_kernels():
+    with pytest.raises(RuntimeError, match="T.const declares sizes"):
+        T.const("M")
+    with pytest.raises(RuntimeError, match="T.empty declares an output"):
+        T.empty((4,), "float32")
+
+
+def test_autotune_of_an_eager_kernel(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tlc.AutoTuner, "_memory", {})
+    log = []
+
+    def timer(kernel, config):
+        log.append(config)
+        assert kernel.params[0]["shape"] in ([4096], [8192])  # the call's tensor
+        return {64: 2.0, 256: 1.0}[config["block"]]
+
+    tuned = tlc.autotune(configs=[{"block": 64}, {"block": 256}], timer=timer,
+                         workers=1)(scale)
+    x = np.zeros(4096, np.float32)
+    result = tuned.get_tuner_result(x, 1.0)
+    assert result.config == {"block": 256} and log == [{"block": 64}, {"block": 256}]
+    assert result.kernel.out_idx == [2]  # Y, allocated and returned at launch
+    with pytest.raises(LaunchError):  # tuned (from memory), then launched on x: no GPU here
+        tuned(x, 1.0)
+    assert len(log) == 2
+    monkeypatch.setattr(tlc.AutoTuner, "_memory", {})
+    again = tuned.get_tuner_result(x, 2.0)  # scalars are launch arguments: same tuning
+    assert again.from_cache and again.config == {"block": 256} and len(log) == 2
+    assert again.kernel.out_idx == [2]
+    tuned.get_tuner_result(np.zeros(8192, np.float32), 1.0)  # another size: tuned again
+    assert len(log) == 4
+    assert "tlc.autotune scale(tensor([8192], float32), 1.0): best" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="sets \\['alpha'\\], kernel arguments"):
+        tlc.autotune(configs=[{"alpha": 1.0}], timer=timer)(scale).get_tuner_result(x, 1.0)

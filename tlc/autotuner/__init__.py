@@ -1,0 +1,140 @@
+"""Autotuning (`tilelang.autotune`, `tilelang.autotuner`).
+
+    @tlc.autotune(configs=[{"block_M": 64}, {"block_M": 128}], warmup=25, rep=100)
+    @tlc.jit(out_idx=[-1])
+    def matmul(M, N, K, block_M=128, ...): ...
+
+    kernel = matmul(4096, 4096, 4096)   # the fastest candidate's JITKernel
+
+The first call for some arguments compiles every candidate in parallel worker
+processes, checks (given a ref_prog) and times each on the GPU, prints progress
+and the skipped candidates on stderr, and keeps the winner in memory and in the
+disk cache: a later call, in this process or another, compiles (or loads) only
+the winner. Without a GPU the tuning raises tlc.runtime.LaunchError, unless a
+`timer=` replaces GPU timing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from ..utils.tensor import TensorSupplyType
+from .tuner import AutotuneError, AutotuneResult, AutoTuner, ProfileArgs, _INPUTS
+from .tuner import get_autotune_inputs
+
+__all__ = [
+    "AutoTuner", "AutotuneError", "AutotuneResult", "ProfileArgs", "autotune",
+    "get_autotune_inputs", "set_autotune_inputs",
+]
+
+
+@contextlib.contextmanager
+def set_autotune_inputs(*tensors):
+    """Within it, tuning runs every candidate on these tensors (all the
+    kernel's inputs, in order) instead of generated ones."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    stack = getattr(_INPUTS, "stack", None)
+    if stack is None:
+        stack = _INPUTS.stack = []
+    stack.append(tensors)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+class AutotunedFactory:
+    """A factory under @tlc.autotune: calling it returns the best kernel for
+    the arguments (tuned once per argument set and target)."""
+
+    def __init__(self, fn, configs, profile: dict):
+        self.fn = fn
+        self.configs = configs
+        self.profile = profile
+        self._results: dict = {}  # call signature -> AutotuneResult (skips keying by source)
+        functools.update_wrapper(self, fn, updated=())  # fn's attributes must not replace ours
+
+    def _pinned(self, kwargs) -> bool:
+        """Whether the call gives every tuned parameter itself (then nothing is tuned)."""
+        configs = self.configs if not callable(self.configs) else None
+        return bool(configs) and all(set(c) <= set(kwargs) for c in configs)
+
+    def __call__(self, *args, **kwargs):
+        """The best kernel for these arguments; for an eager-style kernel
+        (called with its tensors), the best kernel's outputs on them."""
+        from ..eager import EagerJITFactory
+        from ..jit import JITFactory
+
+        if self._pinned(kwargs):
+            factory = self.fn if isinstance(self.fn, (JITFactory, EagerJITFactory)) \
+                else JITFactory(self.fn)
+            return factory(*args, **kwargs)
+        eager = isinstance(self.fn, EagerJITFactory)
+        result = self.get_tuner_result(*args, **kwargs)
+        kernel = result.kernel
+        kernel.latency, kernel.config, kernel.ref_latency = \
+            result.latency, result.config, result.ref_latency
+        if eager:
+            call = self.fn.bind(args, kwargs)
+            return kernel(*call.launch_args)
+        return kernel
+
+    def get_tuner_result(self, *args, **kwargs) -> AutotuneResult:
+        """The AutotuneResult for these arguments (tuning if needed)."""
+        from ..eager import EagerJITFactory
+        from ..jit import _default_target
+
+        sig = _signature(args, kwargs, _default_target())
+        result = self._results.get(sig) if sig is not None else None
+        if result is None:
+            tuner = AutoTuner(self.fn, self.configs, args, kwargs)
+            tuner.set_profile_args(**self.profile)
+            result = tuner.run()
+            if isinstance(self.fn, EagerJITFactory):
+                self.fn.check(tuner._call, {**tuner._call.statics, **result.config})
+            if sig is not None:
+                self._results[sig] = result
+        return result
+
+
+def _signature(args, kwargs, target):
+    """A hashable summary of a call (tensors by shape and dtype), or None."""
+    def one(v):
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            return ("tensor", tuple(v.shape), str(v.dtype))
+        return v
+
+    key = (tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items())),
+           target)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def autotune(func=None, *, configs=None, warmup: float = 25, rep: float = 100,
+             timeout: float = 100, supply_type: TensorSupplyType = TensorSupplyType.Auto,
+             ref_prog=None, supply_prog=None, rtol: float = 1e-2, atol: float = 1e-2,
+             max_mismatched_ratio: float = 0.01, skip_check: bool = False,
+             manual_check_prog=None, cache_input_tensors: bool = False, timer=None,
+             workers: int | None = None):
+    """`@tlc.autotune(configs=...)` above `@tlc.jit(...)` (or on a plain
+    factory): see AutoTuner.set_profile_args for the arguments; `timeout` is
+    the seconds each candidate's compilation may take."""
+    if configs is None:
+        raise ValueError("autotune needs configs= (a list of keyword dicts, or a function "
+                         "of the factory's arguments returning one)")
+    profile = dict(warmup=warmup, rep=rep, timeout=timeout, supply_type=supply_type,
+                   ref_prog=ref_prog, supply_prog=supply_prog, rtol=rtol, atol=atol,
+                   max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
+                   manual_check_prog=manual_check_prog,
+                   cache_input_tensors=cache_input_tensors, timer=timer, workers=workers)
+    AutoTuner(lambda: None, configs).set_profile_args(**profile)  # check them now
+
+    def wrap(fn):
+        return AutotunedFactory(fn, configs, profile)
+
+    return wrap(func) if func is not None else wrap
