@@ -38,7 +38,6 @@ private:
   LogicalResult rewriteAccesses(Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs);
   void swizzleSharedAccesses();
-  void placeBarriers(Operation *op, bool writesShared);
   void planPrefetch(GemmOp gemm);
 
   gpu::GPUFuncOp func;
@@ -53,24 +52,6 @@ private:
   bool usedWgmma = false;
   DenseSet<Operation *> wgmmaGemms; ///< gemms lowered to wgmma
 };
-
-bool writesShared(Operation *op) {
-  // An async copy completes at a cp.async wait, where tile-pipeline-loops
-  // put the barrier it needs.
-  if (auto copy = dyn_cast<CopyOp>(op); copy && copy.getAsync())
-    return false;
-  auto isShared = [](Value v) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    return type && getPlace(type) == Place::Shared;
-  };
-  if (auto copy = dyn_cast<CopyOp>(op))
-    return isShared(copy.getDst());
-  if (auto fill = dyn_cast<FillOp>(op))
-    return isShared(fill.getDst());
-  bool writes = false;
-  op->walk([&](memref::StoreOp store) { writes |= isShared(store.getMemRef()); });
-  return writes;
-}
 
 LogicalResult KernelLowering::run() {
   threads = func.getKnownBlockSize()->front();
@@ -103,7 +84,6 @@ LogicalResult KernelLowering::run() {
     return WalkResult::advance();
   });
   for (Operation *op : ops) {
-    placeBarriers(op, writesShared(op));
     LogicalResult lowered = success();
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       auto it = fragments.find(gemm.getC());
@@ -352,16 +332,6 @@ LogicalResult KernelLowering::lowerAllocs() {
 /// Shared memory written inside a loop may still be read by the previous
 /// iteration: a barrier before the write; and one after every write so the
 /// other threads read it only once it is complete.
-void KernelLowering::placeBarriers(Operation *op, bool writes) {
-  if (!writes)
-    return;
-  OpBuilder b(op);
-  if (op->getParentOfType<scf::ForOp>())
-    gpu::BarrierOp::create(b, op->getLoc());
-  b.setInsertionPointAfter(op);
-  gpu::BarrierOp::create(b, op->getLoc());
-}
-
 void KernelLowering::lowerFill(FillOp fill) {
   OpBuilder b(fill);
   Location loc = fill.getLoc();

@@ -36,6 +36,10 @@ LogicalResult selectMma(ModuleOp module);
 /// Sets `module`'s tile.target to the known architecture `arch`.
 LogicalResult setTarget(ModuleOp module, StringRef arch);
 
+/// Puts gpu.barrier ops where shared-memory accesses of `module`'s kernels
+/// conflict across threads (after tile-allocate-shared-memory).
+void insertBarriers(ModuleOp module);
+
 /// Multi-buffers and overlaps the copies of `module`'s pipelined loops.
 void pipelineLoops(ModuleOp module);
 

@@ -20,8 +20,8 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     by their row register), `tile.gemm` ldmatrix + mma.sync per warp,
     `tile.reduce` in-thread folds, xor shuffles and a shared-scratch exchange
     across warps, and `tile.pipelined` (when not pipelined) a plain `scf.for`.
-    A `gpu.barrier` follows every op that writes shared memory and precedes
-    one that rewrites shared memory inside a loop.
+    Barriers between ops come from `tile-insert-barriers`; the lowering adds
+    only those of its own protocols (staging, reduction scratch).
 
     A gemm whose `#tile.mma` kind is `wgmma` becomes per warpgroup
     `wgmma.mma_async` m64nNk16 on shared-memory descriptors (128-byte
@@ -118,6 +118,40 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
         : memref<32x128xf32, #tile.space<fragment>>
     ```
   }];
+}
+
+def TileInsertBarriers : Pass<"tile-insert-barriers", "ModuleOp"> {
+  let summary = "Place block barriers where shared-memory accesses conflict";
+  let description = [{
+    Computes, from the bytes of the kernel's shared memory each tile op reads
+    and writes (buffer offsets from `tile-allocate-shared-memory`), where
+    threads must meet: walking each kernel in program order, a `gpu.barrier`
+    goes before an op that reads bytes written since the last barrier (RAW)
+    or writes bytes read or written since then (WAR, WAW). Loops are walked
+    until the state at their head stops growing, so an iteration that
+    rewrites what the previous one read gets a barrier too; the two sides of
+    an `scf.if` join by union. Ops whose lowering exchanges data through
+    shared memory themselves (reductions across warps, staged or converting
+    copies) start with a barrier in their lowering, and async copies are
+    ordered by the wait and barrier of `tile-pipeline-loops`; existing
+    barriers count. No barrier goes where no hazard is.
+
+    Before:
+
+    ```mlir
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : ...
+    tile.gemm %s, %b, %c : ...
+    ```
+
+    After:
+
+    ```mlir
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : ...
+    gpu.barrier
+    tile.gemm %s, %b, %c : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {

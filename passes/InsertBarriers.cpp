@@ -1,0 +1,241 @@
+//===- InsertBarriers.cpp - Block barriers from shared-memory hazards -----===//
+//
+// Places the block barriers that ordinary (not async) shared-memory accesses
+// of different threads need, from the byte intervals each tile op reads and
+// writes in the kernel's shared memory (offsets from
+// tile-allocate-shared-memory): walking the kernel in program order, a
+// barrier goes before an op that reads bytes written (RAW) or writes bytes
+// read or written (WAR, WAW) since the last barrier. Loops are walked until
+// the state at their head stops growing, so hazards across the back edge
+// (an iteration rewriting what the previous one read) get a barrier too; the
+// two sides of an scf.if join by union.
+//
+// Ops whose lowering runs a protocol of its own through shared memory (a
+// reduction across warps through its scratch, a copy staged through shared
+// memory) begin with a barrier there; they leave their staging bytes read.
+// Async copies are ordered by the cp.async wait + barrier that
+// tile-pipeline-loops emits; existing gpu.barrier ops count as barriers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LayoutMath.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEINSERTBARRIERS
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-insert-barriers"
+
+namespace {
+
+/// Bytes [begin, end) of the kernel's shared memory.
+struct Interval {
+  int64_t begin, end;
+  bool overlaps(const Interval &o) const { return begin < o.end && o.begin < end; }
+  bool operator==(const Interval &o) const { return begin == o.begin && end == o.end; }
+};
+
+/// The shared bytes read and written since the last barrier (or by one op).
+struct Accesses {
+  SmallVector<Interval> reads, writes;
+  bool leadingBarrier = false; ///< the op's lowering starts with a barrier
+
+  void clear() {
+    reads.clear();
+    writes.clear();
+  }
+  static void addUnique(SmallVector<Interval> &to, ArrayRef<Interval> from) {
+    for (const Interval &i : from)
+      if (!llvm::is_contained(to, i))
+        to.push_back(i);
+  }
+  void merge(const Accesses &o) {
+    addUnique(reads, o.reads);
+    addUnique(writes, o.writes);
+  }
+  size_t size() const { return reads.size() + writes.size(); }
+  static bool any(ArrayRef<Interval> a, ArrayRef<Interval> b) {
+    return llvm::any_of(a, [&](const Interval &x) {
+      return llvm::any_of(b, [&](const Interval &y) { return x.overlaps(y); });
+    });
+  }
+  /// Whether `op` (accessing `next`) must wait for these accesses.
+  bool conflicts(const Accesses &next) const {
+    return any(next.reads, writes) || any(next.writes, writes) || any(next.writes, reads);
+  }
+};
+
+int64_t bytesOf(MemRefType type) {
+  return llvm::divideCeil(type.getNumElements() * type.getElementTypeBitWidth(), 8);
+}
+
+/// The bytes of the shared buffer `v` (a stage view counts as its whole
+/// buffer), if it is one with an offset.
+std::optional<Interval> sharedInterval(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || getPlace(type) != Place::Shared)
+    return std::nullopt;
+  if (auto stage = v.getDefiningOp<StageOp>())
+    v = stage.getSource();
+  auto alloc = v.getDefiningOp<AllocSharedOp>();
+  if (!alloc || !alloc.getOffset())
+    return std::nullopt;
+  int64_t at = *alloc.getOffset();
+  return Interval{at, at + bytesOf(alloc.getType())};
+}
+
+/// The scratch bytes tile-allocate-shared-memory gave a reduction across
+/// warps: one f32 slot per result element and warp group.
+int64_t scratchBytes(ReduceOp reduce) {
+  auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
+  std::string why;
+  FailureOr<SlicedLayout> sliced =
+      src && src.getLayout() ? sliceLayout(src.getLayoutAttr(), src.getType().getShape(),
+                                           reduce.getDim(), why)
+                             : FailureOr<SlicedLayout>(failure());
+  int64_t groups = succeeded(sliced) ? int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask))
+                                     : 32; // the most there can be
+  return reduce.getDst().getType().getNumElements() * groups * 4;
+}
+
+class Analysis {
+public:
+  explicit Analysis(bool insert) : insert(insert) {}
+
+  void block(Block &b, Accesses &state) {
+    for (Operation &op : llvm::make_early_inc_range(b))
+      visit(&op, state);
+  }
+
+private:
+  void visit(Operation *op, Accesses &state) {
+    if (isa<gpu::BarrierOp>(op)) {
+      state.clear();
+      return;
+    }
+    if (isa<scf::ForOp, PipelinedOp, scf::WhileOp>(op)) {
+      loop(op, state);
+      return;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      Accesses thenState = state, elseState = state;
+      block(branch.getThenRegion().front(), thenState);
+      if (!branch.getElseRegion().empty())
+        block(branch.getElseRegion().front(), elseState);
+      thenState.merge(elseState);
+      state = thenState;
+      return;
+    }
+    Accesses own = accessesOf(op);
+    if (own.leadingBarrier) {
+      state.clear();
+    } else if (state.conflicts(own)) {
+      if (insert) {
+        OpBuilder b(op);
+        gpu::BarrierOp::create(b, op->getLoc());
+      }
+      state.clear();
+    }
+    state.merge(own);
+  }
+
+  /// Walks a loop's body until the state at its head stops growing (a dry
+  /// run), then once for real from that state.
+  void loop(Operation *op, Accesses &state) {
+    Accesses head = state;
+    for (int i = 0; i < 8; ++i) {
+      Accesses end = head;
+      for (Region &r : op->getRegions())
+        for (Block &b : r)
+          Analysis(false).block(b, end);
+      size_t before = head.size();
+      head.merge(end);
+      if (head.size() == before)
+        break;
+    }
+    Accesses end = head;
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        block(b, end);
+    head.merge(end);
+    state = head; // the loop may run zero or more times
+  }
+
+  /// What a (non-loop, non-branch) op reads and writes in shared memory.
+  static Accesses accessesOf(Operation *op) {
+    Accesses a;
+    auto read = [&](Value v) {
+      if (std::optional<Interval> i = sharedInterval(v))
+        a.reads.push_back(*i);
+    };
+    auto write = [&](Value v) {
+      if (std::optional<Interval> i = sharedInterval(v))
+        a.writes.push_back(*i);
+    };
+    auto protocol = [&](Operation *o, StringRef attr, int64_t bytes) {
+      if (auto at = o->getAttrOfType<IntegerAttr>(attr)) {
+        a.leadingBarrier = true;
+        a.reads.push_back({at.getInt(), at.getInt() + bytes});
+      }
+    };
+    if (auto copy = dyn_cast<CopyOp>(op)) {
+      if (copy.getAsync())
+        return a; // ordered by the pipeliner's wait + barrier
+      read(copy.getSrc());
+      write(copy.getDst());
+      int64_t n = 1;
+      for (int64_t d : copy.getTileShape())
+        n *= d;
+      int64_t width = std::max<int64_t>(1, copy.getDst().getType().getElementTypeBitWidth() / 8);
+      protocol(op, "tile.staging_offset", n * width);
+      return a;
+    }
+    if (auto fill = dyn_cast<FillOp>(op)) {
+      write(fill.getDst());
+      return a;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      read(gemm.getA());
+      read(gemm.getB());
+      return a;
+    }
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      read(reduce.getSrc());
+      write(reduce.getDst());
+      if (!reduce.getClear())
+        read(reduce.getDst());
+      protocol(op, "tile.scratch_offset", scratchBytes(reduce));
+      return a;
+    }
+    // Element accesses, also inside T.Parallel bodies.
+    op->walk([&](Operation *inner) {
+      if (auto load = dyn_cast<memref::LoadOp>(inner))
+        read(load.getMemRef());
+      else if (auto store = dyn_cast<memref::StoreOp>(inner))
+        write(store.getMemRef());
+    });
+    return a;
+  }
+
+  bool insert;
+};
+
+struct TileInsertBarriers : mlir::tile::impl::TileInsertBarriersBase<TileInsertBarriers> {
+  void runOnOperation() final { insertBarriers(getOperation()); }
+};
+
+} // namespace
+
+void mlir::tile::insertBarriers(ModuleOp module) {
+  module.walk([](KernelOp kernel) {
+    Accesses state;
+    Analysis(true).block(kernel.getBody().front(), state);
+  });
+}

@@ -1,0 +1,161 @@
+// RUN: tlc-opt %s -split-input-file -tile-insert-barriers | FileCheck %s
+
+// RAW: a copy writes a shared buffer that a gemm then reads: one barrier
+// between them. The two copies write different bytes: none between them.
+// CHECK-LABEL: func.func @raw
+// CHECK: tile.copy
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK-NOT: gpu.barrier
+func.func @raw(%A: memref<64x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// WAR across a loop's back edge: each iteration writes the buffer the
+// previous one read, so a barrier goes before the write as well as between
+// the write and the read; reads alone need none.
+// CHECK-LABEL: func.func @war_in_loop
+// CHECK: scf.for
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK-NEXT: tile.gemm
+// CHECK-NEXT: }
+func.func @war_in_loop(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A pipelined loop as tile-pipeline-loops leaves it: async copies are
+// ordered by its wait + barrier, which the pass counts; nothing is added.
+// CHECK-LABEL: func.func @pipelined
+// CHECK: scf.for
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @pipelined(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {offset = 0 : i64} : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.cp.async.wait.group 1
+      gpu.barrier
+      %next = tile.stage %all[%k] : memref<3x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c0, %k] [64, 64] to %next[%c0, %c0] [64, 64] if %true {async} : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      %cur = tile.stage %all[%k] : memref<3x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %cur, %cur, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Element stores in a T.Parallel body, then a read of the same bytes by
+// another loop: RAW. A reduction across warps exchanges through its own
+// scratch and its lowering starts with a barrier: none is added before it,
+// even though it follows a shared write.
+// CHECK-LABEL: func.func @parallel_and_reduce
+// CHECK: tile.parallel
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK-NEXT: tile.parallel
+// CHECK: memref.load
+// CHECK: tile.parallel
+// CHECK: memref.store
+// CHECK-NOT: gpu.barrier
+// CHECK: tile.reduce
+func.func @parallel_and_reduce(%v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf32, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared {offset = 16384 : i64} : memref<64x64xf32, #gpu.address_space<workgroup>>
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (d0 floordiv 2, (d0 mod 2) * 32 + d1)>} : memref<64x64xf32, #tile.space<fragment>>
+    %r = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 2)>} : memref<64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 64] {
+      memref.store %v, %s[%i, %j] : memref<64x64xf32, #gpu.address_space<workgroup>>
+    }
+    tile.parallel (%i, %j) in [64, 64] {
+      %x = memref.load %s[%i, %j] : memref<64x64xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %f[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.parallel (%i, %j) in [64, 64] {
+      memref.store %v, %t[%i, %j] : memref<64x64xf32, #gpu.address_space<workgroup>>
+    }
+    tile.reduce %f to %r {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear, tile.scratch_offset = 32768 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// The two sides of an scf.if join: a write on one side conflicts with a read
+// after the if.
+// CHECK-LABEL: func.func @branches
+// CHECK: scf.if
+// CHECK: tile.fill
+// CHECK: } else {
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+func.func @branches(%p: i1, %z: f16) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.if %p {
+      tile.fill %a, %z : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    } else {
+    }
+    tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Nothing in shared memory: nothing to order.
+// CHECK-LABEL: func.func @no_shared
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @no_shared(%A: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %f[%c0, %c0] [64, 64] : memref<64x64xf32> to memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %f[%c0, %c0] [64, 64] to %A[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
