@@ -270,7 +270,7 @@ class JITFactory:
             return None
         try:
             return JITKernel(*cached, out_idx=self.out_idx)
-        except (ArtifactError, KeyError, TypeError, ValueError):
+        except (ArtifactError, KeyError, TypeError, ValueError, RecursionError):
             return None  # a damaged entry: compile again and replace it
 
     def cache_key(self, *args, **kwargs) -> str:

@@ -92,8 +92,9 @@ def write_output(path: str, data: str | bytes, inputs: tuple[str, ...] = (),
     if st is not None and stat.S_ISLNK(st.st_mode):
         try:
             target = os.stat(path)
-        except OSError as e:
-            raise OutputError(f"cannot write {shown}: {_reason(e)}") from None
+        except OSError:
+            raise OutputError(f"cannot write {shown}: it is a symbolic link to "
+                              f"'{os.readlink(path)}', which cannot be opened") from None
         if _is_descriptor_path(path) and not stat.S_ISDIR(target.st_mode):
             _write_through(path, data, shown)
             return
