@@ -21,13 +21,8 @@ class JITKernel:
         self.kernel = runtime.Kernel.from_dict(artifact)
         self.params = artifact["params"]
         n = len(self.params)
-        if out_idx is None:
-            out_idx = []
-        elif isinstance(out_idx, int):
-            out_idx = [out_idx]
+        out_idx = _out_positions(out_idx)
         for i in out_idx:
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise CompilationError(f"out_idx must be ints (parameter positions), got {i!r}")
             if not -n <= i < n:
                 raise CompilationError(f"out_idx {i} is out of range for {self.name}'s {n} "
                                        "parameters")
@@ -61,6 +56,7 @@ class JITKernel:
         if not self._launched:
             from .runtime.driver import runtime
 
+            self._check_inputs(args)  # a wrong argument is said before a missing GPU
             runtime()  # no driver or GPU: a LaunchError before anything is allocated
         outputs = self._allocate_outputs(args)
         full, it, outs = [], iter(args), iter(outputs)
@@ -69,6 +65,13 @@ class JITKernel:
         self.kernel(*full, stream=stream)
         self._launched = True
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _check_inputs(self, inputs) -> None:
+        """Checks the inputs against their parameters, as the launch will."""
+        from .runtime.args import check_args
+
+        params = [p for p, is_out in zip(self.kernel.params, self._is_out) if not is_out]
+        check_args(self.name, params, inputs)
 
     def _allocate_outputs(self, inputs):
         """torch tensors for the outputs; their shapes, dtypes and device
@@ -146,6 +149,18 @@ class JITKernel:
 
     def __repr__(self) -> str:
         return f"<tlc.JITKernel {self.name} for {self.artifact['target']}>"
+
+
+def _out_positions(out_idx) -> list[int]:
+    """out_idx as a list of ints: None, an int, or a list or tuple of ints."""
+    if out_idx is None:
+        return []
+    items = [out_idx] if isinstance(out_idx, int) and not isinstance(out_idx, bool) else out_idx
+    if not isinstance(items, (list, tuple)) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in items):
+        raise CompilationError(f"out_idx must be ints (parameter positions): an int or a "
+                               f"list of ints, got {out_idx!r}")
+    return list(items)
 
 
 def _kernel(artifact: dict, stages: dict, out_idx) -> JITKernel:
