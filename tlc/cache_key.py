@@ -207,6 +207,8 @@ class _Fingerprint:
             self._builtin(v)
         elif t is type and v.__module__ == "builtins" and v.__name__ in PURE_BUILTINS:
             self.add("builtin", v.__name__)
+        elif t is type and _is_tlc(v.__module__):
+            self.add("tlc-class", v.__module__, v.__qualname__)
         elif _is_tlc(getattr(t, "__module__", None)):
             self._tlc_value(v)
         elif isinstance(v, enum.Enum) and type(v.value) in (int, str):
@@ -225,6 +227,7 @@ class _Fingerprint:
 
     def _tlc_value(self, v) -> None:
         """tlc's own values: their class is part of the compiler's identity."""
+        from .language import Intrinsic
         from .language.types import SymbolicDim
 
         t = type(v)
@@ -232,8 +235,8 @@ class _Fingerprint:
             self.add("tlc", t.__qualname__, str(v))
         elif isinstance(v, SymbolicDim):
             self.add("tlc", t.__qualname__, v.name, v.dtype)
-        elif t is type:
-            self.add("tlc-class", v.__module__, v.__qualname__)
+        elif t is Intrinsic:
+            self.add("tlc", t.__qualname__, v.name)
         else:
             raise Unkeyable(f"a tlc {t.__name__}")
 

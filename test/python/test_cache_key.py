@@ -214,3 +214,12 @@ def test_key_covers_target_arguments_and_compiler(cache, monkeypatch):
     monkeypatch.setattr(cache_key, "compiler_identity", lambda: "another build")
     assert a != cache_key.factory_key(f, (256,), {}, "sm_90a")
     assert cache_key.ir_key("x", "k", "sm_90a") != ""
+
+
+def test_tlc_names_imported_one_by_one_are_keyable():
+    from tlc.language import Tensor, copy, float16
+
+    def factory(N):
+        return (Tensor, copy, float16, T.dynamic, N)
+
+    assert cache_key.factory_key(factory, (1,), {}, "sm_90a") is not None
