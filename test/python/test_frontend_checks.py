@@ -151,3 +151,19 @@ def test_if_then_else_of_two_bools_builds():
     # (compiling an element access to a bool buffer aborts in the C++ lowering: issue 13)
     tile_ir = str(select_program(True, False, "bool").build_module())
     assert "arith.select" in tile_ir and ": i1" in tile_ir.split("arith.select")[1]
+
+
+@pytest.mark.parametrize("place, shape, dtype", [("shared", (128, 2**24), "float16"),
+                                                 ("fragment", (2**31,), "float32"),
+                                                 ("local", (2**29, 4), "int8")])
+def test_on_chip_buffer_past_32_bit_offsets(place, shape, dtype):
+    alloc = {"shared": T.alloc_shared, "fragment": T.alloc_fragment, "local": T.alloc_local}[place]
+
+    @T.prim_func
+    def huge(Y: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            b = alloc(shape, dtype)  # E:huge
+            T.fill(b, 0)
+
+    error_at(huge, "huge", f"a {place} buffer of shape {shape} and dtype {dtype} takes",
+             "32-bit offsets")

@@ -125,3 +125,15 @@ def test_null_data_pointer_is_rejected():
         k.grid_for(CudaArray((64, 100)), DLPackArray((64, 100), ptr=0), c, 1.0)
     # an empty tensor may have no storage
     assert k.grid_for(CudaArray((0, 100), ptr=0), b, CudaArray((0, 100), ptr=0), 1.0)[1] == 0
+
+
+def test_annotation_mistake_in_a_tile_file_is_one_diagnostic(tmp_path, capsys):
+    from tlc.cli import main
+
+    source = tmp_path / "k.tile"
+    source.write_text("N = 64\n\n\n@T.prim_func\ndef k(X: T.Tensor((N,), \"float32\")):\n"
+                      "    with T.Kernel(1, threads=128):\n        pass\n")
+    assert main([str(source), "-D", "N=-1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1, err
+    assert err.startswith(f"{source}:5:") and "got -1" in err, err

@@ -226,6 +226,8 @@ class CodeGenerator(ExpressionMixin):
         try:
             expr = ast.Expression(node)
             return eval(compile(expr, self.prim.filename, "eval"), dict(self.prim.env))
+        except CompilationError:
+            raise  # e.g. a T.Tensor mistake, already at its line
         except Exception as e:
             hint = (" (with `from __future__ import annotations`, annotations are evaluated "
                     "late, where only the function's globals and closure are visible)"

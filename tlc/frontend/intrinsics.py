@@ -222,11 +222,28 @@ def _alloc(gen, node, place: str):
         raise gen.error(a["shape"], f"a {place} buffer needs a static shape of positive ints, "
                                     f"got {gen.describe(shape)}")
     dt = _dtype(gen, a["dtype"]) if "dtype" in a else DType("float32")
+    _check_on_chip_size(gen, a["shape"], place, shape, dt)
     space = ir.Attribute.parse(_PLACE_SPACE[place])
     t = ir.MemRefType.get(list(shape), dtypes.mlir_type(dt), memory_space=space)
     op = {"shared": tile.alloc_shared, "fragment": tile.alloc_fragment,
           "local": tile.alloc_local}[place]
     return BufferRef("", op(t), list(shape), str(dt), place)
+
+
+MAX_ON_CHIP_BYTES = 2**31 - 1  # on-chip buffers are indexed with 32-bit offsets
+
+
+def _check_on_chip_size(gen, node, place: str, shape, dt) -> None:
+    """An on-chip buffer past 32-bit indexing is an error here, before any pass
+    computes with its size."""
+    elements = 1
+    for d in shape:
+        elements *= d
+    size = elements * max(dt.bits, 8) // 8
+    if size > MAX_ON_CHIP_BYTES:
+        raise gen.error(node, f"a {place} buffer of shape {tuple(shape)} and dtype {dt} takes "
+                              f"{size} bytes; on-chip buffers are indexed with 32-bit offsets "
+                              f"(at most {MAX_ON_CHIP_BYTES} bytes)")
 
 
 def call_alloc_shared(gen, node):
