@@ -167,3 +167,57 @@ def test_on_chip_buffer_past_32_bit_offsets(place, shape, dtype):
 
     error_at(huge, "huge", f"a {place} buffer of shape {shape} and dtype {dtype} takes",
              "32-bit offsets")
+
+
+def loop_program(ij, guarded=False):
+    """s[a * i + b, c * j + d] for ij = (a, b, c, d), i and j T.Parallel indices."""
+    a, b, c, d = ij
+
+    @T.prim_func
+    def shifted(X: T.Tensor((128, 64), "float32"), Y: T.Tensor((128, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((128, 64), "float32")
+            y = T.alloc_fragment((128, 64), "float32")
+            T.copy(X[0, 0], s)
+            for i, j in T.Parallel(128, 64):
+                if guarded:
+                    if i > 0 and i < 127:
+                        y[i, j] = s[a * i + b, c * j + d]
+                else:
+                    y[i, j] = s[a * i + b, c * j + d]  # E:affine
+            T.copy(y, Y[0, 0])
+
+    return shifted
+
+
+@pytest.mark.parametrize("ij, dim, values", [
+    ((1, 1, 1, 0), 0, "1 to 128"), ((1, -1, 1, 0), 0, "-1 to 126"),
+    ((1, 0, 2, 0), 1, "0 to 126"), ((-1, 128, 1, 0), 0, "1 to 128"),
+])
+def test_affine_index_of_loop_indices_outside_a_buffer(ij, dim, values):
+    error_at(loop_program(ij), "affine", f"takes the values {values}, outside "
+             f"dimension {dim} of 's' (shape [128, 64], shared)")
+
+
+def test_affine_indices_inside_or_guarded_are_accepted():
+    assert "memref.load" in str(loop_program((-1, 127, -1, 63)).build_module())
+    guarded = loop_program((1, 1, 1, 0), guarded=True)
+    assert "memref.load" in str(guarded.build_module())
+
+
+def test_serial_loop_index_outside_a_local_buffer():
+    @T.prim_func
+    def prefix(Y: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            acc = T.alloc_local((16,), "float32")
+            T.fill(acc, 1.0)
+            for k in T.serial(1, 16):
+                acc[k] = acc[k - 1] + 1.0
+            for k in T.serial(0, 16, 4):
+                acc[k + 4] = 0.0  # E:serial
+            y = T.alloc_fragment((128,), "float32")
+            for i in T.Parallel(128):
+                y[i] = acc[15]
+            T.copy(y, Y[0])
+
+    error_at(prefix, "serial", "takes the values 4 to 16, outside dimension 0 of 'acc'")

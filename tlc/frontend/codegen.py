@@ -60,6 +60,9 @@ class CodeGenerator(ExpressionMixin):
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
         # their scope in self.scopes, line). Names bound inside one do not flow out.
         self.regions: list[tuple[str, int, int]] = []
+        # Loop indices with compile-time bounds -> (first, last) value, for the
+        # static bounds checks of on-chip buffer accesses.
+        self.ranges: dict = {}
 
     # -- diagnostics and locations ------------------------------------------
 

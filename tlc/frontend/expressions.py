@@ -408,7 +408,12 @@ class ExpressionMixin:
 
     def check_constant_index(self, buf: BufferRef, dim: int, idx, node) -> None:
         """A constant index must be inside an on-chip buffer's static shape (a
-        kernel would read or write past it); any constant must be an index."""
+        kernel would read or write past it); any constant must be an index.
+        So must an affine index of loop indices with constant bounds, outside
+        any run-time `if` (which may guard it)."""
+        if isinstance(idx, Affine) and idx.terms:
+            self.check_affine_index(buf, dim, idx, node)
+            return
         if isinstance(idx, Affine):
             idx = idx.constant()
         if not isinstance(idx, int) or isinstance(idx, bool):
@@ -420,6 +425,24 @@ class ExpressionMixin:
                                    f"(shape [{shape}], {buf.place}): valid indices are 0 "
                                    f"to {size - 1}")
         self.check_int_constant(idx, "index", node)
+
+    def check_affine_index(self, buf: BufferRef, dim: int, idx: Affine, node) -> None:
+        size = buf.shape[dim]
+        if buf.place == "global" or not isinstance(size, int) or any(
+                kind == "if" for kind, _, _ in self.regions):
+            return
+        lo = hi = idx.const
+        for value, coeff in idx.terms.items():
+            if value not in self.ranges:
+                return
+            first, last = self.ranges[value]
+            lo += min(coeff * first, coeff * last)
+            hi += max(coeff * first, coeff * last)
+        if lo < 0 or hi >= size:
+            shape = ", ".join(str(d) for d in buf.shape)
+            raise self.error(node, f"index `{ast.unparse(node)}` takes the values {lo} to {hi}, "
+                                   f"outside dimension {dim} of '{buf.name}' (shape [{shape}], "
+                                   f"{buf.place}): valid indices are 0 to {size - 1}")
 
     def expr_Subscript(self, node):
         base = self.eval(node.value)

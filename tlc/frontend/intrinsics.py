@@ -132,8 +132,9 @@ def _parallel(gen, node) -> None:
     gen.parallel_depth += 1
     try:
         with ir.InsertionPoint(block), gen.region("loop", node, names):
-            for n, arg in zip(names, block.arguments):
+            for n, arg, extent in zip(names, block.arguments, shape):
                 gen.bind(n, Affine.leaf(arg))
+                gen.ranges[arg] = (0, extent - 1)
             gen.visit_body(node.body)
     finally:
         gen.parallel_depth -= 1
@@ -180,6 +181,7 @@ def _pipelined(gen, node) -> None:
     block = op.body.blocks.append(ir.IndexType.get())
     with ir.InsertionPoint(block), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(block.arguments[0]))
+        _note_range(gen, block.arguments[0], start, stop, step)
         gen.visit_body(node.body)
 
 
@@ -202,8 +204,15 @@ def _serial(gen, node, unroll: bool) -> None:
     loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
     with ir.InsertionPoint(loop.body), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(loop.induction_variable))
+        _note_range(gen, loop.induction_variable, start, stop, step)
         gen.visit_body(node.body)
         scf.YieldOp([])
+
+
+def _note_range(gen, index, start, stop, step: int) -> None:
+    """Records the values a loop index takes when its bounds are constants."""
+    if isinstance(start, int) and isinstance(stop, int) and stop > start:
+        gen.ranges[index] = (start, start + (stop - start - 1) // step * step)
 
 
 # -- buffers ---------------------------------------------------------------------
