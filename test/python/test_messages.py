@@ -137,3 +137,24 @@ def test_annotation_mistake_in_a_tile_file_is_one_diagnostic(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("error:") == 1, err
     assert err.startswith(f"{source}:5:") and "got -1" in err, err
+
+
+@pytest.mark.parametrize("terms, message", [
+    (500, "this expression nests operators too deeply"),
+    (1500, "nests expressions or blocks more deeply than Python can compile"),
+    (50000, "nests expressions or blocks more deeply than Python's parser allows"),
+])
+def test_deeply_nested_tile_file_is_a_message(tmp_path, capsys, terms, message):
+    from tlc.cli import main
+
+    source = tmp_path / "deep.tile"
+    source.write_text(
+        "@T.prim_func\ndef k(A: T.Tensor((128,), 'float32')):\n"
+        "    with T.Kernel(1, threads=128):\n"
+        "        x = T.alloc_fragment((128,), 'float32')\n        T.copy(A[0], x)\n"
+        "        for i in T.Parallel(128):\n"
+        f"            x[i] = {' + '.join(['x[i]'] * terms)}\n        T.copy(x, A[0])\n")
+    assert main([str(source), "-o", str(tmp_path / "out.ptx")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and str(source) in err and "Traceback" not in err, err[:500]
+    assert not (tmp_path / "out.ptx").exists()

@@ -73,6 +73,9 @@ class ExpressionMixin:
                 return simplify(method(node))
             except (CompilationError, ir.MLIRError):
                 raise
+            except RecursionError:
+                raise self.error(node, "this expression nests operators too deeply for tlc's "
+                                       "frontend; split it with intermediate variables") from None
             except Exception as e:  # a case the frontend does not check: still say where
                 raise self.error(node, f"tlc cannot compile this expression "
                                        f"({type(e).__name__}: {e})") from None

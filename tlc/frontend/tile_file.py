@@ -73,6 +73,9 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
     except SyntaxError as e:
         raise CompilationError([Diagnostic(f"invalid syntax: {e.msg}",
                                            SourceLocation(path, e.lineno or 0, e.offset or 0))])
+    except (RecursionError, MemoryError):
+        raise CompilationError(f"{path} nests expressions or blocks more deeply than "
+                               "Python's parser allows") from None
     _override(tree, defines, path)
     env = {"T": T, "tlc": tlc, "__name__": "__tile__", "__file__": path}
     env.update(defines)
@@ -80,6 +83,9 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
         exec(compile(tree, path, "exec"), env)
     except CompilationError:
         raise
+    except RecursionError:
+        raise CompilationError(f"{path} nests expressions or blocks more deeply than "
+                               "Python can compile") from None
     except Exception as e:
         lineno = _traceback_line(e, path)
         raise CompilationError([Diagnostic(f"{type(e).__name__}: {e}",
