@@ -55,7 +55,8 @@ class Unkeyable(Exception):
 
 
 def _identity_parts() -> list[str]:
-    """tlc's Python sources by content, and its native libraries by size and time."""
+    """tlc's version, the Python running it, tlc's Python sources by content and
+    its native libraries by size and time."""
     root = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256()
     for folder, dirs, files in os.walk(root):
@@ -72,7 +73,8 @@ def _identity_parts() -> list[str]:
                     h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns}\0".encode())
             except OSError:
                 h.update(f"{rel}:unreadable\0".encode())
-    return [__version__, h.hexdigest()]
+    # The Python version too: the frontend reads Python's AST and bytecode.
+    return [__version__, sys.version, h.hexdigest()]
 
 
 @functools.lru_cache(maxsize=1)
