@@ -221,3 +221,26 @@ def test_serial_loop_index_outside_a_local_buffer():
             T.copy(y, Y[0])
 
     error_at(prefix, "serial", "takes the values 4 to 16, outside dimension 0 of 'acc'")
+
+
+def test_a_file_of_many_kernels_is_parsed_once(tmp_path, monkeypatch):
+    """Compile time linear in the kernels of a file: each @T.prim_func used to
+    parse the whole file again to find its definition."""
+    import ast
+
+    from tlc.frontend.tile_file import load_tile_file
+
+    kernel = ("@T.prim_func\ndef k{n}(X: T.Tensor((128,), 'float32')):\n"
+              "    with T.Kernel(1, threads=128):\n"
+              "        x = T.alloc_fragment((128,), 'float32')\n"
+              "        T.fill(x, {n}.0)\n        T.copy(x, X[0])\n\n\n")
+    source = tmp_path / "many.tile"
+    source.write_text("".join(kernel.format(n=n) for n in range(30)))
+    parses = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append(1) or real(*a, **k))
+    kernels = load_tile_file(str(source))
+    assert list(kernels) == [f"k{n}" for n in range(30)]
+    assert len(parses) <= 2, len(parses)  # the .tile loader's, and one to find the defs
+    assert [kernels[f"k{n}"].node.name for n in (0, 29)] == ["k0", "k29"]
+    assert "4.000000e+00" in str(kernels["k4"].build_module())
