@@ -96,8 +96,12 @@ def test_write_failures_are_one_line_naming_the_path(vadd, tmp_path, case, tlc_c
     paths = {
         "directory": str(tmp_path), "empty": "", "missing dir": str(tmp_path / "no/x.ptx"),
         "not a dir": str(vadd) + "/x.ptx", "too long": str(tmp_path / ("a" * 300)),
-        "read-only": "/proc/self/x.ptx", "full": "/dev/full",
+        "read-only": str(tmp_path / "ro" / "x.ptx"), "full": "/dev/full",
     }
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    if case == "read-only" and os.geteuid() == 0:
+        paths[case] = "/sys/x.ptx"  # root writes into a 0555 folder; sysfs refuses files
     path = paths[case]
     line = one_line_error(tlc_cmd(str(vadd), "-o", path), f"cannot write '{path}'")
     assert line.startswith("tlc: error: ")
