@@ -113,6 +113,27 @@ def factory_key(factory, args: tuple, kwargs: dict, target: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=512)
+def _code_digest(code: types.CodeType) -> str:
+    """The hash of a code object's bytecode, constants, names and positions."""
+    return hashlib.sha256(marshal.dumps(code)).hexdigest()
+
+
+_TEXTS: dict[str, tuple[list, str]] = {}  # filename -> (linecache's lines, their hash)
+
+
+def _text_digest(filename: str, lines: list) -> str:
+    """The hash of a source file's text as linecache holds it (hashed again
+    only when linecache holds another list, i.e. the file was read again)."""
+    cached = _TEXTS.get(filename)
+    if cached is None or cached[0] is not lines:
+        if len(_TEXTS) >= 256:
+            _TEXTS.clear()
+        cached = _TEXTS[filename] = (lines, hashlib.sha256("".join(lines).encode(
+            "utf-8", "surrogatepass")).hexdigest())
+    return cached[1]
+
+
+@functools.lru_cache(maxsize=512)
 def _code_reads(code: types.CodeType) -> tuple[frozenset, frozenset, frozenset]:
     """(global names loaded, attribute names loaded, modules imported) by `code`
     and the code nested in it."""
@@ -256,7 +277,7 @@ class _Fingerprint:
             self.add("tlc-function", fn.__module__, fn.__qualname__)
             return
         code = fn.__code__
-        self.add("function", marshal.dumps(code))
+        self.add("function", _code_digest(code))
         self._source_file(code.co_filename, fn.__globals__)
         self.value(fn.__defaults__)
         self.value(fn.__kwdefaults__)
@@ -287,7 +308,7 @@ class _Fingerprint:
         if filename in self.files:
             return
         self.files.add(filename)
-        self.add("file", "".join(linecache.getlines(filename, env)))
+        self.add("file", _text_digest(filename, linecache.getlines(filename, env)))
 
 
 def _sub_digest(v) -> str:

@@ -252,13 +252,14 @@ class JITFactory:
 
     def _compile(self, args, kwargs, target, key: str | None = None) -> JITKernel:
         from . import cache
-        from .compiler import compile_module
-        from .frontend import PrimFunc
 
         if key is not None and self.use_disk_cache:
             kernel = self._from_cache(cache.load(key))
-            if kernel is not None:
+            if kernel is not None:  # a hit loads neither the frontend nor the compiler
                 return self._remember(key, kernel)
+        from .compiler import compile_module
+        from .frontend import PrimFunc
+
         prim = self.factory(*args, **kwargs)
         if not isinstance(prim, PrimFunc):
             raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
