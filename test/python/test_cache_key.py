@@ -223,3 +223,32 @@ def test_tlc_names_imported_one_by_one_are_keyable():
         return (Tensor, copy, float16, T.dynamic, N)
 
     assert cache_key.factory_key(factory, (1,), {}, "sm_90a") is not None
+
+
+def test_disk_hit_in_a_new_process_loads_no_compiler(tmp_path):
+    import os
+    import subprocess
+
+    (tmp_path / "tlc_t_light.py").write_text(textwrap.dedent("""
+        import tlc
+        import tlc.language as T
+
+        @tlc.jit
+        def factory(N):
+            @T.prim_func
+            def k(X: T.Tensor((N,), "float32")):
+                with T.Kernel(1, threads=128):
+                    x = T.alloc_fragment((128,), "float32")
+                    T.fill(x, 1.0)
+                    T.copy(x, X[0])
+
+            return k
+        """))
+    code = ("import sys, tlc_t_light\nk = tlc_t_light.factory(128)\n"
+            "print(k.name, 'tlc.compiler' in sys.modules, 'tlc.ir' in sys.modules)\n")
+    env = dict(os.environ, TLC_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, cwd=tmp_path) for _ in range(2)]
+    assert [r.stdout for r in runs] == ["k True True\n", "k False False\n"], \
+        [r.stderr for r in runs]
