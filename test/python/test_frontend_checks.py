@@ -244,3 +244,19 @@ def test_a_file_of_many_kernels_is_parsed_once(tmp_path, monkeypatch):
     assert len(parses) <= 2, len(parses)  # the .tile loader's, and one to find the defs
     assert [kernels[f"k{n}"].node.name for n in (0, 29)] == ["k0", "k29"]
     assert "4.000000e+00" in str(kernels["k4"].build_module())
+
+
+@pytest.mark.parametrize("grid, axis, size", [((2**31, 1, 1), "x", 2**31),
+                                              ((1, 65536, 1), "y", 65536),
+                                              ((1, 1, 2**64), "z", 2**64)])
+def test_constant_grid_past_the_launch_limits(grid, axis, size):
+    gx, gy, gz = grid
+
+    @T.prim_func
+    def wide(X: T.Tensor((128,), "float32")):
+        with T.Kernel(gx, gy, gz, threads=128):  # E:grid
+            x = T.alloc_fragment((128,), "float32")
+            T.fill(x, 1.0)
+            T.copy(x, X[0])
+
+    error_at(wide, "grid", f"grid dimension {axis} is {size}, more than the")

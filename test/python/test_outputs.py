@@ -191,3 +191,11 @@ def test_load_artifact_failures_name_the_path(tmp_path):
         runtime.load_artifact(fifo)
     with pytest.raises(ArtifactError, match="a directory"):
         runtime.load_artifact(tmp_path)
+
+
+def test_kernel_from_deeply_nested_metadata():
+    nested = []
+    for _ in range(100000):
+        nested = [nested]
+    with pytest.raises(ArtifactError, match="nested too deeply"):
+        runtime.Kernel.from_dict(dict(vadd_dict(), check=nested))

@@ -20,6 +20,9 @@ _PLACE_SPACE = {
     "local": "#tile.space<local>",
 }
 
+# The CUDA launch limits on grid dimensions x, y and z.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
 
 def _buffer(gen, node, what: str) -> BufferRef:
     value = gen.eval(node)
@@ -57,9 +60,12 @@ def kernel(gen, call, target, body) -> None:
         where = next((kw for kw in call.keywords if kw.arg == "threads"), call)
         raise gen.error(where, f"threads must be an integer in [1, 1024], got {threads!r}")
     sizes = []
-    for a, g in zip(call.args, grid):
+    for axis, (a, g) in enumerate(zip(call.args, grid)):
         if isinstance(g, int) and not isinstance(g, bool) and g <= 0:
             raise gen.error(a, f"a grid size must be positive, got {g}")
+        if isinstance(g, int) and not isinstance(g, bool) and g > MAX_GRID[axis]:
+            raise gen.error(a, f"grid dimension {'xyz'[axis]} is {g}, more than the "
+                               f"{MAX_GRID[axis]} blocks a launch allows")
         sizes.append(gen.index(g, a, "a grid size"))
     with gen.loc(call):  # the kernel's errors (shared memory budget) point at T.Kernel
         op = tile.KernelOp(sizes, threads)

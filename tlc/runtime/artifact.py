@@ -40,7 +40,10 @@ class Kernel:
 
     def __init__(self, metadata: dict):
         # Our own copy, so that the caller's later edits cannot desynchronise it.
-        self.metadata = copy.deepcopy(metadata)
+        try:
+            self.metadata = copy.deepcopy(metadata)
+        except RecursionError:
+            raise ArtifactError("artifact: metadata nested too deeply") from None
         where = f"artifact {metadata.get('name')!r}" if isinstance(metadata, dict) else "artifact"
         try:
             self._parse(metadata)
