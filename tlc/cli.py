@@ -9,26 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 from .errors import CompilationError
+from .output import FileError, open_regular, write_output
 
 # --emit value -> the last compiler stage it needs.
 EMITS = {"tile": "tile", "gpu": "gpu", "nvvm": "nvvm", "llvm": "nvvm", "ptx": "ptx",
          "artifact": "ptx"}
-
-
-def _write_atomically(path: str, data: str | bytes) -> None:
-    """Writes through a temporary file in the same folder: no partial output."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tlc-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -114,11 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             compiled = compiler.compile_module(module, args.arch, stop_after=stop, keep_ir=True,
                                                print_ir_after_all=args.print_ir_after_all)
         else:
-            if args.input == "-":
-                text, filename = sys.stdin.read(), "<stdin>"
-            else:
-                with open(args.input) as f:
-                    text, filename = f.read(), args.input
+            text, filename = _read_input(args.input)
             compiled = compiler.compile_text(text, args.arch, filename, stop_after=stop,
                                              keep_ir=True,
                                              print_ir_after_all=args.print_ir_after_all)
@@ -133,14 +116,54 @@ def main(argv: list[str] | None = None) -> int:
     except CompilationError as e:
         print(e, file=sys.stderr)
         return 1
-    except OSError as e:
+    except OSError as e:  # a FileError's text names the file
         print(f"tlc: error: {e}", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(output)
-    else:
-        _write_atomically(args.output, output)
+    try:
+        if args.output == "-":
+            _write_stdout(output)
+        else:
+            write_output(args.output, output, inputs=(args.input,))
+    except FileError as e:
+        print(f"tlc: error: {e}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    """(text, name shown in messages) of a .mlir input; '-' is stdin."""
+    if path == "-":
+        if sys.stdin is None:
+            raise FileError("cannot read standard input: it is closed")
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        with open_regular(path, "input") as f:
+            data, name = f.read(), path
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise FileError(f"cannot read {name}: line {line} is not UTF-8 text") from None
+
+
+def _write_stdout(text: str) -> None:
+    """Writes the output to stdout; a closed stdout or a full disk is a FileError."""
+    out = sys.stdout
+    if out is None:
+        raise FileError("cannot write to standard output: it is closed")
+    try:
+        out.buffer.write(text.encode("utf-8"))
+        out.flush()
+    except (OSError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        # What stays in the buffer must not fail again when Python exits.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, out.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+        raise FileError(f"cannot write to standard output: {reason}") from None
 
 
 if __name__ == "__main__":

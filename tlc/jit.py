@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
-import json
 import os
-import tempfile
 
-from . import __version__
 from .errors import CompilationError
 from .jit_options import JitOptions, jit_options, report
 
@@ -27,13 +22,8 @@ class JITKernel:
         self.kernel = runtime.Kernel.from_dict(artifact)
         self.params = artifact["params"]
         n = len(self.params)
-        if out_idx is None:
-            out_idx = []
-        elif isinstance(out_idx, int):
-            out_idx = [out_idx]
+        out_idx = _out_positions(out_idx)
         for i in out_idx:
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise CompilationError(f"out_idx must be ints (parameter positions), got {i!r}")
             if not -n <= i < n:
                 raise CompilationError(f"out_idx {i} is out of range for {self.name}'s {n} "
                                        "parameters")
@@ -67,6 +57,7 @@ class JITKernel:
         if not self._launched:
             from .runtime.driver import runtime
 
+            self._check_inputs(args)  # a wrong argument is said before a missing GPU
             runtime()  # no driver or GPU: a LaunchError before anything is allocated
         outputs = self._allocate_outputs(args)
         full, it, outs = [], iter(args), iter(outputs)
@@ -75,6 +66,13 @@ class JITKernel:
         self.kernel(*full, stream=stream)
         self._launched = True
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _check_inputs(self, inputs) -> None:
+        """Checks the inputs against their parameters, as the launch will."""
+        from .runtime.args import check_args
+
+        params = [p for p, is_out in zip(self.kernel.params, self._is_out) if not is_out]
+        check_args(self.name, params, inputs)
 
     def _allocate_outputs(self, inputs):
         """torch tensors for the outputs; their shapes, dtypes and device
@@ -154,6 +152,18 @@ class JITKernel:
         return f"<tlc.JITKernel {self.name} for {self.artifact['target']}>"
 
 
+def _out_positions(out_idx) -> list[int]:
+    """out_idx as a list of ints: None, an int, or a list or tuple of ints."""
+    if out_idx is None:
+        return []
+    items = [out_idx] if isinstance(out_idx, int) and not isinstance(out_idx, bool) else out_idx
+    if not isinstance(items, (list, tuple)) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in items):
+        raise CompilationError(f"out_idx must be ints (parameter positions): an int or a "
+                               f"list of ints, got {out_idx!r}")
+    return list(items)
+
+
 def _kernel(artifact: dict, stages: dict, out_idx) -> JITKernel:
     """The JITKernel of a fresh compilation; metadata the runtime cannot launch
     is a compilation error, not a runtime one."""
@@ -206,104 +216,16 @@ def _default_target() -> str:
     return os.environ.get("TLC_TARGET", "sm_90a")
 
 
-# -- the disk cache ----------------------------------------------------------
+# -- the disk cache (tlc/cache.py; its keys: tlc/cache_key.py) ---------------
 
-
-def cache_dir() -> str:
-    return os.environ.get("TLC_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tlc")
-
-
-def _compiler_fingerprint() -> str:
-    """Changes when the compiler's native library is rebuilt, so that a cache
-    filled by an older build of the passes is not used."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        parts = [__version__]
-        libs = os.path.join(os.path.dirname(__file__), "_mlir_libs")
-        for name in ("libTLCPythonCAPI.so",):
-            try:
-                st = os.stat(os.path.join(libs, name))
-                parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-            except OSError:
-                pass
-        _FINGERPRINT = ";".join(parts)
-    return _FINGERPRINT
-
-
-_FINGERPRINT = None
+from .cache import cache_dir  # noqa: E402,F401  (tlc.jit.cache_dir, as before)
 
 
 def _cache_key(tile_ir: str, name: str, target: str) -> str:
-    """The key of a compilation: what the frontend built (so a change anywhere,
-    in the factory, a helper or a global constant it reads, is a new entry),
-    the target and the compiler."""
-    blob = json.dumps({"ir": tile_ir, "name": name, "target": target,
-                       "compiler": _compiler_fingerprint()}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """The key of a compilation: what the frontend built, the target and the compiler."""
+    from .cache_key import ir_key
 
-
-_PLAIN = (int, float, str, bool, bytes, type(None))
-
-
-def _referenced_globals(code, env: dict, seen: set, out: dict) -> None:
-    """The module-level values and helper functions a factory's code (and the
-    code nested in it) reads: constants by value, functions by source."""
-    for name in code.co_names:
-        if name in seen or name not in env:
-            continue
-        seen.add(name)
-        value = env[name]
-        if isinstance(value, _PLAIN) or (isinstance(value, tuple) and
-                                         all(isinstance(v, _PLAIN) for v in value)):
-            out[name] = repr(value)
-        elif inspect.isfunction(value) and value.__module__ == env.get("__name__"):
-            try:
-                out[name] = inspect.getsource(value)
-            except (OSError, TypeError):
-                out[name] = value.__qualname__
-            _referenced_globals(value.__code__, env, seen, out)
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            _referenced_globals(const, env, seen, out)
-
-
-def _factory_key(factory, source: str, args, kwargs, target: str) -> str:
-    """A key computed without building anything: the factory's source, the
-    globals it reads, its arguments, the target and the compiler."""
-    reads: dict = {}
-    _referenced_globals(factory.__code__, factory.__globals__, set(), reads)
-    blob = json.dumps({"source": source, "globals": reads, "args": repr(args),
-                       "kwargs": repr(sorted(kwargs.items())), "target": target,
-                       "compiler": _compiler_fingerprint()}, sort_keys=True)
-    return "f" + hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _cache_load(key: str):
-    path = os.path.join(cache_dir(), key + ".json")
-    try:
-        with open(path) as f:
-            entry = json.load(f)
-        if not isinstance(entry, dict) or entry.get("tlc") != __version__:
-            return None
-        artifact, stages = entry["artifact"], entry["stages"]
-        if not isinstance(artifact, dict) or not isinstance(stages, dict):
-            return None
-        return artifact, stages
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # missing or corrupt: recompile and replace
-
-
-def _cache_store(key: str, artifact: dict, stages: dict) -> None:
-    folder = cache_dir()
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"tlc": __version__, "artifact": artifact, "stages": stages}, f)
-        os.replace(tmp, os.path.join(folder, key + ".json"))  # atomic among processes
-    except OSError:
-        pass  # a read-only or full disk only costs recompilation
+    return ir_key(tile_ir, name, target)
 
 
 class JITFactory:
@@ -316,8 +238,7 @@ class JITFactory:
         self.target = target
         self.options = options or jit_options(target)
         self._disk_cache = cache
-        self._memory: dict = {}
-        self._source_text: str | None = None
+        self._memory: dict = {}  # cache key -> JITKernel
         functools.update_wrapper(self, factory)
 
     @property
@@ -329,31 +250,38 @@ class JITFactory:
 
     def __call__(self, *args, **kwargs) -> JITKernel:
         target = self.options.resolve_target(_default_target())
-        try:
-            mem_key = (args, tuple(sorted(kwargs.items())), target)
-            hash(mem_key)
-        except TypeError:
-            mem_key = None
-        if mem_key is not None and mem_key in self._memory:
-            return self._memory[mem_key]
+        key = self._fast_key(args, kwargs, target)
+        if key is not None and key in self._memory:
+            return self._memory[key]
         self._cache_hit = False
-        kernel = self._compile(args, kwargs, target)
+        kernel = self._compile(args, kwargs, target, key)
         report(self.options, kernel, "loaded from the disk cache" if self._cache_hit
                else "compiled")
-        if mem_key is not None:
-            self._memory[mem_key] = kernel
         return kernel
 
-    def _compile(self, args, kwargs, target) -> JITKernel:
-        # The disk cache is keyed by the factory's source, the globals it
-        # reads and its arguments: a hit needs neither the frontend nor the
-        # compiler. A factory without readable source is keyed by its IR.
-        key = None
-        if self.use_disk_cache and self._source():
-            key = _factory_key(self.factory, self._source(), args, kwargs, target)
-            kernel = self._from_cache(_cache_load(key))
-            if kernel is not None:
-                return kernel
+    # The caches, in memory and on disk, share one key: `cache_key.factory_key`
+    # (every value the factory can read, hashed without running it) when it can
+    # be computed, else the key of the tile IR the factory builds. The target
+    # (with the pass configs that change it) is part of both.
+
+    def _fast_key(self, args, kwargs, target) -> str | None:
+        from .cache_key import factory_key
+
+        return factory_key(self.factory, args, kwargs, target)
+
+    def _remember(self, key: str, kernel: JITKernel) -> JITKernel:
+        if len(self._memory) >= 256:
+            self._memory.clear()
+        self._memory[key] = kernel
+        return kernel
+
+    def _compile(self, args, kwargs, target, key: str | None = None) -> JITKernel:
+        from . import cache
+
+        if key is not None and self.use_disk_cache:
+            kernel = self._from_cache(cache.load(key))
+            if kernel is not None:  # a hit loads neither the frontend nor the compiler
+                return self._remember(key, kernel)
         from .compiler import compile_module
         from .frontend import PrimFunc
 
@@ -362,26 +290,19 @@ class JITFactory:
             raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
                                    f"return a @T.prim_func, got {type(prim).__name__}")
         module = prim.build_module()
-        if self.use_disk_cache and key is None:
+        if key is None:
             key = _cache_key(str(module), prim.name, target)
-            kernel = self._from_cache(_cache_load(key))
+            if key in self._memory:
+                return self._memory[key]
+            kernel = self._from_cache(cache.load(key)) if self.use_disk_cache else None
             if kernel is not None:
-                return kernel
+                return self._remember(key, kernel)
         compiled = compile_module(module, target, keep_ir=True)
         artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
-        if key is not None:
-            _cache_store(key, artifact, stages)
-        return _kernel(artifact, stages, self.out_idx)
-
-    def _source(self) -> str | None:
-        """The factory's source, read once (None when it cannot be read: then
-        only the built tile IR keys the disk cache)."""
-        if self._source_text is None:
-            try:
-                self._source_text = inspect.getsource(self.factory)
-            except (OSError, TypeError):
-                self._source_text = ""
-        return self._source_text or None
+        kernel = _kernel(artifact, stages, self.out_idx)
+        if self.use_disk_cache:
+            cache.store(key, artifact, stages)
+        return self._remember(key, kernel)
 
     def _from_cache(self, cached) -> JITKernel | None:
         from .runtime import ArtifactError
@@ -392,14 +313,15 @@ class JITFactory:
             kernel = JITKernel(*cached, out_idx=self.out_idx)
             self._cache_hit = True
             return kernel
-        except (ArtifactError, KeyError, TypeError, ValueError):
+        except (ArtifactError, KeyError, TypeError, ValueError, RecursionError):
             return None  # a damaged entry: compile again and replace it
 
     def cache_key(self, *args, **kwargs) -> str:
-        """The disk-cache key of the kernel these arguments make."""
+        """The cache key of the kernel these arguments make."""
         target = self.options.resolve_target(_default_target())
-        if self._source():
-            return _factory_key(self.factory, self._source(), args, kwargs, target)
+        key = self._fast_key(args, kwargs, target)
+        if key is not None:
+            return key
         prim = self.factory(*args, **kwargs)
         return _cache_key(str(prim.build_module()), prim.name, target)
 

@@ -188,7 +188,7 @@ def test_alloc_scope_takes_effect_or_is_an_error():
 
 def test_dynamic_dtype_is_checked():
     assert T.dynamic("m", "int64").dtype == "int64"
-    with pytest.raises(ValueError, match="int32 or int64, got dtype 'float32'"):
+    with pytest.raises(ValueError, match="a symbolic size is an int32 or int64, got 'float32'"):
         T.dynamic("m", "float32")
 
 

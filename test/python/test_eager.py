@@ -1,7 +1,8 @@
 """TileLang's eager-JIT style (tlc.eager): T.const sizes, `A: T.Tensor(...)`
 declarations, T.empty outputs, `.compile(M=...)`, and calling the factory with
 tensors (numpy arrays here: compiling needs no GPU; the launch then raises
-LaunchError), one kernel per shape, dtype and compile-time values."""
+ArgumentError, numpy arrays being in CPU memory), one kernel per shape, dtype
+and compile-time values."""
 
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 import tlc
 import tlc.language as T
 from tlc import compiler
-from tlc.runtime import ArgumentError, LaunchError
+from tlc.runtime import ArgumentError
 
 THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
@@ -86,20 +87,20 @@ def test_gemm_in_the_eager_style():
 def test_calling_with_tensors_compiles_once_per_shape_and_dtype(compiles):
     x = np.zeros(2048, np.float32)
     for _ in range(2):
-        with pytest.raises(LaunchError):  # compiled, then no GPU to launch on
+        with pytest.raises(ArgumentError, match="a CUDA tensor is required"):  # compiled, then no GPU to launch on
             scale(x, 2.0)
     assert len(compiles) == 1
-    with pytest.raises(LaunchError):
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
         scale(np.zeros(4096, np.float32), 2.0)
-    with pytest.raises(LaunchError):
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
         scale(x, 3.0, block=256)  # a compile-time value: another kernel
     assert len(compiles) == 3
     a, b = np.zeros((256, 64), np.float16), np.zeros((64, 128), np.float16)
-    with pytest.raises(LaunchError):
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
         matmul(a, b, block_M=64, block_N=64)
-    with pytest.raises(LaunchError):
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
         copy_any(x, dtype="float32")
-    with pytest.raises(LaunchError):
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
         copy_any(x.astype(np.float16), dtype="float16")
     assert len(compiles) == 6
 
@@ -176,7 +177,7 @@ def test_declarations_read_earlier_assignments():
 
 def test_dynamic_sizes_stay_symbolic(compiles):
     for m in (128, 1000):
-        with pytest.raises(LaunchError):
+        with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
             rows(np.zeros((m, 64), np.float32))
     assert len(compiles) == 1
     assert rows.compile(N=64).params[0]["shape"] == ["m", 64]
@@ -249,7 +250,7 @@ def test_autotune_of_an_eager_kernel(tmp_path, monkeypatch, capsys):
     result = tuned.get_tuner_result(x, 1.0)
     assert result.config == {"block": 256} and log == [{"block": 64}, {"block": 256}]
     assert result.kernel.out_idx == [2]  # Y, allocated and returned at launch
-    with pytest.raises(LaunchError):  # tuned (from memory), then launched on x: no GPU here
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):  # tuned (from memory), then launched on x: no GPU here
         tuned(x, 1.0)
     assert len(log) == 2
     monkeypatch.setattr(tlc.AutoTuner, "_memory", {})

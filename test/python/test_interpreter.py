@@ -362,12 +362,14 @@ def test_argument_checks():
 
 
 @T.prim_func
-def shifted_read(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32")):
+def shifted_read(X: T.Tensor((64, 64), "float32"), Y: T.Tensor((64, 64), "float32"),
+                 shift: T.int32):
+    # A run-time shift: the compiler's static bounds check cannot see past it.
     with T.Kernel(2, threads=128) as bx:
         x = T.alloc_fragment((32, 64), "float32")
         T.copy(X[bx * 32, 0], x)
         for i, j in T.Parallel(32, 64):
-            x[i, j] = x[i, j] + x[i, j + 1]
+            x[i, j] = x[i, j] + x[i, j + shift]
         T.copy(x, Y[bx * 32, 0])
 
 
@@ -412,10 +414,10 @@ def _expect(prim, args, *patterns):
 
 
 def test_out_of_bounds_fragment_read():
-    args = (np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32))
+    args = (np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32), 1)
     e = _expect(shifted_read, args, "memref.load in block (0): reads outside fragment 'x' "
                 "(32x64 float32): index [0, 64] (T.Parallel iteration (0, 63))",
-                "x[i, j] = x[i, j] + x[i, j + 1]")
+                "x[i, j] = x[i, j] + x[i, j + shift]")
     assert e.location.line == shifted_read.node.body[0].body[2].body[0].lineno
 
 

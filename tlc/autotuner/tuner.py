@@ -219,7 +219,7 @@ class AutoTuner:
         return result
 
     def _jobs(self, configs, options) -> list:
-        from ..jit import cache_dir
+        from ..cache import cache_dir
 
         if self._eager is not None:
             call = self._call

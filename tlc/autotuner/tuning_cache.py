@@ -18,22 +18,29 @@ from .. import __version__
 
 
 def tuning_key(fn, args, kwargs, configs: list, target: str, extra: dict) -> str:
-    from ..jit import _compiler_fingerprint
+    """Keyed like the kernel cache (cache_key.factory_key: every value the
+    factory reads) where that key can be computed; else by its source and the
+    arguments' reprs (a stale winner then costs speed, never correctness: the
+    winner's kernel is compiled and cached under its own sound key)."""
+    from ..cache_key import compiler_identity, factory_key
 
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = getattr(fn, "__qualname__", repr(fn))
-    blob = json.dumps({"source": source, "module": getattr(fn, "__module__", None),
-                       "args": repr(args), "kwargs": repr(sorted(kwargs.items())),
+    program = factory_key(fn, tuple(args), dict(kwargs), target)
+    if program is None:
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            source = getattr(fn, "__qualname__", repr(fn))
+        program = json.dumps({"source": source, "module": getattr(fn, "__module__", None),
+                              "args": repr(args), "kwargs": repr(sorted(kwargs.items()))})
+    blob = json.dumps({"program": program,
                        "configs": [repr(sorted(c.items())) for c in configs],
                        "target": target, "extra": repr(sorted(extra.items())),
-                       "compiler": _compiler_fingerprint()}, sort_keys=True)
+                       "compiler": compiler_identity()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _path(key: str) -> str:
-    from ..jit import cache_dir
+    from ..cache import cache_dir
 
     return os.path.join(cache_dir(), "autotune", key + ".json")
 

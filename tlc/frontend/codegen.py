@@ -60,6 +60,9 @@ class CodeGenerator(ExpressionMixin):
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
         # their scope in self.scopes, line). Names bound inside one do not flow out.
         self.regions: list[tuple[str, int, int]] = []
+        # Loop indices with compile-time bounds -> (first, last) value, for the
+        # static bounds checks of on-chip buffer accesses.
+        self.ranges: dict = {}
 
     # -- diagnostics and locations ------------------------------------------
 
@@ -226,6 +229,8 @@ class CodeGenerator(ExpressionMixin):
         try:
             expr = ast.Expression(node)
             return eval(compile(expr, self.prim.filename, "eval"), dict(self.prim.env))
+        except CompilationError:
+            raise  # e.g. a T.Tensor mistake, already at its line
         except Exception as e:
             hint = (" (with `from __future__ import annotations`, annotations are evaluated "
                     "late, where only the function's globals and closure are visible)"

@@ -39,3 +39,13 @@ def bits(dtype: str) -> int:
     if dtype in _INTS:
         return _INTS[dtype]
     return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype, 8)
+
+
+def int_range(dtype: str) -> tuple[int, int]:
+    """The integer constants a dtype holds: an index is 64-bit signed; an
+    N-bit integer takes its signed or unsigned values (either reading of N bits,
+    so masks such as 0xFFFFFFFF fit an int32)."""
+    if dtype == "index":
+        return -(1 << 63), (1 << 63) - 1
+    n = bits(dtype)
+    return -(1 << (n - 1)), (1 << n) - 1

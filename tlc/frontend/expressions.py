@@ -48,6 +48,16 @@ def _is_index(x) -> bool:
             or (isinstance(x, Scalar) and x.dtype == "index"))
 
 
+def _constant_dtype(a, b) -> str:
+    """The dtype of a run-time choice between two compile-time numbers: bool for
+    two bools, float32 when either is a float, else int32."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return "bool"
+    if isinstance(a, float) or isinstance(b, float):
+        return "float32"
+    return "int32"
+
+
 class ExpressionMixin:
     """Evaluation of expressions; mixed into CodeGenerator."""
 
@@ -63,6 +73,9 @@ class ExpressionMixin:
                 return simplify(method(node))
             except (CompilationError, ir.MLIRError):
                 raise
+            except RecursionError:
+                raise self.error(node, "this expression nests operators too deeply for tlc's "
+                                       "frontend; split it with intermediate variables") from None
             except Exception as e:  # a case the frontend does not check: still say where
                 raise self.error(node, f"tlc cannot compile this expression "
                                        f"({type(e).__name__}: {e})") from None
@@ -280,7 +293,12 @@ class ExpressionMixin:
         return self.select(cond, a, b, node)
 
     def select(self, cond, a, b, node):
-        dt = "index" if _is_index(a) and _is_index(b) else self.result_dtype(a, b, node)
+        if _is_index(a) and _is_index(b):
+            dt = "index"
+        elif self.dtype_of(a) is None and self.dtype_of(b) is None:
+            dt = _constant_dtype(a, b)  # T.if_then_else(c, 1.0, 0.0)
+        else:
+            dt = self.result_dtype(a, b, node)
         va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
         result = arith.select(self.to_value(cond, "bool", node), va, vb)
         return Affine.leaf(result) if dt == "index" else Scalar(result, dt)
@@ -330,7 +348,17 @@ class ExpressionMixin:
             return arith.constant(t, float(x))
         if isinstance(x, float):
             raise self.error(node, f"cannot use the float {x} as a {dt} value")
+        if dt == "bool":
+            return arith.constant(t, int(x != 0))
+        self.check_int_constant(x, dt, node)
         return arith.constant(t, x)
+
+    def check_int_constant(self, x: int, dt: str, node) -> None:
+        """An error at `node` when the integer constant `x` does not fit `dt`."""
+        lo, hi = dtypes.int_range(dt)
+        if not lo <= x <= hi:
+            raise self.error(node, f"the integer constant {x} does not fit in {dt} "
+                                   f"(range {lo} to {hi})")
 
     def convert(self, x: Scalar, dt: str) -> ir.Value:
         src, v = x.dtype, x.value
@@ -375,10 +403,49 @@ class ExpressionMixin:
         if len(indices) != buf.rank:
             raise self.error(node, f"'{buf.name}' has {buf.rank} dimension(s) but is indexed "
                                    f"with {len(indices)}")
-        for i, idx in zip(items, indices):
+        for dim, (i, idx) in enumerate(zip(items, indices)):
             if not (_is_index(idx) or (isinstance(idx, Scalar) and dtypes.is_int(idx.dtype))):
                 raise self.error(i, f"an index must be an integer, got {self.describe(idx)}")
+            self.check_constant_index(buf, dim, idx, i)
         return buf, indices
+
+    def check_constant_index(self, buf: BufferRef, dim: int, idx, node) -> None:
+        """A constant index must be inside an on-chip buffer's static shape (a
+        kernel would read or write past it); any constant must be an index.
+        So must an affine index of loop indices with constant bounds, outside
+        any run-time `if` (which may guard it)."""
+        if isinstance(idx, Affine) and idx.terms:
+            self.check_affine_index(buf, dim, idx, node)
+            return
+        if isinstance(idx, Affine):
+            idx = idx.constant()
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            return
+        size = buf.shape[dim]
+        if buf.place != "global" and isinstance(size, int) and not 0 <= idx < size:
+            shape = ", ".join(str(d) for d in buf.shape)
+            raise self.error(node, f"index {idx} is outside dimension {dim} of '{buf.name}' "
+                                   f"(shape [{shape}], {buf.place}): valid indices are 0 "
+                                   f"to {size - 1}")
+        self.check_int_constant(idx, "index", node)
+
+    def check_affine_index(self, buf: BufferRef, dim: int, idx: Affine, node) -> None:
+        size = buf.shape[dim]
+        if buf.place == "global" or not isinstance(size, int) or any(
+                kind == "if" for kind, _, _ in self.regions):
+            return
+        lo = hi = idx.const
+        for value, coeff in idx.terms.items():
+            if value not in self.ranges:
+                return
+            first, last = self.ranges[value]
+            lo += min(coeff * first, coeff * last)
+            hi += max(coeff * first, coeff * last)
+        if lo < 0 or hi >= size:
+            shape = ", ".join(str(d) for d in buf.shape)
+            raise self.error(node, f"index `{ast.unparse(node)}` takes the values {lo} to {hi}, "
+                                   f"outside dimension {dim} of '{buf.name}' (shape [{shape}], "
+                                   f"{buf.place}): valid indices are 0 to {size - 1}")
 
     def expr_Subscript(self, node):
         base = self.eval(node.value)

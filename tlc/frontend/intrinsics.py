@@ -48,6 +48,9 @@ _PLACE_SPACE = {
     "local": "#tile.space<local>",
 }
 
+# The CUDA launch limits on grid dimensions x, y and z.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
 
 def _buffer(gen, node, what: str) -> BufferRef:
     value = gen.eval(node)
@@ -88,9 +91,12 @@ def kernel(gen, call, target, body) -> None:
         where = next((kw for kw in call.keywords if kw.arg == "threads"), call)
         raise gen.error(where, f"threads must be an integer in [1, 1024], got {threads!r}")
     sizes = []
-    for a, g in zip(call.args, grid):
+    for axis, (a, g) in enumerate(zip(call.args, grid)):
         if isinstance(g, int) and not isinstance(g, bool) and g <= 0:
             raise gen.error(a, f"a grid size must be positive, got {g}")
+        if isinstance(g, int) and not isinstance(g, bool) and g > MAX_GRID[axis]:
+            raise gen.error(a, f"grid dimension {'xyz'[axis]} is {g}, more than the "
+                               f"{MAX_GRID[axis]} blocks a launch allows")
         sizes.append(gen.index(g, a, "a grid size"))
     with gen.loc(call):  # the kernel's errors (shared memory budget) point at T.Kernel
         op = tile.KernelOp(sizes, threads)
@@ -171,8 +177,9 @@ def _parallel(gen, node) -> None:
     gen.parallel_depth += 1
     try:
         with ir.InsertionPoint(block), gen.region("loop", node, names):
-            for n, arg in zip(names, block.arguments):
+            for n, arg, extent in zip(names, block.arguments, shape):
                 gen.bind(n, Affine.leaf(arg))
+                gen.ranges[arg] = (0, extent - 1)
             gen.visit_body(node.body)
     finally:
         gen.parallel_depth -= 1
@@ -225,6 +232,7 @@ def _pipelined(gen, node) -> None:
     block = op.body.blocks.append(ir.IndexType.get())
     with ir.InsertionPoint(block), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(block.arguments[0]))
+        _note_range(gen, block.arguments[0], start, stop, step)
         gen.visit_body(node.body)
 
 
@@ -253,8 +261,15 @@ def _sequential_loop(gen, node, start, stop, step) -> None:
     loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
     with ir.InsertionPoint(loop.body), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(loop.induction_variable))
+        _note_range(gen, loop.induction_variable, start, stop, step)
         gen.visit_body(node.body)
         scf.YieldOp([])
+
+
+def _note_range(gen, index, start, stop, step: int) -> None:
+    """Records the values a loop index takes when its bounds are constants."""
+    if isinstance(start, int) and isinstance(stop, int) and stop > start:
+        gen.ranges[index] = (start, start + (stop - start - 1) // step * step)
 
 
 # -- buffers ---------------------------------------------------------------------
@@ -279,11 +294,28 @@ def _alloc(gen, node, place: str):
         raise gen.error(a["shape"], f"a {place} buffer needs a static shape of positive ints, "
                                     f"got {gen.describe(shape)}")
     dt = _dtype(gen, a["dtype"]) if "dtype" in a else DType("float32")
+    _check_on_chip_size(gen, a["shape"], place, shape, dt)
     space = ir.Attribute.parse(_PLACE_SPACE[place])
     t = ir.MemRefType.get(list(shape), dtypes.mlir_type(dt), memory_space=space)
     op = {"shared": tile.alloc_shared, "fragment": tile.alloc_fragment,
           "local": tile.alloc_local}[place]
     return BufferRef("", op(t), list(shape), str(dt), place)
+
+
+MAX_ON_CHIP_BYTES = 2**31 - 1  # on-chip buffers are indexed with 32-bit offsets
+
+
+def _check_on_chip_size(gen, node, place: str, shape, dt) -> None:
+    """An on-chip buffer past 32-bit indexing is an error here, before any pass
+    computes with its size."""
+    elements = 1
+    for d in shape:
+        elements *= d
+    size = elements * max(dt.bits, 8) // 8
+    if size > MAX_ON_CHIP_BYTES:
+        raise gen.error(node, f"a {place} buffer of shape {tuple(shape)} and dtype {dt} takes "
+                              f"{size} bytes; on-chip buffers are indexed with 32-bit offsets "
+                              f"(at most {MAX_ON_CHIP_BYTES} bytes)")
 
 
 def call_alloc_shared(gen, node):

@@ -81,17 +81,38 @@ def _find_def(fn, filename: str) -> ast.FunctionDef:
             if isinstance(node, ast.FunctionDef):
                 node.col_offset += len(src_lines[0]) - len(src_lines[0].lstrip())
                 return node
-    tree = ast.parse("".join(lines), filename)
     first = fn.__code__.co_firstlineno
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == fn.__name__:
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if start == first or node.lineno == first:
-                return node
+    node = _definitions(filename, lines).get((fn.__name__, first))
+    if node is not None:
+        return node  # shared by the PrimFuncs of one def: the frontend only reads it
     raise CompilationError(
         [Diagnostic(f"cannot find the source of '{fn.__name__}'",
                     SourceLocation(filename, first, 1))]
     )
+
+
+# filename -> (the linecache lines parsed, {(name, first line): FunctionDef}):
+# a file of many kernels is parsed once, not once per kernel.
+_DEFINITIONS: dict[str, tuple[list, dict]] = {}
+
+
+def _definitions(filename: str, lines: list) -> dict:
+    """The FunctionDefs of a file's text by (name, line of the def or of its
+    first decorator), parsed once per text linecache holds."""
+    cached = _DEFINITIONS.get(filename)
+    if cached is not None and cached[0] is lines:
+        return cached[1]
+    tree = ast.parse("".join(lines), filename)
+    index: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            index.setdefault((node.name, start), node)
+            index.setdefault((node.name, node.lineno), node)
+    if len(_DEFINITIONS) >= 64:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[filename] = (lines, index)
+    return index
 
 
 def prim_func(fn) -> PrimFunc:

@@ -65,8 +65,7 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
 
     defines = defines or {}
     path = os.path.abspath(path)
-    with open(path) as f:
-        text = f.read()
+    text = _read_source(path)
     lines = text.splitlines(keepends=True)
     linecache.cache[path] = (len(text), None, lines, path)  # so prim_func finds the source
     try:
@@ -74,6 +73,9 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
     except SyntaxError as e:
         raise CompilationError([Diagnostic(f"invalid syntax: {e.msg}",
                                            SourceLocation(path, e.lineno or 0, e.offset or 0))])
+    except (RecursionError, MemoryError):
+        raise CompilationError(f"{path} nests expressions or blocks more deeply than "
+                               "Python's parser allows") from None
     _override(tree, defines, path)
     env = {"T": T, "tlc": tlc, "__name__": "__tile__", "__file__": path}
     env.update(defines)
@@ -81,6 +83,9 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
         exec(compile(tree, path, "exec"), env)
     except CompilationError:
         raise
+    except RecursionError:
+        raise CompilationError(f"{path} nests expressions or blocks more deeply than "
+                               "Python can compile") from None
     except Exception as e:
         lineno = _traceback_line(e, path)
         raise CompilationError([Diagnostic(f"{type(e).__name__}: {e}",
@@ -90,6 +95,26 @@ def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc
         raise CompilationError([Diagnostic("no @T.prim_func kernels in this file",
                                            SourceLocation(path, 1, 1))])
     return kernels
+
+
+def _read_source(path: str) -> str:
+    """The text of a .tile file; unreadable or non-UTF-8 files are errors naming it."""
+    from ..output import open_regular
+
+    try:
+        with open_regular(path, "source file") as f:
+            data = f.read()
+    except OSError as e:
+        raise CompilationError(str(e) if e.strerror is None else
+                               f"cannot read source file '{path}': {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise CompilationError([Diagnostic(
+            f"the source is not UTF-8 text (byte {data[e.start]:#04x})",
+            SourceLocation(path, line, column))]) from None
 
 
 def _traceback_line(e: BaseException, path: str) -> int:

@@ -3,6 +3,38 @@
 from __future__ import annotations
 
 import builtins
+import os
+import sys
+
+from ..errors import CompilationError, Diagnostic, SourceLocation
+
+_TLC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class AnnotationError(CompilationError, ValueError):
+    """A mistake in a T.Tensor / T.dynamic annotation, at the user's line
+    (a ValueError too, as these were before they had a location)."""
+
+
+def _annotation_error(message: str) -> AnnotationError:
+    """The error at the innermost frame outside tlc: where the user wrote the
+    annotation (Python evaluates it when it runs the `def`)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _TLC_ROOT + os.sep):
+        frame = frame.f_back
+    if frame is None:
+        return AnnotationError(message)
+    line, col = frame.f_lineno, 1
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        if positions[0] == line and positions[2] is not None:
+            col = positions[2] + 1
+    except (AttributeError, IndexError):
+        pass
+    return AnnotationError([Diagnostic(message, SourceLocation(frame.f_code.co_filename,
+                                                               line, col))])
+
 
 # dtype names as users write them -> canonical names (the runtime's names).
 _ALIASES = {
@@ -67,11 +99,10 @@ class SymbolicDim:
     with it serve every value (no recompilation per size)."""
 
     def __init__(self, name: str, dtype: str = "int32"):
-        if not name.isidentifier():
-            raise ValueError(f"a symbolic size needs an identifier name, got '{name}'")
-        # Sizes are 64-bit indices in tlc, which hold every int32 or int64 value.
+        if not isinstance(name, str) or not name.isidentifier():
+            raise _annotation_error(f"a symbolic size needs an identifier name, got {name!r}")
         if str(dtype) not in ("int32", "int64"):
-            raise ValueError(f"a symbolic size is an int32 or int64, got dtype {dtype!r}")
+            raise _annotation_error(f"a symbolic size is an int32 or int64, got {dtype!r}")
         self.name = name
         self.dtype = _DType(dtype)
 
@@ -87,20 +118,37 @@ def dynamic(name: str, dtype: str = "int32") -> SymbolicDim:
 symbolic = dynamic
 
 
+MAX_TENSOR_BYTES = 2**63 - 1
+
+
 class Tensor:
     """The annotation of a global tensor parameter: `A: T.Tensor((M, K), "float16")`."""
 
     def __init__(self, shape, dtype: str = "float32"):  # noqa: F811
         if isinstance(shape, (int, SymbolicDim)):
             shape = (shape,)
-        shape = tuple(shape)
+        try:
+            shape = tuple(shape)
+        except TypeError:
+            raise _annotation_error(f"a tensor's shape is a tuple of sizes, got {shape!r}") \
+                from None
         for d in shape:
-            if not isinstance(d, (int, SymbolicDim)) or (isinstance(d, int) and d <= 0):
-                raise ValueError(
-                    f"tensor sizes must be positive ints or T.dynamic(...), got {d!r}"
-                )
+            if isinstance(d, builtins.bool) or not isinstance(d, (int, SymbolicDim)) or (
+                    isinstance(d, int) and d <= 0):
+                raise _annotation_error(
+                    f"tensor sizes must be positive ints or T.dynamic(...), got {d!r}")
+        try:
+            self.dtype = _DType(dtype)
+        except (ValueError, TypeError) as e:
+            raise _annotation_error(str(e)) from None
+        elements = 1
+        for d in shape:
+            elements *= d if isinstance(d, int) else 1
+        if elements * max(self.dtype.bits // 8, 1) > MAX_TENSOR_BYTES:
+            raise _annotation_error(
+                f"tensor shape {tuple(shape)!r} of {self.dtype} is larger than 2**63 - 1 "
+                "bytes: sizes and offsets are 64-bit")
         self.shape = shape
-        self.dtype = _DType(dtype)
 
     def __class_getitem__(cls, item):
         """`T.Tensor[(M, N), "float16"]` is accepted too."""

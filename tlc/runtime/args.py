@@ -114,6 +114,20 @@ def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
     return bound
 
 
+def check_args(kernel: str, params, args) -> None:
+    """Checks arguments against some of a kernel's parameters (e.g. its inputs,
+    before its outputs are allocated and before a GPU is looked for), as
+    `bind` would; binds nothing."""
+    symbols: dict[str, int] = {}
+    origins: dict[str, str] = {}
+    for p, arg in zip(params, args, strict=True):
+        where = describe(kernel, p)
+        if p.kind == "scalar":
+            scalar_value(arg, p, where)
+        else:
+            _check_tensor(tensor_arg(arg, where), p, where, symbols, origins)
+
+
 def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides, step = [], 1
     for n in reversed(shape):
@@ -150,12 +164,22 @@ def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
                 raise ArgumentError(
                     f"{where}: must be row-major contiguous; shape {tuple(t.shape)} has "
                     f"strides {tuple(t.strides)} (elements), expected {expected}")
+    if t.ptr == 0 and 0 not in t.shape:
+        raise ArgumentError(f"{where}: data pointer is null (the tensor has "
+                            f"{_elements(t.shape)} elements)")
     if t.ptr % ALIGNMENT and 0 not in t.shape:
         raise ArgumentError(
             f"{where}: data pointer {t.ptr:#x} is not {ALIGNMENT}-byte aligned "
             f"(the kernel uses {ALIGNMENT}-byte vector accesses)")
     if t.readonly and p.access != "read":
         raise ArgumentError(f"{where}: is read-only, but the kernel writes it")
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 # ---- Tensor arguments -------------------------------------------------------

@@ -17,8 +17,6 @@ import copy
 import ctypes
 import json
 import re
-import os
-import tempfile
 import threading
 from pathlib import Path
 
@@ -35,6 +33,7 @@ SUFFIX = ".tlcart"
 ACCESS = ("read", "write", "readwrite")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_ARTIFACT_BYTES = 256 << 20
 
 
 class Kernel:
@@ -42,7 +41,10 @@ class Kernel:
 
     def __init__(self, metadata: dict):
         # Our own copy, so that the caller's later edits cannot desynchronise it.
-        self.metadata = copy.deepcopy(metadata)
+        try:
+            self.metadata = copy.deepcopy(metadata)
+        except RecursionError:
+            raise ArtifactError("artifact: metadata nested too deeply") from None
         where = f"artifact {metadata.get('name')!r}" if isinstance(metadata, dict) else "artifact"
         try:
             self._parse(metadata)
@@ -279,32 +281,34 @@ def _show_symbols(symbols: dict[str, int]) -> str:
 
 
 def load_artifact(path) -> Kernel:
+    """The Kernel of an artifact file; every failure is an ArtifactError naming it."""
+    from ..output import open_regular
+
     path = Path(path)
     try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
+        with open_regular(str(path), "artifact") as f:
+            data = f.read(MAX_ARTIFACT_BYTES + 1)
+    except OSError as e:
+        raise ArtifactError(str(e)) from None
+    if len(data) > MAX_ARTIFACT_BYTES:
+        raise ArtifactError(f"{path}: larger than {MAX_ARTIFACT_BYTES >> 20} MiB")
+    try:
+        metadata = json.loads(data.decode("utf-8"))
         return Kernel(metadata)
     except (ArtifactError, ValueError) as e:  # json's errors are ValueErrors
         raise ArtifactError(f"{path}: {e}") from None
+    except RecursionError:
+        raise ArtifactError(f"{path}: JSON nested too deeply") from None
 
 
 def save_artifact(kernel, path) -> Path:
-    """Write an artifact atomically: a temporary file in the same folder,
-    renamed over `path`, so a reader never sees a partial file."""
+    """Writes an artifact atomically: a temporary file in the same folder,
+    renamed over `path`, so a reader never sees a partial file (see
+    tlc/output.py for what `path` may be). Raises OutputError (an OSError)."""
+    from ..output import write_output
+
     metadata = kernel.to_dict() if isinstance(kernel, Kernel) else Kernel(kernel).to_dict()
     path = Path(path)
     text = json.dumps(metadata, indent=1, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_output(str(path), text, fsync=True)
     return path
