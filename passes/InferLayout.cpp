@@ -316,6 +316,38 @@ struct TileInferLayout : mlir::tile::impl::TileInferLayoutBase<TileInferLayout> 
 
 } // namespace
 
+/// Registers (32-bit) a thread needs to hold its share of `type`'s elements.
+static int64_t registersFor(int64_t elements, Type elem) {
+  return llvm::divideCeil(elements * elem.getIntOrFloatBitWidth(), 32);
+}
+
+/// Rejects, with the numbers, a fragment or local buffer that alone needs
+/// more registers per thread than the target gives (such a kernel would
+/// spill all of it, and compiling it takes minutes).
+static LogicalResult checkRegisters(ModuleOp module) {
+  TargetAttr target = TargetAttr::lookup(module);
+  int64_t limit = target ? target.getRegistersPerThread() : 255;
+  WalkResult result = module.walk([&](Operation *op) {
+    int64_t regs = 0;
+    std::string what;
+    if (auto frag = dyn_cast<AllocFragmentOp>(op); frag && frag.getLayout()) {
+      regs = registersFor(frag.getLayoutAttr().getRegs(), frag.getType().getElementType());
+      what = "fragment";
+    } else if (auto local = dyn_cast<AllocLocalOp>(op)) {
+      regs = registersFor(local.getType().getNumElements(), local.getType().getElementType());
+      what = "local buffer";
+    }
+    if (regs <= limit)
+      return WalkResult::advance();
+    op->emitOpError("this ") << what << " needs " << regs
+                             << " registers per thread, more than the " << limit
+                             << " a thread has"
+                             << "; use smaller tiles or more threads";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
   // Tensor-core layouts first: they are fixed by the hardware, the rest adapt.
   WalkResult gemms = module.walk([&](GemmOp gemm) {
@@ -347,5 +379,7 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
   });
   if (loops.wasInterrupted())
     return failure();
-  return failure(module.walk(defaults(false)).wasInterrupted());
+  if (module.walk(defaults(false)).wasInterrupted())
+    return failure();
+  return checkRegisters(module);
 }

@@ -40,8 +40,9 @@ LogicalResult setTarget(ModuleOp module, StringRef arch);
 /// conflict across threads (after tile-allocate-shared-memory).
 void insertBarriers(ModuleOp module);
 
-/// Multi-buffers and overlaps the copies of `module`'s pipelined loops.
-void pipelineLoops(ModuleOp module);
+/// Multi-buffers and overlaps the copies of `module`'s pipelined loops;
+/// fails when a loop's stages cannot fit in the target's shared memory.
+LogicalResult pipelineLoops(ModuleOp module);
 
 /// The shared buffers tile-pipeline-loops will multi-buffer in `loop` (the
 /// destinations of the copies it runs ahead); empty when it leaves the loop

@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEPIPELINELOOPS
@@ -209,8 +210,30 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
 }
 
 struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
-  void runOnOperation() final { pipelineLoops(getOperation()); }
+  void runOnOperation() final {
+    if (failed(pipelineLoops(getOperation())))
+      signalPassFailure();
+  }
 };
+
+/// Checks, before anything is unrolled, that `stages` copies of the
+/// producers' buffers fit in the target's shared memory.
+LogicalResult checkDepth(PipelinedOp loop, MutableArrayRef<Producer> producers) {
+  int64_t perStage = 0;
+  for (Producer &p : producers) {
+    MemRefType type = p.buffer.getType();
+    perStage += type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  }
+  TargetAttr target = TargetAttr::lookup(loop);
+  int64_t limit = target ? target.getSharedBytes() : 232448;
+  int64_t stages = loop.getNumStages(), total = 0;
+  if (!llvm::MulOverflow(stages, perStage, total) && total <= limit)
+    return success();
+  return loop.emitOpError("num_stages = ")
+         << stages << " keeps " << stages << " copies of " << perStage
+         << " bytes of shared buffers, more than the " << limit << " bytes a block has"
+         << (target ? " on " + target.getArch().str() : std::string());
+}
 
 } // namespace
 
@@ -223,14 +246,18 @@ SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
   return buffers;
 }
 
-void mlir::tile::pipelineLoops(ModuleOp module) {
+LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
   SmallVector<PipelinedOp> loops;
   module.walk([&](PipelinedOp loop) { loops.push_back(loop); });
   for (PipelinedOp loop : loops) {
     if (loop.getNumStages() < 2)
       continue;
     SmallVector<Producer> producers = findProducers(loop);
-    if (!producers.empty())
-      pipeline(loop, producers);
+    if (producers.empty())
+      continue;
+    if (failed(checkDepth(loop, producers)))
+      return failure();
+    pipeline(loop, producers);
   }
+  return success();
 }

@@ -49,7 +49,12 @@ void swizzleOperand(Value operand) {
     s = std::array<int64_t, 3>{3, 4, 3};
   if (!s)
     return;
-  alloc.setSwizzleAttr(SwizzleAttr::get(alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]));
+  // A row too wide for any shared-memory offset gets no swizzle; the
+  // shared-memory budget rejects such a buffer later, with the numbers.
+  SwizzleAttr swizzle = SwizzleAttr::getChecked([] { return InFlightDiagnostic(); },
+                                                alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]);
+  if (swizzle)
+    alloc.setSwizzleAttr(swizzle);
 }
 
 struct TileSwizzleSharedMemory

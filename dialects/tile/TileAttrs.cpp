@@ -24,6 +24,27 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << AffineMapAttr::get(map);
   if (map.getNumResults() == 0)
     return emitError() << "layout map must give at least one index";
+  // Evaluating the map (LayoutAttr::apply) folds it to constants: every
+  // floordiv, ceildiv and mod must divide by a positive constant.
+  std::optional<AffineExpr> badDivisor;
+  for (AffineExpr result : map.getResults())
+    result.walk([&](AffineExpr e) {
+      auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+      if (!bin || badDivisor ||
+          (e.getKind() != AffineExprKind::FloorDiv && e.getKind() != AffineExprKind::CeilDiv &&
+           e.getKind() != AffineExprKind::Mod))
+        return;
+      auto rhs = dyn_cast<AffineConstantExpr>(bin.getRHS());
+      if (!rhs || rhs.getValue() <= 0)
+        badDivisor = e;
+    });
+  if (badDivisor) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    badDivisor->print(os);
+    return emitError() << "layout map must divide by positive constants only, got `" << text
+                       << "`";
+  }
   return success();
 }
 

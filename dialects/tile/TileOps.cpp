@@ -2,6 +2,7 @@
 
 #include "dialects/tile/TileDialect.h"
 
+#include "llvm/Support/MathExtras.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -82,6 +83,20 @@ LogicalResult verifyAlloc(Operation *op, MemRefType type, Place expected) {
   if (!elem.isIntOrFloat())
     return op->emitOpError("element type must be an integer or float, got ")
            << elem;
+  // Memory holds whole bytes: a bool buffer is stored as i8.
+  if (elem.getIntOrFloatBitWidth() < 8)
+    return op->emitOpError("element type must be at least 8 bits wide in memory, got ")
+           << elem << " (store bools as i8)";
+  if (!type.hasStaticShape() || llvm::any_of(type.getShape(), [](int64_t d) { return d <= 0; }))
+    return op->emitOpError("result must have a static shape of positive sizes, got ")
+           << shapeStr(type.getShape());
+  // On-chip buffers are far below 2^31 bytes; larger ones overflow 32-bit
+  // offsets (and no block has that much memory).
+  int64_t bytes = 1;
+  for (int64_t d : type.getShape())
+    if (llvm::MulOverflow(bytes, d, bytes) || bytes > (int64_t(1) << 31))
+      return op->emitOpError("result of ") << shapeStr(type.getShape())
+                                           << " elements is too large for on-chip memory";
   return success();
 }
 

@@ -1424,3 +1424,58 @@ func.func @negative_wg_wait() {
   }
   return
 }
+
+// -----
+
+func.func @layout_divides_by_zero() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{layout map must divide by positive constants only, got `d1 mod -1`}}
+    %x = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (d1 mod -1, d0)>} : memref<8x256xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @layout_floordiv_by_a_dim() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{layout map must divide by positive constants only, got `d1 floordiv 0`}}
+    %x = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (d1 floordiv 0, d0)>} : memref<8x256xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @zero_size_fragment() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op result must have a static shape of positive sizes, got 0x8}}
+    %x = tile.alloc_fragment : memref<0x8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @bool_in_memory() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op element type must be at least 8 bits wide in memory, got 'i1' (store bools as i8)}}
+    %x = tile.alloc_shared : memref<128xi1, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @huge_local() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_local' op result of 65536x65536 elements is too large for on-chip memory}}
+    %x = tile.alloc_local : memref<65536x65536xf32, #tile.space<local>>
+  }
+  return
+}

@@ -362,3 +362,16 @@ func.func @no_wgmma_for_partial_blocks() {
   }
   return
 }
+
+// -----
+
+// A fragment that alone needs more registers than a thread has is rejected
+// with the numbers (it would spill whole, and take minutes to compile).
+func.func @too_many_registers() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op this fragment needs 8192 registers per thread, more than the 255 a thread has; use smaller tiles or more threads}}
+    %x = tile.alloc_fragment : memref<1024x1024xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -1,4 +1,4 @@
-// RUN: tlc-opt %s -split-input-file -tile-pipeline-loops | FileCheck %s
+// RUN: tlc-opt %s -split-input-file -tile-pipeline-loops -verify-diagnostics | FileCheck %s
 
 // Three stages: the shared buffers get a stage dimension, two iterations are
 // issued ahead (each predicated on the trip count, each committing a group),
@@ -145,6 +145,25 @@ func.func @pending_wgmma(%A: memref<1024x1024xf16>, %n: index) {
       tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
       tile.copy %A[%kk, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
       tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 1>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A pipeline deeper than shared memory can hold is rejected before anything
+// is unrolled.
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.pipelined' op num_stages = 2147483647 keeps 2147483647 copies of 4096 bytes of shared buffers, more than the 166912 bytes a block has on sm_80}}
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2147483647 {
+      tile.copy %A[%c0, %k] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
     }
   }
   return

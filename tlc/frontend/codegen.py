@@ -186,7 +186,7 @@ class CodeGenerator(ExpressionMixin):
         if isinstance(spec, Tensor):
             dyn = ir.ShapedType.get_dynamic_size()
             shape = [d if isinstance(d, int) else dyn for d in spec.shape]
-            return ir.MemRefType.get(shape, dtypes.mlir_type(spec.dtype))
+            return ir.MemRefType.get(shape, dtypes.storage_type(spec.dtype))
         if isinstance(spec, DType) or spec in (int, float, bool):
             return dtypes.mlir_type(self.scalar_dtype(spec))
         raise self.error(arg, f"parameter '{arg.arg}': expected T.Tensor(shape, dtype) or a "
@@ -369,6 +369,8 @@ class CodeGenerator(ExpressionMixin):
         from ..dialects import memref
 
         v = self.to_value(value, buf.dtype, target)
+        if buf.dtype == "bool":  # stored as a byte
+            v = arith.extui(dtypes.storage_type("bool"), v)
         memref.store(v, buf.value, [index_value(i) for i in indices])
 
 

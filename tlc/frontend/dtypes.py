@@ -21,6 +21,12 @@ def mlir_type(dtype: str) -> ir.Type:
     return ir.IntegerType.get_signless(_INTS[dtype])
 
 
+def storage_type(dtype: str) -> ir.Type:
+    """The element type of a buffer of `dtype`: bools are kept as bytes (0 or 1)
+    in memory, as torch and numpy keep them; values in registers are i1."""
+    return ir.IntegerType.get_signless(8) if dtype == "bool" else mlir_type(dtype)
+
+
 def is_float(dtype: str) -> bool:
     return dtype in _FLOATS
 

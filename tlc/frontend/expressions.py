@@ -457,7 +457,11 @@ class ExpressionMixin:
         if buf.place == "fragment" and not self.parallel_depth:
             raise self.error(node, f"'{buf.name}' is a fragment: read its elements inside "
                                    "`for ... in T.Parallel(...)`")
-        return Scalar(memref.load(buf.value, [index_value(i) for i in indices]), buf.dtype)
+        loaded = memref.load(buf.value, [index_value(i) for i in indices])
+        if buf.dtype == "bool":  # a byte in memory, 0 or 1
+            zero = arith.constant(dtypes.storage_type("bool"), 0)
+            loaded = arith.cmpi(arith.CmpIPredicate.ne, loaded, zero)
+        return Scalar(loaded, buf.dtype)
 
     # -- calls ----------------------------------------------------------------------
 

@@ -296,7 +296,7 @@ def _alloc(gen, node, place: str):
     dt = _dtype(gen, a["dtype"]) if "dtype" in a else DType("float32")
     _check_on_chip_size(gen, a["shape"], place, shape, dt)
     space = ir.Attribute.parse(_PLACE_SPACE[place])
-    t = ir.MemRefType.get(list(shape), dtypes.mlir_type(dt), memory_space=space)
+    t = ir.MemRefType.get(list(shape), dtypes.storage_type(dt), memory_space=space)
     op = {"shared": tile.alloc_shared, "fragment": tile.alloc_fragment,
           "local": tile.alloc_local}[place]
     return BufferRef("", op(t), list(shape), str(dt), place)
