@@ -174,6 +174,19 @@ def _compile_prim(prim, target) -> tuple[dict, dict]:
     return compiled.artifact(prim.name), dict(compiled.stages)
 
 
+def _timing_session(title: str):
+    """A timing session when TLC_TIMING is set (the table goes to stderr)."""
+    from .compiler import timing
+
+    return timing.session(title, timing.enabled_by_environment())
+
+
+def _stage(name: str):
+    from .compiler import timing
+
+    return timing.stage(name)
+
+
 def compile(source, out_idx=None, target: str | None = None, name: str | None = None,  # noqa: A001
             execution_backend=None, target_host=None, verbose: bool = False,
             pass_configs=None, debug_root_path=None, compile_flags=None):
@@ -189,16 +202,23 @@ def compile(source, out_idx=None, target: str | None = None, name: str | None = 
 def _compile_source(source, out_idx, target: str, name: str | None) -> JITKernel:
     from .frontend import PrimFunc
 
-    if isinstance(source, PrimFunc):
-        artifact, stages = _compile_prim(source, target)
-        return _kernel(artifact, stages, out_idx)
-    from .compiler import compile_module, compile_text
+    title = f"tlc.compile {source.name if isinstance(source, PrimFunc) else name or 'module'}"
+    with _timing_session(f"{title} for {target}"):
+        if isinstance(source, PrimFunc):
+            artifact, stages = _compile_prim(source, target)
+            return _load_kernel(artifact, stages, out_idx)
+        from .compiler import compile_module, compile_text
 
-    if isinstance(source, str):
-        compiled = compile_text(source, target, keep_ir=True)
-    else:
-        compiled = compile_module(source, target, keep_ir=True)
-    return _kernel(compiled.artifact(name), dict(compiled.stages), out_idx)
+        if isinstance(source, str):
+            compiled = compile_text(source, target, keep_ir=True)
+        else:
+            compiled = compile_module(source, target, keep_ir=True)
+        return _load_kernel(compiled.artifact(name), dict(compiled.stages), out_idx)
+
+
+def _load_kernel(artifact: dict, stages: dict, out_idx) -> JITKernel:
+    with _stage("load kernel (runtime)"):
+        return _kernel(artifact, stages, out_idx)
 
 
 def _default_target() -> str:
@@ -337,7 +357,9 @@ class JITFactory:
         if mem_key is not None and mem_key in self._memory:
             return self._memory[mem_key]
         self._cache_hit = False
-        kernel = self._compile(args, kwargs, target)
+        call = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        with _timing_session(f"@tlc.jit {self.factory.__name__}({call}) for {target}"):
+            kernel = self._compile(args, kwargs, target)
         report(self.options, kernel, "loaded from the disk cache" if self._cache_hit
                else "compiled")
         if mem_key is not None:
@@ -350,28 +372,32 @@ class JITFactory:
         # compiler. A factory without readable source is keyed by its IR.
         key = None
         if self.use_disk_cache and self._source():
-            key = _factory_key(self.factory, self._source(), args, kwargs, target)
-            kernel = self._from_cache(_cache_load(key))
+            with _stage("disk-cache lookup"):
+                key = _factory_key(self.factory, self._source(), args, kwargs, target)
+                kernel = self._from_cache(_cache_load(key))
             if kernel is not None:
                 return kernel
         from .compiler import compile_module
         from .frontend import PrimFunc
 
-        prim = self.factory(*args, **kwargs)
+        with _stage(f"frontend: run the factory {self.factory.__name__}"):
+            prim = self.factory(*args, **kwargs)
         if not isinstance(prim, PrimFunc):
             raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
                                    f"return a @T.prim_func, got {type(prim).__name__}")
         module = prim.build_module()
         if self.use_disk_cache and key is None:
-            key = _cache_key(str(module), prim.name, target)
-            kernel = self._from_cache(_cache_load(key))
+            with _stage("disk-cache lookup (by tile IR)"):
+                key = _cache_key(str(module), prim.name, target)
+                kernel = self._from_cache(_cache_load(key))
             if kernel is not None:
                 return kernel
         compiled = compile_module(module, target, keep_ir=True)
         artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
         if key is not None:
-            _cache_store(key, artifact, stages)
-        return _kernel(artifact, stages, self.out_idx)
+            with _stage("disk-cache write"):
+                _cache_store(key, artifact, stages)
+        return _load_kernel(artifact, stages, self.out_idx)
 
     def _source(self) -> str | None:
         """The factory's source, read once (None when it cannot be read: then

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from .. import ir
 from ..passmanager import PassManager
 from ..errors import CompilationError
+from . import timing
 from .diagnostics import compilation_error
 from .targets import PTX_FEATURES, Target, get_target
 
@@ -37,17 +38,28 @@ def nvvm_pipeline(target: Target) -> str:
 PTX_PIPELINE = "builtin.module(gpu-module-to-binary{format=isa})"
 
 
+# What each stage is, for the timing table (tlc --time-passes, TLC_TIMING=1).
+STAGE_TITLES = {
+    "optimized": "tile passes",
+    "gpu": "lowering to GPU",
+    "nvvm": "lowering to NVVM",
+    "ptx": "LLVM NVPTX",
+    "llvm": "LLVM bitcode",
+}
+
+
 def new_context() -> ir.Context:
     """A context with every dialect tlc uses loaded."""
-    ctx = ir.Context()
-    ctx.load_all_available_dialects()
+    with timing.stage("context + dialects"):
+        ctx = ir.Context()
+        ctx.load_all_available_dialects()
     return ctx
 
 
 def parse(text: str, context: ir.Context, filename: str = "<tile>") -> ir.Module:
     """Parses tile IR text, raising CompilationError at the faulty line."""
     try:
-        with context:
+        with context, timing.stage("parse tile IR"):
             module = ir.Module.parse(text)
     except ir.MLIRError as e:
         raise compilation_error(e, "invalid tile IR", filename) from None
@@ -60,15 +72,25 @@ def _buffer_name(module: ir.Module) -> str:
     return ir.StringAttr(attrs["tile.source"]).value if "tile.source" in attrs else "-"
 
 
+def _pass_manager(pipeline: str, print_ir_after_all: bool) -> PassManager:
+    pm = PassManager.parse(pipeline)
+    if print_ir_after_all:
+        pm.enable_ir_printing(print_after_all=True)
+    return pm
+
+
 def run_pipeline(module: ir.Module, pipeline: str, stage: str,
                  print_ir_after_all: bool = False) -> None:
-    """Runs a textual pass pipeline in place; failures become CompilationError."""
-    with module.context:
-        pm = PassManager.parse(pipeline)
-        if print_ir_after_all:
-            pm.enable_ir_printing(print_after_all=True)
+    """Runs a textual pass pipeline in place; failures become CompilationError.
+    In a timing session, the stage and each of its passes get a row."""
+    title = f"{stage}: {STAGE_TITLES[stage]}" if stage in STAGE_TITLES else stage
+    with module.context, timing.stage(title) as row:
         try:
-            pm.run(module.operation)
+            if row is None:
+                _pass_manager(pipeline, print_ir_after_all).run(module.operation)
+            else:  # handed over: the timing report comes when it is destroyed
+                timing.run_with_pass_timing(_pass_manager(pipeline, print_ir_after_all),
+                                            module.operation, pipeline)
         except ir.MLIRError as e:
             raise compilation_error(
                 e, f"compilation failed in stage '{stage}'", _buffer_name(module)
@@ -145,14 +167,18 @@ class CompiledModule:
 
     def artifact(self, name: str | None = None) -> dict:
         """The runtime artifact (a JSON-able dict) of one kernel."""
-        from .. import __version__
-
         if name is None:
             name = _only(self.metadata)
         if name not in self.metadata:
             raise CompilationError(f"no kernel named '{name}' (kernels: "
                                    f"{', '.join(sorted(self.metadata))})")
         meta = self.metadata[name]
+        with timing.stage("artifact"):
+            return self._artifact(name, meta)
+
+    def _artifact(self, name: str, meta: dict) -> dict:
+        from .. import __version__
+
         return {
             "format": "tlc-kernel",
             "version": 1,
@@ -185,23 +211,26 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
         ("nvvm", nvvm_pipeline(target)),
         ("ptx", PTX_PIPELINE),
     ]
-    with module.context:
+    with module.context, timing.stage("verify tile IR"):
         try:
             module.operation.verify()
         except ir.MLIRError as e:
             raise compilation_error(e, "the tile IR does not verify", _buffer_name(module)) from None
     if keep_ir:
-        out.stages["tile"] = str(module)
+        with timing.stage("IR snapshot: tile"):
+            out.stages["tile"] = str(module)
     for stage, pipeline in steps:
         if STAGES.index(stage) > STAGES.index(stop_after):
             break
         run_pipeline(module, pipeline, stage, print_ir_after_all)
         if keep_ir and stage != "ptx":
-            out.stages[stage] = str(module)
+            with timing.stage(f"IR snapshot: {stage}"):
+                out.stages[stage] = str(module)
         if stage == "gpu":
             out.metadata = kernel_metadata(module)
     if stop_after == "ptx":
-        out.ptx = ptx_of(module)
+        with timing.stage("read PTX"):
+            out.ptx = ptx_of(module)
     return out
 
 
