@@ -47,7 +47,7 @@ def _table_rows(text: str) -> list[tuple[int, str]]:
 
 def _check_every_pass(rows, arch="sm_90a"):
     """Each stage's row is followed by its passes, named and nested as in the
-    pipeline text, in pipeline order."""
+    pipeline text, in pipeline order, and the verification of the result."""
     names = [name for _, name in rows]
     for stage, text in _all_pipelines(arch):
         title = f"{stage}: {pipeline.STAGE_TITLES[stage]}"
@@ -55,6 +55,7 @@ def _check_every_pass(rows, arch="sm_90a"):
         at = names.index(title)
         depth = rows[at][0]
         expected = [(depth + 1 + d, p) for d, p in timing.pipeline_passes(text)]
+        expected.append((depth + 1, "verify"))  # once, after the last pass
         assert rows[at + 1:at + 1 + len(expected)] == expected
     assert names[-1] == "total"
 

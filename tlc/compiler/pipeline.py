@@ -74,6 +74,7 @@ def _buffer_name(module: ir.Module) -> str:
 
 def _pass_manager(pipeline: str, print_ir_after_all: bool) -> PassManager:
     pm = PassManager.parse(pipeline)
+    pm.enable_verifier(False)  # run_pipeline verifies once, after the last pass
     if print_ir_after_all:
         pm.enable_ir_printing(print_after_all=True)
     return pm
@@ -82,7 +83,13 @@ def _pass_manager(pipeline: str, print_ir_after_all: bool) -> PassManager:
 def run_pipeline(module: ir.Module, pipeline: str, stage: str,
                  print_ir_after_all: bool = False) -> None:
     """Runs a textual pass pipeline in place; failures become CompilationError.
-    In a timing session, the stage and each of its passes get a row."""
+    In a timing session, the stage and each of its passes get a row.
+
+    The IR is verified once, after the last pass, not after every pass as
+    MLIR does by default: verifying tile IR with layouts costs 9-63 ms per
+    kernel, and a stage of five passes paid it five times
+    (bench/compile_time.md). tlc-opt, given the same pipeline text, still
+    verifies after every pass, to find the pass at fault."""
     title = f"{stage}: {STAGE_TITLES[stage]}" if stage in STAGE_TITLES else stage
     with module.context, timing.stage(title) as row:
         try:
@@ -91,6 +98,8 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str,
             else:  # handed over: the timing report comes when it is destroyed
                 timing.run_with_pass_timing(_pass_manager(pipeline, print_ir_after_all),
                                             module.operation, pipeline)
+            with timing.stage("verify"):
+                module.operation.verify()
         except ir.MLIRError as e:
             raise compilation_error(
                 e, f"compilation failed in stage '{stage}'", _buffer_name(module)
