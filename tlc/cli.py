@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.defines and not args.input.endswith(".tile"):
         parser.error("-D sets constants of .tile files; a .mlir input has none")
-    if args.time_passes:  # this same command, timed (tlc.compiler.timing)
-        from .compiler.timing import run_timed
+    if args.time_passes:  # this same command, timed (tlc.timing)
+        from .timing import run_timed
 
         rc = run_timed(main, argv, f"tlc {' '.join(argv)}")
         if rc is not None:

@@ -176,13 +176,13 @@ def _compile_prim(prim, target) -> tuple[dict, dict]:
 
 def _timing_session(title: str):
     """A timing session when TLC_TIMING is set (the table goes to stderr)."""
-    from .compiler import timing
+    from . import timing
 
     return timing.session(title, timing.enabled_by_environment())
 
 
 def _stage(name: str):
-    from .compiler import timing
+    from . import timing
 
     return timing.stage(name)
 

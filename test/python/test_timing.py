@@ -3,13 +3,16 @@ stage and every pass of the pipeline (times are printed, never checked)."""
 
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 import tlc
 import tlc.language as T
 from tlc import cli
-from tlc.compiler import pipeline, timing
+from tlc import timing
+from tlc.compiler import pipeline
 from tlc.compiler.targets import get_target
 
 
@@ -161,6 +164,44 @@ def test_tlc_timing_for_jit_names_cache_frontend_passes_and_artifact(timed, capf
     _check_every_pass(rows)
     tlc.jit(_add)(256, 256)  # a new factory: the disk cache answers
     assert [n for _, n in _table_rows(capfd.readouterr().err)][0] == "disk-cache lookup"
+
+
+KERNEL_MODULE = """
+import tlc
+import tlc.language as T
+
+
+@tlc.jit
+def double(N):
+    @T.prim_func
+    def double(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+            x = T.alloc_fragment((128,), "float32")
+            T.copy(X[bx * 128], x)
+            for i in T.Parallel(128):
+                x[i] = x[i] * 2.0
+            T.copy(x, Y[bx * 128])
+
+    return double
+"""
+
+
+def test_a_timed_disk_cache_hit_loads_no_compiler(timed, tmp_path, monkeypatch, capfd):
+    """Timing costs a disk-cache hit in a new process no import of the compiler."""
+    (tmp_path / "timed_double.py").write_text(KERNEL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import timed_double
+
+    timed_double.double(256)  # compiles and fills the disk cache
+    capfd.readouterr()
+    code = ("import sys, timed_double\n"
+            "timed_double.double(256)\n"
+            "print(any(m.startswith(('tlc._mlir_libs', 'tlc.compiler')) for m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+    assert [n for _, n in _table_rows(r.stderr)][0] == "disk-cache lookup"
 
 
 def test_tlc_timing_for_compile(timed, capfd):

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import ir
+from .. import ir, timing
 from ..passmanager import PassManager
 from ..errors import CompilationError
-from . import timing
 from .diagnostics import compilation_error
 from .targets import PTX_FEATURES, Target, get_target
 

@@ -370,7 +370,7 @@ class CodeGenerator(ExpressionMixin):
 def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Module:
     """Builds the tile IR of `prim` into `module` (else a new module, in
     `context` or a new context)."""
-    from ..compiler import timing
+    from .. import timing
     from ..compiler.diagnostics import compilation_error
     from ..compiler.pipeline import new_context
 

@@ -60,7 +60,7 @@ def _override(tree: ast.Module, defines: dict, path: str) -> set:
 
 def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc]:
     """The kernels of a .tile file, by name, in file order."""
-    from ..compiler import timing
+    from .. import timing
 
     with timing.stage("frontend: run the .tile file"):
         return _load(path, defines)
