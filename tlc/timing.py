@@ -231,4 +231,6 @@ def run_timed(main, argv: list[str], title: str) -> int | None:
     if active() is not None:
         return None
     with session(title):
+        with stage("import the compiler (MLIR bindings)"):  # what the command imports first
+            import tlc.compiler  # noqa: F401
         return main(argv)

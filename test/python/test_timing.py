@@ -108,7 +108,8 @@ def test_cli_time_passes_names_every_stage_and_pass(repo, tmp_path, capfd):
     assert err.count("tlc timing: ") == 1 and "Execution time report" not in err
     rows = _table_rows(err)
     names = [name for _, name in rows]
-    for stage in ("frontend: run the .tile file", "context + dialects",
+    for stage in ("import the compiler (MLIR bindings)", "frontend: run the .tile file",
+                  "context + dialects",
                   "frontend: vadd, Python AST -> tile IR", "verify tile IR", "read PTX",
                   "artifact"):
         assert stage in names
