@@ -8,9 +8,13 @@ The per-pass times are MLIR's own pass timing (PassManager.enable_timing):
 the C++ side prints its report to stderr when the pass manager is destroyed,
 so that moment runs with file descriptor 2 sent to a temporary file, and the
 report is read back into rows (anything else written there is passed on).
-At the end of the session one table goes to stderr.
+At the end of the session one table goes to stderr. The redirection is of
+the whole process's fd 2, for the microseconds of that destruction: what
+another thread writes to stderr then is passed on after it, not lost.
 
-Outside a session nothing is timed and nothing is printed.
+Outside a session nothing is timed and nothing is printed; this module
+imports only the standard library, so timing a disk-cache hit loads no
+compiler.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,12 +67,19 @@ class Timings:
         return "\n".join(lines) + "\n"
 
 
-_SESSIONS: list[Timings] = []
+_LOCAL = threading.local()  # each thread's sessions: compilations in threads time apart
+
+
+def _sessions() -> list[Timings]:
+    if not hasattr(_LOCAL, "sessions"):
+        _LOCAL.sessions = []
+    return _LOCAL.sessions
 
 
 def active() -> Timings | None:
-    """The session in progress, or None."""
-    return _SESSIONS[-1] if _SESSIONS else None
+    """This thread's session in progress, or None."""
+    sessions = _sessions()
+    return sessions[-1] if sessions else None
 
 
 def enabled_by_environment() -> bool:
@@ -80,17 +92,17 @@ def session(title: str, enabled: bool = True, out=None):
     """Times what runs inside and prints the table to `out` (stderr) at the
     end, also when it ends with an error. Inside another session (a
     tlc.compile inside `tlc --time-passes`) the rows join the outer one."""
-    if not enabled or _SESSIONS:
+    if not enabled or active() is not None:
         yield active()
         return
     timings = Timings(title)
-    _SESSIONS.append(timings)
+    _sessions().append(timings)
     start = time.perf_counter()
     try:
         yield timings
     finally:
         timings.total = time.perf_counter() - start
-        _SESSIONS.pop()
+        _sessions().pop()
         stream = out or sys.stderr
         stream.write(timings.format())
         stream.flush()
