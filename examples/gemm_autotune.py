@@ -15,9 +15,10 @@ import sys
 import tlc as tilelang
 import tlc.language as T
 
+# A 128 x 256 f32 accumulator needs 256 threads (128 registers each).
 CANDIDATES = [
-    {"block_M": bm, "block_N": bn, "block_K": bk, "stages": s}
-    for bm, bn in ((128, 128), (128, 256))
+    {"block_M": bm, "block_N": bn, "block_K": bk, "stages": s, "threads": t}
+    for bm, bn, t in ((128, 128, 128), (128, 256, 256))
     for bk, s in ((32, 3), (64, 2))
 ]
 
@@ -28,12 +29,12 @@ def reference(a, b):
 
 @tilelang.autotune(configs=CANDIDATES, warmup=10, rep=50, ref_prog=reference)
 @tilelang.jit
-def gemm(A, B, block_M=128, block_N=128, block_K=32, stages=3):
+def gemm(A, B, block_M=128, block_N=128, block_K=32, stages=3, threads=128):
     M, N, K = T.const("M, N, K")
     A: T.Tensor((M, K), "float16")
     B: T.Tensor((K, N), "float16")
     C = T.empty((M, N), "float16")
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
         a_tile = T.alloc_shared((block_M, block_K), "float16")
         b_tile = T.alloc_shared((block_K, block_N), "float16")
         acc = T.alloc_fragment((block_M, block_N), "float32")

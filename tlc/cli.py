@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", default=None, help="the kernel to compile when there are several")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to stderr")
+    p.add_argument("--time-passes", action="store_true",
+                   help="print the time of every stage and pass to stderr")
     return p
 
 
@@ -92,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.defines and not args.input.endswith(".tile"):
         parser.error("-D sets constants of .tile files; a .mlir input has none")
+    if args.time_passes:  # this same command, timed (tlc.timing)
+        from .timing import run_timed
+
+        rc = run_timed(main, argv, f"tlc {' '.join(argv)}")
+        if rc is not None:
+            return rc
     from . import compiler
 
     try:

@@ -184,6 +184,19 @@ def _compile_prim(prim, target) -> tuple[dict, dict]:
     return compiled.artifact(prim.name), dict(compiled.stages)
 
 
+def _timing_session(title: str):
+    """A timing session when TLC_TIMING is set (the table goes to stderr)."""
+    from . import timing
+
+    return timing.session(title, timing.enabled_by_environment())
+
+
+def _stage(name: str):
+    from . import timing
+
+    return timing.stage(name)
+
+
 def compile(source, out_idx=None, target: str | None = None, name: str | None = None,  # noqa: A001
             execution_backend=None, target_host=None, verbose: bool = False,
             pass_configs=None, debug_root_path=None, compile_flags=None):
@@ -199,16 +212,23 @@ def compile(source, out_idx=None, target: str | None = None, name: str | None = 
 def _compile_source(source, out_idx, target: str, name: str | None) -> JITKernel:
     from .frontend import PrimFunc
 
-    if isinstance(source, PrimFunc):
-        artifact, stages = _compile_prim(source, target)
-        return _kernel(artifact, stages, out_idx)
-    from .compiler import compile_module, compile_text
+    title = f"tlc.compile {source.name if isinstance(source, PrimFunc) else name or 'module'}"
+    with _timing_session(f"{title} for {target}"):
+        if isinstance(source, PrimFunc):
+            artifact, stages = _compile_prim(source, target)
+            return _load_kernel(artifact, stages, out_idx)
+        from .compiler import compile_module, compile_text
 
-    if isinstance(source, str):
-        compiled = compile_text(source, target, keep_ir=True)
-    else:
-        compiled = compile_module(source, target, keep_ir=True)
-    return _kernel(compiled.artifact(name), dict(compiled.stages), out_idx)
+        if isinstance(source, str):
+            compiled = compile_text(source, target, keep_ir=True)
+        else:
+            compiled = compile_module(source, target, keep_ir=True)
+        return _load_kernel(compiled.artifact(name), dict(compiled.stages), out_idx)
+
+
+def _load_kernel(artifact: dict, stages: dict, out_idx) -> JITKernel:
+    with _stage("load kernel (runtime)"):
+        return _kernel(artifact, stages, out_idx)
 
 
 def _default_target() -> str:
@@ -254,7 +274,9 @@ class JITFactory:
         if key is not None and key in self._memory:
             return self._memory[key]
         self._cache_hit = False
-        kernel = self._compile(args, kwargs, target, key)
+        call = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        with _timing_session(f"@tlc.jit {self.factory.__name__}({call}) for {target}"):
+            kernel = self._compile(args, kwargs, target, key)
         report(self.options, kernel, "loaded from the disk cache" if self._cache_hit
                else "compiled")
         return kernel
@@ -279,13 +301,15 @@ class JITFactory:
         from . import cache
 
         if key is not None and self.use_disk_cache:
-            kernel = self._from_cache(cache.load(key))
+            with _stage("disk-cache lookup"):
+                kernel = self._from_cache(cache.load(key))
             if kernel is not None:  # a hit loads neither the frontend nor the compiler
                 return self._remember(key, kernel)
         from .compiler import compile_module
         from .frontend import PrimFunc
 
-        prim = self.factory(*args, **kwargs)
+        with _stage(f"frontend: run the factory {self.factory.__name__}"):
+            prim = self.factory(*args, **kwargs)
         if not isinstance(prim, PrimFunc):
             raise CompilationError(f"@tlc.jit factory '{self.factory.__name__}' must "
                                    f"return a @T.prim_func, got {type(prim).__name__}")
@@ -294,14 +318,16 @@ class JITFactory:
             key = _cache_key(str(module), prim.name, target)
             if key in self._memory:
                 return self._memory[key]
-            kernel = self._from_cache(cache.load(key)) if self.use_disk_cache else None
+            with _stage("disk-cache lookup (by tile IR)"):
+                kernel = self._from_cache(cache.load(key)) if self.use_disk_cache else None
             if kernel is not None:
                 return self._remember(key, kernel)
         compiled = compile_module(module, target, keep_ir=True)
         artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
-        kernel = _kernel(artifact, stages, self.out_idx)
+        kernel = _load_kernel(artifact, stages, self.out_idx)
         if self.use_disk_cache:
-            cache.store(key, artifact, stages)
+            with _stage("disk-cache write"):
+                cache.store(key, artifact, stages)
         return self._remember(key, kernel)
 
     def _from_cache(self, cached) -> JITKernel | None:

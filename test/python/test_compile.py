@@ -265,3 +265,33 @@ def test_wgmma_overlaps_the_next_iteration_with_four_stages(repo, tmp_path, tran
     three = _pipelined_gemm_ptx(repo, 3, trans_b)
     assert waits(three, r"wgmma\.wait_group\.sync\.aligned") == ["0"]
     assert waits(three, r"cp\.async\.wait_group") == ["1", "0"]
+
+
+def test_bool_buffers_are_bytes_in_memory(tmp_path):
+    # Element reads and writes of bool tensors and fragments compile (they used
+    # to abort in the memref-to-LLVM conversion): bools live as i8 in memory,
+    # as torch and numpy keep them, and as i1 in registers.
+    import tlc.language as T
+
+    @T.prim_func
+    def negate(X: T.Tensor((128,), "bool"), Y: T.Tensor((128,), "bool"),
+               Z: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((128,), "bool")
+            T.copy(X[0], x)
+            for i in T.Parallel(128):
+                x[i] = not x[i]
+                Z[i] = T.if_then_else(X[i], 1.0, 2.0)
+            T.copy(x, Y[0])
+
+    assert "memref<128xi8>" in str(negate.build_module())
+    kernel = tlc.compile(negate, target="sm_90a")
+    kernel.save(str(tmp_path / "negate.tlcart"))
+    params = json.loads((tmp_path / "negate.tlcart").read_text())["params"]
+    assert [p["dtype"] for p in params] == ["bool", "bool", "float32"]
+    ptxas_ok(kernel.get_kernel_source(), tmp_path)
+    import numpy as np
+    x = np.arange(128) % 3 == 0
+    y, z = np.zeros(128, bool), np.zeros(128, np.float32)
+    tlc.interpret(negate, x, y, z)
+    assert (y == ~x).all() and (z == np.where(x, 1.0, 2.0)).all()

@@ -152,7 +152,7 @@ DTYPES = [
     ("float", T.float, "f32", None), ("float32", T.float32, "f32", None),
     ("float64", T.float64, "f64", None), ("int8", T.int8, "i8", None),
     ("int32", T.int32, "i32", None), ("int64", T.int64, "i64", None),
-    ("uint8", T.uint8, "i8", "uint8"), ("bool", T.bool, "i1", "bool"),
+    ("uint8", T.uint8, "i8", "uint8"), ("bool", T.bool, "i8", "bool"),  # bools are bytes in memory
 ]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import ir
+from .. import ir, timing
 from ..passmanager import PassManager
 from ..errors import CompilationError
 from .diagnostics import compilation_error
@@ -37,17 +37,28 @@ def nvvm_pipeline(target: Target) -> str:
 PTX_PIPELINE = "builtin.module(gpu-module-to-binary{format=isa})"
 
 
+# What each stage is, for the timing table (tlc --time-passes, TLC_TIMING=1).
+STAGE_TITLES = {
+    "optimized": "tile passes",
+    "gpu": "lowering to GPU",
+    "nvvm": "lowering to NVVM",
+    "ptx": "LLVM NVPTX",
+    "llvm": "LLVM bitcode",
+}
+
+
 def new_context() -> ir.Context:
     """A context with every dialect tlc uses loaded."""
-    ctx = ir.Context()
-    ctx.load_all_available_dialects()
+    with timing.stage("context + dialects"):
+        ctx = ir.Context()
+        ctx.load_all_available_dialects()
     return ctx
 
 
 def parse(text: str, context: ir.Context, filename: str = "<tile>") -> ir.Module:
     """Parses tile IR text, raising CompilationError at the faulty line."""
     try:
-        with context:
+        with context, timing.stage("parse tile IR"):
             module = ir.Module.parse(text)
     except ir.MLIRError as e:
         raise compilation_error(e, "invalid tile IR", filename) from None
@@ -60,15 +71,34 @@ def _buffer_name(module: ir.Module) -> str:
     return ir.StringAttr(attrs["tile.source"]).value if "tile.source" in attrs else "-"
 
 
+def _pass_manager(pipeline: str, print_ir_after_all: bool) -> PassManager:
+    pm = PassManager.parse(pipeline)
+    pm.enable_verifier(False)  # run_pipeline verifies once, after the last pass
+    if print_ir_after_all:
+        pm.enable_ir_printing(print_after_all=True)
+    return pm
+
+
 def run_pipeline(module: ir.Module, pipeline: str, stage: str,
                  print_ir_after_all: bool = False) -> None:
-    """Runs a textual pass pipeline in place; failures become CompilationError."""
-    with module.context:
-        pm = PassManager.parse(pipeline)
-        if print_ir_after_all:
-            pm.enable_ir_printing(print_after_all=True)
+    """Runs a textual pass pipeline in place; failures become CompilationError.
+    In a timing session, the stage and each of its passes get a row.
+
+    The IR is verified once, after the last pass, not after every pass as
+    MLIR does by default: verifying tile IR with layouts costs 9-63 ms per
+    kernel, and a stage of five passes paid it five times
+    (bench/compile_time.md). tlc-opt, given the same pipeline text, still
+    verifies after every pass, to find the pass at fault."""
+    title = f"{stage}: {STAGE_TITLES[stage]}" if stage in STAGE_TITLES else stage
+    with module.context, timing.stage(title) as row:
         try:
-            pm.run(module.operation)
+            if row is None:
+                _pass_manager(pipeline, print_ir_after_all).run(module.operation)
+            else:  # handed over: the timing report comes when it is destroyed
+                timing.run_with_pass_timing(_pass_manager(pipeline, print_ir_after_all),
+                                            module.operation, pipeline)
+            with timing.stage("verify"):
+                module.operation.verify()
         except ir.MLIRError as e:
             raise compilation_error(
                 e, f"compilation failed in stage '{stage}'", _buffer_name(module)
@@ -145,14 +175,18 @@ class CompiledModule:
 
     def artifact(self, name: str | None = None) -> dict:
         """The runtime artifact (a JSON-able dict) of one kernel."""
-        from .. import __version__
-
         if name is None:
             name = _only(self.metadata)
         if name not in self.metadata:
             raise CompilationError(f"no kernel named '{name}' (kernels: "
                                    f"{', '.join(sorted(self.metadata))})")
         meta = self.metadata[name]
+        with timing.stage("artifact"):
+            return self._artifact(name, meta)
+
+    def _artifact(self, name: str, meta: dict) -> dict:
+        from .. import __version__
+
         return {
             "format": "tlc-kernel",
             "version": 1,
@@ -185,24 +219,34 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
         ("nvvm", nvvm_pipeline(target)),
         ("ptx", PTX_PIPELINE),
     ]
-    with module.context:
+    with module.context, timing.stage("verify tile IR"):
         try:
             module.operation.verify()
         except ir.MLIRError as e:
             raise compilation_error(e, "the tile IR does not verify", _buffer_name(module)) from None
     if keep_ir:
-        out.stages["tile"] = str(module)
+        with timing.stage("IR snapshot: tile"):
+            out.stages["tile"] = str(module)
     for stage, pipeline in steps:
         if STAGES.index(stage) > STAGES.index(stop_after):
             break
         run_pipeline(module, pipeline, stage, print_ir_after_all)
         if keep_ir and stage != "ptx":
-            out.stages[stage] = str(module)
+            with timing.stage(f"IR snapshot: {stage}"):
+                out.stages[stage] = _verified_text(module)
         if stage == "gpu":
             out.metadata = kernel_metadata(module)
     if stop_after == "ptx":
-        out.ptx = ptx_of(module)
+        with timing.stage("read PTX"):
+            out.ptx = ptx_of(module)
     return out
+
+
+def _verified_text(module: ir.Module) -> str:
+    """The text of a module the pass manager has just verified (after its last
+    pass): str() would verify it again, which the layouts of tile IR make
+    costly (a third of a FlashAttention compile); the text is the same."""
+    return module.operation.get_asm(assume_verified=True)
 
 
 def set_target(module: ir.Module, target: str | Target | None) -> Target:

@@ -377,19 +377,21 @@ class CodeGenerator(ExpressionMixin):
 def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Module:
     """Builds the tile IR of `prim` into `module` (else a new module, in
     `context` or a new context)."""
+    from .. import timing
     from ..compiler.diagnostics import compilation_error
     from ..compiler.pipeline import new_context
 
-    context = module.context if module is not None else (context or new_context())
-    with context, ir.Location.unknown():
-        if module is None:
-            module = ir.Module.create()
-            module.operation.attributes["tile.source"] = ir.StringAttr.get(prim.filename)
-        try:
-            CodeGenerator(prim, module).build()
-            # Verify here, so that an invalid program (a T.gemm whose shapes do
-            # not agree) is reported at its line whatever is done with the IR.
-            module.operation.verify()
-        except ir.MLIRError as e:
-            raise compilation_error(e, "invalid tile program", prim.filename) from None
+    with timing.stage(f"frontend: {prim.name}, Python AST -> tile IR"):
+        context = module.context if module is not None else (context or new_context())
+        with context, ir.Location.unknown():
+            if module is None:
+                module = ir.Module.create()
+                module.operation.attributes["tile.source"] = ir.StringAttr.get(prim.filename)
+            try:
+                CodeGenerator(prim, module).build()
+                # Verify here, so that an invalid program (a T.gemm whose shapes do
+                # not agree) is reported at its line whatever is done with the IR.
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise compilation_error(e, "invalid tile program", prim.filename) from None
     return module

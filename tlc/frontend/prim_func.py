@@ -34,7 +34,10 @@ class PrimFunc:
 
     def build_module(self, context=None):
         """Builds the tile IR module of this program (in `context` or a new one)."""
-        from .codegen import build_module
+        from .. import timing
+
+        with timing.stage("frontend: import the code generator"):  # once per process
+            from .codegen import build_module
 
         return build_module(self, context)
 

@@ -60,6 +60,13 @@ def _override(tree: ast.Module, defines: dict, path: str) -> set:
 
 def load_tile_file(path: str, defines: dict | None = None) -> dict[str, PrimFunc]:
     """The kernels of a .tile file, by name, in file order."""
+    from .. import timing
+
+    with timing.stage("frontend: run the .tile file"):
+        return _load(path, defines)
+
+
+def _load(path: str, defines: dict | None) -> dict[str, PrimFunc]:
     from .. import language as T
     import tlc
 
