@@ -59,8 +59,7 @@ static LogicalResult lowerStaged(CopyOp copy, int64_t offset, Value tid, int64_t
   Value flat = memref::ViewOp::create(b, loc, flatType, smem, at, ValueRange{});
   SwizzleAttr swizzle;
   if (std::optional<std::array<int64_t, 3>> s = chooseSwizzle(type))
-    swizzle = SwizzleAttr::getChecked([] { return InFlightDiagnostic(); }, b.getContext(),
-                                      (*s)[0], (*s)[1], (*s)[2]);
+    swizzle = SwizzleAttr::get(b.getContext(), (*s)[0], (*s)[1], (*s)[2]);
   shared[view] = SharedView{flat, swizzle, Value()};
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> zeros(tile.size(), c0);

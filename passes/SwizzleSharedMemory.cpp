@@ -27,8 +27,15 @@ std::optional<std::array<int64_t, 3>> mlir::tile::chooseSwizzle(MemRefType type)
   int64_t rowBytes = type.getShape().back() * type.getElementTypeBitWidth() / 8;
   if (type.getRank() < 2 || type.getDimSize(type.getRank() - 2) < 8)
     return std::nullopt; // fewer than 8 rows: nothing for ldmatrix to collide on
-  if (rowBytes >= 128 && llvm::isPowerOf2_64(rowBytes))
-    return std::array<int64_t, 3>{3, 4, llvm::Log2_64(rowBytes) - 4};
+  if (rowBytes >= 128 && llvm::isPowerOf2_64(rowBytes)) {
+    // The XOR reads offset bits up to base + shift + bits - 1, which must stay
+    // below bit 18 (SwizzleAttr's rule): wider rows get no swizzle, and the
+    // shared-memory budget rejects such a buffer later, with the numbers.
+    int64_t shift = llvm::Log2_64(rowBytes) - 4;
+    if (4 + shift + 3 - 1 >= 18)
+      return std::nullopt;
+    return std::array<int64_t, 3>{3, 4, shift};
+  }
   if (rowBytes == 64)
     return std::array<int64_t, 3>{2, 4, 3};
   if (rowBytes == 32)
@@ -49,12 +56,7 @@ void swizzleOperand(Value operand) {
     s = std::array<int64_t, 3>{3, 4, 3};
   if (!s)
     return;
-  // A row too wide for any shared-memory offset gets no swizzle; the
-  // shared-memory budget rejects such a buffer later, with the numbers.
-  SwizzleAttr swizzle = SwizzleAttr::getChecked([] { return InFlightDiagnostic(); },
-                                                alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]);
-  if (swizzle)
-    alloc.setSwizzleAttr(swizzle);
+  alloc.setSwizzleAttr(SwizzleAttr::get(alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]));
 }
 
 struct TileSwizzleSharedMemory
