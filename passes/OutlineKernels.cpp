@@ -47,6 +47,11 @@ FailureOr<std::string> dtypeName(Type type) {
     return std::string("float32");
   if (type.isF64())
     return std::string("float64");
+  // fp8 as torch spells it (a torch tensor's dtype is checked by name).
+  if (isa<Float8E4M3FNType>(type))
+    return std::string("float8_e4m3fn");
+  if (isa<Float8E5M2Type>(type))
+    return std::string("float8_e5m2");
   if (type.isIndex())
     return std::string("int64");
   if (type.isInteger(1))

@@ -295,3 +295,26 @@ def test_bool_buffers_are_bytes_in_memory(tmp_path):
     y, z = np.zeros(128, bool), np.zeros(128, np.float32)
     tlc.interpret(negate, x, y, z)
     assert (y == ~x).all() and (z == np.where(x, 1.0, 2.0)).all()
+
+
+def test_fp8_tensor_parameters(tmp_path):
+    # fp8 tensors are kernel parameters (named as torch names them); copies
+    # move their bytes. Arithmetic on fp8 values does not lower yet.
+    import tlc.language as T
+
+    @T.prim_func
+    def copy8(X: T.Tensor((256, 128), "float8_e4m3"), Y: T.Tensor((256, 128), "float8_e5m2"),
+              Z: T.Tensor((256, 128), "float8_e4m3")):
+        with T.Kernel(2, threads=128) as bx:
+            x = T.alloc_fragment((128, 128), "float8_e4m3")
+            s = T.alloc_shared((128, 128), "float8_e5m2")
+            T.copy(X[bx * 128, 0], x)
+            T.copy(x, Z[bx * 128, 0])
+            T.copy(Y[bx * 128, 0], s)
+            T.copy(s, Y[bx * 128, 0])
+
+    kernel = tlc.compile(copy8, target="sm_90a")
+    kernel.save(str(tmp_path / "copy8.tlcart"))
+    params = json.loads((tmp_path / "copy8.tlcart").read_text())["params"]
+    assert [p["dtype"] for p in params] == ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fn"]
+    ptxas_ok(kernel.get_kernel_source(), tmp_path)

@@ -22,6 +22,9 @@ DTYPES = {
         DType("bfloat16", 2, "f", ctypes.c_uint16),
         DType("float32", 4, "f", ctypes.c_float),
         DType("float64", 8, "f", ctypes.c_double),
+        # fp8 scalars go as their 8-bit pattern.
+        DType("float8_e4m3fn", 1, "f", ctypes.c_uint8),
+        DType("float8_e5m2", 1, "f", ctypes.c_uint8),
         DType("int8", 1, "i", ctypes.c_int8),
         DType("int16", 2, "i", ctypes.c_int16),
         DType("int32", 4, "i", ctypes.c_int32),
@@ -52,4 +55,5 @@ def torch_dtype(name: str):
     return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
             "float64": torch.float64, "int8": torch.int8, "int16": torch.int16,
             "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
-            "bool": torch.bool}[name]
+            "bool": torch.bool, "float8_e4m3fn": torch.float8_e4m3fn,
+            "float8_e5m2": torch.float8_e5m2}[name]
