@@ -323,10 +323,13 @@ static int64_t registersFor(int64_t elements, Type elem) {
 
 /// Rejects, with the numbers, a fragment or local buffer that alone needs
 /// more registers per thread than the target gives (such a kernel would
-/// spill all of it, and compiling it takes minutes).
+/// spill all of it, and compiling it takes minutes), or more registers over
+/// the block's threads than a block has (it could not launch). Both are lower
+/// bounds: other values share the registers too.
 static LogicalResult checkRegisters(ModuleOp module) {
   TargetAttr target = TargetAttr::lookup(module);
   int64_t limit = target ? target.getRegistersPerThread() : 255;
+  int64_t blockLimit = target ? target.getRegistersPerBlock() : 65536;
   WalkResult result = module.walk([&](Operation *op) {
     int64_t regs = 0;
     std::string what;
@@ -337,13 +340,23 @@ static LogicalResult checkRegisters(ModuleOp module) {
       regs = registersFor(local.getType().getNumElements(), local.getType().getElementType());
       what = "local buffer";
     }
-    if (regs <= limit)
+    if (regs == 0)
       return WalkResult::advance();
-    op->emitOpError("this ") << what << " needs " << regs
-                             << " registers per thread, more than the " << limit
-                             << " a thread has"
-                             << "; use smaller tiles or more threads";
-    return WalkResult::interrupt();
+    int64_t threads = op->getParentOfType<KernelOp>().getThreads();
+    if (regs > limit) {
+      op->emitOpError("this ") << what << " needs " << regs
+                               << " registers per thread, more than the " << limit
+                               << " a thread has; use smaller tiles or more threads";
+      return WalkResult::interrupt();
+    }
+    if (regs * threads > blockLimit) {
+      op->emitOpError("this ") << what << " needs " << regs << " registers per thread x "
+                               << threads << " threads = " << regs * threads
+                               << ", more than the " << blockLimit
+                               << " registers of a block; use smaller tiles or fewer threads";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }

@@ -375,3 +375,15 @@ func.func @too_many_registers() {
   }
   return
 }
+
+// -----
+
+// 200 registers per thread fit a thread but not 1024 threads (204800 > 65536).
+func.func @block_registers() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 1024 {
+    // expected-error @+1 {{'tile.alloc_local' op this local buffer needs 200 registers per thread x 1024 threads = 204800, more than the 65536 registers of a block; use smaller tiles or fewer threads}}
+    %x = tile.alloc_local : memref<200xf32, #tile.space<local>>
+  }
+  return
+}

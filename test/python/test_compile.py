@@ -318,3 +318,17 @@ def test_fp8_tensor_parameters(tmp_path):
     params = json.loads((tmp_path / "copy8.tlcart").read_text())["params"]
     assert [p["dtype"] for p in params] == ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fn"]
     ptxas_ok(kernel.get_kernel_source(), tmp_path)
+
+
+def test_deeply_nested_ir_is_a_message(tmp_path):
+    # MLIR's parser recurses per nesting level: thousands of nested regions
+    # used to overflow the stack. Refused first, at the line and column.
+    nested = "func.func @f() {\n" + "scf.execute_region {\n" * 6000 + "}\n" * 6001
+    with pytest.raises(tlc.CompilationError,
+                       match=r"deep.mlir:257:20: error: the IR nests deeper than 256 levels"):
+        compiler.compile_text(nested, "sm_90a", "deep.mlir")
+    path = tmp_path / "deep.mlir"
+    path.write_text(nested)
+    result = run_cli(str(path), "-o", str(tmp_path / "deep.ptx"))
+    assert result.returncode == 1 and "nests deeper than 256 levels" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "deep.ptx").exists()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import ir, timing
 from ..passmanager import PassManager
-from ..errors import CompilationError
+from ..errors import CompilationError, Diagnostic, SourceLocation
 from .diagnostics import compilation_error
 from .targets import PTX_FEATURES, Target, get_target
 
@@ -55,8 +55,34 @@ def new_context() -> ir.Context:
     return ctx
 
 
+#: Deepest nesting of `{`, `(` and `[` that tile IR text may have. MLIR's
+#: parser recurses per level and overflows the stack near a few thousand; real
+#: programs stay below a hundred.
+MAX_NESTING = 256
+
+
+def _check_nesting(text: str, filename: str) -> None:
+    depth = 0
+    line, col = 1, 0
+    in_string = False
+    pairs = {"{": 1, "(": 1, "[": 1, "}": -1, ")": -1, "]": -1}
+    for ch in text:
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch == '"':
+            in_string = not in_string
+        elif not in_string and ch in pairs:
+            depth += pairs[ch]
+            if depth > MAX_NESTING:
+                raise CompilationError([Diagnostic(
+                    f"the IR nests deeper than {MAX_NESTING} levels of brackets",
+                    SourceLocation(filename, line, col))])
+
+
 def parse(text: str, context: ir.Context, filename: str = "<tile>") -> ir.Module:
     """Parses tile IR text, raising CompilationError at the faulty line."""
+    _check_nesting(text, filename)
     try:
         with context, timing.stage("parse tile IR"):
             module = ir.Module.parse(text)
