@@ -36,6 +36,10 @@ LogicalResult selectMma(ModuleOp module);
 /// Sets `module`'s tile.target to the known architecture `arch`.
 LogicalResult setTarget(ModuleOp module, StringRef arch);
 
+/// Rewrites arith.extf/truncf from and to fp8 under `root` to NVVM's paired
+/// conversions; fails on other arithmetic on fp8 values.
+LogicalResult lowerFp8Conversions(Operation *root);
+
 /// Puts gpu.barrier ops where shared-memory accesses of `module`'s kernels
 /// conflict across threads (after tile-allocate-shared-memory).
 void insertBarriers(ModuleOp module);

@@ -154,6 +154,38 @@ def TileInsertBarriers : Pass<"tile-insert-barriers", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def TileLowerFp8Conversions : Pass<"tile-lower-fp8-conversions"> {
+  let summary = "Lower conversions from and to fp8 to NVVM's paired cvt ops";
+  let description = [{
+    LLVM has no fp8 type, so `arith.extf` and `arith.truncf` involving
+    `f8E4M3FN` or `f8E5M2` have no upstream lowering to NVVM. This pass
+    rewrites them (sm_89 and later; an error naming the target otherwise):
+    an extension puts the byte in a pair and converts it with
+    `nvvm.convert.f8x2.to.f16x2`, then widens the f16; a truncation narrows
+    to f32 and converts with `nvvm.convert.f32x2.to.f8x2` (round to nearest
+    even, saturating to the largest finite value), taking the upper byte.
+    Other arithmetic on fp8 values is an error.
+
+    Before:
+
+    ```mlir
+    %y = arith.extf %x : f8E4M3FN to f32
+    ```
+
+    After:
+
+    ```mlir
+    %b = arith.bitcast %x : f8E4M3FN to i8
+    %p = vector.from_elements %b, %c0_i8 : vector<2xi8>
+    %h = nvvm.convert.f8x2.to.f16x2 %p : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+    %e = vector.extract %h[0] : f16 from vector<2xf16>
+    %y = arith.extf %e : f16 to f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
   let summary = "Turn each tile program into a GPU kernel and its launch metadata";
   let description = [{

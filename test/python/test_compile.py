@@ -299,7 +299,7 @@ def test_bool_buffers_are_bytes_in_memory(tmp_path):
 
 def test_fp8_tensor_parameters(tmp_path):
     # fp8 tensors are kernel parameters (named as torch names them); copies
-    # move their bytes. Arithmetic on fp8 values does not lower yet.
+    # move their bytes.
     import tlc.language as T
 
     @T.prim_func
@@ -332,3 +332,31 @@ def test_deeply_nested_ir_is_a_message(tmp_path):
     result = run_cli(str(path), "-o", str(tmp_path / "deep.ptx"))
     assert result.returncode == 1 and "nests deeper than 256 levels" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "deep.ptx").exists()
+
+
+def test_fp8_conversions_use_the_hardware_cvt(repo, tmp_path):
+    # Casts from and to fp8 lower to cvt.rn.f16x2.e4m3x2 and
+    # cvt.rn.satfinite.e5m2x2.f32 (tile-lower-fp8-conversions); the same
+    # kernels ran bit-exact against torch on the H200 (test/gpu/fp8_check.py).
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fp8_check", repo / "test/gpu/fp8_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.build(tmp_path)
+    for name, cvt in (("dequant", "cvt.rn.f16x2.e4m3x2"),
+                      ("quant", "cvt.rn.satfinite.e5m2x2.f32")):
+        ptx = json.loads((tmp_path / f"{name}.tlcart").read_text())["ptx"]
+        assert cvt in ptx
+        ptxas_ok(ptx, tmp_path)
+    with pytest.raises(tlc.CompilationError, match="needs sm_89 or later; the target is sm_80"):
+        import tlc.language as T
+
+        @T.prim_func
+        def widen(X: T.Tensor((128,), "float8_e4m3"), Y: T.Tensor((128,), "float32")):
+            with T.Kernel(1, threads=128):
+                x = T.alloc_fragment((128,), "float32")
+                T.copy(X[0], x)
+                T.copy(x, Y[0])
+
+        tlc.compile(widen, target="sm_80")

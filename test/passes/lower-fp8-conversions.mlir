@@ -1,0 +1,63 @@
+// RUN: tlc-opt %s -split-input-file -tile-lower-fp8-conversions -verify-diagnostics | FileCheck %s
+
+// fp8 -> f32: the byte in a pair through cvt.f16x2.e4m3x2, then f16 -> f32.
+// f32 -> fp8: cvt.rn.satfinite.e5m2x2.f32 with 0, the value in the upper byte.
+// CHECK-LABEL: func.func @both_ways
+// CHECK-SAME: (%[[X:.*]]: f8E4M3FN, %[[Y:.*]]: f32)
+// CHECK: %[[B:.*]] = arith.bitcast %[[X]] : f8E4M3FN to i8
+// CHECK: %[[P:.*]] = vector.from_elements %[[B]], %{{.*}} : vector<2xi8>
+// CHECK: %[[H:.*]] = nvvm.convert.f8x2.to.f16x2 %[[P]] : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
+// CHECK: %[[E:.*]] = vector.extract %[[H]][0] : f16 from vector<2xf16>
+// CHECK: %[[W:.*]] = arith.extf %[[E]] : f16 to f32
+// CHECK: %[[Q:.*]] = nvvm.convert.f32x2.to.f8x2 %[[Y]], %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E5M2)
+// CHECK: %[[U:.*]] = arith.shrui %[[Q]], %{{.*}} : i16
+// CHECK: %[[T:.*]] = arith.trunci %[[U]] : i16 to i8
+// CHECK: %[[R:.*]] = arith.bitcast %[[T]] : i8 to f8E5M2
+// CHECK: return %[[W]], %[[R]]
+// CHECK-NOT: arith.extf %{{.*}} : f8
+func.func @both_ways(%x: f8E4M3FN, %y: f32) -> (f32, f8E5M2) {
+  %a = arith.extf %x : f8E4M3FN to f32
+  %b = arith.truncf %y : f32 to f8E5M2
+  return %a, %b : f32, f8E5M2
+}
+
+// -----
+
+// Conversions between other floats are left alone.
+// CHECK-LABEL: func.func @no_fp8
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK-NOT: nvvm
+func.func @no_fp8(%x: f16) -> f32 {
+  %a = arith.extf %x : f16 to f32
+  return %a : f32
+}
+
+// -----
+
+func.func @fp8_arithmetic(%x: f8E4M3FN) -> f8E4M3FN {
+  // expected-error @+1 {{'arith.addf' op on fp8 values is not supported: convert them to a wider float first}}
+  %a = arith.addf %x, %x : f8E4M3FN
+  return %a : f8E4M3FN
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @needs_sm89(%x: f8E4M3FN) -> f32 {
+  // expected-error @+1 {{'arith.extf' op converts fp8 values, which needs sm_89 or later; the target is sm_80}}
+  %a = arith.extf %x : f8E4M3FN to f32
+  return %a : f32
+}
+}
+
+// -----
+
+// Vectors (a copy's 16-byte accesses) convert element by element.
+// CHECK-LABEL: func.func @vector
+// CHECK-COUNT-4: nvvm.convert.f32x2.to.f8x2
+// CHECK: %[[V:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf8E4M3FN>
+// CHECK: return %[[V]]
+func.func @vector(%x: vector<4xf32>) -> vector<4xf8E4M3FN> {
+  %a = arith.truncf %x : vector<4xf32> to vector<4xf8E4M3FN>
+  return %a : vector<4xf8E4M3FN>
+}
