@@ -360,3 +360,40 @@ def test_fp8_conversions_use_the_hardware_cvt(repo, tmp_path):
                 T.copy(x, Y[0])
 
         tlc.compile(widen, target="sm_80")
+
+
+def test_every_dtype_of_the_table_is_a_kernel_parameter(tmp_path):
+    # One table (tlc.dtypes) for the language, the compiler's parameters and
+    # the runtime: every dtype is a tensor parameter named as the runtime (and
+    # torch) name it; unsigned values convert as unsigned (60000 as uint16).
+    import numpy as np
+
+    import tlc.language as T
+    from tlc.dtypes import TABLE
+    from tlc.runtime.dtypes import DTYPES
+
+    for info in TABLE:
+        @T.prim_func
+        def copy_any(X: T.Tensor((128,), info.name), Y: T.Tensor((128,), info.name)):
+            with T.Kernel(1, threads=128):
+                x = T.alloc_fragment((128,), info.name)
+                T.copy(X[0], x)
+                T.copy(x, Y[0])
+
+        kernel = tlc.compile(copy_any, target="sm_90a")
+        kernel.save(str(tmp_path / "k.tlcart"))
+        params = json.loads((tmp_path / "k.tlcart").read_text())["params"]
+        assert [p["dtype"] for p in params] == [info.runtime] * 2, info
+        assert DTYPES[info.runtime].itemsize == info.itemsize
+
+    @T.prim_func
+    def widen(X: T.Tensor((128,), "uint16"), Y: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(128):
+                Y[i] = T.cast(X[i], "float32")
+
+    assert "uitofp" in str(widen.build_module())
+    x = np.full(128, 60000, np.uint16)
+    y = np.zeros(128, np.float32)
+    tlc.interpret(widen, x, y)
+    assert (y == 60000.0).all()

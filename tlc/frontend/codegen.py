@@ -199,7 +199,7 @@ class CodeGenerator(ExpressionMixin):
     def param_attrs(self, arg, spec) -> ir.DictAttr:
         attrs = {"tile.name": ir.StringAttr.get(arg.arg)}
         dt = spec.dtype if isinstance(spec, Tensor) else self.scalar_dtype(spec)
-        if dt in ("uint8", "bool"):
+        if dtypes.needs_tag(dt):
             attrs["tile.dtype"] = ir.StringAttr.get(dt)
         if isinstance(spec, Tensor):
             attrs["tile.dims"] = ir.ArrayAttr.get([

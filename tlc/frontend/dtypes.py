@@ -1,50 +1,51 @@
-"""dtype names <-> MLIR types."""
+"""dtype names <-> MLIR types, from the one table in tlc.dtypes."""
 
 from __future__ import annotations
 
 from .. import ir
+from ..dtypes import BY_NAME, DTypeInfo
 
-_FLOATS = {
-    "float16": ir.F16Type.get, "bfloat16": ir.BF16Type.get, "float32": ir.F32Type.get,
-    "float64": ir.F64Type.get, "float8_e4m3": ir.Float8E4M3FNType.get,
-    "float8_e5m2": ir.Float8E5M2Type.get,
-}
-_INTS = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "int64": 64, "bool": 1}
+def _info(dtype: str) -> DTypeInfo:
+    return BY_NAME[dtype]
 
 
 def mlir_type(dtype: str) -> ir.Type:
     """The MLIR type of a dtype name (signless integers; "index" for indices)."""
     if dtype == "index":
         return ir.IndexType.get()
-    if dtype in _FLOATS:
-        return _FLOATS[dtype]()
-    return ir.IntegerType.get_signless(_INTS[dtype])
+    return ir.Type.parse(_info(dtype).mlir)
 
 
 def storage_type(dtype: str) -> ir.Type:
     """The element type of a buffer of `dtype`: bools are kept as bytes (0 or 1)
     in memory, as torch and numpy keep them; values in registers are i1."""
-    return ir.IntegerType.get_signless(8) if dtype == "bool" else mlir_type(dtype)
+    if dtype != "index" and _info(dtype).storage_bits != _info(dtype).bits:
+        return ir.IntegerType.get_signless(_info(dtype).storage_bits)
+    return mlir_type(dtype)
 
 
 def is_float(dtype: str) -> bool:
-    return dtype in _FLOATS
+    return dtype in BY_NAME and _info(dtype).is_float
 
 
 def is_int(dtype: str) -> bool:
-    return dtype in _INTS or dtype == "index"
+    return dtype == "index" or (dtype in BY_NAME and not _info(dtype).is_float)
 
 
 def is_unsigned(dtype: str) -> bool:
-    return dtype in ("uint8", "bool")
+    return dtype in BY_NAME and _info(dtype).is_unsigned
+
+
+def needs_tag(dtype: str) -> bool:
+    """Whether a kernel parameter of `dtype` names it (tile.dtype): the MLIR
+    type alone (signless integers) does not tell uint8 from int8 or a bool byte."""
+    return _info(dtype).is_unsigned
 
 
 def bits(dtype: str) -> int:
     if dtype == "index":
         return 64
-    if dtype in _INTS:
-        return _INTS[dtype]
-    return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype, 8)
+    return _info(dtype).bits
 
 
 def int_range(dtype: str) -> tuple[int, int]:

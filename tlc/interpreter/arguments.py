@@ -14,13 +14,14 @@ import numbers
 
 import numpy as np
 
+from ..dtypes import BY_NAME, TABLE
 from ..runtime.errors import ArgumentError
 from .buffers import Buffer
 
-_NUMPY = {"float16": np.float16, "float32": np.float32, "float64": np.float64,
-          "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-          "uint8": np.uint8, "bool": np.bool_}
-_ROUNDED = ("bfloat16", "float8_e4m3", "float8_e5m2")  # held as float32
+# From the one dtype table (tlc.dtypes): numpy's type where it has one; the
+# others (bfloat16, fp8) are held as float32, rounded to the type.
+_NUMPY = {d.name: np.dtype(d.numpy).type for d in TABLE if d.numpy}
+_ROUNDED = tuple(d.name for d in TABLE if d.is_float and not d.numpy)
 
 
 class Bound:
@@ -57,8 +58,8 @@ def bind_arguments(kernel: str, params, args) -> Bound:
         if p.dtype in _ROUNDED:
             storage = p.etype.round(array)
             back = back or _copy_into(array)
-        elif p.dtype == "uint8":
-            storage = array.view(np.int8)
+        elif BY_NAME[p.dtype].kind == "u":  # held in the signless type's numpy twin
+            storage = array.view(f"int{BY_NAME[p.dtype].bits}")
         buf = Buffer(p.name, "global", p.etype, storage)
         bound.values.append(buf)
         if back is not None:
@@ -147,7 +148,7 @@ def _scalar(p, arg, where):
         return p.etype.make(float(arg))
     if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
         raise ArgumentError(f"{where}: expected a {p.dtype} integer, got {type(arg).__name__}")
-    info = np.iinfo(np.uint8 if p.dtype == "uint8" else p.etype.dtype)
+    info = np.iinfo(_NUMPY[p.dtype] if BY_NAME[p.dtype].kind == "u" else p.etype.dtype)
     if not info.min <= arg <= info.max:
         raise ArgumentError(f"{where}: {arg} does not fit in {p.dtype}")
     return p.etype.make(int(arg))

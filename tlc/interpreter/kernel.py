@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from ..errors import CompilationError
+from ..dtypes import BY_NAME
 from .arguments import is_torch_tensor
 from .launch import Program
 
@@ -89,7 +90,8 @@ class InterpretedKernel:
                                     f"{dim or '?'} is not the size of any input")
                 shape.append(dim if isinstance(dim, int) else symbols[dim])
             dtype = np.float32 if p.etype.round else \
-                (np.uint8 if p.dtype == "uint8" else p.etype.dtype)
+                (np.dtype(f"uint{BY_NAME[p.dtype].bits}") if BY_NAME[p.dtype].kind == "u"
+                 else p.etype.dtype)
             fill = np.nan if p.etype.is_float else 0
             outputs.append(np.full(shape, fill, dtype=dtype))
         return outputs

@@ -118,8 +118,8 @@ def _random(rng, dtype: str, shape):
         return rng.standard_normal(shape).astype(np.float32)  # rounded to dtype when bound
     if dtype == "bool":
         return rng.integers(0, 2, shape).astype(bool)
-    if dtype == "uint8":
-        return rng.integers(0, 16, shape).astype(np.uint8)
+    if dtype.startswith("uint"):
+        return rng.integers(0, 16, shape).astype(dtype)
     return rng.integers(-8, 8, shape).astype(dtype)
 
 

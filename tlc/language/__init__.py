@@ -33,6 +33,8 @@ from .types import (
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
 )
 
 
@@ -105,5 +107,6 @@ __all__ = [
     "dynamic", "empty",
     "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    "uint16", "uint32",
     *_INTRINSICS,
 ]

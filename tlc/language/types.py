@@ -6,6 +6,7 @@ import builtins
 import os
 import sys
 
+from ..dtypes import BY_NAME
 from ..errors import CompilationError, Diagnostic, SourceLocation
 
 _TLC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,17 +37,8 @@ def _annotation_error(message: str) -> AnnotationError:
                                                                line, col))])
 
 
-# dtype names as users write them -> canonical names (the runtime's names).
-_ALIASES = {
-    "float16": "float16", "half": "float16", "fp16": "float16",
-    "bfloat16": "bfloat16", "bf16": "bfloat16",
-    "float": "float32", "float32": "float32", "fp32": "float32",
-    "float64": "float64", "double": "float64",
-    "int8": "int8", "int16": "int16", "int32": "int32", "int": "int32", "int64": "int64",
-    "uint8": "uint8", "bool": "bool",
-    "float8_e4m3": "float8_e4m3", "float8_e4m3fn": "float8_e4m3",
-    "float8_e5m2": "float8_e5m2",
-}
+# dtype names as users write them -> canonical names (from tlc.dtypes).
+_ALIASES = {spelling: info.name for spelling, info in BY_NAME.items()}
 
 
 class dtype(str):
@@ -91,6 +83,8 @@ int16 = dtype("int16")
 int32 = dtype("int32")
 int64 = dtype("int64")
 uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
 bool = dtype("bool")  # noqa: A001
 
 

@@ -299,6 +299,9 @@ def scalar_value(v, p: Param, where: str):
             return ctypes.c_uint16(struct.unpack("<H", struct.pack("<e", x))[0])
         if p.dtype == "bfloat16":
             return ctypes.c_uint16(_bfloat16_bits(x))
+        if dt.itemsize == 1:
+            raise ArgumentError(f"{where}: {p.dtype} scalar parameters are not supported; "
+                                "declare the scalar float32")
     except OverflowError:
         raise ArgumentError(f"{where}: {x} does not fit in {p.dtype}") from None
     return dt.ctype(x)

@@ -4,6 +4,8 @@ by the array protocols the runtime accepts."""
 import ctypes
 from dataclasses import dataclass
 
+from ..dtypes import TABLE
+
 
 @dataclass(frozen=True)
 class DType:
@@ -15,45 +17,29 @@ class DType:
     ctype: type
 
 
+# How a scalar parameter of each (kind, storage bits) is passed: floats of 16
+# and 8 bits go as their bit pattern (ctypes has no such types).
+_CTYPES = {("f", 16): ctypes.c_uint16, ("f", 32): ctypes.c_float, ("f", 64): ctypes.c_double,
+           ("f", 8): ctypes.c_uint8, ("i", 8): ctypes.c_int8, ("i", 16): ctypes.c_int16,
+           ("i", 32): ctypes.c_int32, ("i", 64): ctypes.c_int64, ("u", 8): ctypes.c_uint8,
+           ("u", 16): ctypes.c_uint16, ("u", 32): ctypes.c_uint32, ("b", 8): ctypes.c_bool}
+
+# By the artifact's names, all from tlc.dtypes (the one table).
 DTYPES = {
-    d.name: d
-    for d in (
-        DType("float16", 2, "f", ctypes.c_uint16),
-        DType("bfloat16", 2, "f", ctypes.c_uint16),
-        DType("float32", 4, "f", ctypes.c_float),
-        DType("float64", 8, "f", ctypes.c_double),
-        # fp8 scalars go as their 8-bit pattern.
-        DType("float8_e4m3fn", 1, "f", ctypes.c_uint8),
-        DType("float8_e5m2", 1, "f", ctypes.c_uint8),
-        DType("int8", 1, "i", ctypes.c_int8),
-        DType("int16", 2, "i", ctypes.c_int16),
-        DType("int32", 4, "i", ctypes.c_int32),
-        DType("int64", 8, "i", ctypes.c_int64),
-        DType("uint8", 1, "u", ctypes.c_uint8),
-        DType("bool", 1, "b", ctypes.c_bool),
-    )
+    d.runtime: DType(d.runtime, d.itemsize, d.kind, _CTYPES[(d.kind, d.storage_bits)])
+    for d in TABLE
 }
 
 # __cuda_array_interface__ typestr without its byte-order character. The
-# protocol has no standard spelling of bfloat16.
-TYPESTR = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8",
-           "i2": "int16", "i4": "int32", "i8": "int64", "u1": "uint8",
-           "b1": "bool"}
+# protocol has no standard spelling of bfloat16 or fp8.
+TYPESTR = {d.typestr: d.runtime for d in TABLE if d.typestr}
 
-# DLPack (type code, bits) with kDLInt=0, kDLUInt=1, kDLFloat=2,
-# kDLBfloat=4, kDLBool=6.
-DLPACK = {(2, 16): "float16", (4, 16): "bfloat16", (2, 32): "float32",
-          (2, 64): "float64", (0, 8): "int8", (0, 16): "int16",
-          (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
-          (6, 8): "bool"}
+# DLPack (type code, bits).
+DLPACK = {d.dlpack: d.runtime for d in TABLE if d.dlpack}
 
 
 def torch_dtype(name: str):
     """The torch dtype of a dtype name (imports torch: call only with torch at hand)."""
     import torch
 
-    return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-            "float64": torch.float64, "int8": torch.int8, "int16": torch.int16,
-            "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
-            "bool": torch.bool, "float8_e4m3fn": torch.float8_e4m3fn,
-            "float8_e5m2": torch.float8_e5m2}[name]
+    return getattr(torch, name)
