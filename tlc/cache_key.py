@@ -31,7 +31,7 @@ import os
 import sys
 import types
 
-from . import __version__
+from .version import __version__
 
 # Builtins whose result depends only on their arguments (or, like print, whose
 # effect cannot change the program built).
