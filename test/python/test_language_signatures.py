@@ -189,6 +189,19 @@ def serial_unknown(A: T.Tensor((64,), "float32")):
 
 
 @prim_func
+def kernel_unknown(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, thread=128):
+        A[0] = 0.0
+
+
+@prim_func
+def range_keyword(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1):
+        for k in range(0, 4, step=2):
+            A[k] = 0.0
+
+
+@prim_func
 def max_keyword(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         A[0] = T.max(a=1.0, b=2.0)
@@ -199,6 +212,8 @@ def max_keyword(A: T.Tensor((64,), "float32")):
                                   "by tlc (tlc picks the vector width of each access itself)"),
     (copy_unknown, "T.copy has no parameter 'mask' (parameters: src, dst, disable_tma)"),
     (serial_unknown, "T.serial has no parameter 'stride' (parameters: start, stop, step)"),
+    (kernel_unknown, "T.Kernel has no parameter 'thread' (parameters: *blocks, threads)"),
+    (range_keyword, "range takes no keyword arguments"),
     (max_keyword, "T.max takes two or more values"),
 ])
 def test_binding_errors(prim, message):

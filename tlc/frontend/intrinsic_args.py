@@ -66,7 +66,8 @@ def bind_args(gen, node, fn, unsupported: dict[str, str] | None = None) -> Bound
         if kw.arg in unsupported:
             raise not_supported(gen, kw, name, kw.arg, unsupported[kw.arg])
         if kw.arg not in keywords:
-            known = [k for k in keywords if k not in unsupported]
+            known = ["*" + p.name if p.kind == p.VAR_POSITIONAL else p.name for p in params
+                     if p.kind != p.VAR_KEYWORD and p.name not in unsupported]
             raise gen.error(kw, f"{name} has no parameter '{kw.arg}' "
                                 f"(parameters: {', '.join(known)})")
         if kw.arg in bound:

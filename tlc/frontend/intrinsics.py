@@ -219,7 +219,9 @@ def _pipelined(gen, node) -> None:
 def _serial(gen, node, unroll: bool) -> None:
     what = "T.unroll" if unroll else ("range" if gen.eval(node.iter.func) is range
                                       else "T.serial")
-    # range binds as T.serial does (the same parameters).
+    # range binds as T.serial does (the same parameters), positionally as in Python.
+    if what == "range" and node.iter.keywords:
+        raise gen.error(node.iter.keywords[0], "range takes no keyword arguments")
     start, stop, step, _ = _bounds(gen, node.iter, what, loops.unroll if unroll else loops.serial)
     (name,) = _loop_vars(gen, node, 1)
     if unroll and isinstance(start, int) and isinstance(stop, int):
