@@ -187,7 +187,7 @@ def _bounds(gen, call, what: str, fn, unsupported: dict[str, str] | None = None)
         bounds.append(v)
     start, stop = bounds if bounds[1] is not None else (0, bounds[0])
     step = gen.eval(a["step"])
-    if isinstance(step, Scalar) or not isinstance(step, int) or isinstance(step, bool):
+    if isinstance(step, bool) or not isinstance(step, int):
         if isinstance(step, (Affine, Scalar)):
             raise gen.error(a["step"], f"the step of {what} must be a compile-time integer")
         raise gen.error(a["step"], f"a bound of {what} must be an integer, got "
