@@ -12,7 +12,7 @@ import importlib
 
 from .errors import CompilationError
 
-__version__ = "0.1.0"
+from .version import __version__
 
 # tlc.jit is a module and a function: import the module now (it is light: it
 # loads the compiler only when it compiles) so that the name `tlc.jit` is the

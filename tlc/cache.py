@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from . import __version__
+from .version import __version__
 from .output import open_regular, replace_atomically, umask
 
 MAX_ENTRY_BYTES = 256 << 20  # a bigger "entry" is not one of ours

@@ -31,7 +31,7 @@ import os
 import sys
 import types
 
-from . import __version__
+from .version import __version__
 
 # Builtins whose result depends only on their arguments (or, like print, whose
 # effect cannot change the program built).
@@ -250,7 +250,6 @@ class _Fingerprint:
 
     def _tlc_value(self, v) -> None:
         """tlc's own values: their class is part of the compiler's identity."""
-        from .language import Intrinsic
         from .language.types import SymbolicDim
 
         t = type(v)
@@ -258,8 +257,6 @@ class _Fingerprint:
             self.add("tlc", t.__qualname__, str(v))
         elif isinstance(v, SymbolicDim):
             self.add("tlc", t.__qualname__, v.name, v.dtype)
-        elif t is Intrinsic:
-            self.add("tlc", t.__qualname__, v.name)
         else:
             raise Unkeyable(f"a tlc {t.__name__}")
 

@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 
-from .. import __version__
+from ..version import __version__
 
 
 def tuning_key(fn, args, kwargs, configs: list, target: str, extra: dict) -> str:

@@ -12,7 +12,6 @@ import contextlib
 from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
-from ..language import Intrinsic
 from ..language.types import SymbolicDim, Tensor, dtype as DType
 from . import dtypes
 from .expressions import ExpressionMixin
@@ -349,7 +348,8 @@ class CodeGenerator(ExpressionMixin):
 
     # -- helpers shared with intrinsics --------------------------------------
 
-    def T(self, name: str) -> Intrinsic:
+    def T(self, name: str):
+        """The intrinsic `T.<name>` (a function of tlc.language)."""
         from .. import language
 
         return getattr(language, name)

@@ -8,7 +8,7 @@ import operator
 from .. import ir
 from ..dialects import arith, memref
 from ..errors import CompilationError
-from ..language import Intrinsic
+from ..language.intrinsic import intrinsic_name
 from ..language.types import SymbolicDim, dtype as DType
 from . import dtypes
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
@@ -467,13 +467,14 @@ class ExpressionMixin:
 
     def expr_Call(self, node):
         fn = self.eval(node.func)
-        if isinstance(fn, Intrinsic):
+        name = intrinsic_name(fn)
+        if name is not None:
             from . import intrinsics, math_intrinsics
 
-            handler = (getattr(intrinsics, "call_" + fn.name, None)
-                       or getattr(math_intrinsics, "call_" + fn.name, None))
+            handler = (getattr(intrinsics, "call_" + name, None)
+                       or getattr(math_intrinsics, "call_" + name, None))
             if handler is None:
-                raise self.error(node, f"T.{fn.name} is not valid in an expression here")
+                raise self.error(node, f"T.{name} is not valid in an expression here")
             return handler(self, node)
         if isinstance(fn, DType):
             from .math_intrinsics import cast_to

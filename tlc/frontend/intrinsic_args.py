@@ -1,13 +1,16 @@
 """Reading an intrinsic call's arguments, with errors at the call.
 
-Every keyword an intrinsic accepts takes effect; a keyword TileLang has and
-tlc does not honour yet is rejected at the user's line (`not_supported`), so
-no argument is silently dropped.
+An intrinsic's parameters (names, order, defaults) come from its Python
+function in tlc.language, the one place they are written. Every argument an
+intrinsic accepts takes effect; a parameter TileLang has and tlc does not
+honour yet is rejected at the user's line (`not_supported`), so no argument
+is silently dropped.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 
 from ..language.types import dtype as DType
 
@@ -19,32 +22,64 @@ def not_supported(gen, node, fn: str, arg: str, why: str = ""):
                            "remove it")
 
 
-def bind_args(gen, node, names: list[str], defaults: dict | None = None,
-              unsupported: dict[str, str] | None = None) -> dict:
-    """Binds a call's AST arguments to `names` (positional, then keyword).
+class BoundArgs(dict):
+    """A call's arguments by parameter name: the AST node given, or for a
+    parameter left out, a constant node holding its default (located at the
+    call). `given` holds the names the call spelled out."""
 
-    `unsupported` maps TileLang parameter names tlc rejects to why (a
-    positional argument is never one of them: they come after `names`)."""
-    defaults = defaults or {}
+    def __init__(self, given: set[str]):
+        super().__init__()
+        self.given = given
+
+
+def parameters(fn) -> list[inspect.Parameter]:
+    """An intrinsic's parameters, from its Python signature (tlc.language)."""
+    return list(inspect.signature(fn).parameters.values())
+
+
+def bind_args(gen, node, fn, unsupported: dict[str, str] | None = None) -> BoundArgs:
+    """Binds a call's AST arguments to intrinsic `fn`'s signature, as Python
+    would bind them: positional, then keyword, then defaults.
+
+    A `*name` parameter gets the list of the extra positional nodes.
+    `unsupported` maps TileLang parameter names tlc rejects to why; giving one
+    (by position or keyword) is an error at that argument."""
     unsupported = unsupported or {}
-    fn = ast.unparse(node.func)
-    if len(node.args) > len(names):
-        raise gen.error(node, f"{fn} takes at most {len(names)} arguments, got {len(node.args)}")
-    bound = dict(zip(names, node.args))
+    name = ast.unparse(node.func)
+    params = parameters(fn)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
+    keywords = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if var is None and len(node.args) > len(positional):
+        raise gen.error(node, f"{name} takes at most {len(positional)} arguments, "
+                              f"got {len(node.args)}")
+    bound = BoundArgs(set())
+    for p, arg in zip(positional, node.args):
+        if p.name in unsupported:
+            raise not_supported(gen, arg, name, p.name, unsupported[p.name])
+        bound[p.name] = arg
+    if var is not None:
+        bound[var.name] = list(node.args[len(positional):])
     for kw in node.keywords:
         if kw.arg is None:
-            raise gen.error(kw, f"{fn} does not take **keyword arguments")
+            raise gen.error(kw, f"{name} does not take **keyword arguments")
         if kw.arg in unsupported:
-            raise not_supported(gen, kw, fn, kw.arg, unsupported[kw.arg])
-        if kw.arg not in names:
-            raise gen.error(kw, f"{fn} has no parameter '{kw.arg}' "
-                                f"(parameters: {', '.join(names)})")
+            raise not_supported(gen, kw, name, kw.arg, unsupported[kw.arg])
+        if kw.arg not in keywords:
+            known = ["*" + p.name if p.kind == p.VAR_POSITIONAL else p.name for p in params
+                     if p.kind != p.VAR_KEYWORD and p.name not in unsupported]
+            raise gen.error(kw, f"{name} has no parameter '{kw.arg}' "
+                                f"(parameters: {', '.join(known)})")
         if kw.arg in bound:
-            raise gen.error(kw, f"{fn} got '{kw.arg}' twice")
+            raise gen.error(kw, f"{name} got '{kw.arg}' twice")
         bound[kw.arg] = kw.value
-    missing = [n for n in names if n not in bound and n not in defaults]
-    if missing:
-        raise gen.error(node, f"{fn} is missing '{missing[0]}'")
+    bound.given = set(bound)
+    for p in params:
+        if p.name in bound or p.kind == p.VAR_POSITIONAL:
+            continue
+        if p.default is p.empty:
+            raise gen.error(node, f"{name} is missing '{p.name}'")
+        bound[p.name] = ast.copy_location(ast.Constant(value=p.default), node)
     return bound
 
 

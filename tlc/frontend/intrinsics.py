@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import math as pymath
 
 from .. import ir
 from ..dialects import scf, tile
-from ..language import GemmWarpPolicy
-from ..language.types import dtype as DType
+from ..language import loops, memory, tile_ops
+from ..language.policy import GemmWarpPolicy
 from . import dtypes
 from .intrinsic_args import bind_args as _args
-from .intrinsic_args import not_supported, static_bool
+from .intrinsic_args import static_bool
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
 
@@ -69,22 +70,14 @@ def kernel(gen, call, target, body) -> None:
     if gen.kernel is not None:
         raise gen.error(call, f"a prim_func launches one kernel: it already has a "
                               f"`with T.Kernel(...)` at line {gen.kernel_line}")
-    grid = [gen.eval(a) for a in call.args]
-    threads = 128
-    _no_double_star(gen, call, "T.Kernel")
-    for kw in call.keywords:
-        if kw.arg == "threads":
-            threads = gen.eval_static(kw.value)
-            if threads is None:  # TileLang's default
-                threads = 128
-            if isinstance(threads, (tuple, list)) and all(
-                    isinstance(t, int) and not isinstance(t, bool) for t in threads):
-                threads = pymath.prod(threads)
-        elif kw.arg in _KERNEL_UNSUPPORTED:
-            raise not_supported(gen, kw, "T.Kernel", kw.arg, _KERNEL_UNSUPPORTED[kw.arg])
-        else:
-            raise gen.error(kw, f"T.Kernel has no parameter '{kw.arg}' (parameters: "
-                                      "the grid sizes, threads)")
+    a = _args(gen, call, loops.Kernel, _KERNEL_UNSUPPORTED)
+    grid = [gen.eval(g) for g in a["blocks"]]
+    threads = gen.eval_static(a["threads"])
+    if threads is None:  # TileLang's "the default"
+        threads = inspect.signature(loops.Kernel).parameters["threads"].default
+    if isinstance(threads, (tuple, list)) and all(
+            isinstance(t, int) and not isinstance(t, bool) for t in threads):
+        threads = pymath.prod(threads)
     if not 1 <= len(grid) <= 3:
         raise gen.error(call, f"T.Kernel takes 1 to 3 grid sizes, got {len(grid)}")
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
@@ -121,12 +114,6 @@ def kernel(gen, call, target, body) -> None:
         gen.in_kernel = False
 
 
-def _no_double_star(gen, call, what: str) -> None:
-    for kw in call.keywords:
-        if kw.arg is None:
-            raise gen.error(kw, f"{what} does not take **keyword arguments")
-
-
 def for_loop(gen, node) -> None:
     if node.orelse:
         raise gen.error(node.orelse[0], "`for ... else` is not supported in a prim_func")
@@ -160,15 +147,11 @@ def _loop_vars(gen, node, count: int) -> list[str]:
 def _parallel(gen, node) -> None:
     gen.require_kernel(node, "T.Parallel")
     call = node.iter
-    _no_double_star(gen, call, "T.Parallel")
-    for kw in call.keywords:
-        if kw.arg in _PARALLEL_UNSUPPORTED:
-            raise not_supported(gen, kw, "T.Parallel", kw.arg, _PARALLEL_UNSUPPORTED[kw.arg])
-        raise gen.error(kw, f"T.Parallel has no parameter '{kw.arg}' (parameters: the extents)")
-    if not call.args:
+    extents = _args(gen, call, loops.Parallel, _PARALLEL_UNSUPPORTED)["extents"]
+    if not extents:
         raise gen.error(call, "T.Parallel needs at least one extent")
-    shape = [gen.eval_int(a, "a T.Parallel extent") for a in call.args]
-    for a, s in zip(call.args, shape):
+    shape = [gen.eval_int(a, "a T.Parallel extent") for a in extents]
+    for a, s in zip(extents, shape):
         if s <= 0:
             raise gen.error(a, f"a T.Parallel extent must be positive, got {s}")
     names = _loop_vars(gen, node, len(shape))
@@ -185,46 +168,43 @@ def _parallel(gen, node) -> None:
         gen.parallel_depth -= 1
 
 
-def _bounds(gen, call, what: str):
-    """(start, stop, step) as Python ints or run-time indices, and the keywords."""
-    _no_double_star(gen, call, what)
-    kwargs = {k.arg: k for k in call.keywords}
+def _bounds(gen, call, what: str, fn, unsupported: dict[str, str] | None = None):
+    """(start, stop, step) of a loop as Python ints or run-time indices, and
+    the call's arguments bound to intrinsic `fn`'s signature."""
     if not 1 <= len(call.args) <= 3:
         raise gen.error(call, f"{what} takes (stop), (start, stop) or (start, stop, step), got "
                               f"{len(call.args)} arguments")
-    args = []
-    for a in call.args:
-        v = gen.eval(a)
+    a = _args(gen, call, fn, unsupported)
+    bounds = []
+    for name in ("start", "stop"):
+        v = gen.eval(a[name])
         if isinstance(v, Scalar):
-            v = Affine.leaf(gen.index(v, a, f"a bound of {what}"))
-        elif not (isinstance(v, (int, Affine)) and not isinstance(v, bool)):
-            raise gen.error(a, f"a bound of {what} must be an integer, got {gen.describe(v)}")
-        args.append(v)
-    if len(args) == 1:
-        args = [0, args[0]]
-    start, stop, step = (args + [1])[:3]
-    if not isinstance(step, int):
-        raise gen.error(call.args[2], f"the step of {what} must be a compile-time integer")
+            v = Affine.leaf(gen.index(v, a[name], f"a bound of {what}"))
+        elif not (v is None and name == "stop") and not (
+                isinstance(v, (int, Affine)) and not isinstance(v, bool)):
+            raise gen.error(a[name], f"a bound of {what} must be an integer, got "
+                                     f"{gen.describe(v)}")
+        bounds.append(v)
+    start, stop = bounds if bounds[1] is not None else (0, bounds[0])
+    step = gen.eval(a["step"])
+    if isinstance(step, bool) or not isinstance(step, int):
+        if isinstance(step, (Affine, Scalar)):
+            raise gen.error(a["step"], f"the step of {what} must be a compile-time integer")
+        raise gen.error(a["step"], f"a bound of {what} must be an integer, got "
+                                   f"{gen.describe(step)}")
     if step <= 0:
-        raise gen.error(call.args[2], f"the step of {what} must be positive, got {step}")
-    return start, stop, step, kwargs
+        raise gen.error(a["step"], f"the step of {what} must be positive, got {step}")
+    return start, stop, step, a
 
 
 def _pipelined(gen, node) -> None:
     gen.require_kernel(node, "T.Pipelined")
     call = node.iter
-    start, stop, step, kwargs = _bounds(gen, call, "T.Pipelined")
-    stages = 2
-    for k, kw in kwargs.items():
-        if k == "num_stages":
-            stages = gen.eval_int(kw.value, "num_stages")
-            if stages < 0:
-                raise gen.error(kw.value, f"num_stages must be at least 0, got {stages}")
-        elif k in _PIPELINED_UNSUPPORTED:
-            raise not_supported(gen, kw, "T.Pipelined", k, _PIPELINED_UNSUPPORTED[k])
-        else:
-            raise gen.error(kw, f"T.Pipelined has no parameter '{k}' (parameters: the bounds, "
-                                "num_stages)")
+    start, stop, step, a = _bounds(gen, call, "T.Pipelined", loops.Pipelined,
+                                   _PIPELINED_UNSUPPORTED)
+    stages = gen.eval_int(a["num_stages"], "num_stages")
+    if stages < 0:
+        raise gen.error(a["num_stages"], f"num_stages must be at least 0, got {stages}")
     if stages == 0:  # TileLang's "no pipelining": a plain sequential loop
         return _sequential_loop(gen, node, start, stop, step)
     (name,) = _loop_vars(gen, node, 1)
@@ -239,10 +219,10 @@ def _pipelined(gen, node) -> None:
 def _serial(gen, node, unroll: bool) -> None:
     what = "T.unroll" if unroll else ("range" if gen.eval(node.iter.func) is range
                                       else "T.serial")
-    start, stop, step, kwargs = _bounds(gen, node.iter, what)
-    if kwargs:
-        k = next(iter(kwargs))
-        raise gen.error(kwargs[k], f"{what} has no parameter '{k}'")
+    # range binds as T.serial does (the same parameters), positionally as in Python.
+    if what == "range" and node.iter.keywords:
+        raise gen.error(node.iter.keywords[0], "range takes no keyword arguments")
+    start, stop, step, _ = _bounds(gen, node.iter, what, loops.unroll if unroll else loops.serial)
     (name,) = _loop_vars(gen, node, 1)
     if unroll and isinstance(start, int) and isinstance(stop, int):
         # T.unroll with constant bounds is unrolled here, with Python's
@@ -279,13 +259,12 @@ def _alloc(gen, node, place: str):
     gen.require_kernel(node, f"T.alloc_{place}")
     if gen.parallel_depth:
         raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
-    a = _args(gen, node, ["shape", "dtype", "scope"], {"dtype": "float32", "scope": None})
-    if "scope" in a:
-        scope = gen.eval_static(a["scope"])
-        if scope not in _SCOPES[place]:
-            raise gen.error(a["scope"], f"T.alloc_{place} takes scope "
-                                        f"{' or '.join(map(repr, _SCOPES[place]))}, got "
-                                        f"{scope!r} (other places have their own T.alloc_*)")
+    a = _args(gen, node, getattr(memory, f"alloc_{place}"))
+    scope = gen.eval_static(a["scope"])
+    if scope not in _SCOPES[place]:
+        raise gen.error(a["scope"], f"T.alloc_{place} takes scope "
+                                    f"{' or '.join(map(repr, _SCOPES[place]))}, got "
+                                    f"{scope!r} (other places have their own T.alloc_*)")
     shape = gen.eval(a["shape"])
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
@@ -293,7 +272,7 @@ def _alloc(gen, node, place: str):
             isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
         raise gen.error(a["shape"], f"a {place} buffer needs a static shape of positive ints, "
                                     f"got {gen.describe(shape)}")
-    dt = _dtype(gen, a["dtype"]) if "dtype" in a else DType("float32")
+    dt = _dtype(gen, a["dtype"])
     _check_on_chip_size(gen, a["shape"], place, shape, dt)
     space = ir.Attribute.parse(_PLACE_SPACE[place])
     t = ir.MemRefType.get(list(shape), dtypes.storage_type(dt), memory_space=space)
@@ -376,11 +355,10 @@ def call_copy(gen, node):
     gen.require_kernel(node, "T.copy")
     if gen.parallel_depth:
         raise gen.error(node, "T.copy cannot be inside T.Parallel")
-    a = _args(gen, node, ["src", "dst", "disable_tma"], {"disable_tma": False},
-              _COPY_UNSUPPORTED)
+    a = _args(gen, node, memory.copy, _COPY_UNSUPPORTED)
     # tlc emits no TMA copies, so disable_tma=True holds; it is recorded on the
     # op for the TMA lowering to read.
-    disable_tma = "disable_tma" in a and static_bool(gen, a["disable_tma"], "disable_tma")
+    disable_tma = static_bool(gen, a["disable_tma"], "disable_tma")
     src, src_off, src_sizes = _region(gen, a["src"])
     dst, dst_off, dst_sizes = _region(gen, a["dst"])
 
@@ -424,14 +402,14 @@ def _extent_from(gen, node, buf, other_sizes) -> list[int]:
 
 def call_fill(gen, node):
     gen.require_kernel(node, "T.fill")
-    a = _args(gen, node, ["buffer", "value"])
+    a = _args(gen, node, memory.fill)
     buf = _buffer(gen, a["buffer"], "T.fill's first argument")
     _fill(gen, node, buf, gen.eval(a["value"]))
 
 
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
-    a = _args(gen, node, ["buffer"])
+    a = _args(gen, node, memory.clear)
     _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument"), 0)
 
 
@@ -448,15 +426,12 @@ _POLICIES = {GemmWarpPolicy.Square: "square", GemmWarpPolicy.FullRow: "full_row"
 
 def call_gemm(gen, node):
     gen.require_kernel(node, "T.gemm")
-    a = _args(gen, node, ["A", "B", "C", "transpose_A", "transpose_B", "policy", "clear_accum",
-                          "k_pack", "wg_wait"],
-              {"transpose_A": False, "transpose_B": False, "policy": GemmWarpPolicy.Square,
-               "clear_accum": False, "k_pack": 1, "wg_wait": 0})
+    a = _args(gen, node, tile_ops.gemm)
     A = _buffer(gen, a["A"], "T.gemm's A")
     B = _buffer(gen, a["B"], "T.gemm's B")
     C = _buffer(gen, a["C"], "T.gemm's C")
-    flag = lambda k: bool(gen.eval_static(a[k])) if k in a else False  # noqa: E731
-    policy = gen.eval_static(a["policy"]) if "policy" in a else GemmWarpPolicy.Square
+    flag = lambda k: bool(gen.eval_static(a[k]))  # noqa: E731
+    policy = gen.eval_static(a["policy"])
     if policy not in _POLICIES:
         raise gen.error(a["policy"], f"policy must be a T.GemmWarpPolicy, got {policy!r}")
     op = tile.GemmOp(A.value, B.value, C.value)
@@ -467,10 +442,10 @@ def call_gemm(gen, node):
     if flag("clear_accum"):
         op.attributes["clear_accum"] = ir.UnitAttr.get()
     op.attributes["policy"] = ir.Attribute.parse(f"#tile.warp_policy<{_POLICIES[policy]}>")
-    if "k_pack" in a and gen.eval_int(a["k_pack"], "k_pack") != 1:
+    if gen.eval_int(a["k_pack"], "k_pack") != 1:
         raise gen.error(a["k_pack"], "k_pack packs K for AMD's MFMA instructions; on NVIDIA "
                                      "GPUs it must be 1")
-    if "wg_wait" in a:
+    if "wg_wait" in a.given:  # the op's default is "wait for all", as wg_wait=0
         wait = gen.eval_int(a["wg_wait"], "wg_wait")
         if wait < 0:
             raise gen.error(a["wg_wait"], f"wg_wait = {wait} (leave the wgmmas unwaited for a "
@@ -480,15 +455,15 @@ def call_gemm(gen, node):
 
 def _reduce(gen, node, kind: str):
     gen.require_kernel(node, f"T.reduce_{kind}")
-    a = _args(gen, node, ["buffer", "out", "dim", "clear"], {"dim": -1, "clear": True})
+    a = _args(gen, node, getattr(tile_ops, f"reduce_{kind}"))
     src = _buffer(gen, a["buffer"], f"T.reduce_{kind}'s source")
     dst = _buffer(gen, a["out"], f"T.reduce_{kind}'s destination")
-    dim = gen.eval_int(a["dim"], "dim") if "dim" in a else -1
+    dim = gen.eval_int(a["dim"], "dim")
     if not -src.rank <= dim < src.rank:
-        raise gen.error(a.get("dim", node), f"dim {dim} is out of range for the "
+        raise gen.error(a["dim"], f"dim {dim} is out of range for the "
                                             f"{src.rank}-d '{src.name}'")
     dim %= src.rank
-    clear = bool(gen.eval_static(a["clear"])) if "clear" in a else True
+    clear = bool(gen.eval_static(a["clear"]))
     i64 = ir.IntegerType.get_signless(64)
     op = tile.ReduceOp(src.value, dst.value,
                        ir.Attribute.parse(f"#tile.reduce_kind<{kind}>"), ir.IntegerAttr.get(i64, dim))
@@ -518,15 +493,14 @@ def call_reduce_absmax(gen, node):
 
 def call_use_swizzle(gen, node):
     gen.require_kernel(node, "T.use_swizzle")
-    a = _args(gen, node, ["panel_size", "order", "enable"],
-              {"order": "row", "enable": True})
+    a = _args(gen, node, loops.use_swizzle)
     panel = gen.eval_int(a["panel_size"], "panel_size")
-    order = gen.eval_static(a["order"]) if "order" in a else "row"
+    order = gen.eval_static(a["order"])
     if order not in ("row", "col", "column"):
         raise gen.error(a["order"], f"order must be \"row\" or \"col\", got {order!r}")
     if panel < 1:
         raise gen.error(a["panel_size"], f"panel_size must be positive, got {panel}")
-    if "enable" in a and not gen.eval_static(a["enable"]):
+    if not gen.eval_static(a["enable"]):
         return
     gen.kernel.operation.attributes["tile.rasterization"] = ir.DictAttr.get({
         "panel_size": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), panel),
@@ -538,7 +512,7 @@ def call_annotate_layout(gen, node):
     from ..layout import SwizzledLayout
 
     gen.require_kernel(node, "T.annotate_layout")
-    a = _args(gen, node, ["layout_map"])
+    a = _args(gen, node, loops.annotate_layout)
     mapping = gen.eval(a["layout_map"])
     if not isinstance(mapping, dict):
         raise gen.error(a["layout_map"], "T.annotate_layout takes {buffer: layout}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math as pymath
 
 from ..dialects import arith, math
+from ..language import scalar_math
 from ..language.types import dtype as DType
 from . import dtypes
 from .intrinsic_args import bind_args as _args
@@ -17,7 +18,7 @@ from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, Scalar, index_value
 
 def _float_unary(gen, node, name: str, py, mlir_op):
-    a = _args(gen, node, ["x"])
+    a = _args(gen, node, getattr(scalar_math, name))
     x = gen.eval(a["x"])
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return py(x)
@@ -51,7 +52,7 @@ def call_rsqrt(gen, node):
 
 
 def call_abs(gen, node):
-    a = _args(gen, node, ["x"])
+    a = _args(gen, node, scalar_math.abs)
     x = gen.eval(a["x"])
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return abs(x)
@@ -96,16 +97,16 @@ def call_min(gen, node):
 
 
 def call_if_then_else(gen, node):
-    a = _args(gen, node, ["cond", "then", "else"])
+    a = _args(gen, node, scalar_math.if_then_else)
     cond = gen.eval(a["cond"])
-    then, other = gen.eval(a["then"]), gen.eval(a["else"])
+    then, other = gen.eval(a["t"]), gen.eval(a["f"])
     if not isinstance(cond, Scalar):
         return then if cond else other
     return gen.select(cond, then, other, node)
 
 
 def call_infinity(gen, node):
-    a = _args(gen, node, ["dtype"])
+    a = _args(gen, node, scalar_math.infinity)
     dt = _dtype(gen, a["dtype"])
     if not dt.is_float:
         raise gen.error(node, f"T.infinity needs a float dtype, got {dt}")
@@ -126,13 +127,13 @@ def cast_to(gen, x, dt, node):
 
 
 def call_cast(gen, node):
-    a = _args(gen, node, ["value", "dtype"])
+    a = _args(gen, node, scalar_math.cast)
     dt = _dtype(gen, a["dtype"])
     return cast_to(gen, gen.eval(a["value"]), dt, node)
 
 
 def _divide(gen, node, ceil: bool):
-    a = _args(gen, node, ["a", "b"])
+    a = _args(gen, node, scalar_math.ceildiv if ceil else scalar_math.floordiv)
     x, y = gen.eval(a["a"]), gen.eval(a["b"])
     name = "T.ceildiv" if ceil else "T.floordiv"
     if isinstance(y, int) and not isinstance(y, bool) and y == 0:

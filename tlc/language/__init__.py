@@ -9,10 +9,26 @@ raises an error saying so.
 
 from __future__ import annotations
 
-import enum
-
-from ..host import cdiv
-
+from .loops import Kernel, Parallel, Pipelined, annotate_layout, serial, unroll, use_swizzle
+from .memory import alloc_fragment, alloc_local, alloc_shared, clear, copy, fill
+from .policy import GemmWarpPolicy
+from .scalar_math import (
+    abs,  # noqa: A004
+    cast,
+    ceildiv,
+    exp,
+    exp2,
+    floordiv,
+    if_then_else,
+    infinity,
+    log,
+    log2,
+    max,  # noqa: A004
+    min,  # noqa: A004
+    rsqrt,
+    sqrt,
+)
+from .tile_ops import gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum
 from .types import (
     Tensor,
     Buffer,
@@ -37,54 +53,6 @@ from .types import (
     uint32,
 )
 
-
-class GemmWarpPolicy(enum.Enum):
-    """How T.gemm spreads its output tile over the block's warps."""
-
-    Square = "square"
-    FullRow = "full_row"
-    FullCol = "full_col"
-
-
-class Intrinsic:
-    """A `T.` function the frontend turns into tile IR. Called from ordinary
-    Python it is an error, except the integer helpers (T.ceildiv, T.floordiv),
-    which compute on plain ints there as in TileLang."""
-
-    def __init__(self, name: str, host=None):
-        self.name = name
-        self._host = host
-
-    def __call__(self, *args, **kwargs):
-        if self._host is not None:
-            return self._host(*args, **kwargs)
-        raise RuntimeError(
-            f"T.{self.name} can only be used inside a @T.prim_func (tlc reads the "
-            "function's source and compiles it; it is not run as Python)"
-        )
-
-    def __repr__(self) -> str:
-        return f"T.{self.name}"
-
-
-_INTRINSICS = [
-    "Kernel", "alloc_shared", "alloc_fragment", "alloc_local", "copy", "clear", "fill",
-    "gemm", "reduce_max", "reduce_sum", "reduce_min", "reduce_abssum", "reduce_absmax",
-    "Parallel", "Pipelined", "serial", "unroll", "use_swizzle", "annotate_layout",
-    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
-    "infinity", "cast", "ceildiv", "floordiv",
-]
-def _floordiv(a: int, b: int) -> int:
-    """a // b for integers (T.floordiv outside a kernel)."""
-    cdiv(a, b)  # the same argument checks
-    return a // b
-
-
-_HOST = {"ceildiv": cdiv, "floordiv": _floordiv}
-for _name in _INTRINSICS:
-    globals()[_name] = Intrinsic(_name, _HOST.get(_name))
-del _name
-
 from ..frontend.prim_func import prim_func  # noqa: E402
 
 
@@ -102,11 +70,20 @@ def empty(shape, dtype: str = "float32"):
                        "kernel (one whose body has the `with T.Kernel(...)`); it is not run as "
                        "Python")
 
+# The T. intrinsics, in the order of the families above.
+INTRINSICS = [
+    "Kernel", "Parallel", "Pipelined", "serial", "unroll", "use_swizzle", "annotate_layout",
+    "alloc_shared", "alloc_fragment", "alloc_local", "copy", "fill", "clear",
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
+    "infinity", "cast", "ceildiv", "floordiv",
+    "gemm", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum", "reduce_absmax",
+]
+
 __all__ = [
-    "Buffer", "GemmWarpPolicy", "Intrinsic", "SymbolicDim", "Tensor", "const", "dtype",
+    "Buffer", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
     "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32",
-    *_INTRINSICS,
+    *INTRINSICS,
 ]

@@ -1,0 +1,118 @@
+"""The kernel launch and the loops: T.Kernel, T.Parallel, T.Pipelined, T.serial,
+T.unroll, and the launch hints T.use_swizzle and T.annotate_layout."""
+
+from __future__ import annotations
+
+from .intrinsic import intrinsic, outside_prim_func
+
+
+@intrinsic
+def Kernel(*blocks, threads: int | tuple | None = 128, is_cpu: bool = False,
+           prelude: str | None = None, cluster_dims=None):
+    """Launches the kernel: a grid of 1 to 3 dimensions of thread blocks.
+
+    Used as `with T.Kernel(...) as bx:` (one name gets the block index, or the
+    tuple of them) or `as (bx, by):` (one name per grid dimension).
+
+    Args:
+        *blocks: the grid sizes, x first (compile-time or run-time integers).
+        threads: threads per block, 1 to 1024 (a tuple is multiplied out;
+            None means 128).
+        is_cpu: TileLang's CPU target; not supported by tlc (NVIDIA GPUs only).
+        prelude: CUDA source put before the kernel; not supported by tlc.
+        cluster_dims: thread-block cluster sizes; not supported by tlc yet.
+
+    Example: `with T.Kernel(T.ceildiv(N, 128), T.ceildiv(M, 128), threads=128) as (bx, by):`
+    """
+    raise outside_prim_func("Kernel")
+
+
+@intrinsic
+def Parallel(*extents: int, coalesced_width: int | None = None, loop_layout=None,
+             prefer_async: bool | None = None):
+    """A loop nest over the extents whose iterations the block's threads share.
+
+    Args:
+        *extents: one compile-time extent per loop variable.
+        coalesced_width: not supported by tlc (it picks each access's vector width).
+        loop_layout: not supported by tlc (fragment layouts come from layout inference).
+        prefer_async: not supported by tlc (cp.async is used in T.Pipelined loops).
+
+    Example: `for i, j in T.Parallel(64, 64): C[i, j] = A[i, j] + B[i, j]`
+    """
+    raise outside_prim_func("Parallel")
+
+
+@intrinsic
+def Pipelined(start, stop=None, step: int = 1, num_stages: int = 2, order=None, stage=None,
+              sync=None, group=None, cross_interval=None):
+    """A sequential loop whose copies tlc overlaps with compute (software pipelining).
+
+    Takes (stop), (start, stop) or (start, stop, step), as `range` does.
+
+    Args:
+        start: the first index, or the stop when it is the only bound.
+        stop: the end (excluded).
+        step: a positive compile-time step.
+        num_stages: how many iterations' copies are in flight; 0 gives a plain
+            sequential loop.
+        order, stage, sync, group, cross_interval: TileLang's manual schedule;
+            not supported by tlc (it schedules the copies itself).
+
+    Example: `for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):`
+    """
+    raise outside_prim_func("Pipelined")
+
+
+@intrinsic
+def serial(start, stop=None, step: int = 1):
+    """A sequential loop, like `range`: (stop), (start, stop) or (start, stop, step).
+
+    Args:
+        start: the first index, or the stop when it is the only bound.
+        stop: the end (excluded).
+        step: a positive compile-time step.
+
+    Example: `for k in T.serial(4): ...`
+    """
+    raise outside_prim_func("serial")
+
+
+@intrinsic
+def unroll(start, stop=None, step: int = 1):
+    """A sequential loop unrolled at compile time when its bounds are constants.
+
+    Args:
+        start: the first index, or the stop when it is the only bound.
+        stop: the end (excluded).
+        step: a positive compile-time step.
+
+    Example: `for k in T.unroll(4): acc[k] = 0`
+    """
+    raise outside_prim_func("unroll")
+
+
+@intrinsic
+def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> None:
+    """Rasterizes the grid's blocks in panels, so neighbouring blocks share L2 data.
+
+    Args:
+        panel_size: blocks per panel (positive).
+        order: "row" or "col" ("column").
+        enable: False leaves the launch order as it is.
+
+    Example: `T.use_swizzle(10)`
+    """
+    raise outside_prim_func("use_swizzle")
+
+
+@intrinsic
+def annotate_layout(layout_map: dict) -> None:
+    """Gives buffers their layouts: {shared buffer: tlc.layout.make_swizzled_layout(buf)}.
+
+    Args:
+        layout_map: a dict from buffers to layouts.
+
+    Example: `T.annotate_layout({A_s: make_swizzled_layout(A_s)})`
+    """
+    raise outside_prim_func("annotate_layout")

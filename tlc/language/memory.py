@@ -1,0 +1,96 @@
+"""On-chip buffers and data movement: T.alloc_shared, T.alloc_fragment,
+T.alloc_local, T.copy, T.fill, T.clear."""
+
+from __future__ import annotations
+
+from .intrinsic import intrinsic, outside_prim_func
+from .types import Buffer
+
+
+@intrinsic
+def alloc_shared(shape: int | tuple, dtype: str = "float32", scope: str = "shared.dyn") -> Buffer:
+    """A buffer in the block's shared memory.
+
+    Args:
+        shape: the static shape (an int for one dimension, or a tuple of ints).
+        dtype: the element type ("float16", T.float16, ...).
+        scope: "shared.dyn" or "shared" (both are shared memory in tlc).
+
+    Example: `A_s = T.alloc_shared((128, 32), "float16")`
+    """
+    raise outside_prim_func("alloc_shared")
+
+
+@intrinsic
+def alloc_fragment(shape: int | tuple, dtype: str = "float32",
+                   scope: str = "local.fragment") -> Buffer:
+    """A buffer spread over the block's registers; layout inference picks how.
+
+    Args:
+        shape: the static shape of the whole tile.
+        dtype: the element type.
+        scope: "local.fragment" (the only one a fragment has).
+
+    Example: `C_f = T.alloc_fragment((128, 128), "float32")`
+    """
+    raise outside_prim_func("alloc_fragment")
+
+
+@intrinsic
+def alloc_local(shape: int | tuple, dtype: str = "float32", scope: str = "local") -> Buffer:
+    """A buffer private to each thread (registers).
+
+    Args:
+        shape: the static shape.
+        dtype: the element type.
+        scope: "local" (the only one a local buffer has).
+
+    Example: `acc = T.alloc_local((1,), "float32")`
+    """
+    raise outside_prim_func("alloc_local")
+
+
+@intrinsic
+def copy(src, dst, coalesced_width: int | None = None, disable_tma: bool = False,
+         eviction_policy: str | None = None, loop_layout=None) -> None:
+    """Copies a region between global, shared, fragment and local buffers.
+
+    Each side is a whole buffer `A`, a tile origin `A[i, j]` (its extent comes
+    from the other side) or slices `A[b, i:i + 64, :]`.
+
+    Args:
+        src: the region read.
+        dst: the region written; its shape equals src's up to dimensions of 1.
+        coalesced_width: not supported by tlc (it picks each access's vector width).
+        disable_tma: True keeps this copy off the Tensor Memory Accelerator.
+        eviction_policy: cache eviction hints; not supported by tlc.
+        loop_layout: not supported by tlc (fragment layouts come from layout inference).
+
+    Example: `T.copy(A[by * 128, k * 32], A_s)`
+    """
+    raise outside_prim_func("copy")
+
+
+@intrinsic
+def fill(buffer, value) -> None:
+    """Sets every element of a shared, fragment or local buffer to `value`.
+
+    Args:
+        buffer: the buffer written.
+        value: a number or scalar, converted to the buffer's dtype.
+
+    Example: `T.fill(m_f, -T.infinity("float32"))`
+    """
+    raise outside_prim_func("fill")
+
+
+@intrinsic
+def clear(buffer) -> None:
+    """Sets every element of a shared, fragment or local buffer to zero.
+
+    Args:
+        buffer: the buffer written.
+
+    Example: `T.clear(C_f)`
+    """
+    raise outside_prim_func("clear")

@@ -1,0 +1,191 @@
+"""Scalar math inside a kernel: T.exp, exp2, log, log2, sqrt, rsqrt, abs, max,
+min, if_then_else, infinity, cast, ceildiv, floordiv.
+
+Each folds Python numbers at compile time and computes on run-time values in
+the kernel. T.ceildiv and T.floordiv also work on plain ints in ordinary
+Python, as in TileLang.
+"""
+
+from __future__ import annotations
+
+from ..host import cdiv
+from .intrinsic import intrinsic, outside_prim_func
+
+
+@intrinsic
+def exp(x):
+    """e ** x of a float value.
+
+    Args:
+        x: a float scalar (or a Python number, folded at compile time).
+
+    Example: `p[i, j] = T.exp(s[i, j] - m[i])`
+    """
+    raise outside_prim_func("exp")
+
+
+@intrinsic
+def exp2(x):
+    """2 ** x of a float value.
+
+    Args:
+        x: a float scalar (or a Python number).
+
+    Example: `p[i, j] = T.exp2(s[i, j] * scale - m[i])`
+    """
+    raise outside_prim_func("exp2")
+
+
+@intrinsic
+def log(x):
+    """The natural logarithm of a float value.
+
+    Args:
+        x: a float scalar (or a Python number).
+
+    Example: `y[i] = T.log(x[i])`
+    """
+    raise outside_prim_func("log")
+
+
+@intrinsic
+def log2(x):
+    """The base-2 logarithm of a float value.
+
+    Args:
+        x: a float scalar (or a Python number).
+
+    Example: `y[i] = T.log2(x[i])`
+    """
+    raise outside_prim_func("log2")
+
+
+@intrinsic
+def sqrt(x):
+    """The square root of a float value.
+
+    Args:
+        x: a float scalar (or a Python number).
+
+    Example: `y[i] = T.sqrt(x[i])`
+    """
+    raise outside_prim_func("sqrt")
+
+
+@intrinsic
+def rsqrt(x):
+    """1 / sqrt(x) of a float value.
+
+    Args:
+        x: a float scalar (or a Python number).
+
+    Example: `y[i, j] = x[i, j] * T.rsqrt(var[i] + 1e-5)`
+    """
+    raise outside_prim_func("rsqrt")
+
+
+@intrinsic
+def abs(x):  # noqa: A001
+    """The absolute value of an integer or float value.
+
+    Args:
+        x: a scalar (or a Python number).
+
+    Example: `y[i] = T.abs(x[i])`
+    """
+    raise outside_prim_func("abs")
+
+
+@intrinsic
+def max(a, b, *more):  # noqa: A001
+    """The largest of two or more values (integers, floats or indices).
+
+    Args:
+        a, b, *more: the values; mixed dtypes are promoted.
+
+    Example: `m[i] = T.max(m[i], s[i, j])`
+    """
+    raise outside_prim_func("max")
+
+
+@intrinsic
+def min(a, b, *more):  # noqa: A001
+    """The smallest of two or more values (integers, floats or indices).
+
+    Args:
+        a, b, *more: the values; mixed dtypes are promoted.
+
+    Example: `hi = T.min(n, (bx + 1) * 64)`
+    """
+    raise outside_prim_func("min")
+
+
+@intrinsic
+def if_then_else(cond, t, f):
+    """`t` where `cond` holds, else `f` (a select; both are evaluated).
+
+    Args:
+        cond: a bool value (a Python bool picks at compile time).
+        t: the value when cond is true.
+        f: the value when cond is false.
+
+    Example: `y[i] = T.if_then_else(x[i] > 0, x[i], 0.0)`
+    """
+    raise outside_prim_func("if_then_else")
+
+
+@intrinsic
+def infinity(dtype: str):
+    """Positive infinity of a float dtype (negate it for -inf).
+
+    Args:
+        dtype: a float dtype ("float32", T.float16, ...).
+
+    Example: `T.fill(m_f, -T.infinity("float32"))`
+    """
+    raise outside_prim_func("infinity")
+
+
+@intrinsic
+def cast(value, dtype: str):
+    """`value` converted to `dtype` (floats to integers truncate, as in C).
+
+    Args:
+        value: a scalar, index or Python number.
+        dtype: the target dtype.
+
+    Example: `out[i] = T.cast(acc[i], "float16")`
+    """
+    raise outside_prim_func("cast")
+
+
+@intrinsic
+def ceildiv(a: int, b: int) -> int:
+    """The ceiling of a / b for integers: T.ceildiv(1000, 128) == 8.
+
+    In a kernel it takes indices and sizes; in ordinary Python, plain ints
+    (it is then tlc.cdiv).
+
+    Args:
+        a: the dividend.
+        b: the divisor (not zero).
+
+    Example: `with T.Kernel(T.ceildiv(N, 128)) as bx:`
+    """
+    return cdiv(a, b)
+
+
+@intrinsic
+def floordiv(a: int, b: int) -> int:
+    """The floor of a / b for integers: T.floordiv(1000, 128) == 7.
+
+    In a kernel it takes indices and sizes; in ordinary Python, plain ints.
+
+    Args:
+        a: the dividend.
+        b: the divisor (not zero).
+
+    Example: `row = T.floordiv(tx, 32)`
+    """
+    cdiv(a, b)  # the same argument checks as T.ceildiv
+    return a // b

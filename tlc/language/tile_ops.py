@@ -1,0 +1,103 @@
+"""Whole-tile computations: T.gemm and the T.reduce_* family."""
+
+from __future__ import annotations
+
+from .intrinsic import intrinsic, outside_prim_func
+from .policy import GemmWarpPolicy
+
+
+@intrinsic
+def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
+         policy: GemmWarpPolicy = GemmWarpPolicy.Square, clear_accum: bool = False,
+         k_pack: int = 1, wg_wait: int = 0) -> None:
+    """C += A @ B on the tensor cores (mma.sync, or wgmma on sm_90).
+
+    Args:
+        A: the M x K operand (K x M with transpose_A), shared or fragment.
+        B: the K x N operand (N x K with transpose_B), shared.
+        C: the M x N accumulator fragment.
+        transpose_A: A is stored K x M.
+        transpose_B: B is stored N x K.
+        policy: how the output tile is spread over the warps (T.GemmWarpPolicy).
+        clear_accum: C = A @ B instead of C += A @ B.
+        k_pack: AMD's MFMA K packing; must be 1 on NVIDIA GPUs.
+        wg_wait: wgmma groups left in flight after this gemm (0: wait for all).
+
+    Example: `T.gemm(A_s, B_s, C_f, transpose_B=True)`
+    """
+    raise outside_prim_func("gemm")
+
+
+@intrinsic
+def reduce_max(buffer, out, dim: int = -1, clear: bool = True) -> None:
+    """out = the maximum of `buffer` along `dim` (fragments).
+
+    Args:
+        buffer: the source fragment.
+        out: the destination fragment: buffer's shape without `dim`.
+        dim: the reduced dimension (negative counts from the end).
+        clear: False folds in out's current values (out = max(out, ...)).
+
+    Example: `T.reduce_max(s_f, m_f, dim=1)`
+    """
+    raise outside_prim_func("reduce_max")
+
+
+@intrinsic
+def reduce_min(buffer, out, dim: int = -1, clear: bool = True) -> None:
+    """out = the minimum of `buffer` along `dim` (fragments).
+
+    Args:
+        buffer: the source fragment.
+        out: the destination fragment: buffer's shape without `dim`.
+        dim: the reduced dimension (negative counts from the end).
+        clear: False folds in out's current values.
+
+    Example: `T.reduce_min(s_f, lo_f, dim=1)`
+    """
+    raise outside_prim_func("reduce_min")
+
+
+@intrinsic
+def reduce_sum(buffer, out, dim: int = -1, clear: bool = True) -> None:
+    """out = the sum of `buffer` along `dim` (fragments).
+
+    Args:
+        buffer: the source fragment.
+        out: the destination fragment: buffer's shape without `dim`.
+        dim: the reduced dimension (negative counts from the end).
+        clear: False adds to out's current values.
+
+    Example: `T.reduce_sum(p_f, l_f, dim=1)`
+    """
+    raise outside_prim_func("reduce_sum")
+
+
+@intrinsic
+def reduce_abssum(buffer, out, dim: int = -1, clear: bool = True) -> None:
+    """out = the sum of |buffer| along `dim` (fragments).
+
+    Args:
+        buffer: the source fragment.
+        out: the destination fragment: buffer's shape without `dim`.
+        dim: the reduced dimension (negative counts from the end).
+        clear: False adds to out's current values.
+
+    Example: `T.reduce_abssum(x_f, n_f, dim=0)`
+    """
+    raise outside_prim_func("reduce_abssum")
+
+
+@intrinsic
+def reduce_absmax(buffer, out, dim: int = -1, clear: bool = True) -> None:
+    """out = the maximum of |buffer| along `dim` (fragments).
+
+    Args:
+        buffer: the source fragment.
+        out: the destination fragment: buffer's shape without `dim`.
+        dim: the reduced dimension (negative counts from the end).
+        clear: False folds in out's current values.
+
+    Example: `T.reduce_absmax(x_f, amax_f, dim=1)`
+    """
+    raise outside_prim_func("reduce_absmax")
