@@ -10,7 +10,7 @@ from .policy import GemmWarpPolicy
 def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
          policy: GemmWarpPolicy = GemmWarpPolicy.Square, clear_accum: bool = False,
          k_pack: int = 1, wg_wait: int = 0) -> None:
-    """C += A @ B on the tensor cores (mma.sync, or wgmma on sm_90).
+    """C += A @ B on the tensor cores (mma.sync, or wgmma on sm_90a).
 
     Args:
         A: the M x K operand (K x M with transpose_A), shared or fragment.
@@ -21,7 +21,10 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
         policy: how the output tile is spread over the warps (T.GemmWarpPolicy).
         clear_accum: C = A @ B instead of C += A @ B.
         k_pack: AMD's MFMA K packing; must be 1 on NVIDIA GPUs.
-        wg_wait: wgmma groups left in flight after this gemm (0: wait for all).
+        wg_wait: wgmma groups left in flight after this gemm (0: wait for all;
+            up to num_stages - 2 in a T.Pipelined loop that copies A and B, the
+            rest waited for after the loop). Not given, the compiler leaves one
+            group in flight in pipelined loops of 4 or more stages.
 
     Example: `T.gemm(A_s, B_s, C_f, transpose_B=True)`
     """
