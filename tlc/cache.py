@@ -3,7 +3,9 @@
 An entry that cannot be read as it should (missing, damaged, too deeply
 nested, a FIFO, a symbolic link or anything but a regular file, written by another tlc) is a
 miss: the kernel is compiled again and the entry replaced. Writing never
-fails a compilation and never leaves a temporary file behind.
+fails a compilation and never leaves a temporary file behind. A hit marks
+the entry used (its mtime); TLC_CACHE_MAX_BYTES bounds the folder (see
+cache_files.py).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from . import __version__
+from . import __version__, cache_files
 from .output import open_regular, replace_atomically, umask
 
 MAX_ENTRY_BYTES = 256 << 20  # a bigger "entry" is not one of ours
@@ -32,6 +34,7 @@ def load(key: str) -> tuple[dict, dict] | None:
     try:
         with open_regular(entry_path(key), "cache entry", follow_symlinks=False) as f:
             data = f.read(MAX_ENTRY_BYTES + 1)
+            _touch(f.fileno())
         if len(data) > MAX_ENTRY_BYTES:
             return None
         entry = json.loads(data.decode("utf-8"))
@@ -48,9 +51,20 @@ def load(key: str) -> tuple[dict, dict] | None:
 def store(key: str, artifact: dict, stages: dict) -> None:
     """Stores an entry atomically; a read-only or full disk only costs recompilation."""
     folder = cache_dir()
+    limit = cache_files.max_bytes()  # a malformed TLC_CACHE_MAX_BYTES is said, not ignored
     try:
         text = json.dumps({"tlc": __version__, "artifact": artifact, "stages": stages})
         os.makedirs(folder, exist_ok=True)
         replace_atomically(entry_path(key), text.encode("utf-8"), mode=0o666 & ~umask())
     except (OSError, ValueError, TypeError, RecursionError):
-        pass
+        return
+    if limit is not None:
+        cache_files.evict(folder, limit, keep=entry_path(key))
+
+
+def _touch(fd: int) -> None:
+    """Marks an entry used now (least-recently-used eviction reads its mtime)."""
+    try:
+        os.utime(fd)
+    except OSError:
+        pass  # a read-only cache: still a hit

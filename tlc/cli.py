@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         from .interpreter.run_command import main as run
 
         return run(argv[1:])
+    if argv[:1] == ["cache"]:  # `tlc cache --info | --clear` (tlc.cache_command)
+        from .cache_command import main as cache
+
+        return cache(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.defines and not args.input.endswith(".tile"):
