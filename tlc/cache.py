@@ -170,13 +170,23 @@ def _is_stale(path: str, seen: str | None = None) -> bool:
         return age > EMPTY_LOCK_SECONDS
     if parts[1] != socket.gethostname():
         return False  # another machine's process: only its age tells
+    return not _is_alive(int(parts[0]))
+
+
+def _is_alive(pid: int) -> bool:
+    """Whether process `pid` of this machine runs (a zombie, killed and not yet
+    reaped by its parent, does not)."""
     try:
-        os.kill(int(parts[0]), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
-        return True
+        return False
     except (PermissionError, OverflowError):
-        return False  # alive (another user's), or not a pid at all: wait for the age
-    return False
+        return True  # another user's, or not a pid at all: only the lock's age tells
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _take_over(path: str) -> None:

@@ -5,6 +5,7 @@ entry; a lock whose process was killed is taken over."""
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -104,6 +105,17 @@ def test_stale_locks(tmp_path, monkeypatch):
     os.utime(lock, (old, old))
     assert cache._is_stale(str(lock))
     assert not cache._is_stale(str(lock), seen="something else")  # replaced meanwhile
+
+
+def test_a_zombie_holds_no_lock(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while cache._is_alive(child.pid):  # exits, and is not reaped until wait()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert os.path.exists(f"/proc/{child.pid}")  # a zombie, not gone
+    child.wait()
+    assert cache._is_alive(os.getpid())
 
 
 def test_waiting_times_out(tmp_path, monkeypatch):
