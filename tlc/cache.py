@@ -53,7 +53,9 @@ def load(key: str) -> tuple[dict, dict] | None:
 
 
 def store(key: str, artifact: dict, stages: dict) -> None:
-    """Stores an entry atomically; a read-only or full disk only costs recompilation."""
+    """Stores an entry atomically; a read-only or full disk only costs recompilation.
+    Then, under TLC_CACHE_MAX_BYTES (malformed: a CompilationError), evicts the
+    least recently used other entries."""
     folder = cache_dir()
     limit = cache_files.max_bytes()  # a malformed TLC_CACHE_MAX_BYTES is said, not ignored
     try:
@@ -136,12 +138,12 @@ def _wait_for_lock(key: str, path: str, token: str):
         entry = load(key)
         if entry is not None:
             return entry
-        if _is_stale(path):
+        stale = _is_stale(path)
+        if stale:  # then try again soon (a lock that cannot be removed: until the deadline)
             _take_over(path)
-            continue
         if time.monotonic() > deadline:
             return False
-        time.sleep(pause)
+        time.sleep(_POLL_SECONDS[0] if stale else pause)
         pause = min(pause * 2, _POLL_SECONDS[1])
 
 

@@ -130,6 +130,41 @@ def test_waiting_times_out(tmp_path, monkeypatch):
     assert (tmp_path / "k.lock").exists()  # not ours: left alone
 
 
+def test_stale_lock_that_cannot_be_removed(tmp_path, monkeypatch):
+    """Another user's dead lock in a shared folder: wait until the deadline, no spinning."""
+    monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)
+    (tmp_path / "k.lock").write_text("")
+    old = time.time() - cache.EMPTY_LOCK_SECONDS - 1
+    os.utime(tmp_path / "k.lock", (old, old))
+    real_unlink, calls = os.unlink, []
+
+    def forbidden(path, *a, **k):
+        if str(path).endswith("k.lock"):
+            calls.append(path)
+            raise PermissionError(1, "Operation not permitted", path)
+        return real_unlink(path, *a, **k)
+
+    monkeypatch.setattr(os, "unlink", forbidden)
+    with cache.compiling("k") as stored:
+        assert stored is None
+    assert 0 < len(calls) < 100
+    assert not (tmp_path / "k.lock.break").exists()
+
+
+def test_taking_over_a_dead_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "k.lock").write_text(f"{dead.pid} {cache.socket.gethostname()} t")
+    t = time.monotonic()
+    with cache.compiling("k") as stored:
+        assert stored is None
+        assert (tmp_path / "k.lock").read_text().split()[0] == str(os.getpid())
+    assert time.monotonic() - t < 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_entry_stored_while_waiting_is_loaded(tmp_path, monkeypatch):
     monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
     (tmp_path / "k.lock").write_text(f"{os.getpid()} {cache.socket.gethostname()} other")
