@@ -195,3 +195,44 @@ def test_unwritable_cache_compiles_without_a_lock(tmp_path, monkeypatch):
     with cache.compiling("k") as stored:
         assert stored is None
     assert time.monotonic() - t < 1
+
+
+KILLED_WRITER = """
+import os, sys, time
+os.environ["TLC_CACHE_DIR"] = sys.argv[1]
+from tlc import cache
+real_write = os.write
+
+def stalled(fd, data):  # writes a little of the entry, then waits to be killed
+    real_write(fd, bytes(data[:10]))
+    open(sys.argv[2], "w").close()
+    time.sleep(600)
+
+os.write = stalled
+cache.store("ab" * 32, {"name": "new", "ptx": "y" * 100000}, {})
+"""
+
+
+def test_process_killed_mid_write_damages_nothing(tmp_path, monkeypatch):
+    from tlc import cache_files
+
+    monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path / "c"))
+    cache.store("ab" * 32, {"name": "old"}, {})
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(tmp_path / "c"),
+                              str(tmp_path / "ready")])
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "ready").exists():
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.wait()
+    assert cache.load("ab" * 32) == ({"name": "old"}, {})  # the old entry, whole
+    (tmp, ) = (tmp_path / "c").glob(".tlc-*.tmp")  # the killed write's partial file
+    assert cache_files.clear(str(tmp_path / "c"))[0] == 1  # too young to be a leftover
+    assert tmp.exists()
+    old = time.time() - cache_files.LEFTOVER_AGE_SECONDS - 1
+    os.utime(tmp, (old, old))
+    assert cache_files.clear(str(tmp_path / "c"))[0] == 1
+    assert list((tmp_path / "c").iterdir()) == []
