@@ -120,3 +120,9 @@ def test_eviction_survives_concurrent_deletion(folder, monkeypatch):
     cache_files.evict(str(folder), 1, keep=cache.entry_path(key(3)))
     monkeypatch.undo()
     assert sorted(p.name for p in folder.iterdir()) == [key(3) + ".json"]
+
+
+def test_tlc_help_names_the_cache_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "tlc cache --info" in " ".join(capsys.readouterr().out.split())
