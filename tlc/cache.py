@@ -13,11 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import time
-import uuid
 
-from . import __version__, cache_files
+from . import __version__
 from .output import open_regular, replace_atomically, umask
 
 MAX_ENTRY_BYTES = 256 << 20  # a bigger "entry" is not one of ours
@@ -56,6 +54,8 @@ def store(key: str, artifact: dict, stages: dict) -> None:
     """Stores an entry atomically; a read-only or full disk only costs recompilation.
     Then, under TLC_CACHE_MAX_BYTES (malformed: a CompilationError), evicts the
     least recently used other entries."""
+    from . import cache_files
+
     folder = cache_dir()
     limit = cache_files.max_bytes()  # a malformed TLC_CACHE_MAX_BYTES is said, not ignored
     try:
@@ -103,7 +103,7 @@ def compiling(key: str):
     process stored the entry meanwhile (use it), else None (compile and store;
     the lock, when this process got it, is held until the block ends)."""
     path = lock_path(key)
-    token = f"{os.getpid()} {socket.gethostname()} {uuid.uuid4().hex}"
+    token = f"{os.getpid()} {_host()} {os.urandom(16).hex()}"
     held = _wait_for_lock(key, path, token)
     if isinstance(held, tuple):
         yield held  # another process compiled it
@@ -170,7 +170,7 @@ def _is_stale(path: str, seen: str | None = None) -> bool:
     parts = text.split()
     if len(parts) != 3 or not parts[0].isdigit():
         return age > EMPTY_LOCK_SECONDS
-    if parts[1] != socket.gethostname():
+    if parts[1] != _host():
         return False  # another machine's process: only its age tells
     return not _is_alive(int(parts[0]))
 
@@ -212,6 +212,10 @@ def _take_over(path: str) -> None:
             _unlink(path)
     finally:
         _unlink(breaker)
+
+
+def _host() -> str:
+    return os.uname().nodename
 
 
 def _release(path: str, token: str) -> None:

@@ -92,7 +92,7 @@ def test_lock_of_a_killed_process_is_taken_over(tmp_path):
 def test_stale_locks(tmp_path, monkeypatch):
     monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
     lock = tmp_path / "k.lock"
-    lock.write_text(f"{os.getpid()} {cache.socket.gethostname()} t")
+    lock.write_text(f"{os.getpid()} {os.uname().nodename} t")
     assert not cache._is_stale(str(lock))  # this process: alive
     lock.write_text(f"{os.getpid()} another-host t")
     assert not cache._is_stale(str(lock))  # unknown: only its age counts
@@ -122,7 +122,7 @@ def test_waiting_times_out(tmp_path, monkeypatch):
     """A live holder that never finishes: the waiter compiles itself."""
     monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)
-    (tmp_path / "k.lock").write_text(f"{os.getpid()} {cache.socket.gethostname()} other")
+    (tmp_path / "k.lock").write_text(f"{os.getpid()} {os.uname().nodename} other")
     t = time.monotonic()
     with cache.compiling("k") as stored:
         assert stored is None
@@ -156,7 +156,7 @@ def test_taking_over_a_dead_lock(tmp_path, monkeypatch):
     monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (tmp_path / "k.lock").write_text(f"{dead.pid} {cache.socket.gethostname()} t")
+    (tmp_path / "k.lock").write_text(f"{dead.pid} {os.uname().nodename} t")
     t = time.monotonic()
     with cache.compiling("k") as stored:
         assert stored is None
@@ -167,7 +167,7 @@ def test_taking_over_a_dead_lock(tmp_path, monkeypatch):
 
 def test_entry_stored_while_waiting_is_loaded(tmp_path, monkeypatch):
     monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
-    (tmp_path / "k.lock").write_text(f"{os.getpid()} {cache.socket.gethostname()} other")
+    (tmp_path / "k.lock").write_text(f"{os.getpid()} {os.uname().nodename} other")
     cache.store("k", {"name": "k"}, {"tile": "t"})
     with cache.compiling("k") as stored:
         assert stored == ({"name": "k"}, {"tile": "t"})
