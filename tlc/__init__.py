@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import CompilationError
+from .source_tree import extend as _extend_from_checkout
+
+_extend_from_checkout(__path__)  # imported from a checkout: find the native modules built
+
+from .errors import CompilationError  # noqa: E402
 
 from .version import __version__
 

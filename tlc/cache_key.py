@@ -57,8 +57,18 @@ class Unkeyable(Exception):
 def _identity_parts() -> list[str]:
     """tlc's version, the Python running it, tlc's Python sources by content and
     its native libraries by size and time."""
-    root = os.path.dirname(os.path.abspath(__file__))
+    import tlc
+
     h = hashlib.sha256()
+    # tlc/ and, imported from a checkout, the built package it takes its
+    # native modules from (tlc/source_tree.py).
+    for root in [os.path.dirname(os.path.abspath(__file__))] + list(tlc.__path__)[1:]:
+        _hash_tree(h, root)
+    # The Python version too: the frontend reads Python's AST and bytecode.
+    return [__version__, sys.version, h.hexdigest()]
+
+
+def _hash_tree(h, root: str) -> None:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -73,8 +83,6 @@ def _identity_parts() -> list[str]:
                     h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns}\0".encode())
             except OSError:
                 h.update(f"{rel}:unreadable\0".encode())
-    # The Python version too: the frontend reads Python's AST and bytecode.
-    return [__version__, sys.version, h.hexdigest()]
 
 
 @functools.lru_cache(maxsize=1)

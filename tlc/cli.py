@@ -22,7 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tlc",
         description="Compile tile kernels (.tile files, or tile-dialect .mlir) for NVIDIA GPUs.",
-        epilog="Exit status: 0 on success, 1 on an error in the input, 2 on bad usage.")
+        epilog="Exit status: 0 on success, 1 on an error in the input, 2 on bad usage. "
+               "Also: `tlc run FILE ...` interprets a kernel on the CPU; `tlc cache --info` "
+               "and `tlc cache --clear` show and clear the disk cache.")
     p.add_argument("input", help="a .tile or .mlir file ('-' reads .mlir from stdin)")
     p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     p.add_argument("--emit", choices=list(EMITS), default="ptx",
@@ -90,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         from .interpreter.run_command import main as run
 
         return run(argv[1:])
+    if argv[:1] == ["cache"]:  # `tlc cache --info | --clear` (tlc.cache_command)
+        from .cache_command import main as cache
+
+        return cache(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.defines and not args.input.endswith(".tile"):

@@ -305,7 +305,6 @@ class JITFactory:
                 kernel = self._from_cache(cache.load(key))
             if kernel is not None:  # a hit loads neither the frontend nor the compiler
                 return self._remember(key, kernel)
-        from .compiler import compile_module
         from .frontend import PrimFunc
 
         with _stage(f"frontend: run the factory {self.factory.__name__}"):
@@ -322,13 +321,27 @@ class JITFactory:
                 kernel = self._from_cache(cache.load(key)) if self.use_disk_cache else None
             if kernel is not None:
                 return self._remember(key, kernel)
+        if not self.use_disk_cache:
+            return self._remember(key, self._compile_module(module, prim.name, target))
+        # One process compiles a key at a time; the others wait and load its entry.
+        with cache.compiling(key) as stored:
+            kernel = self._from_cache(stored)
+            if kernel is None:
+                kernel = self._compile_module(module, prim.name, target, key)
+        return self._remember(key, kernel)
+
+    def _compile_module(self, module, name: str, target: str, key: str | None = None):
+        """Compiles; stores the entry under `key` if given."""
+        from . import cache
+        from .compiler import compile_module
+
         compiled = compile_module(module, target, keep_ir=True)
-        artifact, stages = compiled.artifact(prim.name), dict(compiled.stages)
+        artifact, stages = compiled.artifact(name), dict(compiled.stages)
         kernel = _load_kernel(artifact, stages, self.out_idx)
-        if self.use_disk_cache:
+        if key is not None:
             with _stage("disk-cache write"):
                 cache.store(key, artifact, stages)
-        return self._remember(key, kernel)
+        return kernel
 
     def _from_cache(self, cached) -> JITKernel | None:
         from .runtime import ArtifactError

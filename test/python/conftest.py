@@ -8,6 +8,21 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
+def _children_import_this_tlc() -> None:
+    """Python processes the tests start import the tlc the tests import (with
+    `python -m pytest` in the checkout's root, the checkout's tlc/ comes from
+    the working directory, which the tests change)."""
+    import tlc
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tlc.__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root] + paths)
+
+
+_children_import_this_tlc()
+
+
 def _have_gpu() -> bool:
     try:
         import torch

@@ -59,7 +59,16 @@ def _error_buffer():
 
 
 def library_path() -> Path:
-    return Path(os.environ.get(LIBRARY_ENV) or Path(__file__).with_name(LIBRARY_NAME))
+    if os.environ.get(LIBRARY_ENV):
+        return Path(os.environ[LIBRARY_ENV])
+    beside = Path(__file__).with_name(LIBRARY_NAME)
+    if not beside.exists():  # tlc imported from a checkout (tlc/source_tree.py)
+        import tlc
+
+        for folder in tlc.__path__[1:]:
+            if Path(folder, "runtime", LIBRARY_NAME).exists():
+                return Path(folder, "runtime", LIBRARY_NAME)
+    return beside
 
 
 class Runtime:
