@@ -1,6 +1,7 @@
 """The compiler from Python: tile IR -> PTX + metadata, errors at the user's line."""
 
 import json
+from pathlib import Path
 import re
 import shutil
 import subprocess
@@ -397,3 +398,11 @@ def test_every_dtype_of_the_table_is_a_kernel_parameter(tmp_path):
     y = np.zeros(128, np.float32)
     tlc.interpret(widen, x, y)
     assert (y == 60000.0).all()
+
+
+def test_installed_native_library_is_not_duplicated():
+    # A wheel holds no symbolic links: a versioned SONAME would install the
+    # ~96 MB C-API library twice (libX.so and libX.so.22.1).
+    libs = Path(ir.__file__).parent / "_mlir_libs"  # where tlc.ir's native parts are
+    capi = sorted(p.name for p in libs.glob("libTLCPythonCAPI.so*"))
+    assert capi == ["libTLCPythonCAPI.so"], capi
