@@ -937,3 +937,26 @@ def test_parallel_loop_over_fragments_of_different_layouts_converts():
     assert kernel.artifact["shared_bytes"] == same.artifact["shared_bytes"] + 64 * 64 * 2
     optimized = kernel.get_mlir("optimized")
     assert optimized.count("tile.alloc_fragment") == 4  # s, p, o and the loop's own p
+
+
+@T.prim_func
+def clamp_cast(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float16"),
+               Z: T.Tensor((128,), "int32")):
+    with T.Kernel(1, threads=128):
+        for i in T.Parallel(128):
+            Y[i] = T.Cast("float16", T.clamp(X[i], -1.0, 1.0))
+            Z[i] = T.clamp(T.cast(X[i] * 10.0, "int32"), -5, 5)
+
+
+def test_clamp_and_tvm_style_cast():
+    # TileLang's T.clamp(value, lo, hi) and T.Cast(dtype, value).
+    import numpy as np
+
+    text = ir(clamp_cast)
+    assert "arith.minimumf" in text and "arith.maximumf" in text
+    assert "arith.minsi" in text and "arith.maxsi" in text and "arith.truncf" in text
+    x = np.linspace(-3, 3, 128).astype(np.float32)
+    y, z = np.zeros(128, np.float16), np.zeros(128, np.int32)
+    tlc.interpret(clamp_cast, x, y, z)
+    assert (y == np.clip(x, -1, 1).astype(np.float16)).all()
+    assert (z == np.clip((x * 10).astype(np.int32), -5, 5)).all()

@@ -96,6 +96,12 @@ def call_min(gen, node):
     return _minmax(gen, node, "min")
 
 
+def call_clamp(gen, node):
+    a = _args(gen, node, scalar_math.clamp)
+    value, lo, hi = (gen.eval(a[k]) for k in ("value", "lo", "hi"))
+    return _minmax2(gen, node, "max", _minmax2(gen, node, "min", value, hi), lo)
+
+
 def call_if_then_else(gen, node):
     a = _args(gen, node, scalar_math.if_then_else)
     cond = gen.eval(a["cond"])
@@ -124,6 +130,11 @@ def cast_to(gen, x, dt, node):
     if not isinstance(x, Scalar):
         raise gen.error(node, f"cannot cast {gen.describe(x)}")
     return Scalar(gen.convert(x, dt), dt)
+
+
+def call_Cast(gen, node):  # noqa: N802 (TileLang's T.Cast)
+    a = _args(gen, node, scalar_math.Cast)
+    return cast_to(gen, gen.eval(a["value"]), _dtype(gen, a["dtype"]), node)
 
 
 def call_cast(gen, node):

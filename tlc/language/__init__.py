@@ -13,9 +13,11 @@ from .loops import Kernel, Parallel, Pipelined, annotate_layout, serial, unroll,
 from .memory import alloc_fragment, alloc_local, alloc_shared, clear, copy, fill
 from .policy import GemmWarpPolicy
 from .scalar_math import (
+    Cast,
     abs,  # noqa: A004
     cast,
     ceildiv,
+    clamp,
     exp,
     exp2,
     floordiv,
@@ -75,7 +77,7 @@ INTRINSICS = [
     "Kernel", "Parallel", "Pipelined", "serial", "unroll", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "copy", "fill", "clear",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
-    "infinity", "cast", "ceildiv", "floordiv",
+    "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum", "reduce_absmax",
 ]
 

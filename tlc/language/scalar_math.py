@@ -121,6 +121,20 @@ def min(a, b, *more):  # noqa: A001
 
 
 @intrinsic
+def clamp(value, lo, hi):
+    """`value` limited to [lo, hi]: T.max(T.min(value, hi), lo).
+
+    Args:
+        value: the value (integer, float or index).
+        lo: the smallest result.
+        hi: the largest result.
+
+    Example: `y[i] = T.clamp(x[i], -1.0, 1.0)`
+    """
+    raise outside_prim_func("clamp")
+
+
+@intrinsic
 def if_then_else(cond, t, f):
     """`t` where `cond` holds, else `f` (a select; both are evaluated).
 
@@ -144,6 +158,19 @@ def infinity(dtype: str):
     Example: `T.fill(m_f, -T.infinity("float32"))`
     """
     raise outside_prim_func("infinity")
+
+
+@intrinsic
+def Cast(dtype: str, value):  # noqa: N802 (TileLang's name)
+    """`value` converted to `dtype`: T.cast with the arguments as TVM orders them.
+
+    Args:
+        dtype: the target dtype.
+        value: a scalar, index or Python number.
+
+    Example: `out[i] = T.Cast("float16", acc[i])`
+    """
+    raise outside_prim_func("Cast")
 
 
 @intrinsic
