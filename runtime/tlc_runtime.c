@@ -38,6 +38,26 @@ enum { /* CUjit_option */
 };
 
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+
+/* A TMA descriptor: 128 opaque bytes, 64-byte aligned (cuda.h's CUtensorMap). */
+typedef struct {
+  _Alignas(64) uint64_t opaque[16];
+} CUtensorMap;
+enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum { /* CUtensorMapSwizzle */
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3
+};
+enum { /* CUtensorMapL2promotion */
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+};
+enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 }; /* out-of-bounds reads give zeros */
+#define TLC_MAX_TENSOR_MAP_RANK 5
 enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
 enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -72,8 +92,19 @@ enum {
                      unsigned bx, unsigned by, unsigned bz, unsigned smem,     \
                      CUstream s, void **params, void **extra))
 
+/* Entry points only some kernels need, resolved but not required at
+ * initialisation: a driver older than CUDA 12.0 lacks cuTensorMapEncodeTiled
+ * yet still launches every kernel without TMA. */
+#define TLC_OPTIONAL_DRIVER_FUNCTIONS(X)                                       \
+  X(cuTensorMapEncodeTiled,                                                    \
+    (CUtensorMap * map, int data_type, uint32_t rank, void *address,           \
+     const uint64_t *dims, const uint64_t *strides, const uint32_t *box,       \
+     const uint32_t *element_strides, int interleave, int swizzle,             \
+     int l2_promotion, int oob_fill))
+
 #define TLC_DECLARE_POINTER(name, args) static CUresult (*p_##name) args;
 TLC_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
+TLC_OPTIONAL_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
 
 /* ---- State ---------------------------------------------------------------- */
 
@@ -85,6 +116,7 @@ static int g_ready; /* symbols resolved and cuInit succeeded */
 /* Primary contexts we retained, retained once per device and kept for the
  * life of the process (releasing them could tear down PyTorch's context). */
 #define TLC_MAX_PARAMS 512
+#define TLC_MAP_SLOTS 16 /* 8-byte slots per 128-byte tensor map */
 #define TLC_MAX_DEVICES 64
 static CUcontext g_primary[TLC_MAX_DEVICES];
 
@@ -153,18 +185,22 @@ static int init_locked(char *err, size_t err_len) {
     }
   }
   /* memcpy: ISO C has no cast between object and function pointers. */
-#define TLC_RESOLVE(name, args)                                                \
+#define TLC_RESOLVE_OPTIONAL(name, args)                                       \
   {                                                                            \
     void *sym = dlsym(g_libcuda, #name);                                       \
     memcpy(&p_##name, &sym, sizeof sym);                                       \
-  }                                                                            \
+  }
+#define TLC_RESOLVE(name, args)                                                \
+  TLC_RESOLVE_OPTIONAL(name, args)                                             \
   if (!p_##name)                                                               \
     return fail(err, err_len,                                                  \
                 "tlc runtime: the CUDA driver (libcuda.so.1) lacks the "       \
                 "entry point %s; the driver is probably too old",              \
                 #name);
   TLC_DRIVER_FUNCTIONS(TLC_RESOLVE)
+  TLC_OPTIONAL_DRIVER_FUNCTIONS(TLC_RESOLVE_OPTIONAL)
 #undef TLC_RESOLVE
+#undef TLC_RESOLVE_OPTIONAL
   CUresult rc = p_cuInit(0);
   if (rc != CUDA_SUCCESS)
     return cu_fail(rc, "cuInit", NULL,
@@ -441,7 +477,7 @@ int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 }
 
 int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
-                     const uint64_t *slots, unsigned n_slots,
+                     const uint64_t *slots, unsigned n_slots, unsigned n_maps,
                      const char *kernel_name, char *err, size_t err_len) {
   if (!fn || !dims || (n_slots && !slots))
     return fail(err, err_len, "tlc_rt_launch_on: null argument");
@@ -450,6 +486,10 @@ int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
   if (n_slots > TLC_MAX_PARAMS)
     return fail(err, err_len, "tlc_rt_launch_on: %u parameter values, at most %d",
                 n_slots, TLC_MAX_PARAMS);
+  if (n_maps > n_slots / TLC_MAP_SLOTS)
+    return fail(err, err_len,
+                "tlc_rt_launch_on: %u tensor maps do not fit in %u slots", n_maps,
+                n_slots);
   if (tlc_rt_init(err, err_len))
     return 1;
   CUcontext want = NULL, previous = NULL;
@@ -461,14 +501,122 @@ int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
   if (previous != want && (rc = p_cuCtxSetCurrent(want)) != CUDA_SUCCESS)
     return cu_fail(rc, "cuCtxSetCurrent", NULL, NULL, err, err_len);
   void *params[TLC_MAX_PARAMS];
-  for (unsigned i = 0; i < n_slots; ++i)
+  unsigned n_plain = n_slots - n_maps * TLC_MAP_SLOTS;
+  for (unsigned i = 0; i < n_plain; ++i)
     params[i] = (void *)&slots[i];
+  /* The maps are copied to 64-byte aligned storage (a CUtensorMap's alignment,
+   * which the caller's buffer need not have). */
+  CUtensorMap maps[TLC_MAX_PARAMS / TLC_MAP_SLOTS];
+  for (unsigned j = 0; j < n_maps; ++j) {
+    memcpy(&maps[j], &slots[n_plain + j * TLC_MAP_SLOTS], sizeof maps[j]);
+    params[n_plain + j] = &maps[j];
+  }
   int status = launch(fn, gx, gy, gz, bx, by, bz, smem_bytes, stream, params,
                       kernel_name, err, err_len);
   /* Leave the thread's context as the caller (e.g. torch) had it. */
   if (previous != want && previous)
     p_cuCtxSetCurrent(previous);
   return status;
+}
+
+/* ---- Tensor maps (TMA) ---------------------------------------------------------------- */
+
+/* Bytes per element of a CUtensorMapDataType, 0 for the ones tlc never uses. */
+static unsigned tensor_map_element_size(int data_type) {
+  static const unsigned sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2};
+  return data_type >= 0 && data_type < 10 ? sizes[data_type] : 0;
+}
+
+/* "(a, b, c)" of n 64-bit values into out. */
+static void show_tuple(char *out, size_t len, const uint64_t *v, unsigned n) {
+  size_t at = 0;
+  at += (size_t)snprintf(out, len, "(");
+  for (unsigned i = 0; i < n && at < len; ++i)
+    at += (size_t)snprintf(out + at, len - at, "%s%llu", i ? ", " : "",
+                           (unsigned long long)v[i]);
+  if (at < len)
+    snprintf(out + at, len - at, ")");
+}
+
+int tlc_rt_encode_tensor_map(void *out, int data_type, unsigned rank,
+                             uint64_t address, const uint64_t *sizes,
+                             const uint64_t *strides_bytes, const uint32_t *box,
+                             int swizzle_bytes, const char *kernel_name,
+                             const char *param_name, char *err, size_t err_len) {
+  const char *kernel = kernel_name ? kernel_name : "?";
+  const char *param = param_name ? param_name : "?";
+  if (!out || !sizes || !strides_bytes || !box)
+    return fail(err, err_len, "tlc_rt_encode_tensor_map: null argument");
+  unsigned element = tensor_map_element_size(data_type);
+  if (rank < 1 || rank > TLC_MAX_TENSOR_MAP_RANK || !element)
+    return fail(err, err_len,
+                "tensor map of argument '%s' of kernel '%s': rank %u or data "
+                "type %d is not supported (rank 1 to %d)",
+                param, kernel, rank, data_type, TLC_MAX_TENSOR_MAP_RANK);
+  if (strides_bytes[rank - 1] != element)
+    return fail(err, err_len,
+                "tensor map of argument '%s' of kernel '%s': the innermost "
+                "stride is %llu bytes, TMA needs it to be one element (%u bytes)",
+                param, kernel, (unsigned long long)strides_bytes[rank - 1],
+                element);
+  int swizzle;
+  switch (swizzle_bytes) {
+  case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+  case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+  case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+  case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+  default:
+    return fail(err, err_len,
+                "tensor map of argument '%s' of kernel '%s': swizzle %d bytes, "
+                "expected 0, 32, 64 or 128",
+                param, kernel, swizzle_bytes);
+  }
+  if (!p_cuTensorMapEncodeTiled) {
+    if (tlc_rt_init(err, err_len))
+      return 1;
+    if (!p_cuTensorMapEncodeTiled)
+      return fail(err, err_len,
+                  "kernel '%s' uses TMA (argument '%s'), but the CUDA driver "
+                  "(libcuda.so.1) lacks cuTensorMapEncodeTiled; CUDA 12.0 or "
+                  "later is needed",
+                  kernel, param);
+  }
+  /* The driver counts dimensions innermost first; Python outermost first. */
+  uint64_t dims[TLC_MAX_TENSOR_MAP_RANK], strides[TLC_MAX_TENSOR_MAP_RANK];
+  uint32_t boxes[TLC_MAX_TENSOR_MAP_RANK], ones[TLC_MAX_TENSOR_MAP_RANK];
+  for (unsigned i = 0; i < rank; ++i) {
+    dims[i] = sizes[rank - 1 - i];
+    boxes[i] = box[rank - 1 - i];
+    ones[i] = 1;
+    if (i > 0) /* the strides of dims 1.. only: dim 0 is contiguous */
+      strides[i - 1] = strides_bytes[rank - 1 - i];
+  }
+  /* L2 promotion 128B: one L2 line per promoted access. A swizzled box row is
+   * at most 128 bytes, so a line fetched is a line used, whereas 256B would
+   * fetch a second line that narrow boxes never touch; wide unswizzled boxes
+   * might gain from 256B, which only a measurement on a GPU can tell. */
+  CUtensorMap map;
+  CUresult rc = p_cuTensorMapEncodeTiled(
+      &map, data_type, rank, (void *)(uintptr_t)address, dims, strides, boxes,
+      ones, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS) {
+    char shape[160], steps[160], tile[160], suffix[600];
+    uint64_t box64[TLC_MAX_TENSOR_MAP_RANK];
+    for (unsigned i = 0; i < rank; ++i)
+      box64[i] = box[i];
+    show_tuple(shape, sizeof shape, sizes, rank);
+    show_tuple(steps, sizeof steps, strides_bytes, rank);
+    show_tuple(tile, sizeof tile, box64, rank);
+    snprintf(suffix, sizeof suffix,
+             " (tensor map of argument '%s': address %#llx, sizes %s, byte "
+             "strides %s, box %s, swizzle %d bytes)",
+             param, (unsigned long long)address, shape, steps, tile,
+             swizzle_bytes);
+    return cu_fail(rc, "cuTensorMapEncodeTiled", kernel, suffix, err, err_len);
+  }
+  memcpy(out, &map, sizeof map);
+  return 0;
 }
 
 int tlc_rt_synchronize(char *err, size_t err_len) {

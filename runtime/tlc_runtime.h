@@ -72,12 +72,30 @@ TLC_RT_API int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz,
 /* The launch fast path: makes device's primary context current only for the
  * launch (the caller's context is restored after it), and passes kernel
  * parameter i from the 8-byte slot slots[i] (a value narrower than 8 bytes in
- * the slot's low bytes). dims: grid x, y, z, block x, y, z, dynamic shared
+ * the slot's low bytes). The last n_maps * 16 slots are instead n_maps
+ * 128-byte parameters (tensor maps, see tlc_rt_encode_tensor_map), 16
+ * consecutive slots each, passed after the others in order; slots needs no
+ * particular alignment. dims: grid x, y, z, block x, y, z, dynamic shared
  * memory bytes. n_slots is at most 512. */
 TLC_RT_API int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims,
                                 void *stream, const uint64_t *slots,
-                                unsigned n_slots, const char *kernel_name,
-                                char *err, size_t err_len);
+                                unsigned n_slots, unsigned n_maps,
+                                const char *kernel_name, char *err,
+                                size_t err_len);
+
+/* Encode the TMA descriptor (CUtensorMap, 128 bytes) of a row-major tensor
+ * into out[0..128), which needs no particular alignment: a tiled map with no
+ * interleave, element strides 1, zeros for out-of-bounds elements.
+ * data_type: a CUtensorMapDataType. rank: 1 to 5. sizes, strides_bytes and
+ * box list the rank dimensions OUTERMOST first (the reverse of the driver's
+ * order); strides_bytes[rank - 1] must be the element size. swizzle_bytes: 0,
+ * 32, 64 or 128. kernel_name and param_name only name the map in messages.
+ * Needs a CUDA 12.0 driver (cuTensorMapEncodeTiled). */
+TLC_RT_API int tlc_rt_encode_tensor_map(
+    void *out, int data_type, unsigned rank, uint64_t address,
+    const uint64_t *sizes, const uint64_t *strides_bytes, const uint32_t *box,
+    int swizzle_bytes, const char *kernel_name, const char *param_name,
+    char *err, size_t err_len);
 
 /* cuCtxSynchronize on the current context (a no-op when none is current). */
 TLC_RT_API int tlc_rt_synchronize(char *err, size_t err_len);

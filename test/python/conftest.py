@@ -2,6 +2,8 @@
 
 import os
 import pathlib
+import shutil
+import subprocess
 
 import pytest
 
@@ -50,3 +52,54 @@ def _no_stray_cwd(monkeypatch, tmp_path):
     """Tests run in a temporary folder so no output lands in the checkout."""
     monkeypatch.chdir(tmp_path)
     os.environ.setdefault("TLC_TEST", "1")
+
+
+# ---- The runtime library and a fake CUDA driver (test_runtime.py, test_tensor_maps.py) ----
+
+HAVE_GCC = shutil.which("gcc") is not None
+
+
+@pytest.fixture(scope="session")
+def runtime_lib(tmp_path_factory):
+    """Build libtlc_runtime.so and point TLC_RUNTIME_LIB at it."""
+    old = os.environ.get("TLC_RUNTIME_LIB")
+    if HAVE_GCC:
+        lib = tmp_path_factory.mktemp("rt") / "libtlc_runtime.so"
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra",
+                        "-Werror", str(REPO / "runtime/tlc_runtime.c"), "-ldl", "-lpthread",
+                        "-o", str(lib)], check=True)
+    else:  # no compiler (the GPU machine): a library built elsewhere
+        import tlc.runtime as rt
+
+        lib = pathlib.Path(old or pathlib.Path(rt.__file__).with_name("libtlc_runtime.so"))
+        if not lib.is_file():
+            pytest.skip("no gcc to build libtlc_runtime.so and no prebuilt one")
+    os.environ["TLC_RUNTIME_LIB"] = str(lib)
+    yield lib
+    if old is None:
+        os.environ.pop("TLC_RUNTIME_LIB", None)
+    else:
+        os.environ["TLC_RUNTIME_LIB"] = old
+
+
+def _build_fake_driver(folder: pathlib.Path, *flags: str) -> pathlib.Path:
+    """libcuda.so.1 from test_runtime.FAKE_LIBCUDA, in folder."""
+    if not HAVE_GCC:
+        pytest.skip("needs gcc to build the fake libcuda.so.1")
+    from test_runtime import FAKE_LIBCUDA
+
+    (folder / "fake.c").write_text(FAKE_LIBCUDA)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", *flags, "-o",
+                    str(folder / "libcuda.so.1"), str(folder / "fake.c")], check=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def fake_driver(tmp_path_factory, runtime_lib):
+    return _build_fake_driver(tmp_path_factory.mktemp("fakecuda"))
+
+
+@pytest.fixture(scope="session")
+def fake_driver_without_tma(tmp_path_factory, runtime_lib):
+    """A fake driver older than CUDA 12.0: no cuTensorMapEncodeTiled."""
+    return _build_fake_driver(tmp_path_factory.mktemp("fakecuda_old"), "-DFAKE_NO_TMA")

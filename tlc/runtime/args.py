@@ -7,7 +7,10 @@ builds the values of the kernel's PTX parameters. The ABI per parameter:
 - a tensor of rank r: 3 + 2r 64-bit values, MLIR's expanded memref
   descriptor: allocated pointer, aligned pointer, offset (0), r sizes,
   r strides in elements (the row-major ones);
-- a scalar: one value of its dtype.
+- a scalar: one value of its dtype;
+- then, after all parameters, one 128-byte CUtensorMap per TMA tensor map of
+  the kernel (tlc/runtime/tensor_maps.py). bind only checks that TMA can map
+  the tensor; the maps are encoded at launch, through the driver.
 
 Tensors come as torch tensors, objects with __cuda_array_interface__, or
 objects with __dlpack__; torch is only touched when the caller passes a torch
@@ -61,13 +64,18 @@ class Bound:
     probe_ptr: int | None = None  # a pointer whose device only the driver knows
     torch_device: int | None = None  # set when a torch tensor was passed
     keepalive: list = field(default_factory=list)
+    # Per TMA tensor map of the kernel, in order: (TensorMap, data pointer, shape).
+    maps: list = field(default_factory=list)
+    encoded: list = field(default_factory=list)  # their CUtensorMaps, once launched
 
 
 def describe(kernel: str, p: Param) -> str:
     return f"argument '{p.name}' (param {p.index} of {kernel})"
 
 
-def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
+def bind(kernel: str, params: list[Param], args: tuple, maps=()) -> Bound:
+    """Checks a call's arguments and binds them (maps: the kernel's
+    tensor_maps.TensorMap, whose tensors are checked for TMA too)."""
     if len(args) != len(params):
         names = ", ".join(p.name for p in params)
         if len(args) < len(params):
@@ -82,6 +90,7 @@ def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
     scalars: dict[str, int] = {}
     origins: dict[str, str] = {}  # symbol -> where its value was bound
     device_origin = ""
+    tensors: dict[int, TensorArg] = {}  # by Param.index
     for p, arg in zip(params, args, strict=True):
         where = describe(kernel, p)
         if p.kind == "scalar":
@@ -92,6 +101,7 @@ def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
             continue
         t = tensor_arg(arg, where)
         _check_tensor(t, p, where, bound.symbols, origins)
+        tensors[p.index] = t
         if t.device is not None:
             if bound.device is not None and t.device != bound.device:
                 raise ArgumentError(
@@ -111,21 +121,30 @@ def bind(kernel: str, params: list[Param], args: tuple) -> Bound:
             raise ArgumentError(f"{kernel}: scalar '{name}' = {value}, but {origins[name]} "
                                 f"set {name} = {bound.symbols[name]}")
         bound.symbols[name] = value
+    for m in maps:
+        t = tensors[m.param.index]
+        m.check_arg(t.shape, describe(kernel, m.param))
+        bound.maps.append((m, t.ptr, t.shape))
     return bound
 
 
-def check_args(kernel: str, params, args) -> None:
+def check_args(kernel: str, params, args, maps=()) -> None:
     """Checks arguments against some of a kernel's parameters (e.g. its inputs,
     before its outputs are allocated and before a GPU is looked for), as
-    `bind` would; binds nothing."""
+    `bind` would, with the TMA checks of those of `maps` on these
+    parameters; binds nothing."""
     symbols: dict[str, int] = {}
     origins: dict[str, str] = {}
     for p, arg in zip(params, args, strict=True):
         where = describe(kernel, p)
         if p.kind == "scalar":
             scalar_value(arg, p, where)
-        else:
-            _check_tensor(tensor_arg(arg, where), p, where, symbols, origins)
+            continue
+        t = tensor_arg(arg, where)
+        _check_tensor(t, p, where, symbols, origins)
+        for m in maps:
+            if m.param == p:
+                m.check_arg(t.shape, where)
 
 
 def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -7,10 +7,14 @@ the tlc compiler and this runtime, and the Kernel that launches one.
      "params": [{"name": "A", "kind": "tensor", "dtype": "float32",
                  "shape": ["N"], "access": "read"},
                 {"name": "alpha", "kind": "scalar", "dtype": "float32"}],
+     "tensor_maps": [{"param": "A", "box": [128], "swizzle": 0, "fill": "zero"}],
      "check": {...}, "tlc_version": "0.1.0"}
 
-"check" is optional and only read by test/gpu/run_artifacts.py, which
-documents it. Keys this module does not know are kept as they are.
+"tensor_maps" is optional: the TMA descriptors (CUtensorMap) the kernel takes
+after its regular parameters, one per entry; tlc/runtime/tensor_maps.py
+documents the fields and their limits. "check" is optional and only read by
+test/gpu/run_artifacts.py, which documents it. Keys this module does not know
+are kept as they are.
 """
 
 import copy
@@ -20,7 +24,7 @@ import re
 import threading
 from pathlib import Path
 
-from . import plans
+from . import plans, tensor_maps
 from .args import Bound, Param, bind, describe
 from .driver import Runtime, launch_dims, runtime
 from .dtypes import DTYPES
@@ -73,7 +77,7 @@ class Kernel:
 
     def grid_for(self, *args) -> tuple[int, int, int]:
         """The launch grid for these arguments (checks them; launches nothing)."""
-        return self._grid(bind(self.name, self.params, args))
+        return self._grid(bind(self.name, self.params, args, self.tensor_maps))
 
     def __call__(self, *args, stream=None) -> None:
         # The fast path: torch tensors of a shape this kernel was called with
@@ -81,20 +85,23 @@ class Kernel:
         called = plans.call_key(self._signature, args)
         plan = self._plans.get(called[0]) if called else None
         if plan is not None:
-            slots = plans.pack(plan, self.params, args, called[1])
+            slots = plans.pack(plan, self.params, args, called[1], self.name)
             if slots is not None:
                 if 0 in plan.grid:
                     return
                 handle = (plans.current_stream(plan.device) if stream is None
                           else self._stream_handle(stream))
                 plan.rt.launch_on(plan.device, plan.fn, plan.dims, handle, slots,
-                                  self._name_bytes)
+                                  self._name_bytes, plan.n_maps)
                 return
-        bound = bind(self.name, self.params, args)  # raises before any launch
+        # Raises before any launch.
+        bound = bind(self.name, self.params, args, self.tensor_maps)
         grid = self._grid(bound)
         explicit = None if stream is None else self._stream_handle(stream)
         if 0 in grid:
             return  # an empty problem: the driver would reject a 0-sized grid
+        for m, _, shape in bound.maps:
+            m.check_not_empty(shape, describe(self.name, m.param))
         rt = runtime()
         if bound.torch_device is None:
             self._launch(rt, bound, grid, explicit or 0)
@@ -129,6 +136,9 @@ class Kernel:
         rt.ensure_context(-1 if device is None else device)
         fn = self._function(rt)
         values = bound.values
+        if bound.maps:  # the CUtensorMaps follow the regular parameters
+            bound.encoded = [m.encode(rt, ptr, shape, self.name) for m, ptr, shape in bound.maps]
+            values = values + bound.encoded
         params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
         rt.launch(fn, grid, self.threads, self.shared_bytes, stream, params, self.name)
         return fn
@@ -213,6 +223,7 @@ class Kernel:
             self._grid_code = tuple(GridExpr(e, symbols) for e in self.grid_exprs)
         except ValueError as e:
             raise ArtifactError(str(e)) from None
+        self.tensor_maps = tensor_maps.parse(d.get("tensor_maps"), self.params)
 
 
 def check_target(target: str | None, capability: tuple[int, int], kernel: str) -> None:

@@ -21,6 +21,11 @@ _ERR_LEN = 32768  # room for a JIT error log
 _c_char_p, _c_int, _c_uint, _c_size_t, _c_void_p = (
     ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p)
 _p_void_p = ctypes.POINTER(ctypes.c_void_p)
+_p_uint64 = ctypes.POINTER(ctypes.c_uint64)
+
+TENSOR_MAP_BYTES = 128  # a CUtensorMap
+_TENSOR_MAP_ALIGN = 64
+_TensorMapBytes = ctypes.c_ubyte * TENSOR_MAP_BYTES
 
 # Argument types of each entry point, less the trailing (char *err, size_t len).
 _SIGNATURES = {
@@ -33,7 +38,11 @@ _SIGNATURES = {
     "tlc_rt_get_function": [_c_void_p, _c_char_p, _p_void_p],
     "tlc_rt_set_dynamic_smem": [_c_void_p, _c_int, _c_char_p],
     "tlc_rt_launch": [_c_void_p] + [_c_uint] * 7 + [_c_void_p, _p_void_p, _c_char_p],
-    "tlc_rt_launch_on": [_c_int, _c_void_p, _c_char_p, _c_void_p, _c_char_p, _c_uint, _c_char_p],
+    "tlc_rt_launch_on": [_c_int, _c_void_p, _c_char_p, _c_void_p, _c_char_p, _c_uint, _c_uint,
+                         _c_char_p],
+    "tlc_rt_encode_tensor_map": [_c_void_p, _c_int, _c_uint, ctypes.c_uint64, _p_uint64,
+                                 _p_uint64, ctypes.POINTER(ctypes.c_uint32), _c_int, _c_char_p,
+                                 _c_char_p],
     "tlc_rt_synchronize": [],
 }
 
@@ -127,15 +136,29 @@ class Runtime:
                    params, kernel.encode())
 
     def launch_on(self, device: int, fn: int, dims: bytes, stream: int, slots: bytes,
-                  kernel: bytes) -> None:
+                  kernel: bytes, n_maps: int = 0) -> None:
         """Launches on `device`'s primary context (made current for the launch
         only). `dims` packs the grid, block and dynamic shared memory size as
         7 uint32 (launch_dims); `slots` holds each parameter's value in 8
-        bytes."""
+        bytes, then the n_maps tensor maps (the last parameters) in 128 bytes
+        each."""
         err = _error_buffer()
         if self._lib.tlc_rt_launch_on(device, fn, dims, stream or None, slots,
-                                      len(slots) // 8, kernel, err, _ERR_LEN) != 0:
+                                      len(slots) // 8, n_maps, kernel, err, _ERR_LEN) != 0:
             raise LaunchError(err.value.decode("utf-8", "replace") or "tlc_rt_launch_on failed")
+
+    def encode_tensor_map(self, data_type: int, address: int, sizes, strides_bytes, box,
+                          swizzle: int, kernel: str, param: str):
+        """The TMA descriptor (CUtensorMap) of a tensor: a 64-byte aligned
+        ctypes array of 128 bytes, usable as a kernel parameter value. sizes,
+        strides_bytes and box list the dimensions outermost first."""
+        rank = len(sizes)
+        raw = (ctypes.c_ubyte * (TENSOR_MAP_BYTES + _TENSOR_MAP_ALIGN))()
+        out = _TensorMapBytes.from_buffer(raw, -ctypes.addressof(raw) % _TENSOR_MAP_ALIGN)
+        self._call("tlc_rt_encode_tensor_map", ctypes.addressof(out), data_type, rank, address,
+                   (ctypes.c_uint64 * rank)(*sizes), (ctypes.c_uint64 * rank)(*strides_bytes),
+                   (ctypes.c_uint32 * rank)(*box), swizzle, kernel.encode(), param.encode())
+        return out
 
     def synchronize(self) -> None:
         self._call("tlc_rt_synchronize")

@@ -10,15 +10,22 @@ launches with one call into the runtime library, which makes the tensors'
 device current for the launch only (so torch's device guard is not needed).
 Anything the plan does not cover (other tensor kinds, a misaligned pointer, a
 new shape) goes through the full checks again, which also give the errors.
+
+A kernel with TMA tensor maps takes their CUtensorMaps after the slots, 128
+bytes each. The plan fixes the mapped tensors' shapes, so a map changes only
+with the pointers: the plan keeps the maps it encoded by the mapped tensors'
+pointers, and a call with pointers seen before encodes nothing.
 """
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .args import ALIGNMENT, Bound, Param, scalar_value
 
 # Plans per kernel; past this many distinct keys the table is emptied.
 MAX_PLANS = 64
+# Encoded tensor maps per plan (by the mapped pointers), emptied likewise.
+MAX_ENCODED = 16
 
 _PAIR = struct.Struct("<QQ")
 _torch_tensor_type = None  # torch.Tensor once seen: exact type checks are fast
@@ -37,6 +44,12 @@ class CallPlan:
     # for a scalar its packed slot when the key fixes it, else None.
     fixed: tuple
     where: tuple[str, ...]  # how messages name each parameter
+    # Per TMA tensor map: (TensorMap, its tensor's position among the tensor
+    # arguments, the tensor's shape).
+    maps: tuple = ()
+    n_maps: int = 0
+    # Mapped pointers -> their CUtensorMaps, concatenated.
+    encoded: dict = field(default_factory=dict)
 
 
 def note_torch_type(t) -> None:
@@ -102,12 +115,19 @@ def make_plan(params: tuple[Param, ...], sig: Signature, bound: Bound, rt, fn: i
             fixed.append(bytes(bound.values[at]).ljust(8, b"\0")
                          if i in sig.fixed_scalars else None)
             at += 1
-    return CallPlan(rt, bound.device, fn, tuple(grid), dims, tuple(fixed), tuple(where))
+    maps = tuple((m, sig.tensors.index(m.param.index - 1), shape) for m, _, shape in bound.maps)
+    encoded = {}
+    if maps:  # what the call that made the plan encoded
+        encoded[tuple(ptr for _, ptr, _ in bound.maps)] = b"".join(map(bytes, bound.encoded))
+    return CallPlan(rt, bound.device, fn, tuple(grid), dims, tuple(fixed), tuple(where),
+                    maps, len(maps), encoded)
 
 
-def pack(plan: CallPlan, params: tuple[Param, ...], args: tuple, ptrs: list[int]) -> bytes | None:
-    """The parameter slots of a call that matched `plan`, or None when a
-    pointer is misaligned (the full checks then report it)."""
+def pack(plan: CallPlan, params: tuple[Param, ...], args: tuple, ptrs: list[int],
+         kernel: str) -> bytes | None:
+    """The parameter slots of a call that matched `plan`, then its tensor
+    maps, or None when a pointer is misaligned (the full checks then report
+    it)."""
     parts, t = [], 0
     for i, p in enumerate(params):
         fixed = plan.fixed[i]
@@ -122,7 +142,22 @@ def pack(plan: CallPlan, params: tuple[Param, ...], args: tuple, ptrs: list[int]
             parts.append(fixed)
         else:
             parts.append(bytes(scalar_value(args[i], p, plan.where[i])).ljust(8, b"\0"))
+    if plan.maps:
+        parts.append(_tensor_maps(plan, ptrs, kernel))
     return b"".join(parts)
+
+
+def _tensor_maps(plan: CallPlan, ptrs: list[int], kernel: str) -> bytes:
+    """The CUtensorMaps of a call, encoded once per set of mapped pointers."""
+    key = tuple(ptrs[t] for _, t, _ in plan.maps)
+    maps = plan.encoded.get(key)
+    if maps is None:
+        maps = b"".join(bytes(m.encode(plan.rt, ptrs[t], shape, kernel))
+                        for m, t, shape in plan.maps)
+        if len(plan.encoded) >= MAX_ENCODED:
+            plan.encoded.clear()
+        plan.encoded[key] = maps
+    return maps
 
 
 def current_stream(device: int) -> int:
