@@ -39,9 +39,10 @@ enum { /* CUjit_option */
 
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
-/* A TMA descriptor: 128 opaque bytes, 64-byte aligned (cuda.h's CUtensorMap). */
+/* A TMA descriptor: 128 opaque bytes. CUDA 12's cuda.h aligns it to 64 bytes,
+ * CUDA 13's to 128; the stricter one suits both. */
 typedef struct {
-  _Alignas(64) uint64_t opaque[16];
+  _Alignas(128) uint64_t opaque[16];
 } CUtensorMap;
 enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
 enum { /* CUtensorMapSwizzle */
@@ -504,8 +505,8 @@ int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
   unsigned n_plain = n_slots - n_maps * TLC_MAP_SLOTS;
   for (unsigned i = 0; i < n_plain; ++i)
     params[i] = (void *)&slots[i];
-  /* The maps are copied to 64-byte aligned storage (a CUtensorMap's alignment,
-   * which the caller's buffer need not have). */
+  /* The maps are copied to storage aligned as a CUtensorMap is (the caller's
+   * buffer need not be). */
   CUtensorMap maps[TLC_MAX_PARAMS / TLC_MAP_SLOTS];
   for (unsigned j = 0; j < n_maps; ++j) {
     memcpy(&maps[j], &slots[n_plain + j * TLC_MAP_SLOTS], sizeof maps[j]);

@@ -531,8 +531,8 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     LOG("param ");
     for (int b = 0; b < atoi(s); b++) LOG("%02x", ((unsigned char *)params[i])[b]);
     /* A 128-byte parameter is a CUtensorMap, which the driver may read as
-       64-byte aligned. */
-    if (atoi(s) == 128) LOG(" align64 %d", (uintptr_t)params[i] % 64 == 0);
+       128-byte aligned. */
+    if (atoi(s) == 128) LOG(" align128 %d", (uintptr_t)params[i] % 128 == 0);
     LOG("\n");
   }
   return 0;
@@ -545,7 +545,7 @@ int cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *address,
                            const uint32_t *box, const uint32_t *elem, int interleave,
                            int swizzle, int l2, int oob) {
   LOG("encode type %d rank %u address %#lx aligned %d dims", type, rank,
-      (unsigned long)(uintptr_t)address, (uintptr_t)map % 64 == 0);
+      (unsigned long)(uintptr_t)address, (uintptr_t)map % 128 == 0);
   for (unsigned i = 0; i < rank; i++) LOG(" %lu", (unsigned long)dims[i]);
   LOG(" strides");
   for (unsigned i = 0; i + 1 < rank; i++) LOG(" %lu", (unsigned long)strides[i]);

@@ -7,7 +7,7 @@ import struct
 import textwrap
 
 import pytest
-from test_runtime import FAKE_TORCH, CudaArray, run_fake, vadd_dict
+from test_runtime import FAKE_TORCH, CudaArray, _have_cuda_torch, run_fake, vadd_dict
 
 import tlc.runtime as rt
 from tlc.runtime import ArgumentError, ArtifactError, Kernel, LaunchError
@@ -197,6 +197,10 @@ def test_c_checks_before_the_driver(runtime_lib):
 # ---- Against the fake driver ---------------------------------------------------------------
 
 
+# Imported before FAKE_TORCH replaces torch (test_gpu_* asks torch at import).
+_BEFORE_TORCH = "import test_tensor_maps as tm\n"
+
+
 def _encodes(log):
     return [line for line in log if line.startswith("encode")]
 
@@ -232,19 +236,19 @@ def test_fake_driver_encodes_and_passes_maps(fake_driver, tmp_path):
     assert regular == [A_PTR, A_PTR, 0, 100, 1000, 1000, 1,
                        C_PTR, C_PTR, 0, 2, 100, 1000, 100000, 1000, 1]
     assert struct.unpack("<f", bytes.fromhex(call[16][0])) == (0.5,)
-    # The maps come last, in the artifact's order, intact and 64-byte aligned.
-    assert call[17] == [_map_bytes(A_PTR, 1000), "align64", "1"]
-    assert call[18] == [_map_bytes(C_PTR, 1000), "align64", "1"]
+    # The maps come last, in the artifact's order, intact and 128-byte aligned.
+    assert call[17] == [_map_bytes(A_PTR, 1000), "align128", "1"]
+    assert call[18] == [_map_bytes(C_PTR, 1000), "align128", "1"]
 
 
 def test_fake_driver_tma_fast_path_caches_maps(fake_driver, tmp_path):
     # The first torch call encodes and leaves a plan holding the maps; the
     # same pointers again encode nothing, a new pointer encodes the call's
     # maps, and pointers seen before are found again.
-    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
-        import test_tensor_maps as tm
+    out, log = run_fake(fake_driver, tmp_path, _BEFORE_TORCH + FAKE_TORCH + textwrap.dedent("""
         k = rt.Kernel.from_dict(tm.tma_dict())
-        a, c = T((100, 1000), "float16", ptr=tm.A_PTR), T((2, 100, 1000), "float16", ptr=tm.C_PTR)
+        a = T((100, 1000), "float16", ptr=tm.A_PTR)
+        c = T((2, 100, 1000), "float16", ptr=tm.C_PTR)
         a2 = T((100, 1000), "float16", ptr=0x20000)
         for args in [(a, c, 0.5), (a, c, 1.5), (a2, c, 0.5), (a, c, 0.5), (a2, c, 2.5)]:
             k(*args)
@@ -261,13 +265,12 @@ def test_fake_driver_tma_fast_path_caches_maps(fake_driver, tmp_path):
                                   [0.5, 1.5, 0.5, 0.5, 2.5], strict=True):
         assert struct.unpack("<Q", bytes.fromhex(call[0][0]))[0] == a_ptr
         assert struct.unpack("<f", bytes.fromhex(call[16][0])) == (alpha,)
-        assert call[17] == [_map_bytes(a_ptr, 1000), "align64", "1"]
-        assert call[18] == [_map_bytes(C_PTR, 1000), "align64", "1"]
+        assert call[17] == [_map_bytes(a_ptr, 1000), "align128", "1"]
+        assert call[18] == [_map_bytes(C_PTR, 1000), "align128", "1"]
 
 
 def test_fake_driver_tma_cache_is_bounded(fake_driver, tmp_path):
-    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
-        import test_tensor_maps as tm
+    out, log = run_fake(fake_driver, tmp_path, _BEFORE_TORCH + FAKE_TORCH + textwrap.dedent("""
         k = rt.Kernel.from_dict(tm.tma_dict(maps=[tm._map()]))
         c = T((2, 100, 1000), "float16", ptr=tm.C_PTR)
         for i in range(40):
@@ -303,3 +306,97 @@ def test_old_driver_without_tma(fake_driver_without_tma, tmp_path):
                    "driver (libcuda.so.1) lacks cuTensorMapEncodeTiled; CUDA 12.0 or later "
                    "is needed\n")
     assert sum(line.startswith("launch") for line in log) == 1
+
+
+# ---- On a GPU (sm_90) ----------------------------------------------------------------
+
+# out[y][x] = A[y][x] through one TMA copy of a 16 x 16 float32 box per CTA into
+# shared memory (zeros outside A), written by hand so that the runtime's maps
+# are tested on a GPU independently of the compiler. `out` is A's shape padded
+# to whole boxes; the kernel reads its row stride from its descriptor.
+TMA_TILE_PTX = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry tma_tile(
+  .param .u64 a0, .param .u64 a1, .param .u64 a2, .param .u64 a3, .param .u64 a4,
+  .param .u64 a5, .param .u64 a6,
+  .param .u64 o0, .param .u64 o1, .param .u64 o2, .param .u64 o3, .param .u64 o4,
+  .param .u64 o5, .param .u64 o6,
+  .param .align 128 .b8 amap[128])
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<10>;
+  .reg .f32 %f<2>;
+  .shared .align 128 .b8 tile[1024];
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, %ctaid.x;
+  shl.b32 %r1, %r1, 4;
+  mov.u32 %r2, %ctaid.y;
+  shl.b32 %r2, %r2, 4;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, bar;
+  mov.u32 %r5, tile;
+  setp.ne.u32 %p1, %r3, 0;
+  @%p1 bra SYNC;
+  mbarrier.init.shared::cta.b64 [%r4], 1;
+  fence.proxy.async.shared::cta;
+SYNC:
+  bar.sync 0;
+  @%p1 bra WAIT;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r4], 1024;
+  mov.b64 %rd1, amap;
+  cvta.param.u64 %rd2, %rd1;
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r5], [%rd2, {%r1, %r2}], [%r4];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p0, [%r4], 0;
+  @!%p0 bra WAIT;
+  shl.b32 %r6, %r3, 2;
+  add.s32 %r6, %r5, %r6;
+  ld.shared.f32 %f1, [%r6];
+  and.b32 %r7, %r3, 15;
+  add.s32 %r7, %r7, %r1;
+  shr.u32 %r8, %r3, 4;
+  add.s32 %r8, %r8, %r2;
+  ld.param.u64 %rd3, [o1];
+  ld.param.u64 %rd4, [o5];
+  cvt.u64.u32 %rd5, %r8;
+  cvt.u64.u32 %rd6, %r7;
+  mad.lo.u64 %rd7, %rd5, %rd4, %rd6;
+  shl.b64 %rd7, %rd7, 2;
+  add.s64 %rd8, %rd3, %rd7;
+  st.global.f32 [%rd8], %f1;
+  ret;
+}
+"""
+
+
+def tma_tile_dict():
+    return {"format": "tlc-kernel", "version": 1, "name": "tma_tile", "target": "sm_90a",
+            "ptx": TMA_TILE_PTX, "threads": [256, 1, 1],
+            "grid": ["ceildiv(Q, 16)", "ceildiv(P, 16)"], "shared_bytes": 0,
+            "params": [{"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["M", "K"],
+                        "access": "read"},
+                       {"name": "out", "kind": "tensor", "dtype": "float32",
+                        "shape": ["P", "Q"], "access": "write"}],
+            "tensor_maps": [{"param": "A", "box": [16, 16], "swizzle": 0, "fill": "zero"}]}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _have_cuda_torch(), reason="needs torch with a CUDA GPU")
+def test_gpu_tma_tile(runtime_lib):
+    import torch
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a code needs a compute capability 9.0 device")
+    k = Kernel.from_dict(tma_tile_dict())
+    for m, n in [(100, 200), (64, 64)]:
+        a = torch.randn(m, n, device="cuda")
+        for _ in range(2):  # the full checks, then the fast path with its maps
+            out = torch.full((-(-m // 16) * 16, -(-n // 16) * 16), float("nan"), device="cuda")
+            k(a, out)
+            torch.cuda.synchronize()
+            expected = torch.zeros_like(out)
+            expected[:m, :n] = a
+            torch.testing.assert_close(out, expected, rtol=0, atol=0)

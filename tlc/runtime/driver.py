@@ -24,7 +24,7 @@ _p_void_p = ctypes.POINTER(ctypes.c_void_p)
 _p_uint64 = ctypes.POINTER(ctypes.c_uint64)
 
 TENSOR_MAP_BYTES = 128  # a CUtensorMap
-_TENSOR_MAP_ALIGN = 64
+_TENSOR_MAP_ALIGN = 128  # cuda.h's CUtensorMap: 64 in CUDA 12, 128 in CUDA 13
 _TensorMapBytes = ctypes.c_ubyte * TENSOR_MAP_BYTES
 
 # Argument types of each entry point, less the trailing (char *err, size_t len).
@@ -149,7 +149,7 @@ class Runtime:
 
     def encode_tensor_map(self, data_type: int, address: int, sizes, strides_bytes, box,
                           swizzle: int, kernel: str, param: str):
-        """The TMA descriptor (CUtensorMap) of a tensor: a 64-byte aligned
+        """The TMA descriptor (CUtensorMap) of a tensor: a 128-byte aligned
         ctypes array of 128 bytes, usable as a kernel parameter value. sizes,
         strides_bytes and box list the dimensions outermost first."""
         rank = len(sizes)

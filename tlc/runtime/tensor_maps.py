@@ -5,7 +5,8 @@ A kernel that copies tiles with TMA (cp.async.bulk.tensor, sm_90) reads each
 mapped tensor through a CUtensorMap: 128 opaque bytes that the host encodes
 (cuTensorMapEncodeTiled) from the tensor's address, sizes and strides, and
 passes as an extra kernel parameter (`.param .align 64 .b8 NAME[128]`, a
-__grid_constant__). The artifact lists the maps in its metadata:
+__grid_constant__; CUDA 13's nvcc writes `.align 128`, which the runtime's
+128-byte aligned copies also satisfy). The artifact lists the maps in its metadata:
 
     "tensor_maps": [{"param": "A", "box": [128, 64], "swizzle": 128, "fill": "zero"}]
 
