@@ -146,6 +146,16 @@ def test_misaligned_row_stride():
     assert Kernel.from_dict(tma_dict(maps=[])).grid_for(*tma_args(m=64, k=1001)) == (16, 1, 1)
 
 
+def test_check_args_checks_the_maps_of_its_params():
+    k = Kernel.from_dict(tma_dict())
+    a, c, _ = tma_args(m=64, k=1001)
+    rt.args.check_args(k.name, k.params[:1], (a,))  # without the maps: fine
+    with pytest.raises(ArgumentError, match="argument 'A' .* row stride of 2002 bytes"):
+        rt.args.check_args(k.name, k.params[:1], (a,), k.tensor_maps)
+    with pytest.raises(ArgumentError, match="argument 'C' .* dim-1 stride of 2002 bytes"):
+        rt.args.check_args(k.name, k.params[1:2], (c,), k.tensor_maps)
+
+
 def test_huge_tensors():
     k = Kernel.from_dict(tma_dict(maps=[_map()]))
     _tma_error(k, tma_args(m=1, k=1 << 32),

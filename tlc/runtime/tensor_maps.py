@@ -24,6 +24,12 @@ regular ones (tlc/runtime/args.py), then one 128-byte map per entry, in list
 order. A map is a tiled one with no interleave, element strides 1 and L2
 promotion 128 B (runtime/tlc_runtime.c says why). The tensor's dtype must have
 a TMA data type (DATA_TYPES: not bool).
+
+A call is refused (ArgumentError naming the argument, before any launch) when
+TMA cannot map a mapped argument: a row stride (any stride but the innermost,
+row-major) not a multiple of 16 bytes or not below 2^40 bytes, a size not
+below 2^32, or no element at all while the grid is not empty. The stride of a
+size-1 dimension is never used, so it is rounded up to a multiple of 16.
 """
 
 from dataclasses import dataclass
