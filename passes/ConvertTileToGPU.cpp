@@ -24,6 +24,10 @@ using namespace mlir::tile;
 
 namespace {
 
+/// The named barrier the consumer warps of a warp-specialized kernel meet at
+/// (0 is the whole block's).
+constexpr int32_t kConsumerBarrier = 1;
+
 /// Lowers the tile ops of one outlined kernel.
 class KernelLowering {
 public:
@@ -32,6 +36,7 @@ public:
 
 private:
   LogicalResult lowerAllocs();
+  LogicalResult lowerSharedPtrs();
   void lowerPipelined(PipelinedOp loop);
   void lowerFill(FillOp fill);
   LogicalResult lowerParallel(ParallelOp loop);
@@ -55,6 +60,8 @@ private:
 
 LogicalResult KernelLowering::run() {
   threads = func.getKnownBlockSize()->front();
+  if (auto producers = func->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
+    threads -= producers.getInt(); // tile ops run on the consumers
   OpBuilder b(func.getBody());
   tid = gpu::ThreadIdOp::create(b, func.getLoc(), gpu::Dimension::x);
 
@@ -72,7 +79,7 @@ LogicalResult KernelLowering::run() {
     else
       planPrefetch(gemm); // wgmma reads shared memory itself
   }
-  if (failed(lowerAllocs()))
+  if (failed(lowerAllocs()) || failed(lowerSharedPtrs()))
     return failure();
 
   SmallVector<Operation *> ops;
@@ -134,6 +141,20 @@ LogicalResult KernelLowering::run() {
           NVVM::ProxyKindAttr::get(func.getContext(), NVVM::ProxyKind::async_shared),
           NVVM::SharedSpaceAttr::get(func.getContext(), NVVM::SharedSpace::shared_cta));
     });
+  if (func->hasAttr(kProducerThreadsAttr)) {
+    // The tile program runs on the consumer warps only: its barriers are a
+    // named barrier of those threads (the producer warps never reach them).
+    func.walk([&](gpu::BarrierOp barrier) {
+      OpBuilder fb(barrier);
+      Location loc = barrier.getLoc();
+      Type i32 = fb.getI32Type();
+      NVVM::BarrierOp::create(fb, loc, Type(),
+                              arith::ConstantIntOp::create(fb, loc, i32, kConsumerBarrier),
+                              arith::ConstantIntOp::create(fb, loc, i32, threads),
+                              NVVM::BarrierReductionAttr(), Value());
+      barrier.erase();
+    });
+  }
   for (StageOp stage : stages) {
     if (!stage.getResult().use_empty())
       return stage.getResult().getUsers().begin()->emitOpError(
@@ -242,6 +263,40 @@ void KernelLowering::lowerPipelined(PipelinedOp loop) {
   forBody->getOperations().splice(forBody->getTerminator()->getIterator(),
                                   body.getOperations());
   loop.erase();
+}
+
+/// tile.shared_ptr: the byte address of the element in the shared window,
+/// through the buffer's flat view where it is swizzled or staged.
+LogicalResult KernelLowering::lowerSharedPtrs() {
+  SmallVector<SharedPtrOp> ptrs;
+  func.walk([&](SharedPtrOp op) { ptrs.push_back(op); });
+  for (SharedPtrOp op : ptrs) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto [memref, indices] =
+        sharedAddress(b, loc, &shared, op.getBuffer(), SmallVector<Value>(op.getIndices()));
+    auto type = cast<MemRefType>(memref.getType());
+    Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+    int64_t stride = 1;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (ShapedType::isDynamic(type.getDimSize(d)) && d > 0)
+        return op.emitOpError("addresses a buffer of dynamic shape");
+      Value term = arith::MulIOp::create(b, loc, indices[d],
+                                         arith::ConstantIndexOp::create(b, loc, stride));
+      linear = arith::AddIOp::create(b, loc, linear, term);
+      stride *= d > 0 ? type.getDimSize(d) : 1;
+    }
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value at = arith::AddIOp::create(
+        b, loc, base,
+        arith::MulIOp::create(b, loc, linear, arith::ConstantIndexOp::create(b, loc, bytes)));
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), at);
+    Value ptr = LLVM::IntToPtrOp::create(b, loc, op.getType(), i64);
+    op.getResult().replaceAllUsesWith(ptr);
+    op.erase();
+  }
+  return success();
 }
 
 LogicalResult KernelLowering::lowerAllocs() {

@@ -128,7 +128,7 @@ StringRef accessOf(Value tensor) {
     if (auto copy = dyn_cast<CopyOp>(user)) {
       reads |= copy.getSrc() == tensor;
       writes |= copy.getDst() == tensor;
-    } else if (isa<memref::LoadOp>(user)) {
+    } else if (isa<memref::LoadOp, TensorMapOp>(user)) { // TMA only loads
       reads = true;
     } else if (isa<memref::StoreOp>(user)) {
       writes = true;
@@ -191,7 +191,10 @@ FailureOr<DictionaryAttr> kernelMetadata(func::FuncOp func, KernelOp kernel) {
 
   NamedAttrList meta;
   meta.set("grid", b.getArrayAttr(grid));
-  meta.set("threads", b.getI64ArrayAttr({kernel.getThreads(), 1, 1}));
+  int64_t threads = kernel.getThreads();
+  if (auto producers = kernel->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
+    threads += producers.getInt();
+  meta.set("threads", b.getI64ArrayAttr({threads, 1, 1}));
   int64_t shared = 0;
   if (auto bytes = kernel->getAttrOfType<IntegerAttr>("tile.shared_bytes"))
     shared = bytes.getInt();
@@ -238,6 +241,56 @@ void rasterize(OpBuilder &b, Location loc, DictionaryAttr attr,
   ids[1] = byRow ? within : across;
 }
 
+/// Makes each tile.tensor_map of the outlined kernel a 128-byte kernel
+/// parameter after the ordinary ones (one per distinct tensor, box and
+/// swizzle), described in the kernel's metadata as `tensor_maps`; the
+/// kernel carries their count as `tile.tensor_maps` for
+/// tile-grid-constant-params, which makes them __grid_constant__.
+LogicalResult tensorMapParams(gpu::GPUFuncOp gpuFunc, func::FuncOp func,
+                              NamedAttrList &allMeta) {
+  SmallVector<TensorMapOp> maps;
+  gpuFunc.walk([&](TensorMapOp op) { maps.push_back(op); });
+  if (maps.empty())
+    return success();
+  MLIRContext *ctx = gpuFunc.getContext();
+  Builder b(ctx);
+  SmallVector<Attribute> described;
+  SmallVector<std::pair<TensorMapOp, BlockArgument>> params;
+  Block &entry = gpuFunc.getBody().front();
+  for (TensorMapOp op : maps) {
+    auto arg = dyn_cast<BlockArgument>(op.getSrc());
+    if (!arg || arg.getOwner() != &entry)
+      return op.emitOpError("maps a tensor that is not an argument of the kernel");
+    BlockArgument param;
+    for (auto &[seen, p] : params)
+      if (seen.getSrc() == op.getSrc() && seen.getBox() == op.getBox() &&
+          seen.getSwizzle() == op.getSwizzle())
+        param = p;
+    if (!param) {
+      unsigned index = gpuFunc.getNumArguments();
+      if (failed(gpuFunc.insertArguments({index}, {op.getType()}, {DictionaryAttr()},
+                                         {op.getLoc()})))
+        return failure();
+      param = gpuFunc.getArgument(index);
+      params.push_back({op, param});
+      NamedAttrList d;
+      d.set("param", b.getStringAttr(paramName(func, arg.getArgNumber())));
+      d.set("box", b.getI64ArrayAttr(op.getBox()));
+      d.set("swizzle", b.getI64IntegerAttr(op.getSwizzle()));
+      d.set("fill", b.getStringAttr("zero"));
+      described.push_back(d.getDictionary(ctx));
+    }
+    op.getResult().replaceAllUsesWith(param);
+    op.erase();
+  }
+  gpuFunc->setAttr(kTensorMapsAttr, b.getI64IntegerAttr(params.size()));
+  auto meta = cast<DictionaryAttr>(allMeta.get(func.getSymName()));
+  NamedAttrList updated(meta.getValue());
+  updated.set("tensor_maps", b.getArrayAttr(described));
+  allMeta.set(func.getSymName(), updated.getDictionary(ctx));
+  return success();
+}
+
 LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
                           NamedAttrList &allMeta) {
   if (func.getNumResults() != 0)
@@ -259,7 +312,13 @@ LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
   auto gpuFunc = gpu::GPUFuncOp::create(b, func.getLoc(), func.getSymName(),
                                         func.getFunctionType());
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  // A warp-specialized kernel runs its producer warps beside the threads
+  // the program asked for (tile-pipeline-loops adds them).
   int32_t threads = kernel.getThreads();
+  if (auto producers = kernel->getAttrOfType<IntegerAttr>(kProducerThreadsAttr)) {
+    threads += producers.getInt();
+    gpuFunc->setAttr(kProducerThreadsAttr, producers);
+  }
   gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
   if (auto bytes = kernel->getAttr("tile.shared_bytes"))
     gpuFunc->setAttr("tile.shared_bytes", bytes);
@@ -289,6 +348,8 @@ LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
       b.clone(inner, mapping);
   }
   gpu::ReturnOp::create(b, func.getLoc());
+  if (failed(tensorMapParams(gpuFunc, func, allMeta)))
+    return failure();
   func.erase();
   return success();
 }

@@ -20,6 +20,24 @@ namespace mlir::tile {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
+/// On a tile.kernel (and its outlined gpu.func): the threads of the producer
+/// warpgroup tile-pipeline-loops added beside the kernel's own `threads`,
+/// which keep meaning the threads that run the program (the consumers).
+constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
+
+/// On an outlined kernel: how many of its last parameters are 128-byte
+/// tensor maps (tile.tensor_map), for tile-grid-constant-params.
+constexpr llvm::StringLiteral kTensorMapsAttr = "tile.tensor_maps";
+
+/// On a module: tile-pipeline-loops keeps the cp.async pipeline instead of
+/// warp-specializing with TMA (TileLang's tl.disable_warp_specialized and
+/// tl.disable_tma_lower).
+constexpr llvm::StringLiteral kNoWarpSpecializationAttr = "tile.no_warp_specialization";
+
+/// Marks the tensor-map parameters of the llvm.func kernels under `root`
+/// byval __grid_constant__ (128 bytes, 64-byte aligned).
+void markGridConstantParams(Operation *root);
+
 /// Lowers the tile ops inside the outlined kernels of `module`.
 LogicalResult convertTileToGPU(ModuleOp module);
 

@@ -186,6 +186,34 @@ def TileLowerFp8Conversions : Pass<"tile-lower-fp8-conversions"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileGridConstantParams : Pass<"tile-grid-constant-params"> {
+  let summary = "Pass tensor maps as 128-byte __grid_constant__ kernel parameters";
+  let description = [{
+    A TMA copy reads its tensor map (CUtensorMap, 128 bytes) through a
+    generic address; the map is best passed by value as a kernel parameter
+    that the kernel only takes the address of (`__grid_constant__`), so a
+    launch carries it and nothing is copied to global memory.
+    `tile-outline-kernels` appends one `!llvm.ptr` parameter per map and
+    counts them in the kernel's `tile.tensor_maps`; after the GPU-to-NVVM
+    conversion this pass marks those last parameters of each `llvm.func`
+    `llvm.byval = !llvm.array<128 x i8>`, `nvvm.grid_constant` and 128-byte
+    aligned, which the NVPTX backend emits as `.param .align 128 .b8 p[128]`
+    read through `cvta.param`.
+
+    Before:
+
+    ```mlir
+    llvm.func @k(%a: !llvm.ptr, %map: !llvm.ptr) attributes {nvvm.kernel, tile.tensor_maps = 1 : i64}
+    ```
+
+    After:
+
+    ```mlir
+    llvm.func @k(%a: !llvm.ptr, %map: !llvm.ptr {llvm.align = 128 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}) attributes {nvvm.kernel}
+    ```
+  }];
+}
+
 def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
   let summary = "Turn each tile program into a GPU kernel and its launch metadata";
   let description = [{

@@ -121,6 +121,28 @@ void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
   }
 }
 
+/// S-deep copies of the producers' buffers, allocated where the originals
+/// were.
+DenseMap<Operation *, AllocSharedOp> stageBuffers(ArrayRef<Producer> producers,
+                                                  int64_t stages) {
+  DenseMap<Operation *, AllocSharedOp> staged;
+  for (Producer p : producers) {
+    OpBuilder ab(p.buffer);
+    MemRefType type = p.buffer.getType();
+    SmallVector<int64_t> shape{stages};
+    llvm::append_range(shape, type.getShape());
+    auto all = AllocSharedOp::create(
+        ab, p.buffer.getLoc(),
+        MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
+                        type.getMemorySpace()),
+        p.buffer.getSwizzleAttr(), IntegerAttr());
+    if (Attribute block = p.buffer->getAttr(kColumnBlockAttr)) // wgmma's B blocks
+      all->setAttr(kColumnBlockAttr, block);
+    staged[p.buffer] = all;
+  }
+  return staged;
+}
+
 /// The most wgmma groups a gemm of `loop`'s body leaves pending.
 int64_t pendingWgmma(PipelinedOp loop) {
   int64_t depth = 0;
@@ -140,22 +162,7 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
     return arith::ConstantIndexOp::create(ob, loc, v);
   };
 
-  // S-deep buffers, allocated where the originals were.
-  DenseMap<Operation *, AllocSharedOp> staged;
-  for (Producer p : producers) {
-    OpBuilder ab(p.buffer);
-    MemRefType type = p.buffer.getType();
-    SmallVector<int64_t> shape{stages};
-    llvm::append_range(shape, type.getShape());
-    auto all = AllocSharedOp::create(
-        ab, p.buffer.getLoc(),
-        MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
-                        type.getMemorySpace()),
-        p.buffer.getSwizzleAttr(), IntegerAttr());
-    if (Attribute block = p.buffer->getAttr(kColumnBlockAttr)) // wgmma's B blocks
-      all->setAttr(kColumnBlockAttr, block);
-    staged[p.buffer] = all;
-  }
+  DenseMap<Operation *, AllocSharedOp> staged = stageBuffers(producers, stages);
 
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
   Value oldIv = loop.getBody().getArgument(0);
@@ -209,6 +216,316 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
     p.buffer.erase();
 }
 
+//===----------------------------------------------------------------------===//
+// Warp specialization (sm_90a): TMA producer warpgroup, wgmma consumers
+//===----------------------------------------------------------------------===//
+
+/// Registers per thread the producer warpgroup keeps (setmaxnreg), and the
+/// most a consumer thread takes.
+constexpr int32_t kProducerRegisters = 40, kConsumerRegisterCap = 232;
+constexpr int64_t kWarpgroup = 128;
+/// TMA's swizzle span, the one wgmma's operands use.
+constexpr int64_t kTmaSwizzleBytes = 128;
+/// mbarrier.try_wait's suspend-time hint (ns) before it re-polls.
+constexpr int64_t kWaitTicks = 10000000;
+
+/// How a producer's copy becomes TMA loads: the tensor map's box (outermost
+/// first), and the boxes side by side along the innermost dimension that
+/// fill the buffer (one per 64-column block of an N-major wgmma operand).
+struct TmaCopy {
+  SmallVector<int64_t> box;
+  int64_t chunks = 1, chunkColumns = 0;
+  int64_t bytes = 0; ///< one stage, all chunks
+};
+
+/// The TMA loads of a producer, or nothing when its copy does not fit TMA's
+/// 128-byte swizzle: a whole 2-d buffer of 128-byte rows (or 128-byte
+/// column blocks), at least 8 rows, from a tensor TMA can map.
+std::optional<TmaCopy> tmaCopy(Producer p) {
+  CopyOp copy = p.copy;
+  MemRefType src = copy.getSrc().getType();
+  MemRefType dst = p.buffer.getType();
+  if (!tmaProblem(src).empty() || dst.getRank() != 2 || copy.getPred())
+    return std::nullopt;
+  if (copy.getDstSizes() != dst.getShape() ||
+      llvm::any_of(copy.getDstOffsets(),
+                   [](Value o) { return getConstantIntValue(o) != int64_t(0); }))
+    return std::nullopt;
+  ArrayRef<int64_t> sizes = copy.getSrcSizes();
+  int64_t rows = 1;
+  for (int64_t size : sizes.drop_back())
+    rows *= size;
+  int64_t columns = dst.getDimSize(1), elem = dst.getElementTypeBitWidth() / 8;
+  if (sizes.back() != columns || rows != dst.getDimSize(0) || rows % 8 || elem < 1)
+    return std::nullopt;
+  TmaCopy t;
+  t.box = SmallVector<int64_t>(sizes);
+  t.chunkColumns = columns;
+  if (auto block = p.buffer->getAttrOfType<IntegerAttr>(kColumnBlockAttr)) {
+    t.chunkColumns = block.getInt();
+    if (columns % t.chunkColumns)
+      return std::nullopt;
+    t.chunks = columns / t.chunkColumns;
+  }
+  if (t.chunkColumns * elem != kTmaSwizzleBytes)
+    return std::nullopt;
+  t.box.back() = t.chunkColumns;
+  if (llvm::any_of(t.box, [](int64_t b) { return b > 256; }))
+    return std::nullopt;
+  t.bytes = rows * columns * elem;
+  return t;
+}
+
+
+/// Whether `loop` is warp-specialized: sm_90a, the only pipelined loop of
+/// its kernel and directly in its body, wgmma gemms only, every producer a
+/// TMA load, and the values the producers' copies need computed before the
+/// loop without side effects. Fills `tma` per producer.
+bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
+                       SmallVector<TmaCopy> &tma) {
+  auto kernel = dyn_cast<KernelOp>(loop->getParentOp());
+  TargetAttr target = TargetAttr::lookup(loop);
+  if (!kernel || !target || !target.has(TargetFeature::Tma) ||
+      !target.has(TargetFeature::SetMaxNReg) || kernel->hasAttr(kProducerThreadsAttr) ||
+      loop->getParentOfType<ModuleOp>()->hasAttr(kNoWarpSpecializationAttr))
+    return false;
+  int64_t threads = kernel.getThreads();
+  if (threads % kWarpgroup || threads + kWarpgroup > 1024)
+    return false;
+  int loops = 0;
+  kernel.walk([&](PipelinedOp) { ++loops; });
+  auto gemms = loop.getBody().front().getOps<GemmOp>();
+  if (loops != 1 || gemms.empty() || llvm::any_of(gemms, [](GemmOp g) {
+        return !g.getMmaAttr() || g.getMmaAttr().getKind() != MmaKind::Wgmma;
+      }))
+    return false;
+  for (Producer p : producers) {
+    std::optional<TmaCopy> t = tmaCopy(p);
+    if (!t)
+      return false;
+    tma.push_back(*t);
+  }
+  // What the copies read from before the loop: pure ops only (the producer
+  // recomputes nothing; those ops stay where both sides see them).
+  Block &body = kernel.getBody().front();
+  SmallVector<Value> needed;
+  for (Producer p : producers) {
+    for (Operation *op : p.slice)
+      llvm::append_range(needed, op->getOperands());
+    llvm::append_range(needed, p.copy->getOperands());
+  }
+  llvm::append_range(needed, loop->getOperands());
+  while (!needed.empty()) {
+    Operation *def = needed.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || isa<AllocSharedOp>(def))
+      continue;
+    if (!isPure(def) || def->getNumRegions())
+      return false;
+    llvm::append_range(needed, def->getOperands());
+  }
+  return true;
+}
+
+/// Rewrites `loop`'s kernel into a producer warpgroup (the threads from
+/// `threads` on, one of them issuing each iteration's TMA loads once the
+/// consumers released the stage) and the program's own threads as
+/// consumers (waiting for each stage's loads, releasing it once the gemms
+/// reading it completed):
+///
+///   full[s], empty[s]: mbarriers per stage; full counts the TMA bytes,
+///   empty one arrival per consumer warp.
+///   producer, iteration k, stage s = k % S:
+///     wait empty[s] for parity ((k / S) & 1) ^ 1  (free at once the first round)
+///     arrive.expect_tx full[s], bytes; TMA loads -> stage s, on full[s]
+///   consumer, iteration k:
+///     wait full[s] for parity (k / S) & 1; the body on stage s
+///     arrive on empty[(k - D) % S] (D: the wgmma groups left pending)
+void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
+                    ArrayRef<TmaCopy> tma) {
+  auto kernel = cast<KernelOp>(loop->getParentOp());
+  MLIRContext *ctx = loop.getContext();
+  Location loc = loop.getLoc();
+  int64_t stages = loop.getNumStages(), threads = kernel.getThreads();
+  int64_t pending = pendingWgmma(loop);
+  Block &body = kernel.getBody().front();
+  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+  auto idx = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto c32 = [&](OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+
+  // Which ops stay where both warp roles see them: allocations and pure ops
+  // of values computed before the kernel's side effects.
+  DenseSet<Operation *> moved;
+  SmallVector<Operation *> order;
+  for (Operation &op : body) {
+    bool stays = isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
+                 (isPure(&op) && !op.getNumRegions() &&
+                  llvm::none_of(op.getOperands(), [&](Value v) {
+                    return v.getDefiningOp() && moved.contains(v.getDefiningOp());
+                  }));
+    if (!stays)
+      moved.insert(&op);
+    order.push_back(&op);
+  }
+
+  DenseMap<Operation *, AllocSharedOp> staged = stageBuffers(producers, stages);
+  auto swizzle = SwizzleAttr::get(ctx, 3, 4, 3); // TMA's and wgmma's 128 bytes
+  for (auto &[from, all] : staged)
+    all.setSwizzleAttr(swizzle);
+
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(&body);
+  auto barType = MemRefType::get({stages}, i64, MemRefLayoutAttrInterface(),
+                                 gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  Value full = AllocSharedOp::create(b, loc, barType, SwizzleAttr(), IntegerAttr());
+  Value empty = AllocSharedOp::create(b, loc, barType, SwizzleAttr(), IntegerAttr());
+  auto barrier = [&](OpBuilder &ob, Value bars, Value s) -> Value {
+    return SharedPtrOp::create(ob, loc, sharedPtr, bars, ValueRange{s});
+  };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  // One thread initialises the barriers; the whole block meets after.
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(b, 0));
+  auto init = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  {
+    OpBuilder ib = OpBuilder::atBlockTerminator(init.thenBlock());
+    for (int64_t s = 0; s < stages; ++s) {
+      NVVM::MBarrierInitOp::create(ib, loc, barrier(ib, full, idx(ib, s)), c32(ib, 1), Value());
+      NVVM::MBarrierInitOp::create(ib, loc, barrier(ib, empty, idx(ib, s)),
+                                   c32(ib, threads / 32), Value());
+    }
+    NVVM::FenceMbarrierInitOp::create(ib, loc);
+  }
+  NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
+                          Value());
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
+                                           idx(b, threads));
+  auto roles = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
+  Value oldIv = loop.getBody().getArgument(0);
+  // Iteration k of the loop at `iv`, its stage and the parity of its round.
+  auto position = [&](OpBuilder &ob, Value iv) {
+    Value k = arith::DivSIOp::create(ob, loc, arith::SubIOp::create(ob, loc, iv, lb), step);
+    Value s = arith::RemSIOp::create(ob, loc, k, idx(ob, stages));
+    Value round = arith::DivSIOp::create(ob, loc, k, idx(ob, stages));
+    Value parity = arith::IndexCastOp::create(
+        ob, loc, i32, arith::AndIOp::create(ob, loc, round, idx(ob, 1)));
+    return std::tuple<Value, Value, Value>{k, s, parity};
+  };
+
+  // The producer warpgroup.
+  {
+    OpBuilder pb = OpBuilder::atBlockTerminator(roles.thenBlock());
+    NVVM::SetMaxRegisterOp::create(pb, loc, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    Value leader = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, tid,
+                                         idx(pb, threads));
+    auto issue = scf::IfOp::create(pb, loc, leader, /*withElseRegion=*/false);
+    OpBuilder lb0 = OpBuilder::atBlockTerminator(issue.thenBlock());
+    SmallVector<Value> maps;
+    for (size_t n = 0; n < producers.size(); ++n)
+      maps.push_back(TensorMapOp::create(lb0, loc, LLVM::LLVMPointerType::get(ctx),
+                                         producers[n].copy.getSrc(), tma[n].box,
+                                         kTmaSwizzleBytes));
+    int64_t bytes = 0;
+    for (const TmaCopy &t : tma)
+      bytes += t.bytes;
+    auto forOp = scf::ForOp::create(lb0, loc, lb, ub, step);
+    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+    Value iv = forOp.getInductionVar();
+    auto [k, s, parity] = position(fb, iv);
+    Value freeParity = arith::XOrIOp::create(fb, loc, parity, c32(fb, 1));
+    NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, empty, s), freeParity,
+                                          c32(fb, kWaitTicks));
+    Value fullBar = barrier(fb, full, s);
+    NVVM::MBarrierArriveExpectTxOp::create(fb, loc, Type(), fullBar, c32(fb, bytes),
+                                           NVVM::MemScopeKind::CTA, false, Value());
+    IRMapping mapping;
+    mapping.map(oldIv, iv);
+    for (size_t n = 0; n < producers.size(); ++n) {
+      Producer p = producers[n];
+      const TmaCopy &t = tma[n];
+      Value map = maps[n];
+      for (Operation *op : p.slice)
+        if (!mapping.contains(op->getResult(0)))
+          fb.clone(*op, mapping);
+      SmallVector<Value> coords;
+      for (Value o : llvm::reverse(p.copy.getSrcOffsets()))
+        coords.push_back(arith::IndexCastOp::create(fb, loc, i32, mapping.lookupOrDefault(o)));
+      Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
+      for (int64_t j = 0; j < t.chunks; ++j) {
+        SmallVector<Value> at = coords;
+        if (j)
+          at[0] = arith::AddIOp::create(fb, loc, coords[0], c32(fb, j * t.chunkColumns));
+        Value dst = SharedPtrOp::create(fb, loc, sharedPtr, view,
+                                        ValueRange{idx(fb, 0), idx(fb, j * t.chunkColumns)});
+        Value dstCluster = LLVM::AddrSpaceCastOp::create(fb, loc, clusterPtr, dst);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            fb, loc, dstCluster, map, at, fullBar, ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+      }
+    }
+  }
+
+  // The consumers: the program, its loop waiting for and releasing stages.
+  {
+    OpBuilder cb = OpBuilder::atBlockTerminator(roles.elseBlock());
+    int64_t regs = std::min<int64_t>(
+        kConsumerRegisterCap,
+        (65536 - kWarpgroup * kProducerRegisters) / threads / 8 * 8);
+    NVVM::SetMaxRegisterOp::create(cb, loc, regs, NVVM::SetMaxRegisterAction::increase);
+    Operation *terminator = roles.elseBlock()->getTerminator();
+    for (Operation *op : order)
+      if (moved.contains(op))
+        op->moveBefore(terminator);
+    cb.setInsertionPoint(loop);
+    auto forOp = scf::ForOp::create(cb, loc, lb, ub, step);
+    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+    Value iv = forOp.getInductionVar();
+    auto [k, s, parity] = position(fb, iv);
+    NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, full, s), parity,
+                                          c32(fb, kWaitTicks));
+    IRMapping mapping;
+    mapping.map(oldIv, iv);
+    DenseSet<Operation *> skip;
+    for (Producer p : producers) {
+      skip.insert(p.copy);
+      mapping.map(p.buffer.getResult(),
+                  StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s));
+    }
+    for (Operation &op : loop.getBody().front())
+      if (!skip.contains(&op))
+        fb.clone(op, mapping);
+    // Release the stage the gemms stopped reading: this iteration's, or with
+    // D groups pending the one D iterations back (none before iteration D).
+    Value lane = arith::RemUIOp::create(fb, loc, tid, idx(fb, 32));
+    Value release = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::eq, lane, idx(fb, 0));
+    Value done = s;
+    if (pending > 0) {
+      Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
+      release = arith::AndIOp::create(
+          fb, loc, release,
+          arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0)));
+      done = arith::RemSIOp::create(
+          fb, loc, arith::AddIOp::create(fb, loc, back, idx(fb, stages)), idx(fb, stages));
+    }
+    auto arrive = scf::IfOp::create(fb, loc, release, /*withElseRegion=*/false);
+    OpBuilder ab = OpBuilder::atBlockTerminator(arrive.thenBlock());
+    NVVM::MBarrierArriveOp::create(ab, loc, Type(), barrier(ab, empty, done), Value(),
+                                   NVVM::MemScopeKind::CTA, false);
+    cb.setInsertionPointAfter(forOp);
+    if (pending > 0)
+      NVVM::WgmmaWaitGroupSyncOp::create(cb, loc, 0);
+  }
+  kernel->setAttr(kProducerThreadsAttr, IntegerAttr::get(i64, kWarpgroup));
+  loop.erase();
+  for (Producer p : producers)
+    p.buffer.erase();
+}
+
 struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
   void runOnOperation() final {
     if (failed(pipelineLoops(getOperation())))
@@ -257,7 +574,11 @@ LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
       continue;
     if (failed(checkDepth(loop, producers)))
       return failure();
-    pipeline(loop, producers);
+    SmallVector<TmaCopy> tma;
+    if (canWarpSpecialize(loop, producers, tma))
+      warpSpecialize(loop, producers, tma);
+    else
+      pipeline(loop, producers);
   }
   return success();
 }

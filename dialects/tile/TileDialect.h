@@ -5,6 +5,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -34,6 +36,10 @@ llvm::StringRef stringifyPlace(Place place);
 
 /// The memory space attribute of fragment or local buffers.
 Attribute getPlaceAttr(MLIRContext *ctx, Place place);
+
+/// Why TMA cannot map a tensor of `type` (rank, element size, strides not
+/// known or not multiples of 16 bytes), or empty when it can.
+std::string tmaProblem(MemRefType type);
 
 } // namespace mlir::tile
 

@@ -38,7 +38,8 @@ def Tile_Dialect : Dialect {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::gpu::GPUDialect"
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
   let extraClassDeclaration = [{
     /// Name of the function-argument attribute holding a parameter's name.

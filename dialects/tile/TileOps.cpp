@@ -237,6 +237,71 @@ LogicalResult StageOp::verify() {
 SmallVector<int64_t> CopyOp::getTileShape() { return squeeze(getDstSizes()); }
 
 /// Verifies one side of a copy: its place, index count and bounds.
+//===----------------------------------------------------------------------===//
+// TMA descriptors and shared addresses
+//===----------------------------------------------------------------------===//
+
+std::string mlir::tile::tmaProblem(MemRefType type) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  int64_t bits = type.getElementTypeBitWidth();
+  if (getPlace(type) != Place::Global || !type.getLayout().isIdentity())
+    os << "TMA maps row-major global tensors, not " << type;
+  else if (type.getRank() < 1 || type.getRank() > 5)
+    os << "TMA maps tensors of rank 1 to 5, not rank " << type.getRank();
+  else if (bits < 8 || bits % 8)
+    os << "TMA moves whole bytes, not " << type.getElementType() << " elements";
+  if (!why.empty())
+    return why;
+  int64_t stride = bits / 8;
+  for (int64_t d = type.getRank() - 1; d >= 1; --d) {
+    if (ShapedType::isDynamic(type.getDimSize(d)))
+      return (os << "dimension " << d << " of " << type
+                 << " is dynamic; TMA needs every stride but the outermost known",
+              why);
+    stride *= type.getDimSize(d);
+    if (stride % 16)
+      return (os << "the stride of dimension " << d - 1 << " of " << type << " is " << stride
+                 << " bytes, not a multiple of 16 as TMA needs",
+              why);
+  }
+  return why;
+}
+
+LogicalResult TensorMapOp::verify() {
+  MemRefType type = getSrc().getType();
+  ArrayRef<int64_t> box = getBox();
+  if (std::string why = tmaProblem(type); !why.empty())
+    return emitOpError(why);
+  if (static_cast<int64_t>(box.size()) != type.getRank())
+    return emitOpError("box has ") << box.size() << " extents for a rank-" << type.getRank()
+                                   << " tensor";
+  for (int64_t extent : box)
+    if (extent < 1 || extent > 256)
+      return emitOpError("box extents must be in [1, 256], got ") << extent;
+  int64_t swizzle = getSwizzle(), inner = box.back() * type.getElementTypeBitWidth() / 8;
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitOpError("swizzle must be 0, 32, 64 or 128 bytes, got ") << swizzle;
+  if (inner % 16 || (swizzle && inner > swizzle))
+    return emitOpError("the innermost box extent is ")
+           << inner << " bytes; it must be a multiple of 16"
+           << (swizzle ? " and at most the swizzle span" : "");
+  return success();
+}
+
+LogicalResult SharedPtrOp::verify() {
+  MemRefType type = getBuffer().getType();
+  if (getPlace(type) != Place::Shared)
+    return emitOpError("addresses shared buffers only, got ") << type;
+  if (static_cast<int64_t>(getIndices().size()) != type.getRank())
+    return emitOpError("expected ") << type.getRank() << " indices, got "
+                                    << getIndices().size();
+  auto ptr = cast<LLVM::LLVMPointerType>(getResult().getType());
+  if (ptr.getAddressSpace() != 3)
+    return emitOpError("yields a shared (address space 3) pointer, got ") << ptr;
+  return success();
+}
+
 static LogicalResult verifyCopySide(CopyOp op, StringRef side, MemRefType type,
                                     OperandRange offsets,
                                     ArrayRef<int64_t> sizes) {

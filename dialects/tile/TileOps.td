@@ -141,6 +141,71 @@ def Tile_StageOp : Tile_Op<"stage", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Addresses for the asynchronous machinery (TMA, mbarriers)
+//===----------------------------------------------------------------------===//
+
+def Tile_LLVMPointer : Type<CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+                            "LLVM pointer", "::mlir::LLVM::LLVMPointerType">;
+
+def Tile_TensorMapOp : Tile_Op<"tensor_map", [Pure]> {
+  let summary = "The TMA descriptor of a global tensor argument";
+  let description = [{
+    Names the tensor map (CUtensorMap) through which `cp.async.bulk.tensor`
+    reads boxes of `box` elements (outermost dimension first) of the global
+    tensor `src`, a kernel argument, with the shared-memory swizzle of
+    `swizzle` bytes (0, 32, 64 or 128); elements outside the tensor read as
+    zero. The result is the generic address of the descriptor.
+
+    `tile-pipeline-loops` creates these for the copies it turns into TMA
+    loads. `tile-outline-kernels` makes each one a 128-byte
+    `__grid_constant__` kernel parameter after the ordinary ones and
+    describes it in the launch metadata (`tensor_maps`); the runtime encodes
+    the descriptor from the argument's pointer, sizes and strides at launch.
+    Every dimension but the outermost must be static with a row stride that
+    is a multiple of 16 bytes (TMA's rule), and the innermost box extent must
+    fit the swizzle span.
+
+    Example:
+
+    ```mlir
+    func.func @maps(%A: memref<?x4096xf16>) {
+      %map = tile.tensor_map %A {box = array<i64: 128, 64>, swizzle = 128}
+          : memref<?x4096xf16> -> !llvm.ptr
+      return
+    }
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$src, DenseI64ArrayAttr:$box, I64Attr:$swizzle);
+  let results = (outs Tile_LLVMPointer:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Tile_SharedPtrOp : Tile_Op<"shared_ptr", [Pure]> {
+  let summary = "The shared-memory address of an element of a shared buffer";
+  let description = [{
+    The address (in the shared address space) of element `indices` of the
+    shared buffer `buffer` (an allocation or one stage of one), after
+    `tile-allocate-shared-memory` has placed it and with the buffer's swizzle
+    and column blocks applied: what a TMA copy writes to, where an mbarrier
+    lives. `tile-pipeline-loops` uses it for the stage a TMA load fills and
+    for the mbarriers of each stage; `convert-tile-to-gpu` computes it.
+
+    Example:
+
+    ```mlir
+    %bars = tile.alloc_shared : memref<4xi64, #gpu.address_space<workgroup>>
+    %c1 = arith.constant 1 : index
+    %p = tile.shared_ptr %bars[%c1] : memref<4xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$buffer, Variadic<Index>:$indices);
+  let results = (outs Tile_LLVMPointer:$result);
+  let assemblyFormat = "$buffer `[` $indices `]` attr-dict `:` type($buffer) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

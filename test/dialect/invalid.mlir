@@ -1479,3 +1479,102 @@ func.func @huge_local() {
   }
   return
 }
+
+// -----
+
+func.func @tensor_map_dynamic_inner(%A: memref<4096x?xf16>) {
+  // expected-error @+1 {{'tile.tensor_map' op dimension 1 of memref<4096x?xf16> is dynamic; TMA needs every stride but the outermost known}}
+  %m = tile.tensor_map %A {box = array<i64: 128, 64>, swizzle = 128} : memref<4096x?xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_unaligned_rows(%A: memref<?x1001xf16>) {
+  // expected-error @+1 {{'tile.tensor_map' op the stride of dimension 0 of memref<?x1001xf16> is 2002 bytes, not a multiple of 16 as TMA needs}}
+  %m = tile.tensor_map %A {box = array<i64: 128, 64>, swizzle = 128} : memref<?x1001xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_rank(%A: memref<?x1024xf16>) {
+  // expected-error @+1 {{'tile.tensor_map' op box has 3 extents for a rank-2 tensor}}
+  %m = tile.tensor_map %A {box = array<i64: 1, 128, 64>, swizzle = 128} : memref<?x1024xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_too_big(%A: memref<?x1024xf16>) {
+  // expected-error @+1 {{'tile.tensor_map' op box extents must be in [1, 256], got 512}}
+  %m = tile.tensor_map %A {box = array<i64: 512, 64>, swizzle = 128} : memref<?x1024xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_row_past_swizzle(%A: memref<?x1024xf16>) {
+  // expected-error @+1 {{'tile.tensor_map' op the innermost box extent is 256 bytes; it must be a multiple of 16 and at most the swizzle span}}
+  %m = tile.tensor_map %A {box = array<i64: 64, 128>, swizzle = 128} : memref<?x1024xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_bad_swizzle(%A: memref<?x1024xf16>) {
+  // expected-error @+1 {{'tile.tensor_map' op swizzle must be 0, 32, 64 or 128 bytes, got 96}}
+  %m = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 96} : memref<?x1024xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_of_shared() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.tensor_map' op TMA maps row-major global tensors, not memref<64x64xf16, #gpu.address_space<workgroup>>}}
+    %m = tile.tensor_map %s {box = array<i64: 64, 64>, swizzle = 128} : memref<64x64xf16, #gpu.address_space<workgroup>> -> !llvm.ptr
+  }
+  return
+}
+
+// -----
+
+func.func @shared_ptr_of_fragment() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.shared_ptr' op addresses shared buffers only, got 'memref<64x64xf32, #tile.space<fragment>>'}}
+    %p = tile.shared_ptr %f[%c0, %c0] : memref<64x64xf32, #tile.space<fragment>> -> !llvm.ptr<3>
+  }
+  return
+}
+
+// -----
+
+func.func @shared_ptr_indices() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.shared_ptr' op expected 2 indices, got 1}}
+    %p = tile.shared_ptr %s[%c0] : memref<64x64xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+  }
+  return
+}
+
+// -----
+
+func.func @shared_ptr_generic() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64xi64, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.shared_ptr' op yields a shared (address space 3) pointer, got '!llvm.ptr'}}
+    %p = tile.shared_ptr %s[%c0] : memref<64xi64, #gpu.address_space<workgroup>> -> !llvm.ptr
+  }
+  return
+}

@@ -587,3 +587,35 @@ func.func @wgmma_nn(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64
   }
   return
 }
+
+// -----
+
+// tile.shared_ptr: the shared-window address of the element (the view's
+// aligned pointer plus its byte offset). In a warp-specialized kernel
+// (tile.producer_threads) the program's barriers meet the consumer threads
+// only: named barrier 1 over 128 threads, not the block's barrier 0.
+// CHECK-LABEL: gpu.func @consumer_barriers
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[VIEW:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %c8 : index
+// CHECK: %[[I:.*]] = arith.index_castui %[[AT]] : index to i64
+// CHECK: %[[P:.*]] = llvm.inttoptr %[[I]] : i64 to !llvm.ptr<3>
+// CHECK: nvvm.mbarrier.init %[[P]]
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK-NOT: gpu.barrier
+func.func @consumer_barriers(%out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  %x = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    %p = tile.shared_ptr %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    nvvm.mbarrier.init %p, %one : !llvm.ptr<3>, i32
+    %s = tile.alloc_shared : memref<64xf32, #gpu.address_space<workgroup>>
+    tile.fill %s, %x : memref<64xf32, #gpu.address_space<workgroup>>, f32
+    tile.copy %s[%c0] [64] to %out[%c0] [64] : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
+  }
+  return
+}

@@ -101,3 +101,32 @@ func.func @raster(%A: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// Each distinct tile.tensor_map (tensor, box, swizzle) becomes one !llvm.ptr
+// parameter after the ordinary ones, described in the metadata; the tensor
+// it maps counts as read. A producer warpgroup adds its threads to the
+// launch and to the kernel's known block size.
+// CHECK: tile.kernels = {tma = {grid = ["1", "1", "1"], params = [{access = "read", dtype = "float16", kind = "tensor", name = "A", shape = ["M", 1024]}, {access = "write", dtype = "float32", kind = "tensor", name = "C", shape = [64, 64]}], shared_bytes = 0 : i64, tensor_maps = [{box = [64, 64], fill = "zero", param = "A", swizzle = 128 : i64}, {box = [128, 64], fill = "zero", param = "A", swizzle = 128 : i64}], threads = [256, 1, 1]}}
+// CHECK: gpu.func @tma(%[[A:.*]]: memref<?x1024xf16>, %{{.*}}: memref<64x64xf32>, %[[M0:.*]]: !llvm.ptr, %[[M1:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64, tile.tensor_maps = 2 : i64}
+// CHECK: llvm.ptrtoint %[[M0]]
+// CHECK: llvm.ptrtoint %[[M0]]
+// CHECK: llvm.ptrtoint %[[M1]]
+// CHECK-NOT: tile.tensor_map
+func.func @tma(%A: memref<?x1024xf16> {tile.name = "A", tile.dims = ["M"]},
+               %C: memref<64x64xf32> {tile.name = "C"}) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %m0 = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<?x1024xf16> -> !llvm.ptr
+    %m1 = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<?x1024xf16> -> !llvm.ptr
+    %m2 = tile.tensor_map %A {box = array<i64: 128, 64>, swizzle = 128} : memref<?x1024xf16> -> !llvm.ptr
+    %i0 = llvm.ptrtoint %m0 : !llvm.ptr to i64
+    %i1 = llvm.ptrtoint %m1 : !llvm.ptr to i64
+    %i2 = llvm.ptrtoint %m2 : !llvm.ptr to i64
+    %f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %c0 = arith.constant 0 : index
+    tile.copy %f[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}

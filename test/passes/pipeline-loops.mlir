@@ -117,7 +117,8 @@ func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
 // A wgmma gemm that leaves one group pending still reads the previous
 // iteration's stage: with four stages the copies run two iterations ahead
 // (not three), each iteration waits until one group is pending, and a wgmma
-// wait for all groups follows the loop.
+// wait for all groups follows the loop. (The module keeps the cp.async
+// pipeline: tile.no_warp_specialization.)
 // CHECK-LABEL: func.func @pending_wgmma
 // CHECK: tile.alloc_shared : memref<4x64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-2: nvvm.cp.async.commit.group
@@ -131,7 +132,7 @@ func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
 // CHECK: } {tile.num_stages = 4 : i64}
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-module attributes {tile.target = #tile.target<"sm_90a">} {
+module attributes {tile.target = #tile.target<"sm_90a">, tile.no_warp_specialization} {
 func.func @pending_wgmma(%A: memref<1024x1024xf16>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -164,6 +165,167 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
     // expected-error @+1 {{'tile.pipelined' op num_stages = 2147483647 keeps 2147483647 copies of 4096 bytes of shared buffers, more than the 166912 bytes a block has on sm_80}}
     tile.pipelined %k = %c0 to %n step %c1 num_stages = 2147483647 {
       tile.copy %A[%c0, %k] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// sm_90a, TMA-shaped copies, wgmma: warp-specialized. The kernel gains a
+// producer warpgroup (threads 128..255); thread 0 initialises a full (one
+// arrival + the TMA bytes) and an empty (one arrival per consumer warp)
+// mbarrier per stage; the producer's thread 128 waits for each stage to be
+// free (parity flipped: the first round passes at once), expects the
+// stage's bytes (64x64 + 64x128 f16 = 24576) and issues one TMA load for A
+// and one per 64-column block of the N-major B; the consumers wait for the
+// stage, run the gemm and, with no wgmma group left pending, release the
+// same stage from lane 0 of each warp.
+// CHECK-LABEL: func.func @warp_specialized
+// CHECK: tile.kernel blocks(%[[BX:.*]]) in (%{{.*}}) threads = 128 attributes {tile.producer_threads = 128 : i64}
+// CHECK-DAG: %[[A:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[B:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[ROW:.*]] = arith.muli %[[BX]], %c64 : index
+// CHECK: %[[FULL:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[EMPTY:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.barrier
+// CHECK: %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128
+// CHECK: scf.if %[[PRODUCER]] {
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK: arith.cmpi eq, %[[TID]], %c128
+// CHECK: %[[MAPA:.*]] = tile.tensor_map %arg0 {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x1024xf16> -> !llvm.ptr
+// CHECK: %[[MAPB:.*]] = tile.tensor_map %arg1 {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<1024x256xf16> -> !llvm.ptr
+// CHECK: scf.for %[[IV:.*]] = %c0 to %arg2 step %c1 {
+// CHECK: %[[FREE:.*]] = arith.xori %{{.*}}, %c1_i32
+// CHECK: %[[E:.*]] = tile.shared_ptr %[[EMPTY]]
+// CHECK: nvvm.mbarrier.try_wait.parity %[[E]], %[[FREE]]
+// CHECK: %[[F:.*]] = tile.shared_ptr %[[FULL]]
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[F]], %c24576_i32
+// CHECK: %[[K:.*]] = arith.muli %[[IV]], %c64
+// CHECK: %[[KA:.*]] = arith.index_cast %[[K]] : index to i32
+// CHECK: %[[RA:.*]] = arith.index_cast %[[ROW]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %[[F]], box[%[[KA]], %[[RA]]]
+// CHECK: %[[C0:.*]] = arith.index_cast %c0 : index to i32
+// CHECK: %[[KB:.*]] = arith.index_cast %[[K]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %[[F]], box[%[[C0]], %[[KB]]]
+// CHECK: %[[C64:.*]] = arith.addi %[[C0]], %c64_i32
+// CHECK: tile.shared_ptr %{{.*}}[%{{.*}}, %c64{{.*}}]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %[[F]], box[%[[C64]], %[[KB]]]
+// CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK: scf.for
+// CHECK: %[[S:.*]] = arith.remsi %{{.*}}, %c2
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: tile.gemm
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// CHECK: scf.if
+// CHECK-NEXT: %[[R:.*]] = tile.shared_ptr %[[EMPTY]][%[[S]]]
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[R]]
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK-NOT: nvvm.cp.async
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %bx, %c64 : index
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<1024x256xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// Four stages, two consumer warpgroups, one wgmma group left pending: the
+// consumers release the stage of the iteration before (none in iteration
+// 0), and wait for all groups after the loop. 128 + 64 rows of 128 bytes
+// per stage: 24576 bytes expected. Registers: (65536 - 128 x 40) / 256
+// rounded down to 8 = 232.
+// CHECK-LABEL: func.func @pending_release
+// CHECK: threads = 256 attributes {tile.producer_threads = 128 : i64}
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for
+// CHECK: %[[K:.*]] = arith.divsi %{{.*}}, %c1 : index
+// CHECK: tile.gemm
+// CHECK: %[[BACK:.*]] = arith.subi %[[K]], %c1
+// CHECK: %[[SEEN:.*]] = arith.cmpi sge, %[[BACK]], %c0
+// CHECK: %[[WHEN:.*]] = arith.andi %{{.*}}, %[[SEEN]]
+// CHECK: %[[STAGE:.*]] = arith.remsi %{{.*}}, %c4
+// CHECK: scf.if %[[WHEN]] {
+// CHECK-NEXT: %[[R:.*]] = tile.shared_ptr %{{.*}}[%[[STAGE]]]
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[R]]
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @pending_release(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %c = tile.alloc_fragment : memref<128x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [128, 64] to %a[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c64, %kk] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 1>} : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A row stride TMA cannot take (a dynamic inner size) keeps the cp.async
+// pipeline on sm_90a.
+// CHECK-LABEL: func.func @no_tma_dynamic_rows
+// CHECK-NOT: tile.producer_threads
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: tile.tensor_map
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x?xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c64, %kk] [64, 64] to %b[%c0, %c0] [64, 64] : memref<?x?xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
     }
   }
   return

@@ -29,7 +29,7 @@ def nvvm_pipeline(target: Target) -> str:
         "builtin.module(lower-affine,"
         f"nvvm-attach-target{{chip={target.chip} features={PTX_FEATURES} O=3}},"
         "gpu.module(tile-lower-fp8-conversions,convert-scf-to-cf,convert-nvgpu-to-nvvm,"
-        "convert-gpu-to-nvvm,"
+        "convert-gpu-to-nvvm,tile-grid-constant-params,"
         "convert-nvvm-to-llvm,canonicalize,cse),"
         "reconcile-unrealized-casts)"
     )
@@ -224,6 +224,7 @@ class CompiledModule:
             "grid": meta["grid"],
             "shared_bytes": meta["shared_bytes"],
             "params": meta["params"],
+            **({"tensor_maps": meta["tensor_maps"]} if meta.get("tensor_maps") else {}),
             "tlc_version": __version__,
         }
 
