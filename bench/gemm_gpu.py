@@ -2,7 +2,8 @@
 
     python bench/gemm_gpu.py ARTIFACT_DIR [ROUNDS] [--nt]     (on the GPU machine)
 
-fp16 inputs, fp32 accumulation, fp16 output, C = A @ B with M = N = K (with
+fp16 or bf16 inputs (the artifacts' dtype), fp32 accumulation, output in the
+input dtype, C = A @ B with M = N = K, or M x N x K for a size token MxNxK (with
 --nt, C = A @ B^T, B stored N x K, and the peers given b.t()). Each tlc
 artifact bench_<config>_<size>.tlcart is timed with the same method as the
 peers in this one run: 20 launches captured in a CUDA graph, the median of 20
@@ -60,7 +61,7 @@ if triton is not None:
             bp += BK * sbk
         cm = pm * BM + tl.arange(0, BM)
         cn = pn * BN + tl.arange(0, BN)
-        tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc.to(tl.float16),
+        tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc.to(c.dtype.element_ty),
                  mask=(cm[:, None] < M) & (cn[None, :] < N))
 
     TRITON_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 128, 32, 4, 4),
@@ -89,21 +90,27 @@ if triton is not None:
 
 def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"{os.path.basename(os.path.normpath(art_dir))}, "
           f"triton {triton.__version__ if triton else 'absent'}, {rounds} rounds")
     arts = {}
     for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
         config, size = os.path.basename(path)[len("bench_"):-len(".tlcart")].rsplit("_", 1)
-        arts.setdefault(int(size), []).append((config, runtime.load_artifact(path)))
+        arts.setdefault(size, []).append((config, runtime.load_artifact(path)))
     print(f"{'size':>6} {'config':>20} {'tlc TF/s':>9} {'cuBLAS':>8} {'triton':>8} "
           f"{'tlc/cuBLAS':>10} {'tlc/triton':>10}")
     med = statistics.median
-    for size in sorted(arts):
-        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-        b = torch.randn(size, size, device="cuda", dtype=torch.float16)  # N x K with --nt
-        c = torch.empty(size, size, device="cuda", dtype=torch.float16)
+    def dims(size: str):  # "4096" is 4096^3; "MxNxK" otherwise
+        return tuple(int(d) for d in size.split("x")) if "x" in size else (int(size),) * 3
+
+    for size in sorted(arts, key=lambda s: (len(dims(s)), dims(s))):
+        m, n, k = dims(size)
+        dtype = getattr(torch, arts[size][0][1].params[0].dtype)
+        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        b = torch.randn(*((n, k) if nt else (k, n)), device="cuda", dtype=dtype)
+        c = torch.empty(m, n, device="cuda", dtype=dtype)
         rhs = b.t() if nt else b  # what the peers multiply by
-        ref = (a.float() @ rhs.float()).half()
-        flops = 2 * size ** 3
+        ref = (a.float() @ rhs.float()).to(dtype)
+        flops = 2 * m * n * k
         tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
         ok = {}
         for config, kernel in arts[size]:

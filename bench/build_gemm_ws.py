@@ -1,0 +1,126 @@
+"""Compile the checks and benchmarks of the warp-specialized sm_90a GEMM (no GPU needed).
+
+    python bench/build_gemm_ws.py OUT_DIR
+
+A plain T.Pipelined loop of T.copy + T.gemm whose tiles TMA can load (K tile
+of 64 16-bit elements, row strides that are multiples of 16 bytes) compiles
+on sm_90a to a TMA producer warpgroup and wgmma consumer warpgroups. Writes
+
+- OUT_DIR/checks: checked artifacts for test/gpu/run_artifacts.py: both
+  dtypes, NN and NT, odd sizes (1000^3, 777 x 1000 x 520, K = 4095 whose row
+  stride TMA cannot take), fewer K iterations than stages, a dynamic M with a
+  fused bias + ReLU epilogue;
+- OUT_DIR/{nn,nt}_{float16,bfloat16}: benchmark artifacts bench_<config>_<size>
+  for bench/gemm_gpu.py (sizes 4096 and 8192);
+- OUT_DIR/small_{nn,nt}: fp16 benchmark artifacts for 1024^3, 2048^3 and
+  the decode shapes M = 64, 128 with N = K = 8192 (size tokens MxNxK).
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+
+import gemm  # noqa: E402
+import tlc  # noqa: E402
+import tlc.language as T  # noqa: E402
+from checks import save_checked  # noqa: E402
+
+CHECK_CONFIGS = [(128, 256, 64, 256, 3), (128, 128, 64, 256, 4), (64, 128, 64, 128, 4)]
+BENCH_CONFIGS = [(128, 256, 64, 256, 3, 0), (128, 256, 64, 256, 4, 0), (128, 256, 64, 256, 3, 8),
+                 (128, 128, 64, 256, 4, 0)]
+SMALL = [((1024, 1024, 1024), [(128, 128, 64, 256, 4), (64, 128, 64, 128, 4)]),
+         ((2048, 2048, 2048), [(128, 128, 64, 256, 4), (128, 256, 64, 256, 3)]),
+         ((64, 8192, 8192), [(64, 128, 64, 128, 4), (64, 64, 64, 128, 6)]),
+         ((128, 8192, 8192), [(128, 128, 64, 256, 4), (64, 128, 64, 128, 4)])]
+
+
+@tlc.jit(out_idx=[-1])
+def bias_relu(N, K, block_M, block_N, block_K, threads, stages, dtype):
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def gemm_bias_relu(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+                       bias: T.Tensor((N,), "float32"), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            B_s = T.alloc_shared((block_N, block_K), dtype)
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[bx * block_N, k * block_K], B_s)
+                T.gemm(A_s, B_s, acc, transpose_B=True)
+            for i, j in T.Parallel(block_M, block_N):
+                acc[i, j] = T.max(acc[i, j] + bias[bx * block_N + j], 0)
+            T.copy(acc, C[by * block_M, bx * block_N])
+
+    return gemm_bias_relu
+
+
+def checks(out: str) -> None:
+    def save(k, trans_b, name, seed, tol):
+        expect = "(A.float() @ B.float().T)" if trans_b else "(A.float() @ B.float())"
+        save_checked(k.artifact, {"expect": {"C": expect + ".to(C.dtype)"}, "atol": tol,
+                                  "rtol": 2e-2, "seed": seed},
+                     os.path.join(out, "checks", name + ".tlcart"))
+
+    for layout, trans_b in (("NT", True), ("NN", False)):
+        for dtype in ("float16", "bfloat16"):
+            tol = 0.2 if dtype == "float16" else 0.8
+            for bm, bn, bk, threads, stages in CHECK_CONFIGS:
+                for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (4096, 4096, 4096)):
+                    kern = gemm.matmul(m, n, k, bm, bn, bk, threads, stages, dtype, "float32",
+                                       trans_B=trans_b)
+                    assert "cp.async.bulk.tensor" in kern.get_kernel_source(), (m, n, k)
+                    save(kern, trans_b, f"ws_{layout}_{dtype}_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}",
+                         m + n, tol)
+            # Fewer K iterations than stages; a row stride TMA cannot take.
+            for m, n, k, stages in ((256, 512, 64, 4), (256, 512, 128, 4), (256, 512, 192, 4),
+                                    (512, 512, 4095, 3)):
+                kern = gemm.matmul(m, n, k, 128, 256, 64, 256, stages, dtype, "float32",
+                                   trans_B=trans_b)
+                tma = "cp.async.bulk.tensor" in kern.get_kernel_source()
+                assert tma == (k % 8 == 0), (m, n, k)
+                save(kern, trans_b, f"ws_{layout}_{dtype}_edge_{m}x{n}x{k}s{stages}", k, tol)
+    for dtype in ("float16", "bfloat16"):
+        kern = bias_relu(1024, 512, 128, 256, 64, 256, 4, dtype)
+        assert "cp.async.bulk.tensor" in kern.get_kernel_source()
+        save_checked(kern.artifact, {
+            "symbols": {"M": 1000},
+            "expect": {"C": "torch.relu(A.float() @ B.float().T + bias).to(C.dtype)"},
+            "atol": 0.2 if dtype == "float16" else 0.8, "rtol": 2e-2, "seed": 7},
+            os.path.join(out, "checks", f"ws_bias_relu_dynM_{dtype}.tlcart"))
+
+
+def benches(out: str) -> None:
+    matmul = tlc.jit(out_idx=[-1], target="sm_90a")(gemm.matmul.factory)
+    for layout, trans_b in (("nn", False), ("nt", True)):
+        for dtype in ("float16", "bfloat16"):
+            folder = os.path.join(out, f"{layout}_{dtype}")
+            os.makedirs(folder, exist_ok=True)
+            for size in (4096, 8192):
+                for bm, bn, bk, threads, stages, panel in BENCH_CONFIGS:
+                    name = f"bench_{bm}x{bn}x{bk}s{stages}{f'p{panel}' if panel else ''}_{size}"
+                    matmul(size, size, size, bm, bn, bk, threads, stages, dtype,
+                           trans_B=trans_b, panel=panel).save(os.path.join(folder, name + ".tlcart"))
+        folder = os.path.join(out, f"small_{layout}")
+        os.makedirs(folder, exist_ok=True)
+        for (m, n, k), configs in SMALL:
+            for bm, bn, bk, threads, stages in configs:
+                name = f"bench_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}"
+                matmul(m, n, k, bm, bn, bk, threads, stages, trans_B=trans_b).save(
+                    os.path.join(folder, name + ".tlcart"))
+
+
+def main(out: str) -> None:
+    os.makedirs(os.path.join(out, "checks"), exist_ok=True)
+    checks(out)
+    benches(out)
+    total = sum(len(files) for _, _, files in os.walk(out))
+    print("wrote", total, "artifacts under", out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
