@@ -2,11 +2,13 @@
 
 Each TileLang key is one of three kinds here:
 
-- honoured: tlc applies it (`tl.disable_wgmma` compiles sm_90a gemms on mma.sync);
+- honoured: tlc applies it (`tl.disable_wgmma` compiles sm_90a gemms on mma.sync;
+  `tl.disable_tma_lower` and `tl.disable_warp_specialized`, or
+  `tl.enable_auto_warp_specialization` False, keep sm_90a's cp.async pipeline
+  instead of the warp-specialized TMA producer);
 - no use: it tunes a TileLang pass or a tool tlc does not have (TVM's CSE,
-  nvcc, TileLang's own checks), or disables something tlc never does (TMA,
-  warp specialization); it is accepted and reported once per process with a
-  warning, and changes nothing;
+  nvcc, TileLang's own checks), or disables something tlc never does; it is
+  accepted and reported once per process with a warning, and changes nothing;
 - cannot honour: it asks for an output or a behaviour tlc cannot give (extra
   nvcc flags, custom TVM passes, dumping CUDA source): an error.
 
@@ -76,7 +78,12 @@ class PassConfigKey(str, enum.Enum):
 _K = PassConfigKey
 
 # Keys tlc applies (see PassConfigEffects).
-_HONOURED = {_K.TL_DISABLE_WGMMA}
+_HONOURED = {_K.TL_DISABLE_WGMMA, _K.TL_DISABLE_TMA_LOWER, _K.TL_DISABLE_WARP_SPECIALIZED,
+             _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION}
+
+#: The suffix of a target name whose TMA feature is turned off (what the TMA
+#: and warp-specialization keys do); tlc.compiler.targets reads it.
+NO_TMA = "+no_tma"
 
 # Keys that ask for what tlc cannot give, with why.
 _CANNOT = {
@@ -94,9 +101,6 @@ _CANNOT = {
 # Why each remaining key has no use in tlc (reported once per process).
 _NO_USE_DEFAULT = "it tunes a TileLang/TVM pass tlc does not have"
 _NO_USE = {
-    _K.TL_DISABLE_TMA_LOWER: "tlc emits no TMA copies",
-    _K.TL_DISABLE_WARP_SPECIALIZED: "tlc does not warp-specialize kernels",
-    _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION: "tlc does not warp-specialize kernels",
     _K.TL_ENABLE_FAST_MATH: "tlc has no fast-math mode (math stays IEEE)",
     _K.TL_PTXAS_REGISTER_USAGE_LEVEL: "tlc does not run ptxas",
     _K.TL_DISABLE_SAFE_MEMORY_ACCESS: "tlc always masks out-of-bounds accesses",
@@ -115,6 +119,10 @@ class PassConfigEffects:
     """What the honoured keys of a `pass_configs` change."""
 
     disable_wgmma: bool = False
+    # tl.disable_tma_lower, tl.disable_warp_specialized (or auto warp
+    # specialization set False): sm_90a pipelined GEMM loops keep the cp.async
+    # pipeline instead of a TMA producer warpgroup.
+    disable_tma: bool = False
 
 
 def _key(key) -> PassConfigKey:
@@ -140,20 +148,25 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
     if not isinstance(pass_configs, dict):
         raise CompilationError(f"pass_configs must be a dict of PassConfigKey -> value, got "
                                f"{type(pass_configs).__name__}")
-    disable_wgmma = False
+    disable_wgmma = disable_tma = False
     for raw, value in pass_configs.items():
         key = _key(raw)
         if key in _CANNOT:
             raise CompilationError(f"pass_configs key '{key.value}' is not supported by tlc: "
                                    f"{_CANNOT[key]}")
-        if key == _K.TL_DISABLE_WGMMA:
+        if key in _HONOURED:
             if not isinstance(value, (bool, int)):
                 raise CompilationError(f"pass_configs '{key.value}' must be True or False, "
                                        f"got {value!r}")
-            disable_wgmma = bool(value)
+            if key == _K.TL_DISABLE_WGMMA:
+                disable_wgmma = bool(value)
+            elif key == _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION:
+                disable_tma |= not value
+            else:
+                disable_tma |= bool(value)
         elif key.value not in _WARNED:
             _WARNED.add(key.value)
             why = _NO_USE.get(key, _NO_USE_DEFAULT)
             warnings.warn(f"tlc: pass_configs key '{key.value}' has no effect in tlc ({why})",
                           stacklevel=4)
-    return PassConfigEffects(disable_wgmma=disable_wgmma)
+    return PassConfigEffects(disable_wgmma=disable_wgmma, disable_tma=disable_tma)

@@ -255,13 +255,16 @@ def test_pass_configs(cache, monkeypatch):
     kernel = tlc.jit(pass_configs={K.TL_DISABLE_WGMMA: True})(_copy)()
     assert kernel.artifact["target"] == "sm_90"
     # no use: reported once per key, then silent; "tirx." spellings are TIR keys
-    with pytest.warns(UserWarning, match="'tl.disable_tma_lower' has no effect"):
-        tlc.jit(pass_configs={K.TL_DISABLE_TMA_LOWER: True})
+    with pytest.warns(UserWarning, match="'tl.disable_safe_memory_legalize' has no effect"):
+        tlc.jit(pass_configs={K.TL_DISABLE_SAFE_MEMORY_ACCESS: True})
     with pytest.warns(UserWarning, match="'tir.disable_cse_tir' has no effect"):
         tlc.jit(pass_configs={"tirx.disable_cse_tir": True})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        tlc.jit(pass_configs={"tl.disable_tma_lower": True, K.TIR_DISABLE_CSE: True})
+        tlc.jit(pass_configs={"tl.disable_safe_memory_legalize": True, K.TIR_DISABLE_CSE: True})
+        # honoured, so no warning: TMA off (the artifact still says sm_90a)
+        kernel = tlc.jit(pass_configs={K.TL_DISABLE_TMA_LOWER: True})(_copy)()
+        assert kernel.artifact["target"] == "sm_90a"
     # cannot honour, unknown: errors
     assert "'tl.device_compile_flags' is not supported" in str(
         jit_error(pass_configs={K.TL_DEVICE_COMPILE_FLAGS: "-DX"}))

@@ -273,6 +273,25 @@ def test_wgmma_overlaps_the_next_iteration_with_four_stages(repo, tmp_path, tran
     assert "cp.async.bulk.tensor.2d" in three
 
 
+@pytest.mark.parametrize("key", ["tl.disable_tma_lower", "tl.disable_warp_specialized"])
+def test_pass_configs_turn_warp_specialization_off(repo, key):
+    # TileLang's switches keep sm_90a's cp.async pipeline (wgmma still), and
+    # the cache keeps the two kernels apart.
+    sys.path.insert(0, str(repo / "examples"))
+    import gemm
+
+    args = (1024, 1024, 1024, 128, 256, 64, 256, 3)
+    plain = tlc.jit(out_idx=[-1], target="sm_90a")(gemm.matmul.factory)(*args)
+    off = tlc.jit(out_idx=[-1], target="sm_90a", pass_configs={key: True})(
+        gemm.matmul.factory)(*args)
+    assert "cp.async.bulk.tensor" in plain.get_kernel_source()
+    ptx = off.get_kernel_source()
+    assert "cp.async.bulk.tensor" not in ptx and "setmaxnreg" not in ptx
+    assert "cp.async.wait_group" in ptx and "wgmma.mma_async" in ptx
+    assert off.artifact["threads"] == [256, 1, 1] and plain.artifact["threads"] == [384, 1, 1]
+    assert off.artifact["target"] == plain.artifact["target"] == "sm_90a"
+
+
 def test_bool_buffers_are_bytes_in_memory(tmp_path):
     # Element reads and writes of bool tensors and fragments compile (they used
     # to abort in the memref-to-LLVM conversion): bools live as i8 in memory,

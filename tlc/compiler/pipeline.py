@@ -282,7 +282,7 @@ def set_target(module: ir.Module, target: str | Target | None) -> Target:
     attrs = module.operation.attributes
     if "tile.target" in attrs:
         text = str(attrs["tile.target"])
-        existing = text[text.index('"') + 1:text.rindex('"')]
+        existing = text[text.index('"') + 1:text.index('"', text.index('"') + 1)]
         if target is not None and get_target(target).arch != existing:
             raise CompilationError(
                 f"{_buffer_name(module)}: the module is for {existing} (its tile.target) but "

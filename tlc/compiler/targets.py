@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .._mlir_libs import _site_initialize_0 as _native
 from ..errors import CompilationError
+from ..pass_config import NO_TMA
 
 #: The architectures tlc knows (from the C++ table).
 TARGETS: tuple[str, ...] = tuple(_native.known_targets().split(", "))
@@ -22,26 +23,48 @@ DEFAULT_TARGET = "sm_90a"
 PTX_FEATURES = "+ptx80"
 
 
+#: NO_TMA: the suffix of a target name whose TMA feature is turned off
+#: (TileLang's tl.disable_tma_lower / tl.disable_warp_specialized): sm_90a GEMMs
+#: then keep the cp.async pipeline instead of a warp-specialized TMA producer.
+
+#: sm_90a's features without TMA, as #tile.target spells them.
+_NO_TMA_FEATURES = "[cp_async, mma_sync, wgmma, setmaxnreg, cluster]"
+
+
 @dataclass(frozen=True)
 class Target:
     """An NVIDIA GPU architecture as the compiler sees it."""
 
     arch: str  # e.g. "sm_90a"
+    tma: bool = True  # False: the target's TMA feature is turned off
 
     @property
     def chip(self) -> str:
         return self.arch
 
     @property
+    def name(self) -> str:
+        """The name get_target reads back (cache keys use it)."""
+        return self.arch if self.tma else self.arch + NO_TMA
+
+    @property
     def attribute_text(self) -> str:
         """The module attribute that names this target."""
+        if not self.tma:
+            return f'#tile.target<"{self.arch}", features = {_NO_TMA_FEATURES}>'
         return f'#tile.target<"{self.arch}">'
 
 
 def get_target(arch: str | Target | None) -> Target:
-    """The Target for an architecture name ("sm_90a", "sm_80", ...)."""
+    """The Target for an architecture name ("sm_90a", "sm_80", ...; with
+    NO_TMA appended, the architecture without its TMA feature)."""
     if isinstance(arch, Target):
         return arch
+    if arch and arch.endswith(NO_TMA):
+        base = get_target(arch[:-len(NO_TMA)])
+        if base.arch != "sm_90a":
+            raise CompilationError(f"target '{arch}': only sm_90a has TMA copies to turn off")
+        return Target(base.arch, tma=False)
     arch = arch or DEFAULT_TARGET
     if arch not in TARGETS:
         raise CompilationError(
