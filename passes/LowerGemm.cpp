@@ -231,9 +231,13 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
                           "layout; converting layouts is not supported yet");
   Type in = aType.getElementType();
   Type accElem = op.getC().getType().getElementType();
+  if (isWgmmaFp8(in))
+    return op.emitOpError("fp8 gemms run on sm_90a's wgmma only, which reads both operands "
+                          "K-major: A M x K and B N x K (transpose_B=True) in shared memory, "
+                          "K tiles of 128, an f32 accumulator and M = 16 x warps");
   if (!(in.isF16() || in.isBF16()) || !(accElem.isF32() || (in.isF16() && accElem.isF16())))
-    return op.emitOpError("this version of tlc lowers f16 x f16 -> f32|f16 and "
-                          "bf16 x bf16 -> f32 gemms, got ")
+    return op.emitOpError("this version of tlc lowers f16 x f16 -> f32|f16, "
+                          "bf16 x bf16 -> f32 and (on sm_90a) fp8 -> f32 gemms, got ")
            << in << " -> " << accElem;
   int64_t k = op.getTransposeA() ? aType.getDimSize(0) : aType.getDimSize(1);
   if (k % kMmaK != 0)
@@ -340,8 +344,8 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
         it->second.columnBlock != columnBlock)
       return failure();
     Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, it->second.flat);
-    if (Value base = it->second.base)
-      at = ib.add(at, ib.mul(base, 2));
+    if (Value base = it->second.base) // elements -> bytes
+      at = ib.add(at, ib.mul(base, cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8));
     return arith::IndexCastUIOp::create(b, loc, i64, at).getResult();
   };
   bool nMajorB = !op.getTransposeB();
@@ -388,16 +392,24 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                                  : memref::LoadOp::create(b, loc, accRegs, ValueRange{ib.c(r)});
     acc = LLVM::InsertValueOp::create(b, loc, acc, v, ArrayRef<int64_t>{r});
   }
-  auto wgType = NVVM::WGMMATypesAttr::get(
-      ctx, in.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16);
+  auto wgType = [&](Type t) {
+    NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
+                            : t.isBF16() ? NVVM::WGMMATypes::bf16
+                            : isa<Float8E4M3FNType>(t) ? NVVM::WGMMATypes::e4m3
+                                                       : NVVM::WGMMATypes::e5m2;
+    return NVVM::WGMMATypesAttr::get(ctx, kind);
+  };
   auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  int64_t k = op.getA().getType().getDimSize(1);
-  for (int64_t k0 = 0; k0 < k; k0 += kWgmmaK)
+  int64_t k = op.getA().getType().getDimSize(1), step = op.getMmaAttr().getK();
+  int64_t bytes = op.getA().getType().getElementTypeBitWidth() / 8;
+  for (int64_t k0 = 0; k0 < k; k0 += step)
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, descriptor(aRows, k0 * 2, kMajor),
-        nMajorB ? descriptor(*bAddr, k0 * 128, nMajor) : descriptor(*bAddr, k0 * 2, kMajor),
-        NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, kWgmmaK), wgType, wgType,
+        b, loc, structType, acc, descriptor(aRows, k0 * bytes, kMajor),
+        nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
+                : descriptor(*bAddr, k0 * bytes, kMajor),
+        NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
+        wgType(op.getB().getType().getElementType()),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
         NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),

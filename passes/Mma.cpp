@@ -88,15 +88,25 @@ FailureOr<WarpPartition> mlir::tile::partitionGemm(GemmOp op, int64_t threads,
                         op.getPolicy(), why);
 }
 
+bool mlir::tile::isWgmmaFp8(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
+int64_t mlir::tile::wgmmaK(Type in) { return isWgmmaFp8(in) ? 32 : kWgmmaK; }
+
 FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) {
   MemRefType a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   Type in = a.getElementType();
+  bool fp8 = isWgmmaFp8(in);
   if (getPlace(a) != Place::Shared || getPlace(b) != Place::Shared ||
-      op.getTransposeA() || !(in.isF16() || in.isBF16()) ||
-      b.getElementType() != in || !c.getElementType().isF32())
+      op.getTransposeA() || !(in.isF16() || in.isBF16() || fp8) ||
+      (fp8 ? !isWgmmaFp8(b.getElementType()) : b.getElementType() != in) ||
+      !c.getElementType().isF32())
     return failure();
-  if (a.getDimSize(1) * 2 != 128)
+  if (a.getDimSize(1) * a.getElementTypeBitWidth() / 8 != 128)
     return failure(); // A's K rows: one 128-byte swizzle atom
+  if (fp8 && !op.getTransposeB())
+    return failure(); // 8-bit wgmma reads K-major operands only
   if (!op.getTransposeB()) {
     // B stored K x N (N-major): kept as column blocks of 64 (128-byte rows),
     // which needs the buffer itself (a stage view or the allocation).

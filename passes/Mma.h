@@ -54,6 +54,13 @@ constexpr int64_t kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
 /// 128-byte rows of its swizzle atoms.
 constexpr int64_t kWgmmaColumnBlock = 64;
 
+/// Whether `type` is an 8-bit float wgmma multiplies (e4m3, e5m2).
+bool isWgmmaFp8(Type type);
+
+/// The K extent of one wgmma instruction for inputs of `in`: 32 bytes of
+/// them (16 for 16-bit types, 32 for 8-bit ones).
+int64_t wgmmaK(Type in);
+
 /// The partition of a gemm that wgmma can run, or failure: A and B in shared
 /// memory, A stored M x K (K-major) with K rows of exactly 128 bytes (the
 /// 128-byte swizzle atom), B stored N x K (K-major) or K x N (N-major, N a

@@ -100,7 +100,8 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                                  IntegerAttr::get(IntegerType::get(ctx, 64),
                                                   kWgmmaColumnBlock));
     }
-    gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::Wgmma, kWgmmaM, part->tileN, kWgmmaK,
+    gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::Wgmma, kWgmmaM, part->tileN,
+                                 wgmmaK(gemm.getA().getType().getElementType()),
                                  part->warpsM, part->warpsN, a, depth));
     return success();
   }

@@ -576,6 +576,11 @@ static LogicalResult verifyMma(GemmOp op, MmaAttr mma, int64_t m, int64_t n) {
     return op.emitOpError("mma partition ")
            << mma.getWarpsM() << " x " << mma.getWarpsN() << " warps of m" << mma.getM()
            << "n" << mma.getN() << " atoms does not tile C (" << m << "x" << n << ")";
+  int64_t bits = op.getA().getType().getElementTypeBitWidth();
+  if (mma.getKind() == MmaKind::Wgmma && mma.getK() * bits != 256)
+    return op.emitOpError("a wgmma atom reads 32 bytes of K: k = ")
+           << 256 / bits << " for " << op.getA().getType().getElementType() << " inputs, got "
+           << mma.getK();
   OperandPlace a = getPlace(op.getA().getType()) == Place::Fragment
                        ? OperandPlace::Registers
                        : OperandPlace::Shared;

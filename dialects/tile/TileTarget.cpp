@@ -213,9 +213,9 @@ LogicalResult MmaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "mma_sync is synchronous: depth must be 0, got " << depth;
     return success();
   }
-  if (m != 64 || k != 16 || n % 8 != 0 || n > 256)
-    return emitError() << "wgmma atoms are m64nNk16 with N a multiple of 8 up to "
-                          "256, got m"
+  if (m != 64 || (k != 16 && k != 32) || n % 8 != 0 || n > 256)
+    return emitError() << "wgmma atoms are m64nNk16 (16-bit inputs) or m64nNk32 (8-bit) "
+                          "with N a multiple of 8 up to 256, got m"
                        << m << "n" << n << "k" << k;
   if (warpsN != 1 || warpsM % 4 != 0)
     return emitError() << "wgmma stacks whole warpgroups along M: warps_n must be 1 "

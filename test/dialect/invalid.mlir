@@ -1341,7 +1341,7 @@ module attributes {test.mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, 
 
 // -----
 
-// expected-error @+1 {{wgmma atoms are m64nNk16 with N a multiple of 8 up to 256, got m64n260k16}}
+// expected-error @+1 {{wgmma atoms are m64nNk16 (16-bit inputs) or m64nNk32 (8-bit) with N a multiple of 8 up to 256, got m64n260k16}}
 module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 260, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} {}
 
 // -----
@@ -1575,6 +1575,20 @@ func.func @shared_ptr_generic() {
     %s = tile.alloc_shared : memref<64xi64, #gpu.address_space<workgroup>>
     // expected-error @+1 {{'tile.shared_ptr' op yields a shared (address space 3) pointer, got '!llvm.ptr'}}
     %p = tile.shared_ptr %s[%c0] : memref<64xi64, #gpu.address_space<workgroup>> -> !llvm.ptr
+  }
+  return
+}
+
+// -----
+
+func.func @wgmma_k_of_fp8() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op a wgmma atom reads 32 bytes of K: k = 32 for 'f8E4M3FN' inputs, got 16}}
+    tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
   }
   return
 }

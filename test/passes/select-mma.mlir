@@ -289,3 +289,27 @@ func.func @uncoverable() {
   return
 }
 }
+
+// -----
+
+// fp8 on sm_90a: K-major A and B with 128-byte K rows (128 elements) run on
+// wgmma m64nNk32 (32 bytes of K per atom). An
+// N-major fp8 B (no transpose_B) is not wgmma's: mma.sync is chosen, whose
+// lowering then says what fp8 needs.
+// CHECK-LABEL: func.func @wgmma_fp8
+// CHECK: tile.gemm {{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 32, warps_m = 4, warps_n = 1, a = shared, depth = 0>, transpose_b}
+// CHECK: tile.gemm {{.*}} {mma = #tile.mma<kind = mma_sync
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @wgmma_fp8() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    %bn = tile.alloc_shared : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    tile.gemm %a, %bn, %c : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+}

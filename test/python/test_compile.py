@@ -292,6 +292,43 @@ def test_pass_configs_turn_warp_specialization_off(repo, key):
     assert off.artifact["target"] == plain.artifact["target"] == "sm_90a"
 
 
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2"])
+def test_fp8_gemm_runs_on_wgmma_with_tma(repo, tmp_path, dtype):
+    sys.path.insert(0, str(repo / "examples"))
+    import fp8_gemm
+
+    kernel = fp8_gemm.fp8_matmul(1024, 1024, 1024, in_dtype=dtype)
+    ptx = kernel.get_kernel_source()
+    kind = "e4m3" if dtype == "float8_e4m3" else "e5m2"
+    assert f"wgmma.mma_async.sync.aligned.m64n256k32.f32.{kind}.{kind}" in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx and "mbarrier.try_wait.parity" in ptx
+    ptxas_ok(ptx, tmp_path)
+
+
+def test_fp8_gemm_with_n_major_b_is_an_error_at_its_line():
+    import tlc.language as T
+
+    @T.prim_func
+    def nn(A: T.Tensor((256, 256), "float8_e4m3"), B: T.Tensor((256, 256), "float8_e4m3"),
+           C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 4, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 128), "float8_e4m3")
+            B_s = T.alloc_shared((128, 128), "float8_e4m3")
+            acc = T.alloc_fragment((64, 128), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(2, num_stages=2):
+                T.copy(A[by * 64, k * 128], A_s)
+                T.copy(B[k * 128, bx * 128], B_s)
+                T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * 64, bx * 128])
+
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(nn, target="sm_90a")
+    assert "test_compile.py" in str(e.value)
+    assert "fp8 gemms run on sm_90a's wgmma only" in str(e.value)
+    assert "transpose_B=True" in str(e.value)
+
+
 def test_bool_buffers_are_bytes_in_memory(tmp_path):
     # Element reads and writes of bool tensors and fragments compile (they used
     # to abort in the memref-to-LLVM conversion): bools live as i8 in memory,

@@ -1,0 +1,57 @@
+"""Compile the fp8 GEMM checks and benchmarks (no GPU needed).
+
+    python bench/build_gemm_fp8.py OUT_DIR
+
+examples/fp8_gemm.py on sm_90a (TMA + wgmma m64nNk32, warp-specialized).
+Writes OUT_DIR/checks (e4m3 and e5m2 at 1000^3, 777 x 1000 x 520,
+4096^3 and fewer K iterations than stages, for test/gpu/run_artifacts.py) and
+OUT_DIR/bench (bench_<config>_<size> for bench/fp8_gemm_gpu.py).
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+
+import fp8_gemm  # noqa: E402
+from checks import save_checked  # noqa: E402
+
+CONFIGS = [(128, 256, 128, 256, 4), (128, 256, 128, 256, 3), (128, 128, 128, 256, 4)]
+
+
+def main(out: str) -> None:
+    for sub in ("checks", "bench"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    for a_dtype in ("float8_e4m3", "float8_e5m2"):
+        for bm, bn, bk, threads, stages in CONFIGS[:2]:
+            for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (4096, 4096, 4096),
+                            (256, 512, 256)):
+                kern = fp8_gemm.fp8_matmul(m, n, k, bm, bn, bk, threads, stages, a_dtype)
+                assert "m64n" in kern.get_kernel_source()
+                save_checked(kern.artifact, {
+                    "expect": {"C": "(A.float() @ B.float().T * scale).to(C.dtype)"},
+                    "scalars": {"scale": 0.25}, "atol": 0.5, "rtol": 2e-2, "seed": m},
+                    os.path.join(out, "checks",
+                                 f"fp8_{a_dtype}_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}.tlcart"))
+    for m, n, k in ((4096, 4096, 4096), (1000, 1000, 8192)):
+        kern = fp8_gemm.fp8_matmul(m, n, k, 128, 128, 128, 256, 4, promote=True)
+        save_checked(kern.artifact, {
+            "expect": {"C": "(A.float() @ B.float().T * scale).to(C.dtype)"},
+            "scalars": {"scale": 0.25}, "atol": 0.5, "rtol": 2e-2, "seed": m},
+            os.path.join(out, "checks", f"fp8_promote_128x128x128s4_{m}x{n}x{k}.tlcart"))
+    for size in (4096, 8192):
+        for bm, bn, bk, threads, stages in CONFIGS:
+            kern = fp8_gemm.fp8_matmul(size, size, size, bm, bn, bk, threads, stages)
+            kern.save(os.path.join(out, "bench", f"bench_{bm}x{bn}x{bk}s{stages}_{size}.tlcart"))
+        for bm, bn, bk, threads, stages in CONFIGS[2:]:
+            kern = fp8_gemm.fp8_matmul(size, size, size, bm, bn, bk, threads, stages,
+                                       promote=True)
+            kern.save(os.path.join(out, "bench",
+                                   f"bench_{bm}x{bn}x{bk}s{stages}promote_{size}.tlcart"))
+    print("wrote", sum(len(os.listdir(os.path.join(out, d))) for d in ("checks", "bench")),
+          "artifacts under", out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
