@@ -16,7 +16,7 @@ import tlc.language as T
 @tlc.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, threads=128, num_stages=2,
            dtype="float16", accum_dtype="float32", trans_A=False, trans_B=False,
-           policy=T.GemmWarpPolicy.Square, panel=0):
+           policy=T.GemmWarpPolicy.Square, panel=0, wg_wait=None):
     A_shape = (K, M) if trans_A else (M, K)
     B_shape = (N, K) if trans_B else (K, N)
     A_tile = (block_K, block_M) if trans_A else (block_M, block_K)
@@ -41,8 +41,12 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, threads=128, num_stage
                     T.copy(B[bx * block_N, k * block_K], B_shared)
                 else:
                     T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_A=trans_A, transpose_B=trans_B,
-                       policy=policy)
+                if wg_wait is None:  # the compiler chooses
+                    T.gemm(A_shared, B_shared, C_local, transpose_A=trans_A,
+                           transpose_B=trans_B, policy=policy)
+                else:
+                    T.gemm(A_shared, B_shared, C_local, transpose_A=trans_A,
+                           transpose_B=trans_B, policy=policy, wg_wait=wg_wait)
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return gemm
