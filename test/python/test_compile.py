@@ -292,6 +292,31 @@ def test_pass_configs_turn_warp_specialization_off(repo, key):
     assert off.artifact["target"] == plain.artifact["target"] == "sm_90a"
 
 
+def test_copy_disable_tma_keeps_the_loop_off_tma(tmp_path):
+    import tlc.language as T
+
+    def gemm(disable):
+        @T.prim_func
+        def nt(A: T.Tensor((512, 512), "float16"), B: T.Tensor((512, 512), "float16"),
+               C: T.Tensor((512, 512), "float32")):
+            with T.Kernel(4, 4, threads=256) as (bx, by):
+                A_s = T.alloc_shared((128, 64), "float16")
+                B_s = T.alloc_shared((128, 64), "float16")
+                acc = T.alloc_fragment((128, 128), "float32")
+                T.clear(acc)
+                for k in T.Pipelined(8, num_stages=3):
+                    T.copy(A[by * 128, k * 64], A_s, disable_tma=disable)
+                    T.copy(B[bx * 128, k * 64], B_s)
+                    T.gemm(A_s, B_s, acc, transpose_B=True)
+                T.copy(acc, C[by * 128, bx * 128])
+        return tlc.compile(nt, target="sm_90a").get_kernel_source()
+
+    assert "cp.async.bulk.tensor" in gemm(False)
+    off = gemm(True)
+    assert "cp.async.bulk.tensor" not in off and "cp.async.wait_group" in off
+    ptxas_ok(off, tmp_path)
+
+
 @pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2"])
 def test_fp8_gemm_runs_on_wgmma_with_tma(repo, tmp_path, dtype):
     sys.path.insert(0, str(repo / "examples"))

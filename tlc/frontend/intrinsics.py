@@ -356,8 +356,8 @@ def call_copy(gen, node):
     if gen.parallel_depth:
         raise gen.error(node, "T.copy cannot be inside T.Parallel")
     a = _args(gen, node, memory.copy, _COPY_UNSUPPORTED)
-    # tlc emits no TMA copies, so disable_tma=True holds; it is recorded on the
-    # op for the TMA lowering to read.
+    # disable_tma=True is recorded on the op: tile-pipeline-loops then keeps
+    # the copy (and its loop) off TMA and warp specialization.
     disable_tma = static_bool(gen, a["disable_tma"], "disable_tma")
     src, src_off, src_sizes = _region(gen, a["src"])
     dst, dst_off, dst_sizes = _region(gen, a["dst"])
