@@ -1,11 +1,13 @@
 //===- OutlineKernels.cpp - tile programs -> gpu.func + metadata ----------===//
 
 #include "passes/Passes.h"
+#include "passes/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -145,12 +147,16 @@ FailureOr<DictionaryAttr> kernelMetadata(func::FuncOp func, KernelOp kernel) {
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
   SmallVector<Attribute> grid;
+  SmallVector<std::string> sizes;
   for (Value size : kernel.getGrid()) {
     FailureOr<std::string> expr = gridExpr(size, func);
     if (failed(expr))
       return failure();
+    sizes.push_back(*expr);
     grid.push_back(b.getStringAttr(*expr));
   }
+  if (kernel->hasAttr(kPersistentAttr)) // one block per SM at most
+    grid = {b.getStringAttr("min(" + llvm::join(sizes, " * ") + ", __sm_count__)")};
   while (grid.size() < 3)
     grid.push_back(b.getStringAttr("1"));
 
@@ -201,44 +207,6 @@ FailureOr<DictionaryAttr> kernelMetadata(func::FuncOp func, KernelOp kernel) {
   meta.set("shared_bytes", b.getI64IntegerAttr(shared));
   meta.set("params", b.getArrayAttr(params));
   return meta.getDictionary(ctx);
-}
-
-/// Renumbers a 2-d grid's blocks so consecutive blocks walk panels of
-/// `panel_size` rows ("row") or columns ("col"), snaking between panels:
-/// blocks running together then share operand tiles in L2.
-void rasterize(OpBuilder &b, Location loc, DictionaryAttr attr,
-               SmallVector<Value> &ids) {
-  auto panelAttr = attr.getAs<IntegerAttr>("panel_size");
-  auto orderAttr = attr.getAs<StringAttr>("order");
-  int64_t panel = panelAttr ? panelAttr.getInt() : 1;
-  bool byRow = !orderAttr || orderAttr.getValue() != "col";
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value gx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value gy = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
-  // "row" walks down `panel` rows (y) of a column before the next column.
-  Value along = byRow ? gx : gy; // the dimension a panel spans whole
-  Value total = arith::MulIOp::create(b, loc, gx, gy);
-  Value id = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, ids[1], gx), ids[0]);
-  Value panelSize = arith::MulIOp::create(b, loc, c(panel), along);
-  Value offset = arith::RemUIOp::create(b, loc, id, panelSize);
-  Value index = arith::DivUIOp::create(b, loc, id, panelSize);
-  Value panels = arith::CeilDivUIOp::create(b, loc, total, panelSize);
-  Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                       arith::AddIOp::create(b, loc, index, c(1)), panels);
-  Value lastWidth = arith::DivUIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, total, arith::MulIOp::create(b, loc, index, panelSize)),
-      along);
-  Value stride = arith::SelectOp::create(b, loc, isLast, lastWidth, c(panel));
-  Value walk = arith::DivUIOp::create(b, loc, offset, stride);
-  Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                    arith::AndIOp::create(b, loc, index, c(1)), c(0));
-  Value back = arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, along, c(1)), walk);
-  Value across = arith::SelectOp::create(b, loc, odd, back, walk);
-  Value within = arith::AddIOp::create(b, loc, arith::RemUIOp::create(b, loc, offset, stride),
-                                       arith::MulIOp::create(b, loc, index, c(panel)));
-  ids[0] = byRow ? across : within;
-  ids[1] = byRow ? within : across;
 }
 
 /// Makes each tile.tensor_map of the outlined kernel a 128-byte kernel
@@ -339,9 +307,10 @@ LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
     SmallVector<Value> ids;
     for (size_t i = 0; i < kernel.getBlockIndices().size(); ++i)
       ids.push_back(gpu::BlockIdOp::create(b, kernel.getLoc(), dims[i]));
-    if (auto raster = kernel->getAttrOfType<DictionaryAttr>("tile.rasterization"))
-      if (ids.size() == 2)
-        rasterize(b, kernel.getLoc(), raster, ids);
+    if (auto raster = kernel->getAttrOfType<DictionaryAttr>(kRasterizationAttr))
+      if (ids.size() == 2 && !kernel->hasAttr(kPersistentAttr))
+        rasterize(b, kernel.getLoc(), raster, gpu::GridDimOp::create(b, kernel.getLoc(), gpu::Dimension::x),
+                  gpu::GridDimOp::create(b, kernel.getLoc(), gpu::Dimension::y), ids);
     for (auto [index, id] : llvm::zip(kernel.getBlockIndices(), ids))
       mapping.map(index, id);
     for (Operation &inner : kernel.getBody().front())

@@ -29,6 +29,12 @@ constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
 /// tensor maps (tile.tensor_map), for tile-grid-constant-params.
 constexpr llvm::StringLiteral kTensorMapsAttr = "tile.tensor_maps";
 
+/// On a tile.kernel made persistent by tile-pipeline-loops: its body walks
+/// the grid's tiles itself (from gpu.block_id x by gpu.grid_dim x), so it is
+/// launched on min(tiles, the device's SM count) blocks and its block
+/// indices are not used.
+constexpr llvm::StringLiteral kPersistentAttr = "tile.persistent";
+
 /// On a module: tile-pipeline-loops keeps the cp.async pipeline instead of
 /// warp-specializing with TMA (TileLang's tl.disable_warp_specialized and
 /// tl.disable_tma_lower).

@@ -360,13 +360,32 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };
 
+  // Ops computed from the block indices; the loop's bounds must not be, for
+  // the kernel to walk its tiles itself (every tile then has the same
+  // number of iterations, so the mbarrier phases continue across tiles).
+  DenseSet<Operation *> fromBlock;
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(), [&](Value v) {
+          auto arg = dyn_cast<BlockArgument>(v);
+          return (arg && arg.getOwner() == &body) ||
+                 (v.getDefiningOp() && fromBlock.contains(v.getDefiningOp()));
+        }))
+      fromBlock.insert(&op);
+  bool persistent = kernel.getGrid().size() <= 2 &&
+                    llvm::none_of(loop->getOperands(), [&](Value v) {
+                      return v.getDefiningOp() && fromBlock.contains(v.getDefiningOp());
+                    });
+
   // Which ops stay where both warp roles see them: allocations and pure ops
-  // of values computed before the kernel's side effects.
+  // of values computed before the kernel's side effects (and, in a
+  // persistent kernel, not from the block indices: those are recomputed
+  // per tile).
   DenseSet<Operation *> moved;
   SmallVector<Operation *> order;
   for (Operation &op : body) {
     bool stays = isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
                  (isPure(&op) && !op.getNumRegions() &&
+                  !(persistent && fromBlock.contains(&op)) &&
                   llvm::none_of(op.getOperands(), [&](Value v) {
                     return v.getDefiningOp() && moved.contains(v.getDefiningOp());
                   }));
@@ -410,9 +429,49 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
 
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
   Value oldIv = loop.getBody().getArgument(0);
-  // Iteration k of the loop at `iv`, its stage and the parity of its round.
-  auto position = [&](OpBuilder &ob, Value iv) {
-    Value k = arith::DivSIOp::create(ob, loc, arith::SubIOp::create(ob, loc, iv, lb), step);
+  // The loop's iterations per tile, for the global iteration number.
+  Value trips = arith::CeilDivSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), step);
+  roles->moveAfter(trips.getDefiningOp());
+
+  // Runs `perTile` once per tile of this block: with the block indices for
+  // a persistent kernel (tiles blockIdx.x, + gridDim.x, ... of the grid,
+  // rasterized as T.use_swizzle asked), else once with the block's own; it
+  // gets the mapping of the block indices and the tile's first global
+  // iteration number.
+  auto forEachTile = [&](OpBuilder &ob,
+                         function_ref<void(OpBuilder &, IRMapping &, Value)> perTile) {
+    IRMapping mapping;
+    if (!persistent) {
+      perTile(ob, mapping, idx(ob, 0));
+      return;
+    }
+    Value cta = gpu::BlockIdOp::create(ob, loc, gpu::Dimension::x);
+    Value ctas = gpu::GridDimOp::create(ob, loc, gpu::Dimension::x);
+    ValueRange grid = kernel.getGrid();
+    Value tiles = grid[0];
+    for (Value size : grid.drop_front())
+      tiles = arith::MulIOp::create(ob, loc, tiles, size);
+    auto tileLoop = scf::ForOp::create(ob, loc, cta, tiles, ctas);
+    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+    Value t = tileLoop.getInductionVar();
+    Value j = arith::DivSIOp::create(tb, loc, arith::SubIOp::create(tb, loc, t, cta), ctas);
+    SmallVector<Value> ids{t};
+    if (grid.size() == 2) {
+      ids = {arith::RemSIOp::create(tb, loc, t, grid[0]),
+             arith::DivSIOp::create(tb, loc, t, grid[0])};
+      if (auto raster = kernel->getAttrOfType<DictionaryAttr>(kRasterizationAttr))
+        rasterize(tb, loc, raster, grid[0], grid[1], ids);
+    }
+    for (auto [arg, id] : llvm::zip(kernel.getBlockIndices(), ids))
+      mapping.map(arg, id);
+    perTile(tb, mapping, arith::MulIOp::create(tb, loc, j, trips));
+  };
+  // Global iteration k of the loop at `iv` (from `first`), its stage and
+  // the parity of its round.
+  auto position = [&](OpBuilder &ob, Value iv, Value first) {
+    Value k = arith::AddIOp::create(
+        ob, loc, first,
+        arith::DivSIOp::create(ob, loc, arith::SubIOp::create(ob, loc, iv, lb), step));
     Value s = arith::RemSIOp::create(ob, loc, k, idx(ob, stages));
     Value round = arith::DivSIOp::create(ob, loc, k, idx(ob, stages));
     Value parity = arith::IndexCastOp::create(
@@ -437,41 +496,47 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     int64_t bytes = 0;
     for (const TmaCopy &t : tma)
       bytes += t.bytes;
-    auto forOp = scf::ForOp::create(lb0, loc, lb, ub, step);
-    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-    Value iv = forOp.getInductionVar();
-    auto [k, s, parity] = position(fb, iv);
-    Value freeParity = arith::XOrIOp::create(fb, loc, parity, c32(fb, 1));
-    NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, empty, s), freeParity,
-                                          c32(fb, kWaitTicks));
-    Value fullBar = barrier(fb, full, s);
-    NVVM::MBarrierArriveExpectTxOp::create(fb, loc, Type(), fullBar, c32(fb, bytes),
-                                           NVVM::MemScopeKind::CTA, false, Value());
-    IRMapping mapping;
-    mapping.map(oldIv, iv);
-    for (size_t n = 0; n < producers.size(); ++n) {
-      Producer p = producers[n];
-      const TmaCopy &t = tma[n];
-      Value map = maps[n];
-      for (Operation *op : p.slice)
-        if (!mapping.contains(op->getResult(0)))
-          fb.clone(*op, mapping);
-      SmallVector<Value> coords;
-      for (Value o : llvm::reverse(p.copy.getSrcOffsets()))
-        coords.push_back(arith::IndexCastOp::create(fb, loc, i32, mapping.lookupOrDefault(o)));
-      Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
-      for (int64_t j = 0; j < t.chunks; ++j) {
-        SmallVector<Value> at = coords;
-        if (j)
-          at[0] = arith::AddIOp::create(fb, loc, coords[0], c32(fb, j * t.chunkColumns));
-        Value dst = SharedPtrOp::create(fb, loc, sharedPtr, view,
-                                        ValueRange{idx(fb, 0), idx(fb, j * t.chunkColumns)});
-        Value dstCluster = LLVM::AddrSpaceCastOp::create(fb, loc, clusterPtr, dst);
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            fb, loc, dstCluster, map, at, fullBar, ValueRange{}, Value(), Value(),
-            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+    forEachTile(lb0, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
+      if (persistent) // the tile's values the copies read
+        for (Operation *op : order)
+          if (fromBlock.contains(op) && moved.contains(op) && isPure(op) &&
+              !op->getNumRegions())
+            tb.clone(*op, mapping);
+      auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
+      OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+      Value iv = forOp.getInductionVar();
+      auto [k, s, parity] = position(fb, iv, firstK);
+      Value freeParity = arith::XOrIOp::create(fb, loc, parity, c32(fb, 1));
+      NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, empty, s), freeParity,
+                                            c32(fb, kWaitTicks));
+      Value fullBar = barrier(fb, full, s);
+      NVVM::MBarrierArriveExpectTxOp::create(fb, loc, Type(), fullBar, c32(fb, bytes),
+                                             NVVM::MemScopeKind::CTA, false, Value());
+      mapping.map(oldIv, iv);
+      for (size_t n = 0; n < producers.size(); ++n) {
+        Producer p = producers[n];
+        const TmaCopy &t = tma[n];
+        for (Operation *op : p.slice)
+          if (!mapping.contains(op->getResult(0)))
+            fb.clone(*op, mapping);
+        SmallVector<Value> coords;
+        for (Value o : llvm::reverse(p.copy.getSrcOffsets()))
+          coords.push_back(
+              arith::IndexCastOp::create(fb, loc, i32, mapping.lookupOrDefault(o)));
+        Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
+        for (int64_t j = 0; j < t.chunks; ++j) {
+          SmallVector<Value> at = coords;
+          if (j)
+            at[0] = arith::AddIOp::create(fb, loc, coords[0], c32(fb, j * t.chunkColumns));
+          Value dst = SharedPtrOp::create(fb, loc, sharedPtr, view,
+                                          ValueRange{idx(fb, 0), idx(fb, j * t.chunkColumns)});
+          Value dstCluster = LLVM::AddrSpaceCastOp::create(fb, loc, clusterPtr, dst);
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              fb, loc, dstCluster, maps[n], at, fullBar, ValueRange{}, Value(), Value(),
+              NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+        }
       }
-    }
+    });
   }
 
   // The consumers: the program, its loop waiting for and releasing stages.
@@ -481,51 +546,62 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         kConsumerRegisterCap,
         (65536 - kWarpgroup * kProducerRegisters) / threads / 8 * 8);
     NVVM::SetMaxRegisterOp::create(cb, loc, regs, NVVM::SetMaxRegisterAction::increase);
-    Operation *terminator = roles.elseBlock()->getTerminator();
-    for (Operation *op : order)
-      if (moved.contains(op))
-        op->moveBefore(terminator);
-    cb.setInsertionPoint(loop);
-    auto forOp = scf::ForOp::create(cb, loc, lb, ub, step);
-    OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-    Value iv = forOp.getInductionVar();
-    auto [k, s, parity] = position(fb, iv);
-    NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, full, s), parity,
-                                          c32(fb, kWaitTicks));
-    IRMapping mapping;
-    mapping.map(oldIv, iv);
-    DenseSet<Operation *> skip;
-    for (Producer p : producers) {
-      skip.insert(p.copy);
-      mapping.map(p.buffer.getResult(),
-                  StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s));
-    }
-    for (Operation &op : loop.getBody().front())
-      if (!skip.contains(&op))
-        fb.clone(op, mapping);
-    // Release the stage the gemms stopped reading: this iteration's, or with
-    // D groups pending the one D iterations back (none before iteration D).
-    Value lane = arith::RemUIOp::create(fb, loc, tid, idx(fb, 32));
-    Value release = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::eq, lane, idx(fb, 0));
-    Value done = s;
-    if (pending > 0) {
-      Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
-      release = arith::AndIOp::create(
-          fb, loc, release,
-          arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0)));
-      done = arith::RemSIOp::create(
-          fb, loc, arith::AddIOp::create(fb, loc, back, idx(fb, stages)), idx(fb, stages));
-    }
-    auto arrive = scf::IfOp::create(fb, loc, release, /*withElseRegion=*/false);
-    OpBuilder ab = OpBuilder::atBlockTerminator(arrive.thenBlock());
-    NVVM::MBarrierArriveOp::create(ab, loc, Type(), barrier(ab, empty, done), Value(),
-                                   NVVM::MemScopeKind::CTA, false);
-    cb.setInsertionPointAfter(forOp);
-    if (pending > 0)
-      NVVM::WgmmaWaitGroupSyncOp::create(cb, loc, 0);
+    forEachTile(cb, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
+      for (Operation *op : order) {
+        if (!moved.contains(op))
+          continue;
+        if (op != loop.getOperation()) {
+          tb.clone(*op, mapping);
+          continue;
+        }
+        auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
+        OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+        Value iv = forOp.getInductionVar();
+        auto [k, s, parity] = position(fb, iv, firstK);
+        NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, full, s), parity,
+                                              c32(fb, kWaitTicks));
+        IRMapping inner = mapping;
+        inner.map(oldIv, iv);
+        DenseSet<Operation *> skip;
+        for (Producer p : producers) {
+          skip.insert(p.copy);
+          inner.map(p.buffer.getResult(),
+                    StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s));
+        }
+        for (Operation &op : loop.getBody().front())
+          if (!skip.contains(&op))
+            fb.clone(op, inner);
+        // Release the stage the gemms stopped reading: this iteration's, or
+        // with D groups pending the one D iterations back (none before the
+        // kernel's iteration D; across tiles the count goes on).
+        Value lane = arith::RemUIOp::create(fb, loc, tid, idx(fb, 32));
+        Value release =
+            arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::eq, lane, idx(fb, 0));
+        Value done = s;
+        if (pending > 0) {
+          Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
+          release = arith::AndIOp::create(
+              fb, loc, release,
+              arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0)));
+          done = arith::RemSIOp::create(
+              fb, loc, arith::AddIOp::create(fb, loc, back, idx(fb, stages)), idx(fb, stages));
+        }
+        auto arrive = scf::IfOp::create(fb, loc, release, /*withElseRegion=*/false);
+        OpBuilder ab = OpBuilder::atBlockTerminator(arrive.thenBlock());
+        NVVM::MBarrierArriveOp::create(ab, loc, Type(), barrier(ab, empty, done), Value(),
+                                       NVVM::MemScopeKind::CTA, false);
+        tb.setInsertionPointAfter(forOp);
+        if (pending > 0)
+          NVVM::WgmmaWaitGroupSyncOp::create(tb, loc, 0);
+      }
+    });
   }
+  if (persistent)
+    kernel->setAttr(kPersistentAttr, UnitAttr::get(ctx));
   kernel->setAttr(kProducerThreadsAttr, IntegerAttr::get(i64, kWarpgroup));
-  loop.erase();
+  for (Operation *op : llvm::reverse(order))
+    if (moved.contains(op))
+      op->erase();
   for (Producer p : producers)
     p.buffer.erase();
 }

@@ -111,6 +111,16 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
 SmallVector<Value> applyLayout(OpBuilder &b, Location loc, LayoutAttr layout,
                                Value thread, int64_t reg);
 
+/// The attribute T.use_swizzle puts on a tile.kernel: {panel_size, order}.
+constexpr llvm::StringLiteral kRasterizationAttr = "tile.rasterization";
+
+/// Renumbers the blocks (ids[0], ids[1]) of a gx x gy grid as `attr` (a
+/// kRasterizationAttr) says: consecutive blocks walk panels of `panel_size`
+/// rows ("row") or columns ("col"), snaking between panels, so that blocks
+/// running together share operand tiles in L2.
+void rasterize(OpBuilder &b, Location loc, DictionaryAttr attr, Value gx, Value gy,
+               SmallVector<Value> &ids);
+
 } // namespace mlir::tile
 
 #endif // TLC_PASSES_TILEACCESS_H

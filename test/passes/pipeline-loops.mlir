@@ -181,12 +181,14 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // stage's bytes (64x64 + 64x128 f16 = 24576) and issues one TMA load for A
 // and one per 64-column block of the N-major B; the consumers wait for the
 // stage, run the gemm and, with no wgmma group left pending, release the
-// same stage from lane 0 of each warp.
+// same stage from lane 0 of each warp. The kernel is persistent: each role
+// walks the tiles blockIdx.x, + gridDim.x, ... itself, recomputing what
+// depended on the block index (the row), and counts iterations globally
+// (tile j starts at j x the loop's trip count) so the phases go on.
 // CHECK-LABEL: func.func @warp_specialized
-// CHECK: tile.kernel blocks(%[[BX:.*]]) in (%{{.*}}) threads = 128 attributes {tile.producer_threads = 128 : i64}
+// CHECK: tile.kernel blocks(%{{.*}}) in (%[[GRID:.*]]) threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64}
 // CHECK-DAG: %[[A:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-DAG: %[[B:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: %[[ROW:.*]] = arith.muli %[[BX]], %c64 : index
 // CHECK: %[[FULL:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
 // CHECK: %[[EMPTY:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
 // CHECK: %[[TID:.*]] = gpu.thread_id x
@@ -198,12 +200,21 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.barrier
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128
+// CHECK: %[[TRIPS:.*]] = arith.ceildivsi
 // CHECK: scf.if %[[PRODUCER]] {
 // CHECK-NEXT: nvvm.setmaxregister decrease 40
 // CHECK: arith.cmpi eq, %[[TID]], %c128
 // CHECK: %[[MAPA:.*]] = tile.tensor_map %arg0 {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x1024xf16> -> !llvm.ptr
 // CHECK: %[[MAPB:.*]] = tile.tensor_map %arg1 {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<1024x256xf16> -> !llvm.ptr
+// CHECK: %[[CTA:.*]] = gpu.block_id x
+// CHECK: %[[CTAS:.*]] = gpu.grid_dim x
+// CHECK: scf.for %[[T:.*]] = %[[CTA]] to %[[GRID]] step %[[CTAS]] {
+// CHECK: %[[J:.*]] = arith.divsi %{{.*}}, %[[CTAS]]
+// CHECK: %[[FIRST:.*]] = arith.muli %[[J]], %[[TRIPS]]
+// CHECK: %[[ROW:.*]] = arith.muli %[[T]], %c64
 // CHECK: scf.for %[[IV:.*]] = %c0 to %arg2 step %c1 {
+// CHECK: %[[KG:.*]] = arith.addi %[[FIRST]], %{{.*}}
+// CHECK: arith.remsi %[[KG]], %c2
 // CHECK: %[[FREE:.*]] = arith.xori %{{.*}}, %c1_i32
 // CHECK: %[[E:.*]] = tile.shared_ptr %[[EMPTY]]
 // CHECK: nvvm.mbarrier.try_wait.parity %[[E]], %[[FREE]]
@@ -221,6 +232,7 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %[[F]], box[%[[C64]], %[[KB]]]
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[GRID]] step
 // CHECK: scf.for
 // CHECK: %[[S:.*]] = arith.remsi %{{.*}}, %c2
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -260,7 +272,7 @@ func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n
 // per stage: 24576 bytes expected. Registers: (65536 - 128 x 40) / 256
 // rounded down to 8 = 232.
 // CHECK-LABEL: func.func @pending_release
-// CHECK: threads = 256 attributes {tile.producer_threads = 128 : i64}
+// CHECK: threads = 256 attributes {tile.persistent, tile.producer_threads = 128 : i64}
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
@@ -272,7 +284,8 @@ func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: scf.for
-// CHECK: %[[K:.*]] = arith.divsi %{{.*}}, %c1 : index
+// CHECK: scf.for
+// CHECK: %[[K:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK: tile.gemm
 // CHECK: %[[BACK:.*]] = arith.subi %[[K]], %c1
 // CHECK: %[[SEEN:.*]] = arith.cmpi sge, %[[BACK]], %c0
