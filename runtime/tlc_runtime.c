@@ -61,6 +61,7 @@ enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 }; /* out-of-bounds reads give zero
 #define TLC_MAX_TENSOR_MAP_RANK 5
 enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
 enum {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
@@ -319,6 +320,25 @@ int tlc_rt_device_capability(int *major_out, int *minor_out, char *err,
     rc = p_cuDeviceGetAttribute(minor_out, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   if (rc != CUDA_SUCCESS)
     return cu_fail(rc, "cuDeviceGetAttribute(COMPUTE_CAPABILITY)", NULL, "", err, err_len);
+  return 0;
+}
+
+int tlc_rt_device_sm_count(int *count_out, char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  CUdevice dev;
+  CUresult rc = p_cuCtxGetDevice(&dev);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuCtxGetDevice", NULL, "", err, err_len);
+  int count = 0;
+  rc = p_cuDeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", NULL, "", err,
+                   err_len);
+  if (count < 1)
+    return fail(err, err_len,
+                "tlc runtime: the device reports %d multiprocessors", count);
+  *count_out = count;
   return 0;
 }
 

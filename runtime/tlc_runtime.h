@@ -47,6 +47,10 @@ TLC_RT_API int tlc_rt_pointer_device(const void *ptr, int *device_out,
 TLC_RT_API int tlc_rt_device_capability(int *major_out, int *minor_out,
                                         char *err, size_t err_len);
 
+/* The number of streaming multiprocessors of the current context's device
+ * (the grid symbol __sm_count__ of persistent kernels). */
+TLC_RT_API int tlc_rt_device_sm_count(int *count_out, char *err, size_t err_len);
+
 /* JIT-load PTX text into the current context. Loading the same text twice in
  * one context returns the same module (cached for the life of the process).
  * kernel_name is only used in error messages. */

@@ -208,6 +208,11 @@ def test_save_refuses_an_invalid_artifact(tmp_path):
                   "access": "read"}]}, "shape"),
     ({"params": [{"name": "A", "kind": "scalar", "dtype": "int32"},
                  {"name": "A", "kind": "scalar", "dtype": "int32"}], "grid": [1]}, "repeat"),
+    ({"params": [{"name": "__sm_count__", "kind": "scalar", "dtype": "int32"}], "grid": [1]},
+     "__sm_count__ is reserved"),
+    ({"params": [{"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["__sm_count__"],
+                  "access": "read"}], "grid": [1]}, "__sm_count__ is reserved"),
+    ({"grid": ["min(N, __sm_count)"]}, "uses __sm_count"),
 ])
 def test_malformed_artifacts(change, message):
     with pytest.raises(ArtifactError, match=message):
@@ -480,7 +485,11 @@ int cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal < 4 ? 0 : 10
 int cuDeviceGetAttribute(int *v, int attr, int d) {
   /* FAKE_CUDA_CC: the compute capability as "major.minor" (9.0 by default). */
   const char *cc = getenv("FAKE_CUDA_CC") ? getenv("FAKE_CUDA_CC") : "9.0";
-  (void)d;
+  if (attr == 16) { /* FAKE_CUDA_SMS: the multiprocessor count (132 by default) */
+    LOG("sm_count of device %d\n", d);
+    *v = getenv("FAKE_CUDA_SMS") ? atoi(getenv("FAKE_CUDA_SMS")) : 132;
+    return 0;
+  }
   *v = attr == 97 ? 232448 : attr == 75 ? atoi(cc) : attr == 76 ? atoi(strchr(cc, '.') + 1) : 0;
   return 0;
 }
@@ -577,13 +586,14 @@ def attempt(fn):
 """
 
 
-def run_fake(fake_driver, tmp_path, body: str, sizes=(), cc="9.0"):
-    """Run `body` in a subprocess whose libcuda.so.1 is the fake (a device of
-    compute capability `cc`); returns (stdout, lines the fake driver logged)."""
+def run_fake(fake_driver, tmp_path, body: str, sizes=(), cc="9.0", sms=132):
+    """Run `body` in a subprocess whose libcuda.so.1 is the fake (devices of
+    compute capability `cc` with `sms` multiprocessors); returns (stdout,
+    lines the fake driver logged)."""
     log = tmp_path / "driver.log"
     env = dict(os.environ, LD_LIBRARY_PATH=str(fake_driver), FAKE_CUDA_LOG=str(log),
                FAKE_CUDA_PARAM_SIZES=",".join(map(str, sizes)) or "0",
-               PYTHONPATH=str(ROOT), FAKE_CUDA_CC=cc)
+               PYTHONPATH=str(ROOT), FAKE_CUDA_CC=cc, FAKE_CUDA_SMS=str(sms))
     done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
@@ -760,6 +770,80 @@ def test_fake_driver_torch_fast_path(fake_driver, tmp_path):
     assert descriptor(calls[3])[3:5] == [32, 1000] and descriptor(calls[3])[5] == 1000
     assert descriptor(calls[5])[0] == (1 << 44) + 0x10000
     assert descriptor(calls[6]) == first
+
+
+def sm_dict(**overrides):
+    """A persistent-style kernel: at most one block per multiprocessor."""
+    return vadd_dict(grid=["min(ceildiv(N, 128), __sm_count__)"], params=[
+        {"name": "X", "kind": "tensor", "dtype": "float32", "shape": ["N"], "access": "read"}],
+        **overrides)
+
+
+def test_sm_count_symbol_in_grids():
+    k = Kernel.from_dict(sm_dict())
+    assert k._uses_sm_count and not Kernel.from_dict(vadd_dict())._uses_sm_count
+    assert k._signature.fixed_scalars == ()
+    bound = rt.args.bind(k.name, k.params, (CudaArray((1000,)),))
+    assert k._grid(bound, 132) == (8, 1, 1) and k._grid(bound, 4) == (4, 1, 1)
+
+
+@pytest.mark.skipif(_have_libcuda(), reason="this machine has a CUDA driver")
+def test_sm_count_grid_needs_the_driver(runtime_lib):
+    # Only a kernel naming __sm_count__ asks the runtime for its grid.
+    assert Kernel.from_dict(vadd_dict()).grid_for(*vadd_args()) == (8, 2, 1)
+    k = Kernel.from_dict(sm_dict())
+    with pytest.raises(LaunchError, match=r"cannot load the CUDA driver \(libcuda.so.1\)"):
+        k.grid_for(CudaArray((1000,)))
+    with pytest.raises(ArgumentError, match="expected dtype float32"):  # checks come first
+        k.grid_for(CudaArray((1000,), "<f2"))
+
+
+def test_fake_driver_sm_count_grid(fake_driver, tmp_path):
+    # The grid takes the launch device's multiprocessor count, asked once per
+    # device; kernels without __sm_count__ never ask.
+    out, log = run_fake(fake_driver, tmp_path, """
+        import os
+        rt.Kernel.from_dict(t.vadd_dict())(*t.vadd_args())
+        with open(os.environ["FAKE_CUDA_LOG"]) as f:
+            print("plain", sum(line.startswith("sm_count") for line in f))
+        k = rt.Kernel.from_dict(t.sm_dict())
+        def x(n, device=0):
+            return t.CudaArray((n,), ptr=(device << 44) + 0x10000)
+        print("grid_for", k.grid_for(x(1000)), k.grid_for(x(128 * 1000)))
+        k(x(1000))
+        k(x(128 * 1000))
+        k(x(1000))
+        k(x(0))  # an empty grid launches nothing
+        k(x(128 * 1000, device=1))
+        attempt(lambda: k(x(1000, device=7)))  # no such device
+    """, sizes=[8] * 5, sms=100)
+    assert out.splitlines() == ["plain 0", "grid_for (8, 1, 1) (100, 1, 1)",
+                                "ERROR LaunchError cuDeviceGet failed: CUDA error 101 (device 7)"]
+    events = [line for line in log if line.startswith(("sm_count", "launch"))]
+    assert events == ["launch 8 2 1 128 1 1 0 0 ctx 0x1000",
+                      "sm_count of device 0",
+                      "launch 8 1 1 128 1 1 0 0 ctx 0x1000",
+                      "launch 100 1 1 128 1 1 0 0 ctx 0x1000",
+                      "launch 8 1 1 128 1 1 0 0 ctx 0x1000",
+                      "sm_count of device 1",
+                      "launch 100 1 1 128 1 1 0 0 ctx 0x1001"]
+
+
+def test_fake_driver_sm_count_fast_path(fake_driver, tmp_path):
+    # The plan keeps the grid of the first call; later calls ask nothing.
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
+        k = rt.Kernel.from_dict(t.sm_dict())
+        for n in (1000, 1000, 128 * 1000, 128 * 1000):
+            k(T((n,), ptr=0x10000))
+        print("plans", len(k._plans), sorted(p.grid for p in k._plans.values()))
+    """), sizes=[8] * 5)
+    assert out.splitlines() == ["plans 2 [(8, 1, 1), (132, 1, 1)]"]
+    events = [line for line in log if line.startswith(("sm_count", "launch"))]
+    assert events == ["sm_count of device 0",
+                      "launch 8 1 1 128 1 1 0 0x50 ctx 0x1000",
+                      "launch 8 1 1 128 1 1 0 0x50 ctx 0x1000",
+                      "launch 132 1 1 128 1 1 0 0x50 ctx 0x1000",
+                      "launch 132 1 1 128 1 1 0 0x50 ctx 0x1000"]
 
 
 def test_broken_driver_is_reported(tmp_path, runtime_lib):

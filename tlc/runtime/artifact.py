@@ -10,6 +10,12 @@ the tlc compiler and this runtime, and the Kernel that launches one.
      "tensor_maps": [{"param": "A", "box": [128], "swizzle": 0, "fill": "zero"}],
      "check": {...}, "tlc_version": "0.1.0"}
 
+A grid expression may name, besides the shape symbols and integer scalar
+parameters, the reserved symbol __sm_count__: the number of streaming
+multiprocessors of the device the launch runs on (for persistent kernels,
+e.g. "min(ceildiv(N, 128), __sm_count__)"). No parameter or shape symbol may
+be called that.
+
 "tensor_maps" is optional: the TMA descriptors (CUtensorMap) the kernel takes
 after its regular parameters, one per entry; tlc/runtime/tensor_maps.py
 documents the fields and their limits. "check" is optional and only read by
@@ -38,6 +44,7 @@ ACCESS = ("read", "write", "readwrite")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_ARTIFACT_BYTES = 256 << 20
+SM_COUNT = "__sm_count__"  # the grid symbol of the device's multiprocessor count
 
 
 class Kernel:
@@ -60,7 +67,7 @@ class Kernel:
         self._name_bytes = self.name.encode()
         # Integer scalars whose value a plan fixes: those sizes or the grid name.
         named = {s for p in self.params for s in p.shape if isinstance(s, str)}
-        named |= {s for e in self._grid_code for s in e.symbols}
+        named |= {s for e in self._grid_code for s in e.symbols} - {SM_COUNT}
         self._signature = plans.Signature.of(self.params, named)
 
     @classmethod
@@ -76,8 +83,17 @@ class Kernel:
     # ---- Calling ------------------------------------------------------------
 
     def grid_for(self, *args) -> tuple[int, int, int]:
-        """The launch grid for these arguments (checks them; launches nothing)."""
-        return self._grid(bind(self.name, self.params, args, self.tensor_maps))
+        """The launch grid for these arguments (checks them; launches nothing).
+
+        A kernel whose grid names __sm_count__ asks the runtime for the
+        multiprocessor count of the arguments' device (whose context it makes
+        current), so it needs the CUDA driver (LaunchError without one);
+        other kernels need no GPU here."""
+        bound = bind(self.name, self.params, args, self.tensor_maps)
+        if not self._uses_sm_count:
+            return self._grid(bound)
+        rt = runtime()
+        return self._grid(bound, self._sm_count(rt, self._enter(rt, bound)))
 
     def __call__(self, *args, stream=None) -> None:
         # The fast path: torch tensors of a shape this kernel was called with
@@ -94,14 +110,13 @@ class Kernel:
                 plan.rt.launch_on(plan.device, plan.fn, plan.dims, handle, slots,
                                   self._name_bytes, plan.n_maps)
                 return
-        # Raises before any launch.
+        # Raises before any launch. A grid naming __sm_count__ is known only
+        # once the launch's device is (in _launch).
         bound = bind(self.name, self.params, args, self.tensor_maps)
-        grid = self._grid(bound)
+        grid = None if self._uses_sm_count else self._grid(bound)
         explicit = None if stream is None else self._stream_handle(stream)
-        if 0 in grid:
-            return  # an empty problem: the driver would reject a 0-sized grid
-        for m, _, shape in bound.maps:
-            m.check_not_empty(shape, describe(self.name, m.param))
+        if grid is not None and not self._launches(bound, grid):
+            return
         rt = runtime()
         if bound.torch_device is None:
             self._launch(rt, bound, grid, explicit or 0)
@@ -114,7 +129,10 @@ class Kernel:
         with torch.cuda.device(bound.torch_device):
             if explicit is None:
                 explicit = torch.cuda.current_stream(bound.torch_device).cuda_stream
-            fn = self._launch(rt, bound, grid, explicit)
+            launched = self._launch(rt, bound, grid, explicit)
+        if launched is None:
+            return
+        fn, grid = launched
         called = called or plans.call_key(self._signature, args)
         if called and bound.device is not None:
             if len(self._plans) >= plans.MAX_PLANS:
@@ -124,8 +142,19 @@ class Kernel:
                 launch_dims(grid, self.threads, self.shared_bytes),
                 [describe(self.name, p) for p in self.params])
 
-    def _launch(self, rt: Runtime, bound: Bound, grid, stream: int) -> int:
-        """Launches a checked call; returns the CUfunction it used."""
+    def _launches(self, bound: Bound, grid) -> bool:
+        """Whether a checked call with this grid launches anything: an empty
+        grid is a no-op (the driver would reject it), else every mapped
+        tensor must hold an element."""
+        if 0 in grid:
+            return False
+        for m, _, shape in bound.maps:
+            m.check_not_empty(shape, describe(self.name, m.param))
+        return True
+
+    def _enter(self, rt: Runtime, bound: Bound) -> int | None:
+        """Makes the context of a checked call's device current; returns the
+        device's ordinal (None: no tensor argument, the current context)."""
         device = bound.device
         if device is None and bound.probe_ptr is not None:
             rt.ensure_context(-1)
@@ -134,6 +163,23 @@ class Kernel:
             except LaunchError as e:
                 raise ArgumentError(f"{self.name}: a tensor argument: {e}") from None
         rt.ensure_context(-1 if device is None else device)
+        return device
+
+    def _sm_count(self, rt: Runtime, device: int | None) -> int:
+        """The multiprocessor count of the current context's device, which
+        _enter returned."""
+        key = ("device", device) if device is not None else ("context", rt.current_context())
+        return rt.sm_count(key)
+
+    def _launch(self, rt: Runtime, bound: Bound, grid, stream: int):
+        """Launches a checked call; returns the CUfunction it used and the
+        grid, or None when there was nothing to launch. `grid` is None when it
+        names __sm_count__: it is computed here, for the launch's device."""
+        device = self._enter(rt, bound)
+        if grid is None:
+            grid = self._grid(bound, self._sm_count(rt, device))
+            if not self._launches(bound, grid):
+                return None
         fn = self._function(rt)
         values = bound.values
         if bound.maps:  # the CUtensorMaps follow the regular parameters
@@ -141,7 +187,7 @@ class Kernel:
             values = values + bound.encoded
         params = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
         rt.launch(fn, grid, self.threads, self.shared_bytes, stream, params, self.name)
-        return fn
+        return fn, grid
 
     def _function(self, rt: Runtime) -> int:
         """The CUfunction in the current context, JIT-loading it once."""
@@ -160,19 +206,22 @@ class Kernel:
                 self._functions[ctx] = fn
         return fn
 
-    def _grid(self, bound: Bound) -> tuple[int, int, int]:
+    def _grid(self, bound: Bound, sm_count: int | None = None) -> tuple[int, int, int]:
+        """The grid of a checked call; sm_count is the value of __sm_count__,
+        given when the grid names it."""
+        symbols = bound.symbols if sm_count is None else {**bound.symbols, SM_COUNT: sm_count}
         dims = []
         for axis, expr in enumerate(self._grid_code):
             try:
-                n = expr(bound.symbols)
+                n = expr(symbols)
             except ZeroDivisionError:
                 raise ArgumentError(
                     f"{self.name}: grid expression {expr.source!r} divides by zero "
-                    f"with {_show_symbols(bound.symbols)}") from None
+                    f"with {_show_symbols(symbols)}") from None
             if not 0 <= n <= MAX_GRID[axis]:
                 raise ArgumentError(
                     f"{self.name}: grid dim {'xyz'[axis]} = {expr.source!r} = {n} with "
-                    f"{_show_symbols(bound.symbols)} is outside [0, {MAX_GRID[axis]}]")
+                    f"{_show_symbols(symbols)} is outside [0, {MAX_GRID[axis]}]")
             dims.append(n)
         return tuple(dims)
 
@@ -214,15 +263,21 @@ class Kernel:
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise ArtifactError(f"parameter names repeat: {names}")
-        # Grid expressions name tensor sizes and integer scalar parameters.
+        # Grid expressions name tensor sizes, integer scalar parameters and
+        # the device's multiprocessor count.
         symbols = {s for p in self.params for s in p.shape if isinstance(s, str)}
+        if SM_COUNT in symbols or SM_COUNT in names:
+            raise ArtifactError(
+                f"{SM_COUNT} is reserved (the device's multiprocessor count in grid "
+                f"expressions) and cannot name a parameter or a shape symbol")
         symbols |= {p.name for p in self.params
                     if p.kind == "scalar" and DTYPES[p.dtype].kind in "iu"}
         self.grid_exprs = _dims(d, "grid", lambda v: _is_int(v) or isinstance(v, str))
         try:
-            self._grid_code = tuple(GridExpr(e, symbols) for e in self.grid_exprs)
+            self._grid_code = tuple(GridExpr(e, symbols | {SM_COUNT}) for e in self.grid_exprs)
         except ValueError as e:
             raise ArtifactError(str(e)) from None
+        self._uses_sm_count = any(SM_COUNT in e.symbols for e in self._grid_code)
         self.tensor_maps = tensor_maps.parse(d.get("tensor_maps"), self.params)
 
 

@@ -34,6 +34,7 @@ _SIGNATURES = {
     "tlc_rt_current_context": [_p_void_p],
     "tlc_rt_pointer_device": [_c_void_p, ctypes.POINTER(_c_int)],
     "tlc_rt_device_capability": [ctypes.POINTER(_c_int), ctypes.POINTER(_c_int)],
+    "tlc_rt_device_sm_count": [ctypes.POINTER(_c_int)],
     "tlc_rt_load_module": [_c_char_p, _c_char_p, _p_void_p],
     "tlc_rt_get_function": [_c_void_p, _c_char_p, _p_void_p],
     "tlc_rt_set_dynamic_smem": [_c_void_p, _c_int, _c_char_p],
@@ -86,6 +87,7 @@ class Runtime:
     def __init__(self, path: Path):
         self.path = path
         self._lib = ctypes.CDLL(str(path))
+        self._sm_counts: dict = {}  # device (or context) -> its multiprocessor count
         for name, argtypes in _SIGNATURES.items():
             fn = getattr(self._lib, name)
             fn.argtypes = argtypes + [_c_char_p, _c_size_t]
@@ -117,6 +119,22 @@ class Runtime:
         major, minor = _c_int(0), _c_int(0)
         self._call("tlc_rt_device_capability", ctypes.byref(major), ctypes.byref(minor))
         return major.value, minor.value
+
+    def device_sm_count(self) -> int:
+        """The number of streaming multiprocessors of the current context's
+        device (asks the driver every time; see sm_count)."""
+        count = _c_int(0)
+        self._call("tlc_rt_device_sm_count", ctypes.byref(count))
+        return count.value
+
+    def sm_count(self, key) -> int:
+        """device_sm_count for the current context, remembered under `key`
+        (the device's ordinal, or the context's handle where the ordinal is
+        unknown): a device's count never changes."""
+        count = self._sm_counts.get(key)
+        if count is None:
+            count = self._sm_counts[key] = self.device_sm_count()
+        return count
 
     def load_module(self, ptx: bytes, kernel: str) -> int:
         module = _c_void_p()
