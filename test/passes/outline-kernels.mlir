@@ -130,3 +130,26 @@ func.func @tma(%A: memref<?x1024xf16> {tile.name = "A", tile.dims = ["M"]},
   }
   return
 }
+
+// -----
+
+// A persistent kernel (tile-pipeline-loops walks the tiles itself) launches
+// at most one block per SM: its grid is min(tiles, __sm_count__), which the
+// runtime evaluates with the device's multiprocessor count; T.use_swizzle's
+// renumbering was applied per tile, not here.
+// CHECK: tile.kernels = {walk = {grid = ["min(ceildiv(N, 256) * ceildiv(M, 128), __sm_count__)", "1", "1"]
+// CHECK-NOT: arith.remui
+func.func @walk(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "N"]}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %m = memref.dim %A, %c0 : memref<?x?xf16>
+  %n = memref.dim %A, %c1 : memref<?x?xf16>
+  %gx = arith.ceildivsi %n, %c256 : index
+  %gy = arith.ceildivsi %m, %c128 : index
+  tile.kernel blocks(%bx, %by) in (%gx, %gy) threads = 128 attributes {tile.persistent, tile.rasterization = {panel_size = 8 : i64}} {
+    %f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
