@@ -1,6 +1,7 @@
 //===- InferLayout.cpp - Assign a layout to every fragment ----------------===//
 //
-// Tensor-core layouts (from tile.gemm) and reductions seed the propagation;
+// Tensor-core layouts (from tile.gemm) and reductions seed the propagation,
+// which runs through parallel loops to the fragments they combine with them;
 // other fragments get blocked layouts sized for 16-byte accesses; parallel
 // loops take the layout of the first placed fragment they index and convert
 // (through copies of their own) the fragments placed otherwise.
@@ -264,6 +265,41 @@ LogicalResult inferParallel(ParallelOp loop) {
   return finish(*layout);
 }
 
+/// A fragment with no layout yet that a parallel loop indexes beside a
+/// placed fragment of the loop's shape takes that layout (repeated until
+/// nothing changes), so that, e.g., an f32 sum of a gemm's accumulator
+/// (acc[i, j] += part[i, j]) holds its elements where the accumulator does
+/// instead of getting a blocked layout and a conversion through shared
+/// memory in every iteration.
+LogicalResult propagateThroughLoops(ModuleOp module) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    module.walk([&](ParallelOp loop) {
+      std::optional<LayoutAttr> placed;
+      SmallVector<AllocFragmentOp> unplaced;
+      loop.getBody().walk([&](Operation *op) {
+        auto access = getFragmentAccess(op);
+        if (!access || access->first.getType().getShape() != loop.getShape())
+          return;
+        AllocFragmentOp alloc = access->first;
+        if (std::optional<LayoutAttr> layout = alloc.getLayout()) {
+          if (!placed)
+            placed = *layout;
+        } else if (!isRowVector(alloc) && !llvm::is_contained(unplaced, alloc)) {
+          unplaced.push_back(alloc);
+        }
+      });
+      if (!placed)
+        return;
+      for (AllocFragmentOp alloc : unplaced) {
+        alloc.setLayoutAttr(*placed);
+        changed = true;
+      }
+    });
+  }
+  return success();
+}
+
 /// Gives a gemm's accumulator the tensor-core layout of its #tile.mma.
 LogicalResult inferGemm(GemmOp gemm) {
   auto alloc = gemm.getC().getDefiningOp<AllocFragmentOp>();
@@ -373,6 +409,8 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
     return failed(inferReduce(reduce)) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (reduces.wasInterrupted())
+    return failure();
+  if (failed(propagateThroughLoops(module)))
     return failure();
   // Row vectors of loops take the loop's layout sliced; the rest get a
   // blocked layout before the loops read them.

@@ -307,15 +307,22 @@ int tlc_rt_pointer_device(const void *ptr, int *device_out, char *err,
   return 0;
 }
 
-int tlc_rt_device_capability(int *major_out, int *minor_out, char *err,
-                             size_t err_len) {
+/* The device of the current context (initialising the driver first). */
+static int current_device(CUdevice *dev, char *err, size_t err_len) {
   if (tlc_rt_init(err, err_len))
     return 1;
-  CUdevice dev;
-  CUresult rc = p_cuCtxGetDevice(&dev);
+  CUresult rc = p_cuCtxGetDevice(dev);
   if (rc != CUDA_SUCCESS)
     return cu_fail(rc, "cuCtxGetDevice", NULL, "", err, err_len);
-  rc = p_cuDeviceGetAttribute(major_out, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  return 0;
+}
+
+int tlc_rt_device_capability(int *major_out, int *minor_out, char *err,
+                             size_t err_len) {
+  CUdevice dev;
+  if (current_device(&dev, err, err_len))
+    return 1;
+  CUresult rc = p_cuDeviceGetAttribute(major_out, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   if (rc == CUDA_SUCCESS)
     rc = p_cuDeviceGetAttribute(minor_out, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   if (rc != CUDA_SUCCESS)
@@ -324,14 +331,11 @@ int tlc_rt_device_capability(int *major_out, int *minor_out, char *err,
 }
 
 int tlc_rt_device_sm_count(int *count_out, char *err, size_t err_len) {
-  if (tlc_rt_init(err, err_len))
-    return 1;
   CUdevice dev;
-  CUresult rc = p_cuCtxGetDevice(&dev);
-  if (rc != CUDA_SUCCESS)
-    return cu_fail(rc, "cuCtxGetDevice", NULL, "", err, err_len);
+  if (current_device(&dev, err, err_len))
+    return 1;
   int count = 0;
-  rc = p_cuDeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  CUresult rc = p_cuDeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
   if (rc != CUDA_SUCCESS)
     return cu_fail(rc, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", NULL, "", err,
                    err_len);

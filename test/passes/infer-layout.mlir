@@ -185,6 +185,44 @@ func.func @gemm_accumulator() {
 
 // -----
 
+// A fragment with no layout of its own that a loop combines with a gemm's
+// accumulator (an f32 sum of each K tile's product, the fp8 "promotion")
+// takes the accumulator's layout instead of a blocked one, so the loop
+// converts nothing; so does a fragment a later loop combines with it.
+// CHECK-LABEL: func.func @sum_takes_accumulator_layout
+// CHECK: %[[PART:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = [[MAP:.*]]>} : memref<64x64xf32
+// CHECK: %[[ACC:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = [[MAP]]>} : memref<64x64xf32
+// CHECK: %[[OUT:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = [[MAP]]>} : memref<64x64xf16
+// CHECK-NOT: tile.copy
+// CHECK: tile.parallel
+// CHECK-NOT: tile.copy
+// CHECK: tile.parallel
+func.func @sum_takes_accumulator_layout() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %part = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %out = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    tile.gemm %a, %b, %part {clear_accum} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 64] {
+      %x = memref.load %acc[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+      %y = memref.load %part[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+      %z = arith.addf %x, %y : f32
+      memref.store %z, %acc[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.parallel (%i, %j) in [64, 64] {
+      %x = memref.load %acc[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+      %h = arith.truncf %x : f32 to f16
+      memref.store %h, %out[%i, %j] : memref<64x64xf16, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
 // FullRow stacks the 4 warps along M: each warp takes 16 whole rows.
 // CHECK-LABEL: func.func @full_row
 // CHECK: map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16
