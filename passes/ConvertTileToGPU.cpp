@@ -413,12 +413,23 @@ KernelLowering::rewriteAccesses(Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs) {
   SmallVector<Operation *> accesses;
   root->walk([&](Operation *op) {
-    if (isa<memref::LoadOp, memref::StoreOp>(op))
+    if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
       accesses.push_back(op);
   });
   for (Operation *op : accesses) {
     OpBuilder b(op);
     Location loc = op->getLoc();
+    if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+      // T.atomic_add into a global tensor: outside it, nothing is added.
+      if (getPlace(atomic.getMemRefType()) != Place::Global)
+        return atomic.emitOpError("adds atomically into global tensors only");
+      if (!atomic.getResult().use_empty())
+        return atomic.emitOpError("returns the previous value, which tlc does not support");
+      Value inside = insideBounds(b, loc, atomic.getMemref(), atomic.getIndices());
+      auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+      op->moveBefore(guard.thenBlock()->getTerminator());
+      continue;
+    }
     auto load = dyn_cast<memref::LoadOp>(op);
     auto store = dyn_cast<memref::StoreOp>(op);
     Value memref = load ? load.getMemRef() : store.getMemRef();

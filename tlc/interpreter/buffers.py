@@ -151,6 +151,28 @@ class Buffer:
         if self.written is not None:
             self.written[index] = True
 
+    def atomic_add(self, site, state, indices, value) -> None:
+        """memref.atomic_rmw add (T.atomic_add) at `indices`: every running
+        lane adds, several to one element included; elements outside a tensor
+        get nothing. Each add rounds to the element type, as the hardware's."""
+        index, inside, active = self.elements(site, state, indices, "adds into")
+        self.stored = True
+        if index is None:
+            index = tuple(indices)
+            self.data[index] = self.etype.make(self.data[index] + value)
+            return
+        keep = active if inside is None else (inside if active is None else inside & active)
+        shapes = [np.shape(i) for i in index] + [np.shape(value)]
+        shape = np.broadcast_shapes(*shapes, *([] if keep is None else [keep.shape]))
+        lanes = np.ones(shape, bool) if keep is None else np.broadcast_to(keep, shape)
+        index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
+        values = np.broadcast_to(value, shape)[lanes]
+        if self.etype.round is None and self.data.dtype.kind in "iu":
+            np.add.at(self.data, index, values.astype(self.data.dtype))
+            return
+        for at, v in zip(zip(*index), values):  # one rounding per add, in lane order
+            self.data[at] = self.etype.make(self.data[at] + v)
+
     def _check_race(self, site, state, index, values, lanes) -> None:
         """Two iterations of a tile.parallel storing different values to one
         element race on the GPU (either may win): an error here."""

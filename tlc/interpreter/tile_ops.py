@@ -109,6 +109,22 @@ def _store(c, op):
     return step
 
 
+@handles("memref.atomic_rmw")
+def _atomic_rmw(c, op):
+    kind = op.attributes["kind"]  # arith::AtomicRMWKind: addf = 0, addi = 1
+    if ir.IntegerAttr(kind).value not in (0, 1):
+        raise c.site(op).error(f"memref.atomic_rmw of kind {kind} is not an add "
+                               "(T.atomic_add)", None)
+    value, buf = c.slot(op.operands[0]), c.slot(op.operands[1])
+    indices = [c.slot(v) for v in list(op.operands)[2:]]
+    site = c.site(op)
+
+    def step(st):
+        st.env[buf].atomic_add(site, st, [st.env[i] for i in indices], st.env[value])
+
+    return step
+
+
 @handles("memref.dim")
 def _dim(c, op):
     buf, index, out = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.result)

@@ -72,6 +72,28 @@ def copy(src, dst, coalesced_width: int | None = None, disable_tma: bool = False
 
 
 @intrinsic
+def atomic_add(dst, value, memory_order=None, return_prev: bool = False,
+               use_tma: bool = False) -> None:
+    """Atomically adds `value` to the element `dst` of a global tensor.
+
+    Usually in a `T.Parallel` loop, one add per element (a split-K GEMM's
+    partial sums, a histogram). float32, float16, bfloat16 (sm_90; a
+    compare-and-swap loop on older GPUs) and int32/int64 elements; indices
+    outside the tensor add nothing, as stores there write nothing.
+
+    Args:
+        dst: the element, `C[i, j]`, of a global tensor.
+        value: the value added (converted to the tensor's dtype).
+        memory_order: not supported by tlc (the add is relaxed).
+        return_prev: not supported by tlc (nothing is returned).
+        use_tma: not supported by tlc (TMA reductions).
+
+    Example: `T.atomic_add(C[by * 64 + i, bx * 64 + j], C_local[i, j])`
+    """
+    raise outside_prim_func("atomic_add")
+
+
+@intrinsic
 def fill(buffer, value) -> None:
     """Sets every element of a shared, fragment or local buffer to `value`.
 
