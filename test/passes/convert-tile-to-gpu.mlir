@@ -619,3 +619,38 @@ func.func @consumer_barriers(%out: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// An atomic add into a global tensor in a parallel loop (T.atomic_add) is
+// guarded by the tensor's bounds, like a store: outside it nothing is added.
+// CHECK-LABEL: gpu.func @atomic_into_global
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK: scf.if %[[IN]] {
+// CHECK-NEXT: memref.atomic_rmw addf %{{.*}}, %{{.*}}[%{{.*}}] : (f32, memref<?xf32>) -> f32
+func.func @atomic_into_global(%out: memref<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %x = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.parallel (%i) in [128] {
+      %old = memref.atomic_rmw addf %x, %out[%i] : (f32, memref<?xf32>) -> f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Adding into a fragment atomically means nothing: an error.
+func.func @atomic_into_fragment() {
+  %c1 = arith.constant 1 : index
+  %x = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
+    tile.parallel (%i) in [128] {
+      // expected-error @+1 {{'memref.atomic_rmw' op adds atomically into global tensors only}}
+      %old = memref.atomic_rmw addf %x, %f[%i] : (f32, memref<128xf32, #tile.space<fragment>>) -> f32
+    }
+  }
+  return
+}
