@@ -27,9 +27,10 @@ import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
 
-CHECK_CONFIGS = [(128, 256, 64, 256, 3), (128, 128, 64, 256, 4), (64, 128, 64, 128, 4)]
+CHECK_CONFIGS = [(128, 256, 64, 256, 3), (128, 128, 64, 256, 4), (64, 128, 64, 128, 4),
+                 (128, 128, 128, 256, 3)]
 BENCH_CONFIGS = [(128, 256, 64, 256, 3, 0), (128, 256, 64, 256, 4, 0), (128, 256, 64, 256, 3, 8),
-                 (128, 128, 64, 256, 4, 0)]
+                 (128, 128, 64, 256, 4, 0), (128, 256, 128, 256, 2, 8), (128, 128, 128, 256, 3, 8)]
 SMALL = [((1024, 1024, 1024), [(128, 128, 64, 256, 4), (64, 128, 64, 128, 4)]),
          ((2048, 2048, 2048), [(128, 128, 64, 256, 4), (128, 256, 64, 256, 3)]),
          ((64, 8192, 8192), [(64, 128, 64, 128, 4), (64, 64, 64, 128, 6)]),
@@ -76,14 +77,17 @@ def checks(out: str) -> None:
                     assert "cp.async.bulk.tensor" in kern.get_kernel_source(), (m, n, k)
                     save(kern, trans_b, f"ws_{layout}_{dtype}_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}",
                          m + n, tol)
-            # Fewer K iterations than stages; a row stride TMA cannot take.
-            for m, n, k, stages in ((256, 512, 64, 4), (256, 512, 128, 4), (256, 512, 192, 4),
-                                    (512, 512, 4095, 3)):
-                kern = gemm.matmul(m, n, k, 128, 256, 64, 256, stages, dtype, "float32",
-                                   trans_B=trans_b)
+            # Fewer K iterations than stages; a row stride TMA cannot take
+            # (cp.async, also with K tiles of two 128-byte atoms).
+            for m, n, k, stages, bk in ((256, 512, 64, 4, 64), (256, 512, 128, 4, 64),
+                                        (256, 512, 192, 4, 64), (512, 512, 4095, 3, 64),
+                                        (512, 512, 4095, 3, 128), (256, 512, 128, 3, 128)):
+                kern = gemm.matmul(m, n, k, 128, 256 if bk == 64 else 128, bk, 256, stages, dtype,
+                                   "float32", trans_B=trans_b)
                 tma = "cp.async.bulk.tensor" in kern.get_kernel_source()
                 assert tma == (k % 8 == 0), (m, n, k)
-                save(kern, trans_b, f"ws_{layout}_{dtype}_edge_{m}x{n}x{k}s{stages}", k, tol)
+                assert "wgmma.mma_async" in kern.get_kernel_source()
+                save(kern, trans_b, f"ws_{layout}_{dtype}_edge_{m}x{n}x{k}bk{bk}s{stages}", k, tol)
     for dtype in ("float16", "bfloat16"):
         kern = bias_relu(1024, 512, 128, 256, 64, 256, 4, dtype)
         assert "cp.async.bulk.tensor" in kern.get_kernel_source()

@@ -349,8 +349,10 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
     return arith::IndexCastUIOp::create(b, loc, i64, at).getResult();
   };
   bool nMajorB = !op.getTransposeB();
-  FailureOr<Value> aAddr = address(op.getA(), 0);
-  FailureOr<Value> bAddr = address(op.getB(), nMajorB ? kWgmmaColumnBlock : 0);
+  int64_t aBlock = wgmmaKBlock(op.getA().getType());
+  int64_t bBlock = nMajorB ? kWgmmaColumnBlock : wgmmaKBlock(op.getB().getType());
+  FailureOr<Value> aAddr = address(op.getA(), aBlock);
+  FailureOr<Value> bAddr = address(op.getB(), bBlock);
   if (failed(aAddr) || failed(bAddr))
     return op.emitOpError("needs A and B in shared memory with the 128-byte "
                           "swizzle for wgmma (and an N-major B in 64-column "
@@ -403,11 +405,20 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   int64_t k = op.getA().getType().getDimSize(1), step = op.getMmaAttr().getK();
   int64_t bytes = op.getA().getType().getElementTypeBitWidth() / 8;
+  // Where K slice k0 starts in a K-major operand of `rows` rows: its column
+  // block (rows x 128 bytes each), then k0's bytes within the block's rows.
+  auto kMajorAt = [&](int64_t k0, int64_t block, int64_t rows) {
+    if (!block)
+      return k0 * bytes;
+    return (k0 / block) * rows * kWgmmaAtomBytes + (k0 % block) * bytes;
+  };
+  int64_t aRowsAll = op.getA().getType().getDimSize(0);
+  int64_t bRowsAll = op.getB().getType().getDimSize(0);
   for (int64_t k0 = 0; k0 < k; k0 += step)
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, descriptor(aRows, k0 * bytes, kMajor),
+        b, loc, structType, acc, descriptor(aRows, kMajorAt(k0, aBlock, aRowsAll), kMajor),
         nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
-                : descriptor(*bAddr, k0 * bytes, kMajor),
+                : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor),
         NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
         wgType(op.getB().getType().getElementType()),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),

@@ -94,6 +94,11 @@ bool mlir::tile::isWgmmaFp8(Type type) {
 
 int64_t mlir::tile::wgmmaK(Type in) { return isWgmmaFp8(in) ? 32 : kWgmmaK; }
 
+int64_t mlir::tile::wgmmaKBlock(MemRefType kMajor) {
+  int64_t atom = kWgmmaAtomBytes * 8 / kMajor.getElementTypeBitWidth();
+  return kMajor.getDimSize(1) > atom ? atom : 0;
+}
+
 FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) {
   MemRefType a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   Type in = a.getElementType();
@@ -103,10 +108,21 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
       (fp8 ? !isWgmmaFp8(b.getElementType()) : b.getElementType() != in) ||
       !c.getElementType().isF32())
     return failure();
-  if (a.getDimSize(1) * a.getElementTypeBitWidth() / 8 != 128)
-    return failure(); // A's K rows: one 128-byte swizzle atom
+  // K rows of whole 128-byte swizzle atoms; more than one atom is stored as
+  // column blocks of one atom each, which needs the buffer itself (a stage
+  // view or the allocation) for A, and for a K-major B.
+  auto isBuffer = [](Value v) {
+    if (auto stage = v.getDefiningOp<StageOp>())
+      v = stage.getSource();
+    return static_cast<bool>(v.getDefiningOp<AllocSharedOp>());
+  };
+  int64_t kBytes = a.getDimSize(1) * a.getElementTypeBitWidth() / 8;
+  if (kBytes % kWgmmaAtomBytes != 0 || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA())))
+    return failure();
   if (fp8 && !op.getTransposeB())
     return failure(); // 8-bit wgmma reads K-major operands only
+  if (op.getTransposeB() && kBytes > kWgmmaAtomBytes && !isBuffer(op.getB()))
+    return failure();
   if (!op.getTransposeB()) {
     // B stored K x N (N-major): kept as column blocks of 64 (128-byte rows),
     // which needs the buffer itself (a stage view or the allocation).

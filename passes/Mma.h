@@ -54,6 +54,14 @@ constexpr int64_t kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
 /// 128-byte rows of its swizzle atoms.
 constexpr int64_t kWgmmaColumnBlock = 64;
 
+/// The bytes of K a wgmma K-major operand row holds per swizzle atom.
+constexpr int64_t kWgmmaAtomBytes = 128;
+
+/// The column block (in elements) of a K-major wgmma operand stored as
+/// `kMajor` (rows x K): one 128-byte swizzle atom of K per block when K
+/// spans several, else 0 (one atom, no blocks).
+int64_t wgmmaKBlock(MemRefType kMajor);
+
 /// Whether `type` is an 8-bit float wgmma multiplies (e4m3, e5m2).
 bool isWgmmaFp8(Type type);
 
@@ -62,8 +70,9 @@ bool isWgmmaFp8(Type type);
 int64_t wgmmaK(Type in);
 
 /// The partition of a gemm that wgmma can run, or failure: A and B in shared
-/// memory, A stored M x K (K-major) with K rows of exactly 128 bytes (the
-/// 128-byte swizzle atom), B stored N x K (K-major) or K x N (N-major, N a
+/// memory, A stored M x K (K-major) with K rows of whole 128-byte swizzle
+/// atoms (several: stored as column blocks of one atom), B stored N x K
+/// (K-major, likewise) or K x N (N-major, N a
 /// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
 /// in with an f32 accumulator, and one m64 row block per warpgroup
 /// (M = 16 x warps) with N a multiple of 8 up to 256. Each warp then holds 16 rows of the full N,

@@ -91,15 +91,20 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                cast<PipelinedOp>(gemm->getParentOp()).getNumStages() >= kOverlapMinStages) {
       depth = 1;
     }
-    if (!gemm.getTransposeB()) {
-      // wgmma reads an N-major B as 64-column blocks of 128-byte rows.
-      Value b = gemm.getB();
-      if (auto stage = b.getDefiningOp<StageOp>())
-        b = stage.getSource();
-      b.getDefiningOp()->setAttr(kColumnBlockAttr,
-                                 IntegerAttr::get(IntegerType::get(ctx, 64),
-                                                  kWgmmaColumnBlock));
-    }
+    auto blocks = [&](Value buffer, int64_t columns) {
+      if (auto stage = buffer.getDefiningOp<StageOp>())
+        buffer = stage.getSource();
+      buffer.getDefiningOp()->setAttr(
+          kColumnBlockAttr, IntegerAttr::get(IntegerType::get(ctx, 64), columns));
+    };
+    // wgmma reads an N-major B as 64-column blocks of 128-byte rows, and
+    // K-major operands whose K spans several 128-byte atoms one atom per block.
+    if (!gemm.getTransposeB())
+      blocks(gemm.getB(), kWgmmaColumnBlock);
+    if (int64_t k = wgmmaKBlock(gemm.getA().getType()))
+      blocks(gemm.getA(), k);
+    if (int64_t k = wgmmaKBlock(gemm.getB().getType()); k && gemm.getTransposeB())
+      blocks(gemm.getB(), k);
     gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::Wgmma, kWgmmaM, part->tileN,
                                  wgmmaK(gemm.getA().getType().getElementType()),
                                  part->warpsM, part->warpsN, a, depth));

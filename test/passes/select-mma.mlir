@@ -313,3 +313,25 @@ func.func @wgmma_fp8() {
   return
 }
 }
+
+// -----
+
+// K tiles of two 128-byte atoms (128 f16): wgmma still, with the K-major A
+// and B stored as column blocks of one atom (64 elements) each; an N-major
+// B keeps its 64-column blocks.
+// CHECK-LABEL: func.func @wgmma_k128
+// CHECK: %[[A:.*]] = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16
+// CHECK: %[[B:.*]] = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16
+// CHECK: tile.gemm %[[A]], %[[B]], %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @wgmma_k128() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
