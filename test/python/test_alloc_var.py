@@ -95,6 +95,49 @@ def conversions(A: T.Tensor((4,), "float32"), n: T.int32, O: T.Tensor((8,), "flo
 
 
 @T.prim_func
+def tail_sum(A: T.Tensor((64,), "float32"), n: T.int32, B: T.Tensor((2,), "float32")):
+    """An int32 variable (first value a run-time scalar) as a loop bound and
+    as an index; `x.dtype` names a variable's dtype."""
+    with T.Kernel(1, threads=32):
+        s = T.alloc_shared((64,), "float32")
+        T.copy(A, s)
+        stop = T.alloc_var("int32", init=n)
+        if stop > 64:
+            stop = 64
+        acc = T.alloc_var("float32")
+        for k in T.serial(stop):
+            acc += s[k]
+        last = T.alloc_var(stop.dtype, stop - 1)
+        for i in T.Parallel(2):
+            B[i] = T.if_then_else(i == 0, acc, s[last])
+
+
+def gemm_steps(steps):
+    """A pipelined GEMM that counts its steps in a variable and divides by it."""
+    K = 32 * steps
+
+    @T.prim_func
+    def gemm_mean(A: T.Tensor((64, K), "float16"), B: T.Tensor((K, 64), "float16"),
+                  C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 32), "float16")
+            b = T.alloc_shared((32, 64), "float16")
+            c = T.alloc_fragment((64, 64), "float32")
+            count = T.alloc_var("int32")
+            T.clear(c)
+            for k in T.Pipelined(steps, num_stages=2):
+                T.copy(A[0, k * 32], a)
+                T.copy(B[k * 32, 0], b)
+                T.gemm(a, b, c)
+                count += 1
+            for i, j in T.Parallel(64, 64):
+                c[i, j] = c[i, j] / count
+            T.copy(c, C)
+
+    return gemm_mean
+
+
+@T.prim_func
 def old_spelling(A: T.Tensor((128, 64), "float32"), B: T.Tensor((128,), "float32")):
     with T.Kernel(1, threads=128):
         acc = T.alloc_local((1,), "float32")
@@ -120,7 +163,7 @@ MERGED_BRANCHES = pytest.mark.xfail(strict=True, raises=AssertionError,
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
-@pytest.mark.parametrize("prim", [row_sum, uniform_scale, conversions,
+@pytest.mark.parametrize("prim", [row_sum, uniform_scale, conversions, tail_sum, gemm_steps(4),
                                   pytest.param(compact_rows, marks=MERGED_BRANCHES)])
 def test_variables_live_in_registers(prim, arch):
     compiled = pipeline.compile_module(build_module(prim), arch)
@@ -192,6 +235,27 @@ def test_conversions_and_init_forms():
     tlc.interpret(conversions, np.array([1 / 3, -2.7, 0.25, 0], np.float32), 4, o)
     assert o[:6].tolist() == [0.0, -2.0, float(np.float16(1 / 3)), 1.0, 4.5, 4.0]
     assert o[6:].tolist() == [4.0, 4.0]
+
+
+@pytest.mark.parametrize("n,acc,last", [(10, 10, 9), (100, 64, 63)])
+def test_integer_variable_as_loop_bound_and_index(n, acc, last):
+    a = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    b = np.zeros(2, np.float32)
+    tlc.interpret(tail_sum, a, n, b)
+    ref = np.float32(0)
+    for k in range(acc):
+        ref = np.float32(ref + a[k])
+    assert b.tolist() == [ref, a[last]]
+
+
+def test_variable_in_a_pipelined_loop_under_jit_interpret():
+    kernel = tlc.jit(gemm_steps, out_idx=[2], interpret=True)(4)
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 128)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    c = kernel(a, b)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32) / 4, rtol=1e-5,
+                               atol=1e-5)
 
 
 # -- mistakes -------------------------------------------------------------------------------
@@ -282,6 +346,13 @@ def declared_in_loop(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
+def var_attribute(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1):
+        x = T.alloc_var("float32")
+        y = x.shape  # E:attribute
+
+
+@T.prim_func
 def var_as_value(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         y = T.alloc_var("float32") * 2.0  # E:value
@@ -318,6 +389,8 @@ def line_of(marker: str) -> int:
     (float_into_int, "float", "x = 1.5", "cannot use the float 1.5 as a int32 value"),
     (declared_in_loop, "after-loop", "x  #",
      "'x' is a T.alloc_var declared inside a run-time loop (line"),
+    (var_attribute, "attribute", "x.shape",
+     "'x' is a T.alloc_var scalar: it has .dtype, not .shape"),
     (var_as_value, "value", "T.alloc_var",
      "cannot compute a T.alloc_var declaration (not a value: assign it to a name"),
     (var_as_argument, "argument", "T.exp", "got a T.alloc_var declaration (not a value"),

@@ -144,6 +144,9 @@ class ExpressionMixin:
         return self.symbols[sym.name]
 
     def expr_Attribute(self, node):
+        var = variables.named(self, node.value)
+        if var is not None:
+            return variables.attribute(self, var, node)
         base = self.eval(node.value)
         if isinstance(base, BufferRef):
             if node.attr == "shape":

@@ -20,6 +20,7 @@ import ast
 from .. import ir
 from ..dialects import tile
 from ..language import memory
+from ..language.types import dtype as DType
 from . import dtypes
 from .intrinsic_args import bind_args, parse_dtype
 from .values import BufferRef, Scalar, VarRef
@@ -88,6 +89,14 @@ def assign(gen, var: VarRef, value, node) -> None:
 def read(gen, var: VarRef) -> Scalar:
     """The variable's current value."""
     return gen.load_element(var.buffer, [0])
+
+
+def attribute(gen, var: VarRef, node: ast.Attribute):
+    """`x.dtype` of a variable (its only attribute)."""
+    if node.attr == "dtype":
+        return DType(var.dtype)
+    raise gen.error(node, f"'{var.name}' is a T.alloc_var scalar: it has .dtype, not "
+                          f".{node.attr}")
 
 
 def named(gen, node) -> VarRef | None:
