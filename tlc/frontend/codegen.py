@@ -62,6 +62,7 @@ class CodeGenerator(ExpressionMixin):
         self.kernel_line = 0
         self.in_kernel = False  # inside `with T.Kernel(...)`
         self.parallel_depth = 0
+        self.outer_parallel = None  # the outermost tile.parallel being built
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
         # their scope in self.scopes, line). Names bound inside one do not flow out.
         self.regions: list[tuple[str, int, int]] = []

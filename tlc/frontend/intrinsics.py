@@ -163,6 +163,8 @@ def _parallel(gen, node) -> None:
     op = tile.ParallelOp(shape)
     block = op.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
     gen.parallel_depth += 1
+    outer = gen.outer_parallel
+    gen.outer_parallel = op if outer is None else outer
     try:
         with ir.InsertionPoint(block), gen.region("loop", node, names):
             for n, arg, extent in zip(names, block.arguments, shape):
@@ -171,6 +173,7 @@ def _parallel(gen, node) -> None:
             gen.visit_body(node.body)
     finally:
         gen.parallel_depth -= 1
+        gen.outer_parallel = outer
 
 
 def _bounds(gen, call, what: str, fn, unsupported: dict[str, str] | None = None):

@@ -10,12 +10,15 @@ branches, like a T.alloc_local buffer accessed as `acc[0]` (which `x[0]`
 also is).
 
 The declaration stores the variable's first value (`init`, else zero), so a
-read before any assignment is defined, on the GPU and in the interpreter.
+read before any assignment is defined, on the GPU and in the interpreter. A
+variable declared in a T.Parallel body is one per iteration: its storage is
+allocated before the loop and each iteration stores the first value anew.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from .. import ir
 from ..dialects import tile
@@ -31,9 +34,6 @@ _SCOPE = "local.var"
 def call_alloc_var(gen, node) -> VarRef:
     """`x = T.alloc_var(dtype[, init][, scope], scope=, init=)`."""
     gen.require_kernel(node, "T.alloc_var")
-    if gen.parallel_depth:
-        raise gen.error(node, "T.alloc_var cannot be inside T.Parallel: declare the variable "
-                              "before the loop (each thread has its own copy)")
     a = bind_args(gen, node, memory.alloc_var)
     init, init_node, scope, scope_node = _init_and_scope(gen, node, a)
     if scope != _SCOPE:
@@ -43,7 +43,12 @@ def call_alloc_var(gen, node) -> VarRef:
     dt = parse_dtype(gen, a["dtype"])
     space = ir.Attribute.parse("#tile.space<local>")
     t = ir.MemRefType.get([1], dtypes.storage_type(dt), memory_space=space)
-    var = VarRef(BufferRef("", tile.alloc_local(t), [1], str(dt), "local"))
+    # In a T.Parallel body the storage is allocated before the outermost
+    # T.Parallel (tile ops allocate no buffers inside one); each iteration
+    # starts its own variable with the first value stored below.
+    where = ir.InsertionPoint(gen.outer_parallel) if gen.parallel_depth else None
+    with where or contextlib.nullcontext():
+        var = VarRef(BufferRef("", tile.alloc_local(t), [1], str(dt), "local"))
     assign(gen, var, 0 if init is None else init, init_node)
     return var
 
