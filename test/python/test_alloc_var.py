@@ -383,6 +383,14 @@ def declared_in_loop(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
+def declared_again_in_loop(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1):
+        x = T.alloc_var("float32")
+        for k in T.serial(4):
+            x = T.alloc_var("float32")  # E:again
+
+
+@T.prim_func
 def var_attribute(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         x = T.alloc_var("float32")
@@ -424,6 +432,8 @@ def line_of(marker: str) -> int:
     (float_into_int, "float", "x = 1.5", "cannot use the float 1.5 as a int32 value"),
     (declared_in_loop, "after-loop", "x  #",
      "'x' is a T.alloc_var declared inside a run-time loop (line"),
+    (declared_again_in_loop, "again", "x =",
+     "'x' is a T.alloc_var declared outside this run-time loop (line"),
     (var_attribute, "attribute", "x.shape",
      "'x' is a T.alloc_var scalar: it has .dtype, not .shape"),
     (var_as_value, "value", "T.alloc_var",
@@ -439,3 +449,40 @@ def test_mistakes_point_at_the_line(prim, marker, at, message):
     assert (e.location.file, e.location.line, e.location.col) == (THIS, line, col), str(e)
     assert message in str(e) and "Traceback" not in str(e), str(e)
     assert "tlc cannot compile this" not in str(e), str(e)
+
+
+# -- .tile files and the tlc command ----------------------------------------------------------
+
+RUNNING_SUM = '''
+N = 256
+
+@T.prim_func
+def running_sum(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+    with T.Kernel(1, threads=32):
+        s = T.alloc_shared((N,), "float32")
+        T.copy(A, s)
+        total = T.alloc_var("float32")
+        for i in T.serial(N):
+            total += s[i]
+            s[i] = total
+        T.copy(s, B)
+'''
+
+
+def test_tile_file_compiles_and_runs(tmp_path, capsys):
+    from tlc.cli import main
+
+    path = tmp_path / "running_sum.tile"
+    path.write_text(RUNNING_SUM)
+    assert main([str(path), "--arch", "sm_80", "-o", str(tmp_path / "k.ptx")]) == 0
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert ".entry running_sum(" in ptx and ".local" not in ptx
+    assert main(["run", str(path), "-D", "N=64", "--save", str(tmp_path / "o.npz")]) == 0
+    assert "interpreted running_sum" in capsys.readouterr().out
+    saved = np.load(tmp_path / "o.npz")
+    ref, total = [], np.float32(0)
+    for x in saved["A"]:
+        total = np.float32(total + x)
+        ref.append(total)
+    np.testing.assert_array_equal(saved["B"], np.array(ref, np.float32))
+    assert saved["B"].shape == (64,)

@@ -89,6 +89,11 @@ class CodeGenerator(ExpressionMixin):
         loop = next((r for r in reversed(self.regions) if r[0] == "loop"), None)
         if loop is not None and node is not None:
             for scope in self.scopes[:loop[1]]:
+                if name in scope and isinstance(scope[name], VarRef):
+                    raise self.error(node, (
+                        f"'{name}' is a T.alloc_var declared outside this run-time loop (line "
+                        f"{loop[2]}): assign it ({name} = value) instead of declaring it "
+                        "again, or use a new name"))
                 if name in scope and not isinstance(scope[name], _NoFlow):
                     raise self.error(node, (
                         f"'{name}' is defined outside this run-time loop (line {loop[2]}): "
