@@ -10,8 +10,7 @@ from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
 from ..language.types import SymbolicDim, dtype as DType
-from . import dtypes
-from . import variables
+from . import dtypes, variables
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
 
 _PY_BINOPS = {
