@@ -388,10 +388,10 @@ def buffer_condition(A: T.Tensor((64,), "float32")):
 @pytest.mark.parametrize("prim,marker,at,messages", [
     (name_from_runtime_if, "if-name", "x ",
      ("'x' was assigned inside a run-time `if` (line", "`a if cond else b` (T.if_then_else)",
-      "store into a T.alloc_local buffer")),
+      "store into a T.alloc_var declared before it")),
     (stale_name_after_runtime_if, "if-stale", "x ", ("'x' was assigned inside a run-time `if`",)),
     (loop_carried_name, "loop-carried", "s +=",
-     ("'s' is defined outside this run-time loop", "T.alloc_local")),
+     ("'s' is defined outside this run-time loop", "keep the value in a T.alloc_var")),
     (loop_var_after_loop, "loop-var", "k ", ("'k' is the variable of the run-time loop at line",)),
     (buffer_condition, "buffer-cond", "A:",
      ("an `if` needs a compile-time or boolean condition, got buffer 'A'",)),

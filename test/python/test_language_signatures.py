@@ -19,7 +19,8 @@ from tlc.language.intrinsic import intrinsic_name
 THIS = str(Path(__file__).resolve())
 
 # Where TileLang itself takes any number of positional arguments.
-VARIADIC = {"Kernel": "blocks", "Parallel": "extents", "max": "more", "min": "more"}
+VARIADIC = {"Kernel": "blocks", "Parallel": "extents", "max": "more", "min": "more",
+            "alloc_var": "args"}
 # Used only as loop iterators (`for k in T.serial(...)`), never called in an expression.
 LOOP_ONLY = {"serial", "unroll"}
 

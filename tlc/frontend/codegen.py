@@ -13,9 +13,9 @@ from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language.types import SymbolicDim, Tensor, dtype as DType
-from . import dtypes
+from . import dtypes, variables
 from .expressions import ExpressionMixin
-from .values import Affine, BufferRef, Scalar, index_value
+from .values import Affine, BufferRef, Scalar, VarRef, index_value
 
 
 def _is_dtype_name(text: str) -> bool:
@@ -29,19 +29,25 @@ def _is_dtype_name(text: str) -> bool:
 class _NoFlow:
     """The mark a name bound inside a run-time region leaves after it."""
 
-    def __init__(self, kind: str, line: int, loop_var: bool = False):
-        self.kind, self.line, self.loop_var = kind, line, loop_var
+    def __init__(self, kind: str, line: int, loop_var: bool = False, var: bool = False):
+        self.kind, self.line, self.loop_var, self.var = kind, line, loop_var, var
 
     def message(self, name: str) -> str:
+        where = "`if`" if self.kind == "if" else "loop"
         if self.loop_var:
             return (f"'{name}' is the variable of the run-time loop at line {self.line}; "
                     "it is not defined after the loop")
+        if self.var:
+            return (f"'{name}' is a T.alloc_var declared inside a run-time {where} (line "
+                    f"{self.line}); it is not defined after it: declare it before the {where}")
         if self.kind == "if":
             return (f"'{name}' was assigned inside a run-time `if` (line {self.line}); values "
                     "do not flow out of run-time branches: choose the value with "
-                    "`a if cond else b` (T.if_then_else) or store into a T.alloc_local buffer")
+                    "`a if cond else b` (T.if_then_else) or store into a T.alloc_var "
+                    "declared before it (or a T.alloc_local buffer)")
         return (f"'{name}' was assigned inside a run-time loop (line {self.line}); values do "
-                "not flow out of run-time loops: store into a T.alloc_local buffer instead")
+                "not flow out of run-time loops: store into a T.alloc_var declared before the "
+                "loop (or a T.alloc_local buffer) instead")
 
 
 class CodeGenerator(ExpressionMixin):
@@ -56,6 +62,7 @@ class CodeGenerator(ExpressionMixin):
         self.kernel_line = 0
         self.in_kernel = False  # inside `with T.Kernel(...)`
         self.parallel_depth = 0
+        self.outer_parallel = None  # the outermost tile.parallel being built
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
         # their scope in self.scopes, line). Names bound inside one do not flow out.
         self.regions: list[tuple[str, int, int]] = []
@@ -82,12 +89,18 @@ class CodeGenerator(ExpressionMixin):
         loop = next((r for r in reversed(self.regions) if r[0] == "loop"), None)
         if loop is not None and node is not None:
             for scope in self.scopes[:loop[1]]:
+                if name in scope and isinstance(scope[name], VarRef):
+                    raise self.error(node, (
+                        f"'{name}' is a T.alloc_var declared outside this run-time loop (line "
+                        f"{loop[2]}): assign it ({name} = value) instead of declaring it "
+                        "again, or use a new name"))
                 if name in scope and not isinstance(scope[name], _NoFlow):
                     raise self.error(node, (
                         f"'{name}' is defined outside this run-time loop (line {loop[2]}): "
                         "assigning it inside the loop would not carry its value to the next "
-                        "iteration or out of the loop; keep the value in a T.alloc_local "
-                        "buffer (acc[0] += ...) or use a new name"))
+                        "iteration or out of the loop; keep the value in a T.alloc_var "
+                        "(acc = T.alloc_var(\"float32\") before the loop, then acc += ...) "
+                        "or use a new name"))
         self.scopes[-1][name] = value
 
     def lookup(self, name: str, node):
@@ -121,8 +134,9 @@ class CodeGenerator(ExpressionMixin):
                 yield names
             finally:
                 self.regions.pop()
-        for name in names:
-            self.scopes[-1][name] = _NoFlow(kind, node.lineno, name in loop_vars)
+        for name, value in names.items():
+            self.scopes[-1][name] = _NoFlow(kind, node.lineno, name in loop_vars,
+                                            isinstance(value, VarRef))
 
     # -- the function --------------------------------------------------------
 
@@ -286,8 +300,13 @@ class CodeGenerator(ExpressionMixin):
 
     def assign(self, target, value, node) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, BufferRef) and value.name == "":
-                value.name = target.id
+            var = variables.named(self, target)
+            if var is not None and not isinstance(value, VarRef):
+                variables.assign(self, var, value, node)  # `x = v` stores into T.alloc_var x
+                return
+            named = value.buffer if isinstance(value, VarRef) else value
+            if isinstance(named, BufferRef) and named.name == "":
+                named.name = target.id
             self.bind(target.id, value, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
@@ -302,8 +321,12 @@ class CodeGenerator(ExpressionMixin):
     def stmt_AugAssign(self, node) -> None:
         if isinstance(node.target, ast.Name):
             current = self.eval(node.target)
-            self.bind(node.target.id, self.binop(node.op, current, self.eval(node.value), node),
-                      node.target)
+            value = self.binop(node.op, current, self.eval(node.value), node)
+            var = variables.named(self, node.target)
+            if var is not None:  # `x += v` on a T.alloc_var: a store
+                variables.assign(self, var, value, node)
+            else:
+                self.bind(node.target.id, value, node.target)
         elif isinstance(node.target, ast.Subscript):
             current = self.eval(node.target)
             self.store(node.target, self.binop(node.op, current, self.eval(node.value), node))
@@ -366,9 +389,13 @@ class CodeGenerator(ExpressionMixin):
         if buf.place == "global" and not self.parallel_depth:
             raise self.error(target, f"'{buf.name}' is a global tensor: write it with T.copy or "
                                      "inside `for ... in T.Parallel(...)`")
+        self.store_element(buf, indices, value, target)
+
+    def store_element(self, buf: BufferRef, indices, value, node) -> None:
+        """Stores `value`, converted to `buf`'s dtype, at `indices` (errors at `node`)."""
         from ..dialects import memref
 
-        v = self.to_value(value, buf.dtype, target)
+        v = self.to_value(value, buf.dtype, node)
         if buf.dtype == "bool":  # stored as a byte
             v = arith.extui(dtypes.storage_type("bool"), v)
         memref.store(v, buf.value, [index_value(i) for i in indices])

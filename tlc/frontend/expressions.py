@@ -10,8 +10,8 @@ from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
 from ..language.types import SymbolicDim, dtype as DType
-from . import dtypes
-from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
+from . import dtypes, variables
+from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
 
 _PY_BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -115,6 +115,8 @@ class ExpressionMixin:
                 else f"[{inner}]"
         if isinstance(value, BufferRef):
             return f"buffer '{value.name}'"
+        if isinstance(value, VarRef):
+            return "a T.alloc_var declaration (not a value: assign it to a name and use the name)"
         if isinstance(value, Affine):
             return "a run-time index"
         if isinstance(value, Scalar):
@@ -128,6 +130,8 @@ class ExpressionMixin:
 
     def expr_Name(self, node):
         value = self.lookup(node.id, node)
+        if isinstance(value, VarRef):  # a T.alloc_var: its current value
+            return variables.read(self, value)
         if isinstance(value, SymbolicDim):
             return self.symbol(value, node)
         return value
@@ -139,6 +143,9 @@ class ExpressionMixin:
         return self.symbols[sym.name]
 
     def expr_Attribute(self, node):
+        var = variables.named(self, node.value)
+        if var is not None:
+            return variables.attribute(self, var, node)
         base = self.eval(node.value)
         if isinstance(base, BufferRef):
             if node.attr == "shape":
@@ -180,7 +187,8 @@ class ExpressionMixin:
     def binop(self, op, a, b, node):
         if _is_number(a) and _is_number(b):
             return _PY_BINOPS[type(op)](a, b)
-        if isinstance(a, (BufferRef, tuple, list)) or isinstance(b, (BufferRef, tuple, list)):
+        if isinstance(a, (BufferRef, VarRef, tuple, list)) or isinstance(
+                b, (BufferRef, VarRef, tuple, list)):
             raise self.error(node, f"cannot compute {self.describe(a)} "
                                    f"{type(op).__name__} {self.describe(b)}")
         if _is_index(a) and _is_index(b):
@@ -333,6 +341,9 @@ class ExpressionMixin:
         """`x` as an MLIR value of dtype `dt`, converting or materializing."""
         if isinstance(x, BufferRef):
             raise self.error(node, f"{self.describe(x)} is not a value; index it (x[i, j])")
+        if isinstance(x, VarRef):
+            raise self.error(node, "a T.alloc_var declaration is not a value: assign it to a "
+                                   "name (x = T.alloc_var(...)) and use the name")
         if isinstance(x, (Affine, Scalar)) and dt == "index":
             return index_value(x)
         if isinstance(x, Affine):
@@ -391,12 +402,17 @@ class ExpressionMixin:
     # -- buffers --------------------------------------------------------------
 
     def subscript(self, node: ast.Subscript):
-        """(buffer, index list) of an element access `buf[i, j]`."""
-        buf = self.eval(node.value)
+        """(buffer, index list) of an element access `buf[i, j]` (or `x[0]` of a
+        T.alloc_var `x`)."""
+        var = variables.named(self, node.value)
+        buf = var.buffer if var is not None else self.eval(node.value)
         if not isinstance(buf, BufferRef):
             raise self.error(node.value, f"only buffers can be indexed, got {self.describe(buf)}")
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         indices = [self.eval(i) for i in items]
+        if var is not None and any(isinstance(i, slice) for i in indices):
+            raise self.error(node, f"'{var.name}' is a T.alloc_var scalar: it has no slices "
+                                   f"(read it as `{var.name}`, or `{var.name}[0]`)")
         if any(isinstance(i, slice) for i in indices):
             raise self.error(node, "slices select regions for T.copy; an element access "
                                    "needs one index per dimension")
@@ -448,7 +464,8 @@ class ExpressionMixin:
                                    f"{buf.place}): valid indices are 0 to {size - 1}")
 
     def expr_Subscript(self, node):
-        base = self.eval(node.value)
+        var = variables.named(self, node.value)
+        base = var.buffer if var is not None else self.eval(node.value)
         if not isinstance(base, BufferRef):
             if isinstance(base, (tuple, list, dict, str)):
                 return base[self.eval_static(node.slice)]
@@ -457,6 +474,10 @@ class ExpressionMixin:
         if buf.place == "fragment" and not self.parallel_depth:
             raise self.error(node, f"'{buf.name}' is a fragment: read its elements inside "
                                    "`for ... in T.Parallel(...)`")
+        return self.load_element(buf, indices)
+
+    def load_element(self, buf: BufferRef, indices) -> Scalar:
+        """The element of `buf` at `indices`, loaded here."""
         loaded = memref.load(buf.value, [index_value(i) for i in indices])
         if buf.dtype == "bool":  # a byte in memory, 0 or 1
             zero = arith.constant(dtypes.storage_type("bool"), 0)

@@ -10,11 +10,12 @@ from .. import ir
 from ..dialects import scf, tile
 from ..language import loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
-from . import dtypes
+from . import dtypes, variables
 from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
+from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {
@@ -54,6 +55,10 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 
 
 def _buffer(gen, node, what: str) -> BufferRef:
+    var = variables.named(gen, node)
+    if var is not None:
+        raise gen.error(node, f"{what} must be a buffer; '{var.name}' is a T.alloc_var scalar "
+                              f"(assign it: {var.name} = value)")
     value = gen.eval(node)
     if not isinstance(value, BufferRef):
         raise gen.error(node, f"{what} must be a buffer, got {gen.describe(value)}")
@@ -158,6 +163,8 @@ def _parallel(gen, node) -> None:
     op = tile.ParallelOp(shape)
     block = op.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
     gen.parallel_depth += 1
+    outer = gen.outer_parallel
+    gen.outer_parallel = op if outer is None else outer
     try:
         with ir.InsertionPoint(block), gen.region("loop", node, names):
             for n, arg, extent in zip(names, block.arguments, shape):
@@ -166,6 +173,7 @@ def _parallel(gen, node) -> None:
             gen.visit_body(node.body)
     finally:
         gen.parallel_depth -= 1
+        gen.outer_parallel = outer
 
 
 def _bounds(gen, call, what: str, fn, unsupported: dict[str, str] | None = None):

@@ -126,3 +126,19 @@ def index_value(x) -> ir.Value:
         if dtypes.is_int(x.dtype):
             return arith.index_cast(ir.IndexType.get(), x.value)
     raise TypeError(f"not an index: {x!r}")
+
+
+@dataclass(eq=False)
+class VarRef:
+    """A T.alloc_var scalar: a per-thread local buffer of one element that the
+    program reads and assigns by name (`x`, `x = v`, `x += v`)."""
+
+    buffer: BufferRef  # place "local", shape [1]
+
+    @property
+    def name(self) -> str:
+        return self.buffer.name
+
+    @property
+    def dtype(self) -> str:
+        return self.buffer.dtype

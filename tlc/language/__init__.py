@@ -10,7 +10,8 @@ raises an error saying so.
 from __future__ import annotations
 
 from .loops import Kernel, Parallel, Pipelined, annotate_layout, serial, unroll, use_swizzle
-from .memory import alloc_fragment, alloc_local, alloc_shared, atomic_add, clear, copy, fill
+from .memory import (alloc_fragment, alloc_local, alloc_shared, alloc_var, atomic_add, clear,
+                     copy, fill)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -75,7 +76,8 @@ def empty(shape, dtype: str = "float32"):
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
     "Kernel", "Parallel", "Pipelined", "serial", "unroll", "use_swizzle", "annotate_layout",
-    "alloc_shared", "alloc_fragment", "alloc_local", "copy", "fill", "clear", "atomic_add",
+    "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "copy", "fill", "clear",
+    "atomic_add",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum", "reduce_absmax",

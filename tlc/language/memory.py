@@ -1,5 +1,5 @@
-"""On-chip buffers and data movement: T.alloc_shared, T.alloc_fragment,
-T.alloc_local, T.copy, T.fill, T.clear."""
+"""On-chip buffers, scalar variables and data movement: T.alloc_shared,
+T.alloc_fragment, T.alloc_local, T.alloc_var, T.copy, T.fill, T.clear."""
 
 from __future__ import annotations
 
@@ -48,6 +48,28 @@ def alloc_local(shape: int | tuple, dtype: str = "float32", scope: str = "local"
     Example: `acc = T.alloc_local((1,), "float32")`
     """
     raise outside_prim_func("alloc_local")
+
+
+@intrinsic
+def alloc_var(dtype: str, *args, scope: str = "local.var", init=None):
+    """A scalar variable private to each thread (a register), read and
+    assigned by name.
+
+    `x = v`, `x += v`, ... store into it (the value converted to its dtype, as
+    any store converts); reading `x` loads it; `x[0]` is the same element.
+    It holds zero until assigned, unless `init` gives another first value.
+
+    Args:
+        dtype: the element type ("float32", T.int32, ...).
+        args: TileLang's positional forms: `(init)`, `(scope)` (a string) or
+            `(init, scope)`.
+        scope: "local.var" (the only one a variable has).
+        init: the first value (a number or a run-time scalar), stored where
+            the variable is declared.
+
+    Example: `acc = T.alloc_var("float32", init=0.0)`
+    """
+    raise outside_prim_func("alloc_var")
 
 
 @intrinsic
