@@ -66,6 +66,7 @@ void mlir::tile::registerTilePipelinePasses() {
   registerTlcPasses();
   registerCanonicalizerPass();
   registerCSEPass();
+  registerMem2RegPass();
   registerLoopInvariantCodeMotionPass();
   registerSymbolDCEPass();
   registerLowerAffinePass();

@@ -173,21 +173,16 @@ def old_spelling(A: T.Tensor((128, 64), "float32"), B: T.Tensor((128,), "float32
 # -- the GPU code ---------------------------------------------------------------------------
 
 
-# convert-gpu-to-nvvm merges the blocks of an if/else whose ends differ only in
-# the variable they update (`pos += 1` / `other += 1`): the merged block
-# reaches the variable through a phi of two allocas, which LLVM cannot promote,
-# so both land in local memory. MLIR's mem2reg after convert-scf-to-cf would
-# promote them first; tlc does not register that pass yet.
-MERGED_BRANCHES = pytest.mark.xfail(strict=True, raises=AssertionError,
-                                    reason="if/else block merging keeps two variables in "
-                                           "local memory (needs mem2reg before "
-                                           "convert-gpu-to-nvvm)")
+# compact_rows: convert-gpu-to-nvvm would merge the blocks of an if/else whose
+# ends differ only in the variable they update (`pos += 1` / `other += 1`), the
+# merged block reaching the variable through a choice of two allocas that LLVM
+# cannot promote; mem2reg right after convert-scf-to-cf promotes them first.
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
 @pytest.mark.parametrize("prim", [row_sum, uniform_scale, conversions, tail_sum, row_max,
                                   gemm_steps(4),
-                                  pytest.param(compact_rows, marks=MERGED_BRANCHES)])
+                                  compact_rows])
 def test_variables_live_in_registers(prim, arch):
     compiled = pipeline.compile_module(build_module(prim), arch)
     ptx = compiled.ptx[prim.name]

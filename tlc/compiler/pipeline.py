@@ -28,7 +28,7 @@ def nvvm_pipeline(target: Target) -> str:
     return (
         "builtin.module(lower-affine,"
         f"nvvm-attach-target{{chip={target.chip} features={PTX_FEATURES} O=3}},"
-        "gpu.module(tile-lower-fp8-conversions,convert-scf-to-cf,convert-nvgpu-to-nvvm,"
+        "gpu.module(tile-lower-fp8-conversions,convert-scf-to-cf,mem2reg,convert-nvgpu-to-nvvm,"
         "convert-gpu-to-nvvm,tile-grid-constant-params,"
         "convert-nvvm-to-llvm,canonicalize,cse),"
         "reconcile-unrealized-casts)"
