@@ -100,7 +100,7 @@ LogicalResult KernelLowering::run() {
       Fragment aRegs = a == fragments.end() ? Fragment{} : a->second;
       if (wgmmaGemms.contains(gemm)) {
         if (failed(lowerGemmWgmma(gemm, shared, tid, threads, it->second.regs,
-                                  it->second.layout)))
+                                  it->second.layout, aRegs.regs, aRegs.layout)))
           return failure();
         usedWgmma = true;
         continue;

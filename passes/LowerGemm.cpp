@@ -317,9 +317,49 @@ LogicalResult mlir::tile::lowerGemm(GemmOp op, const SharedBuffers &shared,
   return success();
 }
 
+/// One wgmma m64nNk16 with A from registers (`a`: four b32 of f16/bf16
+/// pairs in the mma A-operand order) and B through `descB`, accumulating
+/// into the struct `acc`. The NVVM dialect has only the shared-A form, so
+/// this is inline PTX: outputs tied to the accumulator inputs, scale-d 1.
+static Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, ArrayRef<Value> a,
+                            Value descB, int64_t n, Type in, bool nMajorB) {
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t regs = structType.getBody().size();
+  std::string type = in.isF16() ? "f16" : "bf16";
+  // Operands: the outputs $0..regs-1, the tied accumulator inputs after
+  // them, then A's four registers, B's descriptor and the constant 1.
+  int64_t in0 = 2 * regs;
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(in0 + 5) +
+                    ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                    "k16.f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r) {
+    ptx += (r ? ", $" : "$") + std::to_string(r);
+    constraints += (r ? ",=f" : "=f");
+  }
+  ptx += "}, {$" + std::to_string(in0) + ", $" + std::to_string(in0 + 1) + ", $" +
+         std::to_string(in0 + 2) + ", $" + std::to_string(in0 + 3) + "}, $" +
+         std::to_string(in0 + 4) + ", p, 1, 1, " + (nMajorB ? "1" : "0") + ";\n}";
+  SmallVector<Value> operands;
+  for (int64_t r = 0; r < regs; ++r) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
+    constraints += "," + std::to_string(r); // tied to output r
+  }
+  llvm::append_range(operands, a);
+  operands.push_back(descB);
+  operands.push_back(arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1));
+  constraints += ",r,r,r,r,l,r";
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, operands, ptx, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  return asmOp.getResult(0);
+}
+
 LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared, Value tid,
                                          int64_t threads, Value accRegs,
-                                         LayoutAttr accLayout) {
+                                         LayoutAttr accLayout, Value aRegs,
+                                         LayoutAttr aLayout) {
   MLIRContext *ctx = op.getContext();
   FailureOr<WarpPartition> selected = selectedPartition(op);
   if (failed(selected))
@@ -349,9 +389,17 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
     return arith::IndexCastUIOp::create(b, loc, i64, at).getResult();
   };
   bool nMajorB = !op.getTransposeB();
-  int64_t aBlock = wgmmaKBlock(op.getA().getType());
+  bool aInRegisters = op.getMmaAttr().getA() == OperandPlace::Registers;
+  if (aInRegisters &&
+      (!aRegs || !equivalentLayouts(aLayout, getOperandALayout(ctx, part,
+                                                             op.getA().getType().getDimSize(1),
+                                                             threads))))
+    return op.emitOpError("needs A in registers in the mma operand layout for wgmma; "
+                          "converting layouts is not supported yet");
+  int64_t aBlock = aInRegisters ? 0 : wgmmaKBlock(op.getA().getType());
   int64_t bBlock = nMajorB ? kWgmmaColumnBlock : wgmmaKBlock(op.getB().getType());
-  FailureOr<Value> aAddr = address(op.getA(), aBlock);
+  FailureOr<Value> aAddr =
+      aInRegisters ? FailureOr<Value>(Value()) : address(op.getA(), aBlock);
   FailureOr<Value> bAddr = address(op.getB(), bBlock);
   if (failed(aAddr) || failed(bAddr))
     return op.emitOpError("needs A and B in shared memory with the 128-byte "
@@ -360,9 +408,11 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                           "tile-swizzle-shared-memory");
   // This warpgroup's 64 rows of A (128 bytes each).
   Value group = arith::IndexCastUIOp::create(b, loc, i64, ib.div(tid, 128));
-  Value aRows = arith::AddIOp::create(
-      b, loc, *aAddr,
-      arith::MulIOp::create(b, loc, group, c64(kWgmmaM * 128)));
+  Value aRows = aInRegisters ? Value()
+                             : arith::AddIOp::create(
+                                   b, loc, *aAddr,
+                                   arith::MulIOp::create(b, loc, group, c64(kWgmmaM * 128)))
+                                   .getResult();
   // Descriptors, 128-byte swizzle (mode 1 in bits 62-63), start address >> 4
   // in bits 0-13, leading byte offset >> 4 in bits 16-29, stride byte offset
   // >> 4 in bits 32-45. K-major: the leading offset is unused when swizzled
@@ -402,6 +452,25 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
     return NVVM::WGMMATypesAttr::get(ctx, kind);
   };
   auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+  // A from registers: K slice k0's eight 16-bit values, packed in pairs.
+  auto registerA = [&](int64_t k0) {
+    SmallVector<Value> packed;
+    for (int64_t pair = 0; pair < 4; ++pair) {
+      SmallVector<Value> two;
+      for (int64_t e = 0; e < 2; ++e)
+        two.push_back(memref::LoadOp::create(
+            b, loc, aRegs, ValueRange{ib.c((k0 / kWgmmaK) * 8 + pair * 2 + e)}));
+      Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, in), two);
+      packed.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
+    }
+    return packed;
+  };
+  // Packed before the fence, so no register the wgmmas read is written
+  // between them (ptxas would otherwise fence each one).
+  SmallVector<SmallVector<Value>> aPacked;
+  if (aInRegisters)
+    for (int64_t k0 = 0; k0 < op.getA().getType().getDimSize(1); k0 += kWgmmaK)
+      aPacked.push_back(registerA(k0));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   int64_t k = op.getA().getType().getDimSize(1), step = op.getMmaAttr().getK();
   int64_t bytes = op.getA().getType().getElementTypeBitWidth() / 8;
@@ -414,7 +483,13 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
   };
   int64_t aRowsAll = op.getA().getType().getDimSize(0);
   int64_t bRowsAll = op.getB().getType().getDimSize(0);
-  for (int64_t k0 = 0; k0 < k; k0 += step)
+  for (int64_t k0 = 0; k0 < k; k0 += step) {
+    if (aInRegisters) {
+      Value descB = nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
+                            : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor);
+      acc = wgmmaRegisterA(b, loc, acc, aPacked[k0 / kWgmmaK], descB, n, in, nMajorB);
+      continue;
+    }
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, structType, acc, descriptor(aRows, kMajorAt(k0, aBlock, aRowsAll), kMajor),
         nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
@@ -426,6 +501,7 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
         NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
         NVVM::MMAIntOverflowAttr());
+  }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
   for (int64_t r = 0; r < regs; ++r)

@@ -34,7 +34,8 @@ LogicalResult lowerGemm(GemmOp op, const SharedBuffers &shared, Value tid,
                         const GemmPrefetch *prefetch = nullptr);
 
 /// Lowers `op`, for which wgmmaPartition held (the caller checks it before
-/// shared allocations become views), to sm_90a wgmma: each
+/// shared allocations become views), to sm_90a wgmma (with A from the
+/// registers `aRegs`, laid out as `aLayout`, when its #tile.mma says so): each
 /// warpgroup issues one wgmma.mma_async m64nNk16 per 16-deep K slice on
 /// shared-memory descriptors of its 64 rows of A and of B (K-major, 128-byte
 /// swizzle, which tile-swizzle-shared-memory gives 128-byte rows), between a
@@ -42,7 +43,8 @@ LogicalResult lowerGemm(GemmOp op, const SharedBuffers &shared, Value tid,
 /// caller puts a fence.proxy.async before the barriers that publish the
 /// operands (see convert-tile-to-gpu).
 LogicalResult lowerGemmWgmma(GemmOp op, const SharedBuffers &shared, Value tid,
-                             int64_t threads, Value accRegs, LayoutAttr accLayout);
+                             int64_t threads, Value accRegs, LayoutAttr accLayout,
+                             Value aRegs = Value(), LayoutAttr aLayout = LayoutAttr());
 
 } // namespace mlir::tile
 

@@ -103,7 +103,11 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   MemRefType a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   Type in = a.getElementType();
   bool fp8 = isWgmmaFp8(in);
-  if (getPlace(a) != Place::Shared || getPlace(b) != Place::Shared ||
+  // A from registers (16-bit, M x K in the mma operand layout), or shared.
+  bool aRegisters = getPlace(a) == Place::Fragment;
+  if (aRegisters && (fp8 || a.getDimSize(1) % kWgmmaK != 0))
+    return failure();
+  if ((!aRegisters && getPlace(a) != Place::Shared) || getPlace(b) != Place::Shared ||
       op.getTransposeA() || !(in.isF16() || in.isBF16() || fp8) ||
       (fp8 ? !isWgmmaFp8(b.getElementType()) : b.getElementType() != in) ||
       !c.getElementType().isF32())
@@ -117,8 +121,11 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
     return static_cast<bool>(v.getDefiningOp<AllocSharedOp>());
   };
   int64_t kBytes = a.getDimSize(1) * a.getElementTypeBitWidth() / 8;
-  if (kBytes % kWgmmaAtomBytes != 0 || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA())))
+  if (!aRegisters &&
+      (kBytes % kWgmmaAtomBytes != 0 || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA()))))
     return failure();
+  if (aRegisters && op.getTransposeB() && kBytes % kWgmmaAtomBytes != 0)
+    return failure(); // a K-major B still has K rows of whole atoms
   if (fp8 && !op.getTransposeB())
     return failure(); // 8-bit wgmma reads K-major operands only
   if (op.getTransposeB() && kBytes > kWgmmaAtomBytes && !isBuffer(op.getB()))

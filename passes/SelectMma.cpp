@@ -101,7 +101,7 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
     // K-major operands whose K spans several 128-byte atoms one atom per block.
     if (!gemm.getTransposeB())
       blocks(gemm.getB(), kWgmmaColumnBlock);
-    if (int64_t k = wgmmaKBlock(gemm.getA().getType()))
+    if (int64_t k = wgmmaKBlock(gemm.getA().getType()); k && a == OperandPlace::Shared)
       blocks(gemm.getA(), k);
     if (int64_t k = wgmmaKBlock(gemm.getB().getType()); k && gemm.getTransposeB())
       blocks(gemm.getB(), k);
@@ -133,16 +133,13 @@ struct TileSelectMma : mlir::tile::impl::TileSelectMmaBase<TileSelectMma> {
 } // namespace
 
 LogicalResult mlir::tile::selectMma(ModuleOp module) {
-  TargetAttr target;
   WalkResult result = module.walk([&](GemmOp gemm) {
-    if (!target) {
-      FailureOr<TargetAttr> found = TargetAttr::require(gemm, DEBUG_TYPE);
-      if (failed(found))
-        return WalkResult::interrupt();
-      target = *found;
-    }
-    return failed(selectGemm(gemm, target)) ? WalkResult::interrupt()
-                                            : WalkResult::advance();
+    // Each gemm's own target: nested modules may name different ones.
+    FailureOr<TargetAttr> target = TargetAttr::require(gemm, DEBUG_TYPE);
+    if (failed(target))
+      return WalkResult::interrupt();
+    return failed(selectGemm(gemm, *target)) ? WalkResult::interrupt()
+                                             : WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }

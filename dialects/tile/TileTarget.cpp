@@ -221,8 +221,8 @@ LogicalResult MmaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "wgmma stacks whole warpgroups along M: warps_n must be 1 "
                           "and warps_m a multiple of 4, got warps_m = "
                        << warpsM << ", warps_n = " << warpsN;
-  if (a != OperandPlace::Shared)
-    return emitError() << "wgmma reads A from shared memory only (registers not "
-                          "supported yet)";
+  if (a == OperandPlace::Registers && k != 16)
+    return emitError() << "wgmma reads A from registers for 16-bit inputs only (k = 16), "
+                          "got k = " << k;
   return success();
 }

@@ -1351,8 +1351,8 @@ module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, wa
 
 // -----
 
-// expected-error @+1 {{wgmma reads A from shared memory only (registers not supported yet)}}
-module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>} {}
+// expected-error @+1 {{wgmma reads A from registers for 16-bit inputs only (k = 16), got k = 32}}
+module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 32, warps_m = 4, warps_n = 1, a = registers, depth = 0>} {}
 
 // -----
 

@@ -1,5 +1,5 @@
 // RUN: tlc-opt %s -split-input-file --tile-target=sm_80 -tile-select-mma -tile-infer-layout -tile-allocate-shared-memory -tile-insert-barriers -tile-outline-kernels -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s
-// RUN: tlc-opt %s -split-input-file --tile-target=sm_90a -tile-select-mma -tile-infer-layout -tile-allocate-shared-memory -tile-insert-barriers -tile-outline-kernels -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
+// RUN: tlc-opt %s -split-input-file --tile-target=sm_90a -tile-select-mma -tile-infer-layout -tile-swizzle-shared-memory -tile-allocate-shared-memory -tile-insert-barriers -tile-outline-kernels -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 
 // A dynamic-size tensor into a fragment: each thread issues 16-byte vector
 // loads guarded by the bounds (zero outside) and by row alignment (else

@@ -75,10 +75,26 @@ func.func @no_wgmma_feature() {
 
 // -----
 
-// A in registers (attention's P @ V) reads A from registers on mma.sync; a
-// full_row policy stacks the warps along M.
-// CHECK-LABEL: func.func @a_in_registers
+// A in registers (attention's P @ V): on sm_90a wgmma reads A from
+// registers (the mma operand layout, one m64 block per warpgroup) and B as
+// usual; on sm_80 mma.sync does, a full_row policy stacking the warps along M.
+// CHECK-LABEL: func.func @a_in_registers_sm80
 // CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>
+// CHECK-LABEL: func.func @a_in_registers()
+// CHECK: %[[B:.*]] = tile.alloc_shared {tile.column_block = 64 : i64}
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @a_in_registers_sm80() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @a_in_registers() {
   %c1 = arith.constant 1 : index

@@ -9,8 +9,8 @@ import pytest
 EXAMPLES = {
     "gemm_relu.py": "compiled to PTX: 64 mma.sync, 24 cp.async",
     "softmax.py": "compiled row_softmax: 80 shuffles",
-    "chained_gemm.py": "compiled chain: 32 mma.sync, 4 wgmma, 16 ldmatrix",
-    "flash_attention.py": "compiled: 32 mma.sync, 4 wgmma, 8 shuffles",
+    "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",
+    "flash_attention.py": "compiled: 0 mma.sync, 8 wgmma, 8 shuffles",
     "gemm.py": "compiled gemm:",
     "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
 }
@@ -30,4 +30,4 @@ def test_flash_attention_causal_compiles(repo, tmp_path):
                        capture_output=True, text=True,
                        env=dict(os.environ, TLC_CACHE_DIR=str(tmp_path / "cache")))
     assert r.returncode == 0, r.stderr
-    assert "compiled: 32 mma.sync, 4 wgmma" in r.stdout
+    assert "compiled: 0 mma.sync, 8 wgmma" in r.stdout
