@@ -10,7 +10,6 @@ timed (20 launches per graph, median of 20 replays), ROUNDS interleaved
 rounds, the median of the per-round ratios; outputs checked first.
 """
 
-import glob
 import os
 import statistics
 import sys
@@ -18,16 +17,14 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tlc import runtime  # noqa: E402
 from tlc.profiler import graph_time_ms  # noqa: E402
+
+from bench_artifacts import by_size  # noqa: E402
 
 
 def main(art_dir: str, rounds: int = 3) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {rounds} rounds")
-    arts = {}
-    for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
-        config, size = os.path.basename(path)[len("bench_"):-len(".tlcart")].rsplit("_", 1)
-        arts.setdefault(int(size), []).append((config, runtime.load_artifact(path)))
+    arts = {int(size): kernels for size, kernels in by_size(art_dir).items()}
     print(f"{'size':>6} {'kernel':>22} {'TF/s':>9}")
     med = statistics.median
     for size in sorted(arts):

@@ -14,7 +14,6 @@ rounds and the median of the per-round ratios. Inputs are random normal;
 every output is checked against torch first. TFLOP/s = 2 M N K / time.
 """
 
-import glob
 import os
 import statistics
 import sys
@@ -22,8 +21,9 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tlc import runtime  # noqa: E402
 from tlc.profiler import graph_time_ms  # noqa: E402
+
+from bench_artifacts import by_size  # noqa: E402
 
 try:
     import triton
@@ -92,10 +92,7 @@ def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{os.path.basename(os.path.normpath(art_dir))}, "
           f"triton {triton.__version__ if triton else 'absent'}, {rounds} rounds")
-    arts = {}
-    for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
-        config, size = os.path.basename(path)[len("bench_"):-len(".tlcart")].rsplit("_", 1)
-        arts.setdefault(size, []).append((config, runtime.load_artifact(path)))
+    arts = by_size(art_dir)
     print(f"{'size':>6} {'config':>20} {'tlc TF/s':>9} {'cuBLAS':>8} {'triton':>8} "
           f"{'tlc/cuBLAS':>10} {'tlc/triton':>10}")
     med = statistics.median

@@ -9,7 +9,6 @@ CUDA graphs, interleaved rounds, the median of per-round ratios; outputs
 checked first.
 """
 
-import glob
 import os
 import statistics
 import sys
@@ -17,16 +16,14 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tlc import runtime  # noqa: E402
 from tlc.profiler import graph_time_ms  # noqa: E402
+
+from bench_artifacts import by_size  # noqa: E402
 
 
 def main(art_dir: str, rounds: int = 3) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {rounds} rounds")
-    arts = {}
-    for path in sorted(glob.glob(os.path.join(art_dir, "bench_*.tlcart"))):
-        config, size = os.path.basename(path)[len("bench_"):-len(".tlcart")].rsplit("_", 1)
-        arts.setdefault(size, []).append((config, runtime.load_artifact(path)))
+    arts = by_size(art_dir)
     print(f"{'size':>14} {'config':>20} {'tlc TF/s':>9} {'cuBLAS':>8} {'tlc/cuBLAS':>10}")
     med = statistics.median
     for size in sorted(arts):

@@ -139,12 +139,7 @@ class Buffer:
             if self.written is not None:
                 self.written[tuple(indices)] = True
             return
-        keep = active if inside is None else (inside if active is None else inside & active)
-        shapes = [np.shape(i) for i in index] + [np.shape(value)]
-        shape = np.broadcast_shapes(*shapes, *([] if keep is None else [keep.shape]))
-        lanes = np.ones(shape, bool) if keep is None else np.broadcast_to(keep, shape)
-        index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
-        values = np.broadcast_to(value, shape)[lanes]
+        index, values, lanes = _running_lanes(index, inside, active, value)
         if values.size > 1:
             self._check_race(site, state, index, values, lanes)
         self.data[index] = values
@@ -161,12 +156,7 @@ class Buffer:
             index = tuple(indices)
             self.data[index] = self.etype.make(self.data[index] + value)
             return
-        keep = active if inside is None else (inside if active is None else inside & active)
-        shapes = [np.shape(i) for i in index] + [np.shape(value)]
-        shape = np.broadcast_shapes(*shapes, *([] if keep is None else [keep.shape]))
-        lanes = np.ones(shape, bool) if keep is None else np.broadcast_to(keep, shape)
-        index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
-        values = np.broadcast_to(value, shape)[lanes]
+        index, values, _ = _running_lanes(index, inside, active, value)
         if self.etype.round is None and self.data.dtype.kind in "iu":
             np.add.at(self.data, index, values.astype(self.data.dtype))
             return
@@ -223,6 +213,18 @@ class Buffer:
                                  + _lane(state, bad), state.block)
         clipped = tuple(np.where(inside, i, 0) for i in indices)
         return clipped, (inside if masked else None), active
+
+
+def _running_lanes(index, inside, active, value):
+    """The element indices and values of the lanes of a masked access that
+    run (active, and inside the tensor where that is masked), and the lane
+    mask over the broadcast shape."""
+    keep = active if inside is None else (inside if active is None else inside & active)
+    shapes = [np.shape(i) for i in index] + [np.shape(value)]
+    shape = np.broadcast_shapes(*shapes, *([] if keep is None else [keep.shape]))
+    lanes = np.ones(shape, bool) if keep is None else np.broadcast_to(keep, shape)
+    index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
+    return index, np.broadcast_to(value, shape)[lanes], lanes
 
 
 def _lane(state, bad) -> str:
