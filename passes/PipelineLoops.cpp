@@ -606,6 +606,71 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     p.buffer.erase();
 }
 
+/// The buffer a tile.shared_ptr addresses (through a stage view), if any.
+Operation *barrierArray(Value ptr) {
+  auto sp = ptr.getDefiningOp<SharedPtrOp>();
+  return sp ? sp.getBuffer().getDefiningOp() : nullptr;
+}
+
+/// Checks the mbarrier protocol of a warp-specialized kernel, so that a
+/// mistake is an error here rather than a hang on the GPU: every
+/// arrive.expect_tx expects exactly the bytes of the TMA loads completing on
+/// that barrier after it in its block; every barrier waited on is
+/// initialised with a positive count and arrived on somewhere.
+LogicalResult verifyProtocol(KernelOp kernel) {
+  DenseMap<Operation *, int64_t> initCount;
+  DenseSet<Operation *> arrived;
+  SmallVector<NVVM::MBarrierTryWaitParityOp> waits;
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (auto init = dyn_cast<NVVM::MBarrierInitOp>(op)) {
+      std::optional<int64_t> count = getConstantIntValue(init.getCount());
+      if (Operation *bars = barrierArray(init.getAddr()))
+        initCount[bars] = count.value_or(1);
+      if (count && *count < 1)
+        return init.emitOpError("initialises an mbarrier with ")
+                   << *count << " arrivals: its phase can never complete",
+               WalkResult::interrupt();
+    } else if (auto arrive = dyn_cast<NVVM::MBarrierArriveOp>(op)) {
+      arrived.insert(barrierArray(arrive.getAddr()));
+    } else if (auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
+      waits.push_back(wait);
+    } else if (auto expect = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
+      arrived.insert(barrierArray(expect.getAddr()));
+      std::optional<int64_t> bytes = getConstantIntValue(expect.getTxcount());
+      int64_t loaded = 0;
+      for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+        auto load = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(next);
+        if (!load || load.getMbar() != expect.getAddr())
+          continue;
+        auto map = load.getTmaDescriptor().getDefiningOp<TensorMapOp>();
+        if (!map) // a parameter already: outlined, nothing more to check here
+          return WalkResult::advance();
+        int64_t box = map.getSrc().getType().getElementTypeBitWidth() / 8;
+        for (int64_t extent : map.getBox())
+          box *= extent;
+        loaded += box;
+      }
+      if (!bytes || *bytes != loaded)
+        return expect.emitOpError("expects ")
+                   << (bytes ? std::to_string(*bytes) : std::string("a run-time count of"))
+                   << " bytes, but the TMA loads completing on this mbarrier after it bring "
+                   << loaded << ": the phase would never complete (or complete early)",
+               WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  for (NVVM::MBarrierTryWaitParityOp wait : waits) {
+    Operation *bars = barrierArray(wait.getAddr());
+    if (!bars || !initCount.count(bars))
+      return wait.emitOpError("waits on an mbarrier that is never initialised");
+    if (!arrived.contains(bars))
+      return wait.emitOpError("waits on an mbarrier nothing arrives on: it would hang");
+  }
+  return success();
+}
+
 struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
   void runOnOperation() final {
     if (failed(pipelineLoops(getOperation())))
@@ -644,6 +709,14 @@ SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
 }
 
 LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
+  SmallVector<KernelOp> specialized;
+  module.walk([&](KernelOp kernel) {
+    if (kernel->hasAttr(kProducerThreadsAttr))
+      specialized.push_back(kernel);
+  });
+  for (KernelOp kernel : specialized)
+    if (failed(verifyProtocol(kernel)))
+      return failure();
   SmallVector<PipelinedOp> loops;
   module.walk([&](PipelinedOp loop) { loops.push_back(loop); });
   for (PipelinedOp loop : loops) {
@@ -655,10 +728,14 @@ LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
     if (failed(checkDepth(loop, producers)))
       return failure();
     SmallVector<TmaCopy> tma;
-    if (canWarpSpecialize(loop, producers, tma))
+    if (canWarpSpecialize(loop, producers, tma)) {
+      auto kernel = cast<KernelOp>(loop->getParentOp());
       warpSpecialize(loop, producers, tma);
-    else
+      if (failed(verifyProtocol(kernel)))
+        return failure();
+    } else {
       pipeline(loop, producers);
+    }
   }
   return success();
 }

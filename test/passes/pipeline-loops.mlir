@@ -344,3 +344,52 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
   return
 }
 }
+
+// -----
+
+// The mbarrier protocol of a warp-specialized kernel is checked (here one
+// written by hand): an expect_tx whose byte count is not what the TMA loads
+// after it bring would hang or release the stage early.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @wrong_bytes(%A: memref<1024x1024xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i32 = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %bytes = arith.constant 8192 : i32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %full = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    %bar = tile.shared_ptr %full[%c0] : memref<1xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
+    %map = tile.tensor_map %A {box = array<i64: 32, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'nvvm.mbarrier.arrive.expect_tx' op expects 8192 bytes, but the TMA loads completing on this mbarrier after it bring 4096}}
+    nvvm.mbarrier.arrive.expect_tx %bar, %bytes : !llvm.ptr<3>, i32
+    %dst = tile.shared_ptr %a[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    %dst7 = llvm.addrspacecast %dst : !llvm.ptr<3> to !llvm.ptr<7>
+    nvvm.cp.async.bulk.tensor.shared.cluster.global %dst7, %map, %bar, box[%c0_i32, %c0_i32] : !llvm.ptr<7>, !llvm.ptr
+    nvvm.mbarrier.try_wait.parity %bar, %c0_i32, %one : !llvm.ptr<3>, i32, i32
+  }
+  return
+}
+}
+
+// -----
+
+// A wait on an mbarrier that nothing arrives on would hang.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @no_arrive() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i32 = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %empty = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    %bar = tile.shared_ptr %empty[%c0] : memref<1xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+    nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
+    // expected-error @+1 {{'nvvm.mbarrier.try_wait.parity' op waits on an mbarrier nothing arrives on: it would hang}}
+    nvvm.mbarrier.try_wait.parity %bar, %c0_i32, %one : !llvm.ptr<3>, i32, i32
+  }
+  return
+}
+}
