@@ -105,9 +105,13 @@ int64_t scratchBytes(ReduceOp reduce) {
   return reduce.getDst().getType().getNumElements() * groups * 4;
 }
 
+/// What each op accesses, computed once per op: the fixpoint walks revisit
+/// the ops of nested loops many times.
+using AccessCache = DenseMap<Operation *, Accesses>;
+
 class Analysis {
 public:
-  explicit Analysis(bool insert) : insert(insert) {}
+  Analysis(bool insert, AccessCache &cache) : insert(insert), cache(cache) {}
 
   void block(Block &b, Accesses &state) {
     for (Operation &op : llvm::make_early_inc_range(b))
@@ -133,7 +137,10 @@ private:
       state = thenState;
       return;
     }
-    Accesses own = accessesOf(op);
+    auto cached = cache.find(op);
+    if (cached == cache.end())
+      cached = cache.try_emplace(op, accessesOf(op)).first;
+    Accesses own = cached->second;
     if (own.leadingBarrier) {
       state.clear();
     } else if (state.conflicts(own)) {
@@ -154,7 +161,7 @@ private:
       Accesses end = head;
       for (Region &r : op->getRegions())
         for (Block &b : r)
-          Analysis(false).block(b, end);
+          Analysis(false, cache).block(b, end);
       size_t before = head.size();
       head.merge(end);
       if (head.size() == before)
@@ -225,6 +232,7 @@ private:
   }
 
   bool insert;
+  AccessCache &cache;
 };
 
 struct TileInsertBarriers : mlir::tile::impl::TileInsertBarriersBase<TileInsertBarriers> {
@@ -236,6 +244,7 @@ struct TileInsertBarriers : mlir::tile::impl::TileInsertBarriersBase<TileInsertB
 void mlir::tile::insertBarriers(ModuleOp module) {
   module.walk([](KernelOp kernel) {
     Accesses state;
-    Analysis(true).block(kernel.getBody().front(), state);
+    AccessCache cache;
+    Analysis(true, cache).block(kernel.getBody().front(), state);
   });
 }
