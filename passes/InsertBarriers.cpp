@@ -20,6 +20,7 @@
 
 #include "passes/LayoutMath.h"
 #include "passes/Passes.h"
+#include "passes/TileAccess.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -82,9 +83,7 @@ std::optional<Interval> sharedInterval(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   if (!type || getPlace(type) != Place::Shared)
     return std::nullopt;
-  if (auto stage = v.getDefiningOp<StageOp>())
-    v = stage.getSource();
-  auto alloc = v.getDefiningOp<AllocSharedOp>();
+  AllocSharedOp alloc = sharedAllocation(v);
   if (!alloc || !alloc.getOffset())
     return std::nullopt;
   int64_t at = *alloc.getOffset();

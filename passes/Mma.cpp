@@ -1,6 +1,7 @@
 //===- Mma.cpp - Tensor-core tiling and layouts ---------------------------===//
 
 #include "passes/Mma.h"
+#include "passes/TileAccess.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -115,11 +116,7 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   // K rows of whole 128-byte swizzle atoms; more than one atom is stored as
   // column blocks of one atom each, which needs the buffer itself (a stage
   // view or the allocation) for A, and for a K-major B.
-  auto isBuffer = [](Value v) {
-    if (auto stage = v.getDefiningOp<StageOp>())
-      v = stage.getSource();
-    return static_cast<bool>(v.getDefiningOp<AllocSharedOp>());
-  };
+  auto isBuffer = [](Value v) { return static_cast<bool>(sharedAllocation(v)); };
   int64_t kBytes = a.getDimSize(1) * a.getElementTypeBitWidth() / 8;
   if (!aRegisters &&
       (kBytes % kWgmmaAtomBytes != 0 || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA()))))
@@ -133,10 +130,7 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   if (!op.getTransposeB()) {
     // B stored K x N (N-major): kept as column blocks of 64 (128-byte rows),
     // which needs the buffer itself (a stage view or the allocation).
-    Value src = op.getB();
-    if (auto stage = src.getDefiningOp<StageOp>())
-      src = stage.getSource();
-    if (!src.getDefiningOp<AllocSharedOp>() || b.getDimSize(1) % kWgmmaColumnBlock != 0)
+    if (!isBuffer(op.getB()) || b.getDimSize(1) % kWgmmaColumnBlock != 0)
       return failure();
   }
   int64_t warps = threads / 32, m = c.getDimSize(0), n = c.getDimSize(1);

@@ -92,9 +92,7 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
       depth = 1;
     }
     auto blocks = [&](Value buffer, int64_t columns) {
-      if (auto stage = buffer.getDefiningOp<StageOp>())
-        buffer = stage.getSource();
-      buffer.getDefiningOp()->setAttr(
+      sharedAllocation(buffer)->setAttr(
           kColumnBlockAttr, IntegerAttr::get(IntegerType::get(ctx, 64), columns));
     };
     // wgmma reads an N-major B as 64-column blocks of 128-byte rows, and

@@ -46,9 +46,7 @@ std::optional<std::array<int64_t, 3>> mlir::tile::chooseSwizzle(MemRefType type)
 namespace {
 
 void swizzleOperand(Value operand) {
-  if (auto stage = operand.getDefiningOp<StageOp>())
-    operand = stage.getSource(); // a stage of a multi-buffered allocation
-  auto alloc = operand.getDefiningOp<AllocSharedOp>();
+  AllocSharedOp alloc = sharedAllocation(operand); // or a stage of one
   if (!alloc || alloc.getSwizzle())
     return; // a stage view, an annotated buffer, or not shared at all
   std::optional<std::array<int64_t, 3>> s = chooseSwizzle(alloc.getType());

@@ -555,3 +555,9 @@ void mlir::tile::rasterize(OpBuilder &b, Location loc, DictionaryAttr attr, Valu
   ids[0] = byRow ? across : within;
   ids[1] = byRow ? within : across;
 }
+
+AllocSharedOp mlir::tile::sharedAllocation(Value buffer) {
+  if (auto stage = buffer.getDefiningOp<StageOp>())
+    buffer = stage.getSource();
+  return buffer.getDefiningOp<AllocSharedOp>();
+}

@@ -111,6 +111,10 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
 SmallVector<Value> applyLayout(OpBuilder &b, Location loc, LayoutAttr layout,
                                Value thread, int64_t reg);
 
+/// The shared allocation `buffer` is, or is one stage of (tile.stage); null
+/// for anything else (a view, a fragment, a global tensor).
+AllocSharedOp sharedAllocation(Value buffer);
+
 /// The attribute T.use_swizzle puts on a tile.kernel: {panel_size, order}.
 constexpr llvm::StringLiteral kRasterizationAttr = "tile.rasterization";
 
