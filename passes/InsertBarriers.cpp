@@ -8,7 +8,8 @@
 // read or written (WAR, WAW) since the last barrier. Loops are walked until
 // the state at their head stops growing, so hazards across the back edge
 // (an iteration rewriting what the previous one read) get a barrier too; the
-// two sides of an scf.if join by union.
+// two sides of an scf.if join by union. A hazard between the ops before a
+// loop and its body gets its barrier before the loop, not in every iteration.
 //
 // Ops whose lowering runs a protocol of its own through shared memory (a
 // reduction across warps through its scratch, a copy staged through shared
@@ -155,6 +156,17 @@ private:
   /// Walks a loop's body until the state at its head stops growing (a dry
   /// run), then once for real from that state.
   void loop(Operation *op, Accesses &state) {
+    // A hazard between what came before the loop and the body is resolved
+    // once, before the loop, rather than by a barrier that every iteration
+    // would pay (e.g. a tile loaded into shared memory before the loop and
+    // read by each iteration's gemm).
+    if (state.size() != 0 && state.conflicts(bodyAccesses(op))) {
+      if (insert) {
+        OpBuilder b(op);
+        gpu::BarrierOp::create(b, op->getLoc());
+      }
+      state.clear();
+    }
     Accesses head = state;
     for (int i = 0; i < 8; ++i) {
       Accesses end = head;
@@ -172,6 +184,24 @@ private:
         block(b, end);
     head.merge(end);
     state = head; // the loop may run zero or more times
+  }
+
+  /// Everything the ops nested in a loop or branch may access.
+  Accesses bodyAccesses(Operation *op) {
+    Accesses all;
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (Operation &inner : b) {
+          if (isa<scf::ForOp, PipelinedOp, scf::WhileOp, scf::IfOp>(inner)) {
+            all.merge(bodyAccesses(&inner));
+            continue;
+          }
+          auto cached = cache.find(&inner);
+          if (cached == cache.end())
+            cached = cache.try_emplace(&inner, accessesOf(&inner)).first;
+          all.merge(cached->second);
+        }
+    return all;
   }
 
   /// What a (non-loop, non-branch) op reads and writes in shared memory.

@@ -52,6 +52,41 @@ func.func @war_in_loop(%A: memref<64x64xf16>, %n: index) {
 
 // -----
 
+// A tile loaded before a loop and read in every iteration: the barrier goes
+// before the loop, not into its body. A loop whose body does not touch the
+// bytes written before it gets none.
+// CHECK-LABEL: func.func @hoisted
+// CHECK: tile.copy
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: tile.fill
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: tile.fill
+// CHECK-NEXT: tile.gemm
+// CHECK-NEXT: }
+// CHECK-NOT: gpu.barrier
+func.func @hoisted(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f0 = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.fill %c, %f0 : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+    scf.for %k = %c0 to %n step %c1 {
+      tile.fill %c, %f0 : memref<64x64xf32, #tile.space<fragment>>, f32
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
 // A pipelined loop as tile-pipeline-loops leaves it: async copies are
 // ordered by its wait + barrier, which the pass counts; nothing is added.
 // CHECK-LABEL: func.func @pipelined
