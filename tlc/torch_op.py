@@ -38,6 +38,9 @@ from .runtime.errors import ArgumentError
 # Namespaces torch keeps for itself.
 RESERVED_NAMESPACES = ("aten", "at", "prim", "prims", "torch", "pytorch")
 
+# The devices the fake implementation accepts tensors on (meta: tracing).
+DEVICE_TYPES = ("cuda", "meta")
+
 # "mylib::name" -> (torch.library.Library, the JITKernel): the libraries must
 # stay alive, or torch removes their operators.
 _registered: dict[str, tuple] = {}
@@ -258,7 +261,7 @@ def _fake(spec: OpSpec, torch):
             if arg.dtype != dtypes[p.name]:
                 raise ArgumentError(f"{where}: expected dtype {p.dtype}, got "
                                     f"{str(arg.dtype).removeprefix('torch.')}")
-            if arg.device.type not in ("cuda", "meta"):
+            if arg.device.type not in DEVICE_TYPES:
                 raise ArgumentError(f"{where}: is a tensor on {arg.device}; a CUDA tensor "
                                     "is required")
             if device is None:

@@ -298,6 +298,9 @@ def main() -> int:
 
     if hasattr(torch._dynamo.config, "error_on_graph_break"):
         torch._dynamo.config.error_on_graph_break = True
+    if not torch.cuda.is_available():
+        print(f"FAIL setup: torch {torch.__version__} sees no CUDA device")
+        return 1
     start = time.perf_counter()
     ops = Ops(load(opts.dir))
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")

@@ -382,3 +382,105 @@ def test_autograd_function_around_ops_compiles(kernels):
                       backend="aot_eager")
     h(x, bias).backward()
     assert x.grad.shape == (16, 64)
+
+
+# ---- The real implementation, with a stand-in for the GPU launch -----------------
+
+
+def _stand_in(kernel: JITKernel, math) -> JITKernel:
+    """A copy of `kernel` whose launch runs `math` on the (CPU) arguments in
+    the kernel's parameter order, so the op's real implementation, its
+    schema and its fake implementation can be checked against each other
+    without a GPU. Registered for the CPU dispatch key, the op takes CPU
+    tensors; the runtime would refuse them."""
+    k = JITKernel(kernel.artifact, {}, out_idx=kernel.out_idx or None)
+    k.kernel = _Launch(k.kernel.params, math)
+    return k
+
+
+@pytest.fixture
+def cpu_fake(monkeypatch):
+    """The fake implementation accepts CPU tensors (as the stand-ins do)."""
+    import tlc.torch_op
+
+    monkeypatch.setattr(tlc.torch_op, "DEVICE_TYPES", ("cuda", "meta", "cpu"))
+
+
+class _Launch:
+    """Stands in for a tlc.runtime.Kernel: its parameters, and a launch that
+    records its arguments and runs `math` on them."""
+
+    def __init__(self, params, math):
+        self.params, self.math, self.calls = params, math, []
+
+    def __call__(self, *args, stream=None):
+        self.calls.append(args)
+        self.math(*args)
+
+
+@needs_torch
+def test_real_implementation_allocates_launches_returns(kernels):
+    add = _stand_in(kernels["vadd"], lambda A, B, C: C.copy_(A + B))
+    op = add.torch_op(fresh("vadd"))
+    a, b = torch.randn(300), torch.randn(300)
+    c = op(a, b)
+    assert torch.equal(c, a + b)
+    (A, B, C), = add.kernel.calls
+    assert A is a and B is b and C is c  # the output was the kernel's third argument
+    axpy_k = _stand_in(kernels["axpy"], lambda X, Y, alpha: Y.add_(alpha * X))
+    y = torch.randn(300)
+    expected = y + 0.5 * a
+    assert axpy_k.torch_op(fresh("axpy"))(a, y, 0.5) is None
+    torch.testing.assert_close(y, expected)
+    rows_k = _stand_in(kernels["rows"], lambda X, bias, Y, Z: (Y.copy_(X + bias),
+                                                             Z.copy_(X.float())))
+    x, bias = torch.randn(7, 64).half(), torch.randn(64).half()
+    y, z = rows_k.torch_op(fresh("rows"))(x, bias)
+    assert torch.equal(y, x + bias) and torch.equal(z, x.float())
+    # No dim 0 to size the outputs by: the runtime's checks say what is wrong
+    # (here, with CPU tensors, the device first), not an IndexError.
+    with pytest.raises(ArgumentError, match=r"argument 'X' \(param 1 of rows\): "):
+        rows_k.torch_op(fresh("rows"))(torch.tensor(1.0).half(), bias)
+
+
+@needs_torch
+def test_opcheck_with_a_stand_in_launch(kernels, cpu_fake):
+    """torch.library.opcheck: the schema declares exactly the mutations, the
+    fake implementation agrees with the real one, AOT dispatch works."""
+    stand_ins = [
+        (kernels["vadd"], lambda A, B, C: C.copy_(A + B), (torch.randn(300), torch.randn(300))),
+        (kernels["axpy"], lambda X, Y, alpha: Y.add_(alpha * X),
+         (torch.randn(300), torch.randn(300), 0.5)),
+        (kernels["rows"], lambda X, bias, Y, Z: (Y.copy_(X + bias), Z.copy_(X.float())),
+         (torch.randn(7, 64).half(), torch.randn(64).half())),
+    ]
+    for kernel, math, args in stand_ins:
+        op = _stand_in(kernel, math).torch_op(fresh(kernel.name))
+        result = torch.library.opcheck(op, args, raise_exception=False)
+        assert all(v == "SUCCESS" for v in result.values()), (kernel.name, result)
+
+
+@needs_torch
+def test_torch_compile_runs_the_real_implementation(kernels, cpu_fake):
+    """Compiled (fullgraph, dynamic shapes), the mutation of axpy's Y is
+    kept: the graph's result equals eager torch's."""
+    import torch._dynamo
+
+    add = _stand_in(kernels["vadd"], lambda A, B, C: C.copy_(A + B)).torch_op(fresh("vadd"))
+    axpy_op = _stand_in(kernels["axpy"], lambda X, Y, alpha: Y.add_(alpha * X)).torch_op(
+        fresh("axpy"))
+
+    def f(x, y):
+        c = add(x, y)
+        axpy_op(x, c, 0.5)
+        axpy_op(c, y, 2.0)  # y, an input, mutated in the graph
+        return c * 2
+
+    torch._dynamo.reset()
+    g = torch.compile(f, fullgraph=True, backend="aot_eager", dynamic=True)
+    for n in (300, 1000):
+        x, y = torch.randn(n), torch.randn(n)
+        y0 = y.clone()
+        c = x + y0 + 0.5 * x
+        torch.testing.assert_close(g(x, y), c * 2)
+        torch.testing.assert_close(y, y0 + 2.0 * c)
