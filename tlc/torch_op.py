@@ -10,8 +10,8 @@
   `float` or `bool` for a scalar; a tensor the kernel writes (artifact access
   "write" or "readwrite", which the compiler derives from the kernel's
   stores) is declared mutated, `Tensor(a!)`; the `out_idx` tensors are
-  allocated by the op and returned (`-> Tensor`, `-> (Tensor, Tensor)`, or
-  `-> ()` when there are none);
+  allocated by the op, uninitialised as JITKernel's are, and returned
+  (`-> Tensor`, `-> (Tensor, Tensor)`, or `-> ()` when there are none);
 - its real implementation allocates the outputs on the inputs' device and
   launches through tlc.runtime on torch's current stream of that device (so
   `torch.cuda.stream(...)` and CUDA-graph capture take it);

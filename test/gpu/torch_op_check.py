@@ -12,10 +12,11 @@ Each is registered as tlc_check::NAME and compared with eager torch:
 
   eager            each op called directly (outputs allocated, axpy in place)
   opcheck          torch.library.opcheck: schema (mutations), fake vs real, AOT dispatch
-  compile          torch.compile(fullgraph=True), graph breaks errors, with a mutating op
+  compile          torch.compile(fullgraph=True) over vadd, the in-place axpy and torch ops
   dynamic_m        the GEMM under torch.compile(dynamic=True) at M = 1000, 777, 64, 4096
                    without recompiling
   cuda_graph       vadd and the GEMM captured in a torch.cuda.CUDAGraph, replayed on new data
+  compile_cudagraphs  the same under torch.compile(mode="reduce-overhead"), no CUDA graph skipped
   stream           on a side torch.cuda.Stream while the default stream is still busy
   autograd         a torch.autograd.Function: forward vmul, backward vmul_grads; eager and
                    under torch.compile(fullgraph=True)
@@ -201,6 +202,23 @@ def check_cuda_graph(ops, torch):
     return "vadd + gemm captured, replayed twice on new inputs"
 
 
+def check_compile_cudagraphs(ops, torch):
+    from torch._dynamo.utils import counters
+
+    g = torch.compile(lambda x, y, A, B: (ops.vadd(x, y) * 2, ops.gemm(A, B)),
+                      mode="reduce-overhead", fullgraph=True)
+    skips = counters["inductor"]["cudagraph_skips"]
+    for _ in range(4):  # warm-up, recording, then replays
+        x, y = torch.randn(5000, device="cuda"), torch.randn(5000, device="cuda")
+        A = torch.randn(1000, GEMM_K, device="cuda", dtype=torch.float16)
+        B = torch.randn(GEMM_K, GEMM_N, device="cuda", dtype=torch.float16)
+        c, C = g(x, y, A, B)  # compared before the next call reuses their memory
+        assert torch.equal(c, (x + y) * 2)
+        torch.testing.assert_close(C, (A.float() @ B.float()).half(), atol=0.1, rtol=2e-2)
+    assert counters["inductor"]["cudagraph_skips"] == skips, "inductor skipped CUDA graphs"
+    return "vadd + gemm under torch.compile(mode='reduce-overhead'), 4 calls"
+
+
 def check_stream(ops, torch):
     a, b = torch.randn(1 << 20, device="cuda"), torch.randn(1 << 20, device="cuda")
     torch.cuda.synchronize()
@@ -269,6 +287,7 @@ def check_devices(ops, torch):
 
 CHECKS = [("eager", check_eager), ("opcheck", check_opcheck), ("compile", check_compile),
           ("dynamic_m", check_dynamic_m), ("cuda_graph", check_cuda_graph),
+          ("compile_cudagraphs", check_compile_cudagraphs),
           ("stream", check_stream), ("autograd", check_autograd), ("devices", check_devices)]
 
 
