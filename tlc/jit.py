@@ -126,6 +126,17 @@ class JITKernel:
         self._torch = torch
         return outputs
 
+    def torch_op(self, name: str):
+        """Registers this kernel as the PyTorch custom operator `name`
+        ("mylib::name") and returns it (the same as torch.ops.mylib.name):
+        usable under torch.compile(fullgraph=True), in CUDA graphs, on torch
+        streams. Its arguments are the kernel's inputs (all parameters but
+        out_idx's); it allocates and returns the out_idx outputs. See
+        tlc/torch_op.py."""
+        from .torch_op import register
+
+        return register(self, name)
+
     def get_kernel_source(self) -> str:
         """The PTX."""
         return self.artifact["ptx"]
