@@ -5,13 +5,14 @@
 Each block takes block_M whole rows of x (N x C, fp16). The rows are read from
 DRAM once, with 16-byte loads all issued before any is used, into registers,
 and kept in shared memory for the two passes over their block_C-column
-chunks: the first sums the squares of each chunk in fp32 into the row's sum,
-the second scales each chunk by the row's rsqrt(mean + eps) and by gamma,
-applies SiLU and writes it with 16-byte stores. Chunks are powers of two
-(32 * 2^k) so that each chunk row is held by a power-of-two group of lanes
-and reduces with shuffles; C only needs to be a multiple of 32. Rows past N
-(the last block when block_M does not divide N) are read as zeros and not
-written.
+chunks (a fragment is copied whole, so the chunks are read from there): the
+first sums the squares of each chunk in fp32 into the row's sum, the second
+scales each chunk by the row's rsqrt(mean + eps) and by gamma, applies SiLU
+and writes it with 16-byte stores. Chunks are powers of two (32 * 2^k), so
+that each chunk row is held by a power-of-two group of threads, which the
+reductions combine (shuffles within a warp, shared memory across warps); C
+only needs to be a multiple of 32. Rows past N (the last block when block_M
+does not divide N) are read as zeros and not written.
 """
 
 import sys
@@ -72,13 +73,14 @@ def rmsnorm_silu(N, C, block_M=None, block_C=None, threads=128, eps=1e-6, sigmoi
             sq = T.alloc_fragment((block_M, block_C), "float32")
             g = T.alloc_fragment((block_C,), "float16")
             scale = T.alloc_fragment((block_M,), "float32")
-            # Through registers: every load is issued before the first store.
+            # Through registers, so that every load is issued before the first
+            # store (a direct global -> shared copy of whole rows is a loop).
             T.copy(X[bx * block_M, 0], x)
             T.copy(x, x_shared)
             T.clear(scale)
             for k in T.unroll(chunks):
                 T.copy(x_shared[0, k * block_C], xc)
-                T.copy(xc, sq)
+                T.copy(xc, sq)  # widened by a copy: sq keeps xc's 16-byte layout
                 for i, j in T.Parallel(block_M, block_C):
                     sq[i, j] = sq[i, j] * sq[i, j]
                 T.reduce_sum(sq, scale, dim=1, clear=False)
