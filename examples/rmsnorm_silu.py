@@ -29,6 +29,8 @@ def default_config(C: int, threads: int = 128) -> dict:
     thread (four 16-byte loads in flight), chunks of at most 1024 columns."""
     if C <= 0 or C % 32:
         raise ValueError(f"C must be a positive multiple of 32, got {C}")
+    if threads < 32 or threads & (threads - 1):
+        raise ValueError(f"threads must be a power of two >= 32, got {threads}")
     block_C = C & -C  # the largest power of two dividing C
     while block_C > 1024:
         block_C //= 2

@@ -95,6 +95,7 @@ def test_interpreter_matches_numpy(ex, n, channels, options):
 
 @pytest.mark.parametrize("channels,options,message", [
     (100, {}, "C must be a positive multiple of 32, got 100"),
+    (256, {"threads": 96}, "threads must be a power of two >= 32, got 96"),
     (320, {"block_C": 128}, "block_C must be a power of two >= 32 dividing C = 320, got 128"),
     (256, {"block_M": 2, "block_C": 256},
      "block_M * block_C = 512 must be a multiple of threads * 8 = 1024"),
