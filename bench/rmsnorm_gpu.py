@@ -100,13 +100,15 @@ def bench_shape(size: str, configs: list, rounds: int) -> None:
     def same_math(x, g):
         return rmsnorm_silu_torch(x, g, eps)
 
-    compiled = torch.compile(same_math, dynamic=False)
-    bad, _ = mismatches(compiled(xs[0], gamma), rmsnorm_silu_f32(xs[0], gamma, eps))
-    if bad:
-        print(f"{size}: torch.compile differs from the fp32 reference in {bad} elements")
-    fns = {"copy": lambda i: ys[i].copy_(xs[i]),
-           "eager": lambda i: same_math(xs[i], gamma),
-           "compile": lambda i: compiled(xs[i], gamma)}
+    fns = {"copy": lambda i: ys[i].copy_(xs[i]), "eager": lambda i: same_math(xs[i], gamma)}
+    try:  # the tlc and eager columns still come without it
+        compiled = torch.compile(same_math, dynamic=False)
+        bad, _ = mismatches(compiled(xs[0], gamma), rmsnorm_silu_f32(xs[0], gamma, eps))
+        if bad:
+            print(f"{size}: torch.compile differs from the fp32 reference in {bad} elements")
+        fns["compile"] = lambda i: compiled(xs[i], gamma)
+    except Exception as e:  # noqa: BLE001 -- e.g. no C compiler for Triton's launcher
+        print(f"{size}: torch.compile failed, not timed: {type(e).__name__}: {str(e)[:200]}")
     for config, kernel in configs:
         fns[config] = lambda i, k=kernel: call(k, xs[i], gamma, ys[i])
     times = {name: [] for name in fns}
@@ -120,11 +122,12 @@ def bench_shape(size: str, configs: list, rounds: int) -> None:
         return med([tp / tc for tp, tc in zip(times[peer], times[config])])
 
     for config, _ in configs:
-        vs_copy, vs_compile = ratio("copy", config), ratio("compile", config)
+        vs_copy = ratio("copy", config)
+        vs_compile = ratio("compile", config) if "compile" in times else math.nan
         verdict = "meets target" if vs_copy >= 0.9 and vs_compile > 1 else "below target"
         print(f"{size:>11} {config:>9} {gbs[config]:9.0f} {vs_copy:8.3f} {vs_compile:10.3f} "
-              f"{ratio('eager', config):8.2f} {gbs['copy']:9.0f} {gbs['compile']:9.0f} "
-              f"{gbs['eager']:9.0f}  {verdict}", flush=True)
+              f"{ratio('eager', config):8.2f} {gbs['copy']:9.0f} "
+              f"{gbs.get('compile', math.nan):9.0f} {gbs['eager']:9.0f}  {verdict}", flush=True)
 
 
 def main(art_dir: str, rounds: int = 5) -> int:
