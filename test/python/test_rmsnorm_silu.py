@@ -73,6 +73,12 @@ def numpy_reference(x, gamma, eps=1e-6):
     return v / (1 + np.exp(-v))
 
 
+def assert_fp16_rounding(y, ref):
+    """y is an fp16 rounding of an fp32 computation of ref: within one fp16 ulp."""
+    err = np.abs(y.astype(np.float64) - ref)
+    assert (err <= 2.0 ** -10 * np.abs(ref) + 2.0 ** -24).all(), err.max()
+
+
 @pytest.mark.parametrize("n,channels,options", [
     (37, 160, {}),                                 # 32 rows per block: a partial last block
     (5, 4096, {}),                                 # 4 chunks of 1024 columns
@@ -87,10 +93,7 @@ def test_interpreter_matches_numpy(ex, n, channels, options):
                                                                             **options)
     y = kernel(x, gamma)
     assert y.dtype == np.float16 and y.shape == (n, channels)
-    ref = numpy_reference(x, gamma)
-    # fp16 rounding of an fp32 computation: within one fp16 ulp of the exact value
-    err = np.abs(y.astype(np.float64) - ref)
-    assert (err <= 2.0 ** -10 * np.abs(ref) + 2.0 ** -24).all(), err.max()
+    assert_fp16_rounding(y, numpy_reference(x, gamma))
 
 
 @pytest.mark.parametrize("channels,options,message", [
@@ -105,3 +108,16 @@ def test_bad_configs_say_which_parameter(ex, channels, options, message):
     with pytest.raises(ValueError) as e:
         ex.rmsnorm_silu(64, channels, **options)
     assert message in str(e.value)
+
+
+def test_optimized_ir_interprets_to_the_same_result(ex):
+    """The IR after the layout, shared-memory and barrier passes, interpreted."""
+    rng = np.random.default_rng(5)
+    n, channels = 37, 640
+    x = (rng.standard_normal((n, channels)) * 3).astype(np.float16)
+    gamma = rng.standard_normal(channels).astype(np.float16)
+    y = np.full((n, channels), np.nan, np.float16)
+    kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], cache=False)(n, channels,
+                                                                        threads=64)
+    tlc.interpret(kernel.get_mlir("optimized"), x, gamma, y)
+    assert_fp16_rounding(y, numpy_reference(x, gamma))
