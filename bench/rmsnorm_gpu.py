@@ -38,6 +38,7 @@ ROTATE_BYTES = 200e6
 
 
 def rmsnorm_silu_f32(x, gamma, eps: float):
+    """The reference: silu(x * gamma * rsqrt(mean(x^2) + eps)) computed in fp32."""
     xf = x.float()
     y = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps) * gamma.float()
     return torch.nn.functional.silu(y)
