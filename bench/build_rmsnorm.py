@@ -5,8 +5,8 @@
 bench_<config>_<N>x<C>.tlcart for the benchmark shapes (16384 x 4096 and
 65536 x C for every C), which bench/rmsnorm_gpu.py checks and times, and
 check_<config>_<N>x<C>.tlcart with N = 999 (a partial last block for every
-config), which it only checks. Configs: "div" (the default: IEEE division in
-the sigmoid), "rsqrt" (the sigmoid's reciprocal as an approximate rsqrt), and
+config), which it only checks. Configs: "rsqrt" (the default: the sigmoid's
+reciprocal as an approximate rsqrt), "div" (an IEEE division there), and
 both with 64 threads per block ("-t64": where rows are short, half the rows
 per block, so more blocks and a smaller last wave). Each artifact carries a "check" entry
 (with the kernel's eps) for test/gpu/run_artifacts.py too.
@@ -23,8 +23,8 @@ from checks import save_checked  # noqa: E402
 CHANNELS = (160, 256, 320, 512, 640, 1024, 4096)
 BENCH_SHAPES = [(16384, 4096)] + [(65536, c) for c in CHANNELS]
 CHECK_ROWS = 999
-CONFIGS = {"div": {}, "rsqrt": {"sigmoid": "rsqrt"}, "div-t64": {"threads": 64},
-           "rsqrt-t64": {"sigmoid": "rsqrt", "threads": 64}}
+CONFIGS = {"rsqrt": {}, "div": {"sigmoid": "div"}, "rsqrt-t64": {"threads": 64},
+           "div-t64": {"sigmoid": "div", "threads": 64}}
 EPS = 1e-6
 REFERENCE = ("torch.nn.functional.silu(X.float() * torch.rsqrt(X.float().pow(2).mean(dim=1, "
              f"keepdim=True) + {EPS!r}) * G.float()).half()")

@@ -56,6 +56,16 @@ def test_compiles_to_16_byte_accesses(ex, arch, channels, tmp_path):
     assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == x_vectors
     assert len(re.findall(r"st\.global", ptx)) == x_vectors
     assert ".local" not in ptx
+    assert ptx.count("div.rn.f32") <= 1  # sum / C only: the default sigmoid divides nothing
+    assemble(ptx, arch, tmp_path)
+
+
+@pytest.mark.parametrize("arch,channels", [("sm_90a", 640), ("sm_80", 4096)])
+def test_ieee_sigmoid_compiles(ex, arch, channels, tmp_path):
+    kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], target=arch, cache=False)(
+        1003, channels, sigmoid="div")
+    ptx = kernel.get_kernel_source()
+    assert "div.rn.f32" in ptx and ".local" not in ptx
     assemble(ptx, arch, tmp_path)
 
 
@@ -82,7 +92,7 @@ def assert_fp16_rounding(y, ref):
 @pytest.mark.parametrize("n,channels,options", [
     (37, 160, {}),                                 # 32 rows per block: a partial last block
     (5, 4096, {}),                                 # 4 chunks of 1024 columns
-    (19, 320, {"sigmoid": "rsqrt"}),
+    (19, 320, {"sigmoid": "div"}),
     (3, 256, {"block_M": 8, "block_C": 128}),      # 2 chunks, 3 of 8 rows real
 ])
 def test_interpreter_matches_numpy(ex, n, channels, options):
@@ -102,7 +112,7 @@ def test_interpreter_matches_numpy(ex, n, channels, options):
     (320, {"block_C": 128}, "block_C must be a power of two >= 32 dividing C = 320, got 128"),
     (256, {"block_M": 2, "block_C": 256},
      "block_M * block_C = 512 must be a multiple of threads * 8 = 1024"),
-    (256, {"sigmoid": "tanh"}, "sigmoid must be one of ('div', 'rsqrt'), got 'tanh'"),
+    (256, {"sigmoid": "tanh"}, "sigmoid must be one of ('rsqrt', 'div'), got 'tanh'"),
 ])
 def test_bad_configs_say_which_parameter(ex, channels, options, message):
     with pytest.raises(ValueError) as e:
