@@ -13,6 +13,7 @@ EXAMPLES = {
     "flash_attention.py": "compiled: 0 mma.sync, 8 wgmma, 8 shuffles",
     "gemm.py": "compiled gemm:",
     "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
+    "rmsnorm_silu.py": "compiled rmsnorm_silu for 16384 x 4096",
 }
 
 

@@ -1,0 +1,48 @@
+"""Compile the RMSNorm + SiLU benchmarks and checks (examples/rmsnorm_silu.py) to artifacts.
+
+    python bench/build_rmsnorm.py OUT_DIR
+
+bench_<config>_<N>x<C>.tlcart for the benchmark shapes (16384 x 4096 and
+65536 x C for every C), which bench/rmsnorm_gpu.py checks and times, and
+check_<config>_<N>x<C>.tlcart with N = 999 (a partial last block for every
+config), which it only checks. Configs: "rsqrt" (the default: the sigmoid's
+reciprocal as an approximate rsqrt), "div" (an IEEE division there), and
+both with 64 threads per block ("-t64": where rows are short, half the rows
+per block, so more blocks and a smaller last wave). Each artifact carries a "check" entry
+(with the kernel's eps) for test/gpu/run_artifacts.py too.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+
+import rmsnorm_silu  # noqa: E402
+from checks import save_checked  # noqa: E402
+
+CHANNELS = (160, 256, 320, 512, 640, 1024, 4096)
+BENCH_SHAPES = [(16384, 4096)] + [(65536, c) for c in CHANNELS]
+CHECK_ROWS = 999
+CONFIGS = {"rsqrt": {}, "div": {"sigmoid": "div"}, "rsqrt-t64": {"threads": 64},
+           "div-t64": {"sigmoid": "div", "threads": 64}}
+EPS = 1e-6
+REFERENCE = ("torch.nn.functional.silu(X.float() * torch.rsqrt(X.float().pow(2).mean(dim=1, "
+             f"keepdim=True) + {EPS!r}) * G.float()).half()")
+
+
+def main(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    shapes = [("bench", n, c) for n, c in BENCH_SHAPES]
+    shapes += [("check", CHECK_ROWS, c) for c in CHANNELS]
+    for kind, n, c in shapes:
+        for config, options in CONFIGS.items():
+            kernel = rmsnorm_silu.rmsnorm_silu(n, c, eps=EPS, **options)
+            # fp16 outputs within one ulp of the fp32 reference rounded to fp16
+            check = {"expect": {"Y": REFERENCE}, "atol": 1e-5, "rtol": 2e-3, "seed": c,
+                     "eps": EPS}
+            save_checked(kernel.artifact, check,
+                         os.path.join(out, f"{kind}_{config}_{n}x{c}.tlcart"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,133 @@
+"""examples/rmsnorm_silu.py: every channel count compiles for sm_90a and sm_80 to
+16-byte global accesses that read each element of x once; the interpreter matches
+numpy, also when the rows per block do not divide N."""
+
+import importlib.util
+import pathlib
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tlc
+
+CHANNELS = (160, 256, 320, 512, 640, 1024, 4096)
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "rmsnorm_silu.py"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    spec = importlib.util.spec_from_file_location("example_rmsnorm_silu", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assemble(ptx: str, arch: str, tmp_path) -> None:
+    """ptxas accepts the PTX for `arch`, with no spills (skips where ptxas is absent)."""
+    ptxas = shutil.which("ptxas")
+    if not ptxas:
+        pytest.skip("ptxas is not installed here: PTX checked, not assembled")
+    path = tmp_path / "k.ptx"
+    path.write_text(ptx)
+    r = subprocess.run([ptxas, f"-arch={arch}", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes spill stores" in r.stderr and "0 bytes stack frame" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_compiles_to_16_byte_accesses(ex, arch, channels, tmp_path):
+    config = ex.default_config(channels)
+    bm, bc, threads = config["block_M"], config["block_C"], config["threads"]
+    kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], target=arch, cache=False)(
+        1003, channels)
+    ptx = kernel.get_kernel_source()
+    assert f".target {arch}" in ptx
+    # x: each thread loads its share of the block's rows once; gamma: its columns of each
+    # chunk once; y: stored once. Every global access is 16 bytes wide.
+    x_vectors = bm * channels // (threads * 8)
+    gamma_vectors = channels // bc * max(1, bc // (threads * 8))
+    assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == x_vectors + gamma_vectors
+    assert len(re.findall(r"ld\.global", ptx)) == x_vectors + gamma_vectors
+    assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == x_vectors
+    assert len(re.findall(r"st\.global", ptx)) == x_vectors
+    assert ".local" not in ptx
+    assert ptx.count("div.rn.f32") <= 1  # sum / C only: the default sigmoid divides nothing
+    assemble(ptx, arch, tmp_path)
+
+
+@pytest.mark.parametrize("arch,channels", [("sm_90a", 640), ("sm_80", 4096)])
+def test_ieee_sigmoid_compiles(ex, arch, channels, tmp_path):
+    kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], target=arch, cache=False)(
+        1003, channels, sigmoid="div")
+    ptx = kernel.get_kernel_source()
+    assert "div.rn.f32" in ptx and ".local" not in ptx
+    assemble(ptx, arch, tmp_path)
+
+
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_default_config_fills_each_thread(ex, channels):
+    c = ex.default_config(channels)
+    assert channels % c["block_C"] == 0 and c["block_C"] & (c["block_C"] - 1) == 0
+    assert c["block_M"] * c["block_C"] % (c["threads"] * 8) == 0
+    assert c["block_M"] * channels >= c["threads"] * 32
+
+
+def numpy_reference(x, gamma, eps=1e-6):
+    xf = x.astype(np.float64)
+    v = xf / np.sqrt((xf * xf).mean(axis=1, keepdims=True) + eps) * gamma.astype(np.float64)
+    return v / (1 + np.exp(-v))
+
+
+def assert_fp16_rounding(y, ref):
+    """y is an fp16 rounding of an fp32 computation of ref: within one fp16 ulp."""
+    err = np.abs(y.astype(np.float64) - ref)
+    assert (err <= 2.0 ** -10 * np.abs(ref) + 2.0 ** -24).all(), err.max()
+
+
+@pytest.mark.parametrize("n,channels,options", [
+    (37, 160, {}),                                 # 32 rows per block: a partial last block
+    (5, 4096, {}),                                 # 4 chunks of 1024 columns
+    (19, 320, {"sigmoid": "div"}),
+    (3, 256, {"block_M": 8, "block_C": 128}),      # 2 chunks, 3 of 8 rows real
+])
+def test_interpreter_matches_numpy(ex, n, channels, options):
+    rng = np.random.default_rng(channels)
+    x = (rng.standard_normal((n, channels)) * 3).astype(np.float16)
+    gamma = rng.standard_normal(channels).astype(np.float16)
+    kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], interpret=True)(n, channels,
+                                                                            **options)
+    y = kernel(x, gamma)
+    assert y.dtype == np.float16 and y.shape == (n, channels)
+    assert_fp16_rounding(y, numpy_reference(x, gamma))
+
+
+@pytest.mark.parametrize("channels,options,message", [
+    (100, {}, "C must be a positive multiple of 32, got 100"),
+    (256, {"threads": 96}, "threads must be a power of two >= 32, got 96"),
+    (320, {"block_C": 128}, "block_C must be a power of two >= 32 dividing C = 320, got 128"),
+    (256, {"block_M": 2, "block_C": 256},
+     "block_M * block_C = 512 must be a multiple of threads * 8 = 1024"),
+    (256, {"sigmoid": "tanh"}, "sigmoid must be one of ('rsqrt', 'div'), got 'tanh'"),
+])
+def test_bad_configs_say_which_parameter(ex, channels, options, message):
+    with pytest.raises(ValueError) as e:
+        ex.rmsnorm_silu(64, channels, **options)
+    assert message in str(e.value)
+
+
+def test_optimized_ir_interprets_to_the_same_result(ex):
+    """The IR after the layout, shared-memory and barrier passes, interpreted."""
+    rng = np.random.default_rng(5)
+    n, channels = 37, 640
+    x = (rng.standard_normal((n, channels)) * 3).astype(np.float16)
+    gamma = rng.standard_normal(channels).astype(np.float16)
+    y = np.full((n, channels), np.nan, np.float16)
+    kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], cache=False)(n, channels,
+                                                                        threads=64)
+    tlc.interpret(kernel.get_mlir("optimized"), x, gamma, y)
+    assert_fp16_rounding(y, numpy_reference(x, gamma))
