@@ -142,7 +142,9 @@ class JITKernel:
         """The layouts the compiler chose for the kernel's on-chip buffers, by
         the names the program gave them: {name: tlc.layout.FragmentLayout (which
         thread and register hold each element) or tlc.layout.SharedLayout (each
-        element's address and bank)}. Draw one with tlc.layout.plot."""
+        element's address and bank)}. Buffers the compiler made (mbarriers) and
+        those of hand-written tile IR are listed by their SSA names ("%3"). Draw
+        one with tlc.layout.plot."""
         from .layout import kernel_layouts
 
         if self._layouts is None:
