@@ -36,6 +36,7 @@ class JITKernel:
         self._is_out = [i in self.out_idx for i in range(n)]
         self._output_specs: dict = {}  # input shapes/dtypes/devices -> output specs
         self._launched = False
+        self._layouts: dict | None = None  # read from the snapshot on first use
 
     @property
     def name(self) -> str:
@@ -147,6 +148,26 @@ class JITKernel:
         if stage not in self.stages:
             raise ValueError(f"unknown stage '{stage}' (stages: {', '.join(self.stages)})")
         return self.stages[stage]
+
+    def layouts(self) -> dict:
+        """The layouts the compiler chose for the kernel's on-chip buffers, by
+        the names the program gave them: {name: tlc.layout.FragmentLayout (which
+        thread and register hold each element) or tlc.layout.SharedLayout (each
+        element's address and bank)}. Buffers the compiler made (mbarriers) and
+        those of hand-written tile IR are listed by their SSA names ("%3"). Draw
+        one with tlc.layout.plot."""
+        from .layout import kernel_layouts
+
+        if self._layouts is None:
+            self._layouts = kernel_layouts(self)
+        return dict(self._layouts)
+
+    def layout(self, buffer: str):
+        """The layout of one buffer (see `layouts`); a tlc.layout.LayoutError
+        names the buffers there are when `buffer` is not one of them."""
+        from .layout import kernel_layout
+
+        return kernel_layout(self, buffer)
 
     def get_profiler(self, tensor_supply_type=None):
         from .profiler import Profiler, TensorSupplyType

@@ -8,6 +8,7 @@ import sys
 
 import tlc
 from tlc.compiler import pipeline
+from tlc.compiler.buffer_names import name_buffers
 from tlc.frontend.tile_file import load_tile_file
 
 # Compiles the example GEMM (wgmma, 3 stages) and the .tile vadd; prints their
@@ -56,4 +57,6 @@ def test_ir_snapshots_are_the_verified_text(repo):
                         ("gpu", pipeline.GPU_PIPELINE),
                         ("nvvm", pipeline.nvvm_pipeline(target))]:
         pipeline.run_pipeline(module, text, stage)
+        if stage == "optimized":
+            name_buffers(module)  # the snapshot names the buffers (for tlc.layout)
         assert kept[stage] == str(module), stage

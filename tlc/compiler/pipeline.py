@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from .. import ir, timing
 from ..passmanager import PassManager
 from ..errors import CompilationError, Diagnostic, SourceLocation
+from .buffer_names import name_buffers
 from .diagnostics import compilation_error
 from .targets import PTX_FEATURES, Target, get_target
 
@@ -261,6 +262,8 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
         run_pipeline(module, pipeline, stage, print_ir_after_all)
         if keep_ir and stage != "ptx":
             with timing.stage(f"IR snapshot: {stage}"):
+                if stage == "optimized":
+                    name_buffers(module)  # the buffers' names, for tlc.layout
                 out.stages[stage] = _verified_text(module)
         if stage == "gpu":
             out.metadata = kernel_metadata(module)

@@ -61,6 +61,7 @@ class CodeGenerator(ExpressionMixin):
         self.kernel = None  # the tile.kernel op (built or being built)
         self.kernel_line = 0
         self.in_kernel = False  # inside `with T.Kernel(...)`
+        self.statement = None  # the statement being built (visit_body)
         self.parallel_depth = 0
         self.outer_parallel = None  # the outermost tile.parallel being built
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
@@ -82,6 +83,18 @@ class CodeGenerator(ExpressionMixin):
     def loc(self, node) -> ir.Location:
         w = self.where(node)
         return ir.Location.file(w.file, w.line, max(w.col, 1))
+
+    def assigned_name(self, value_node) -> str | None:
+        """The name the statement being built assigns `value_node` to (`name =
+        value` or `name: T = value`), else None."""
+        stmt = self.statement
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+        elif isinstance(stmt, ast.AnnAssign):
+            target = stmt.target
+        else:
+            return None
+        return target.id if stmt.value is value_node and isinstance(target, ast.Name) else None
 
     # -- names ----------------------------------------------------------------
 
@@ -255,6 +268,7 @@ class CodeGenerator(ExpressionMixin):
 
     def visit_body(self, stmts) -> None:
         for stmt in stmts:
+            self.statement = stmt
             with self.loc(stmt):
                 try:
                     self.visit_stmt(stmt)

@@ -286,7 +286,12 @@ def _alloc(gen, node, place: str):
     t = ir.MemRefType.get(list(shape), dtypes.storage_type(dt), memory_space=space)
     op = {"shared": tile.alloc_shared, "fragment": tile.alloc_fragment,
           "local": tile.alloc_local}[place]
-    return BufferRef("", op(t), list(shape), str(dt), place)
+    # The buffer's name rides on its location (a NameLoc around the file:line:col),
+    # which the passes keep when they rebuild the allocation: the compiler's IR
+    # snapshots name the buffers with it (tlc.layout reads them there).
+    name = gen.assigned_name(node)
+    loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
+    return BufferRef("", op(t, loc=loc), list(shape), str(dt), place)
 
 
 MAX_ON_CHIP_BYTES = 2**31 - 1  # on-chip buffers are indexed with 32-bit offsets

@@ -21,7 +21,7 @@ def make_swizzled_layout(buffer=None) -> SwizzledLayout:
     """The 128-byte swizzle that ldmatrix, wgmma and TMA all accept, made for
     `buffer` (a shared buffer of the program): T.annotate_layout rejects it
     on any other buffer."""
-    from .frontend.values import BufferRef
+    from ..frontend.values import BufferRef
 
     if buffer is not None:
         if not isinstance(buffer, BufferRef):

@@ -1,0 +1,199 @@
+"""The layouts the compiler chose, read back: kernel.layouts(), FragmentLayout
+(which thread and register hold each element), SharedLayout (each element's
+address and bank), and the buffer names the frontend carries to the snapshot."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from tlc.layout import FragmentLayout, LayoutError, SharedLayout, layouts_from_ir
+from tlc.layout.affine import evaluate
+
+# One warp's m16n8 mma accumulator, as the PTX ISA draws it: lane l holds
+# c0, c1 at row l/4, columns 2*(l%4) + {0, 1}, and c2, c3 eight rows below.
+MMA_M16N8 = "(d0, d1) -> (d0 floordiv 4 + (d1 floordiv 2) * 8, (d0 mod 4) * 2 + d1 mod 2)"
+
+
+def _gemm(M=128, N=128, K=64, block=64, block_K=32):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(N // block, M // block, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block), "float16")
+            C_local = T.alloc_fragment((block, block), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(K // block_K, num_stages=2):
+                T.copy(A[by * block, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block, bx * block])
+
+    return gemm
+
+
+@pytest.fixture(scope="module")
+def gemm_kernel():
+    return tlc.compile(_gemm(), target="sm_80")
+
+
+def test_affine_evaluation_follows_mlir_semantics():
+    # floordiv rounds down, mod is never negative, ceildiv rounds up.
+    fl, md, cd = evaluate("(d0) -> (d0 floordiv 4, d0 mod 4, d0 ceildiv 4)", np.array([-5, 5]))
+    assert fl.tolist() == [-2, 1] and md.tolist() == [3, 1] and cd.tolist() == [-1, 2]
+    (diff,) = evaluate("(d0, d1) -> (d0 * 3 - d1)", 2, np.arange(3))
+    assert diff.tolist() == [6, 5, 4]
+    with pytest.raises(LayoutError, match="symbols"):
+        evaluate("(d0)[s0] -> (d0 + s0)", 1)
+    with pytest.raises(LayoutError, match="not an affine map"):
+        evaluate("(d0) -> (d0 +)", 1)
+
+
+def test_mma_accumulator_pattern():
+    c = FragmentLayout((16, 8), threads=32, regs=4, map=MMA_M16N8)
+    assert [c.element(0, r) for r in range(4)] == [(0, 0), (0, 1), (8, 0), (8, 1)]
+    assert [c.element(5, r) for r in range(4)] == [(1, 2), (1, 3), (9, 2), (9, 3)]
+    assert c.thread_and_register(9, 3) == (5, 3)
+    assert c.thread_and_register(15, 7) == (31, 3)
+    assert c.replication == 1
+
+
+def test_worked_example_of_the_layout_attribute():
+    # The table in TileAttrs.td (#tile.layout): a 4x8 tile, 4 threads of 8 registers.
+    b = FragmentLayout((4, 8), 4, 8, "(d0, d1) -> ((d1 floordiv 4) * 2 + d0 floordiv 2, "
+                                     "(d0 mod 2) * 4 + d1 mod 4)")
+    assert b.thread_and_register(0, 4) == (1, 0)
+    assert b.thread_and_register(2, 3) == (0, 7)
+    assert b.thread_and_register(3, 7) == (3, 7)
+    threads, regs = b.owner_grids()
+    assert threads[1].tolist() == [2, 2, 2, 2, 3, 3, 3, 3]
+    assert regs[2].tolist() == [4, 5, 6, 7, 4, 5, 6, 7]
+
+
+def test_replicated_layout_lists_every_holder():
+    # A row vector of 16 rows over 64 threads: each row held by 4 threads.
+    v = FragmentLayout((16,), 64, 1, "(d0, d1) -> (d0 floordiv 4 + d1)")
+    assert v.replication == 4
+    assert v.holders(3) == [(12, 0), (13, 0), (14, 0), (15, 0)]
+    assert v.thread_and_register(3) == (12, 0)
+
+
+def test_fragment_layout_errors():
+    with pytest.raises(LayoutError, match=r"outside \(16, 8\)"):
+        FragmentLayout((16, 8), 32, 4, "(d0, d1) -> (d0, d1)")
+    with pytest.raises(LayoutError, match="equally often"):
+        FragmentLayout((4,), 4, 1, "(d0, d1) -> (d0 floordiv 2)")
+    with pytest.raises(LayoutError, match="gives 1 indices"):
+        FragmentLayout((4, 4), 4, 4, "(d0, d1) -> (d0)")
+    c = FragmentLayout((16, 8), 32, 4, MMA_M16N8)
+    with pytest.raises(LayoutError, match="outside 0..7"):
+        c.thread_and_register(0, 8)
+    with pytest.raises(LayoutError, match="2 indices, got 1"):
+        c.thread_and_register(0)
+    with pytest.raises(LayoutError, match="thread 32 is outside"):
+        c.element(32, 0)
+
+
+def test_banks_of_an_unswizzled_tile_conflict_in_a_column():
+    # 64x64 f16: 128-byte rows, so a column lies in one bank.
+    s = SharedLayout((64, 64), "float16")
+    assert {s.bank(r, 0) for r in range(8)} == {0}
+    assert [s.bank(0, c) for c in range(0, 64, 2)] == list(range(32))
+    assert s.address(1, 3) == 128 + 6
+
+
+def test_swizzle_spreads_a_column_over_the_banks():
+    s = SharedLayout((64, 64), "float16", swizzle=(3, 4, 3))
+    # Row r stores its 16-byte chunk c at chunk c ^ (r % 8) (the TileAttrs.td table).
+    assert [s.bank(r, 0) for r in range(8)] == [0, 4, 8, 12, 16, 20, 24, 28]
+    assert s.address(1, 8) == 128 + 0  # row 1, chunk 1 -> chunk 0
+    assert s.address(7, 0) == 7 * 128 + 7 * 16
+    # A permutation of the bytes: every element has its own address.
+    addresses = s.addresses()
+    assert sorted(addresses.ravel().tolist()) == list(range(0, 64 * 64 * 2, 2))
+    # ldmatrix reads 8 rows of one 16-byte chunk: 8 different 16-byte groups.
+    for r0, chunk in itertools.product(range(0, 64, 8), range(8)):
+        groups = {(s.address(r0 + i, chunk * 8) % 128) // 16 for i in range(8)}
+        assert len(groups) == 8
+
+
+def test_stages_and_column_blocks_and_offset():
+    # Two stages of 8x8 f16 (128 bytes each): less than the swizzle's 1024-byte
+    # period, so the compiler swizzles the stage's base with the element.
+    s = SharedLayout((8, 8), "float16", swizzle=(3, 4, 3), stages=2, offset=1024)
+    assert s.address(0, 0, stage=1) == 1024 + (128 ^ 16)
+    both = np.concatenate([s.addresses(0).ravel(), s.addresses(1).ravel()])
+    assert sorted(both.tolist()) == list(range(1024, 1024 + 256, 2))
+    with pytest.raises(LayoutError, match="stage 2 is outside"):
+        s.bank(0, 0, stage=2)
+    # wgmma's column blocks: (r, c) at ((c / 64) * rows + r) * 64 + c % 64.
+    b = SharedLayout((32, 128), "float16", column_block=64)
+    assert b.address(0, 64) == 32 * 64 * 2
+    assert b.address(1, 65) == (32 * 64 + 64 + 1) * 2
+    with pytest.raises(LayoutError, match="column blocks"):
+        SharedLayout((32, 96), "float16", column_block=64)
+
+
+SNAPSHOT = """\
+    tile.kernel blocks(%arg3) in (%c2) threads = 32 {
+      %0 = tile.alloc_shared {offset = 512 : i64, swizzle = #tile.swizzle<bits = 3, base = 4, \
+shift = 3>, tile.name = "S", tile.staged} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = \
+(d0, d1) -> (d0 floordiv 4 + (d1 floordiv 2) * 8, (d0 mod 4) * 2 + d1 mod 2)>, \
+tile.name = "acc"} : memref<16x8xf32, #tile.space<fragment>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = \
+(d0, d1) -> ((d0 mod 4) * 4 + d1, d0 floordiv 4)>, tile.name = "acc"} \
+: memref<16x8xf32, #tile.space<fragment>>
+      %3 = tile.alloc_shared {offset = 66048 : i64} : memref<2xi64, #gpu.address_space<workgroup>>
+"""
+
+
+def test_layouts_from_snapshot_text():
+    found = layouts_from_ir(SNAPSHOT)
+    assert list(found) == ["S", "acc", "acc#2", "%3"]
+    s = found["S"]
+    assert (s.shape, s.stages, s.swizzle, s.offset, s.dtype) == \
+        ((64, 64), 2, (3, 4, 3), 512, "float16")
+    assert found["acc"].element(0, 2) == (8, 0)
+    assert found["acc#2"].element(5, 3) == (7, 1)  # a converted copy: its own layout
+    assert (found["%3"].shape, found["%3"].element_bytes) == ((2,), 8)
+
+
+def test_kernel_layouts_by_the_programs_names(gemm_kernel):
+    found = gemm_kernel.layouts()
+    assert {"A_shared", "B_shared", "C_local"} <= set(found)
+    c = gemm_kernel.layout("C_local")
+    assert isinstance(c, FragmentLayout) and c.shape == (64, 64) and c.threads == 128
+    # A bijection between (thread, register) pairs and the 64x64 elements...
+    assert c.replication == 1 and c.threads * c.regs == 64 * 64
+    for thread, reg in itertools.product(range(0, 128, 7), range(c.regs)):
+        assert c.thread_and_register(*c.element(thread, reg)) == (thread, reg)
+    # ... that is the mma accumulator's: thread 0 starts with (0,0) (0,1) (8,0) (8,1).
+    assert [c.element(0, r) for r in range(4)] == [(0, 0), (0, 1), (8, 0), (8, 1)]
+    a = found["A_shared"]
+    assert isinstance(a, SharedLayout) and a.shape == (64, 32) and a.stages == 2
+    # The swizzle the compiler chose makes ldmatrix's 8-row reads conflict-free.
+    for stage, r0, chunk in itertools.product(range(2), range(0, 64, 8), range(4)):
+        groups = {(a.address(r0 + i, chunk * 8, stage=stage) % 128) // 16 for i in range(8)}
+        assert len(groups) == 8
+
+
+def test_names_reach_the_optimized_snapshot_only(gemm_kernel):
+    assert 'tile.name = "C_local"' in gemm_kernel.get_mlir("optimized")
+    assert "tile.name = \"C_local\"" not in gemm_kernel.get_mlir("tile")
+
+
+def test_layout_errors_name_the_buffers(gemm_kernel):
+    with pytest.raises(LayoutError, match=r"no fragment or shared buffer named 'C'.*C_local"):
+        gemm_kernel.layout("C")
+
+    class Bare:
+        name, stages, artifact = "k", {"tile": "module {}"}, {}
+
+    with pytest.raises(LayoutError, match="no 'optimized' IR snapshot"):
+        tlc.layout.kernel_layouts(Bare())
+    with pytest.raises(LayoutError, match="not a compiled kernel"):
+        tlc.layout.kernel_layouts(object())
