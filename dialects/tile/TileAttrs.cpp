@@ -5,6 +5,7 @@
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -48,38 +49,82 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// The value of `expr` at dims (d0, d1) = (thread, reg), by walking its tree:
+/// folding it through replaceDimsAndSymbols would unique a new expression per
+/// node and evaluation, which dominated the compile time of the layout passes.
+/// The verifier above guarantees positive constant divisors.
+static int64_t evaluate(AffineExpr expr, int64_t thread, int64_t reg) {
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(expr).getValue();
+  case AffineExprKind::DimId:
+    return cast<AffineDimExpr>(expr).getPosition() == 0 ? thread : reg;
+  case AffineExprKind::SymbolId:
+    llvm_unreachable("layout maps have no symbols");
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(expr);
+  int64_t l = evaluate(bin.getLHS(), thread, reg), r = evaluate(bin.getRHS(), thread, reg);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return l + r;
+  case AffineExprKind::Mul:
+    return l * r;
+  case AffineExprKind::FloorDiv:
+    return llvm::divideFloorSigned(l, r);
+  case AffineExprKind::CeilDiv:
+    return llvm::divideCeilSigned(l, r);
+  case AffineExprKind::Mod:
+    return llvm::mod(l, r);
+  default:
+    llvm_unreachable("not a binary affine expression");
+  }
+}
+
 SmallVector<int64_t> LayoutAttr::apply(int64_t thread, int64_t reg) const {
   SmallVector<int64_t> result;
-  for (AffineExpr expr : getMap().getResults()) {
-    // Affine maps with floordiv/mod of positive constants evaluate exactly.
-    AffineExpr folded = expr.replaceDimsAndSymbols(
-        {getAffineConstantExpr(thread, expr.getContext()),
-         getAffineConstantExpr(reg, expr.getContext())},
-        {});
-    result.push_back(cast<AffineConstantExpr>(folded).getValue());
-  }
+  for (AffineExpr expr : getMap().getResults())
+    result.push_back(evaluate(expr, thread, reg));
   return result;
 }
 
+static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape);
+
 std::string LayoutAttr::checkCovers(ArrayRef<int64_t> shape) const {
-  if (shape.size() != getRank())
+  auto &dialect = static_cast<TileDialect &>(getDialect());
+  std::pair<const void *, std::vector<int64_t>> key(getAsOpaquePointer(), shape.vec());
+  {
+    std::lock_guard<std::mutex> lock(dialect.coverageMutex);
+    auto it = dialect.coverage.find(key);
+    if (it != dialect.coverage.end())
+      return it->second;
+  }
+  std::string problem = coverageProblem(*this, shape);
+  std::lock_guard<std::mutex> lock(dialect.coverageMutex);
+  dialect.coverage.emplace(std::move(key), problem);
+  return problem;
+}
+
+static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape) {
+  if (shape.size() != layout.getRank())
     return llvm::formatv("layout gives {0} indices but the tile has rank {1}",
-                         getRank(), shape.size())
+                         layout.getRank(), shape.size())
         .str();
   int64_t numel = 1;
   for (int64_t d : shape)
     numel *= d;
-  int64_t pairs = getThreads() * getRegs();
+  int64_t pairs = layout.getThreads() * layout.getRegs();
   if (pairs % numel != 0)
     return llvm::formatv("layout holds {0} registers in all (threads {1} x "
                          "regs {2}), not a multiple of the tile's {3} elements",
-                         pairs, getThreads(), getRegs(), numel)
+                         pairs, layout.getThreads(), layout.getRegs(), numel)
         .str();
   // Enumerating is exact and cheap at tile sizes (at most a few 10^4 pairs).
   SmallVector<int64_t> counts(numel, 0);
-  for (int64_t t = 0; t < getThreads(); ++t) {
-    for (int64_t r = 0; r < getRegs(); ++r) {
-      SmallVector<int64_t> idx = apply(t, r);
+  for (int64_t t = 0; t < layout.getThreads(); ++t) {
+    for (int64_t r = 0; r < layout.getRegs(); ++r) {
+      SmallVector<int64_t> idx = layout.apply(t, r);
       int64_t flat = 0;
       for (auto [i, d] : llvm::zip(idx, shape)) {
         if (i < 0 || i >= d)

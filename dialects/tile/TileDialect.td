@@ -48,6 +48,12 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kArgDimsAttr = "tile.dims";
     /// Name of the function-argument attribute overriding the dtype name.
     static constexpr ::llvm::StringLiteral kArgDtypeAttr = "tile.dtype";
+
+    /// LayoutAttr::checkCovers's answers per (layout, shape), kept with the
+    /// context: verification asks the same question of every op using a
+    /// layout, after every stage, and each answer enumerates threads x regs.
+    std::map<std::pair<const void *, std::vector<int64_t>>, std::string> coverage;
+    std::mutex coverageMutex;
   }];
 }
 
