@@ -60,11 +60,15 @@ def qkv_shapes(batch, heads, heads_kv, seq_len, dim, layout):
 @tlc.jit(out_idx=[3])
 def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="BSHD",
               block_M=128, block_N=128, num_stages=2, threads=None, sm_scale=None,
-              dtype="float16"):
+              dtype="float16", branch_masks=False):
     """Attention over Q, K, V in `layout`; returns O (the shape of Q).
 
     `seq_len` may be `T.dynamic("S")`; `threads` defaults to 128 per 64 rows
     of `block_M` (one warpgroup each); `sm_scale` defaults to 1 / sqrt(dim).
+    Where K blocks are masked (causal, or a length block_N may not divide),
+    every block gets the mask without a branch; with `branch_masks=True` a
+    run-time branch gives it only to the blocks that need one (crossing the
+    diagonal, or the end of the keys) and just clears the scores of the others.
     """
     heads_kv = heads if heads_kv is None else heads_kv
     if layout not in LAYOUTS:
@@ -126,12 +130,15 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                 else:
                     T.copy(K[b, hk, k0:k0 + block_N, :], k_tile)
                 # The masks go in before Q K^T accumulates onto them.
-                if causal:
-                    for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.if_then_else(q0 + i >= k0 + j, 0, neg_inf)
-                elif mask_tail:
-                    for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.if_then_else(k0 + j < seq_len, 0, neg_inf)
+                if causal or mask_tail:
+                    # A block with no key past the diagonal (causal) or the end.
+                    whole = branch_masks and k0 + block_N <= (q0 if causal else seq_len)
+                    if whole:
+                        T.clear(s)
+                    else:
+                        for i, j in T.Parallel(block_M, block_N):
+                            s[i, j] = T.if_then_else(
+                                q0 + i >= k0 + j if causal else k0 + j < seq_len, 0, neg_inf)
                 else:
                     T.clear(s)
                 T.gemm(q_tile, k_tile, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)

@@ -48,6 +48,7 @@ def test_main_config_is_warp_specialized(attention, causal):
     ("seq1000", (2, 8, 1000, 128, False), {}),
     ("d64_causal", (2, 8, 1024, 64, True), {}),
     ("d256", (2, 8, 1024, 256, False), dict(block_M=128, block_N=64)),
+    ("causal_branch_masks", (2, 8, 1000, 128, True), dict(branch_masks=True)),
 ])
 def test_variant_is_warp_specialized(attention, name, args, kwargs):
     code = ptx(attention, *args, **kwargs)
@@ -96,19 +97,21 @@ def reference(q, k, v, causal, layout):
     return out.transpose(0, 2, 1, 3) if layout == "BSHD" else out
 
 
-@pytest.mark.parametrize("seq,causal,heads_kv,layout", [
-    (96, False, 4, "BSHD"),    # MHA; a last K block of 32 keys
-    (96, True, 1, "BSHD"),     # GQA 4: 64x32 blocks mask whole rows of a K block
-    (90, False, 2, "BHSD"),    # keys past the end masked, rows past it not stored
-    (90, True, 2, "BSHD"),
-    (90, False, 1, "dynamic"),  # T.dynamic("S"), BSHD
+@pytest.mark.parametrize("seq,causal,heads_kv,layout,branch", [
+    (96, False, 4, "BSHD", False),    # MHA; a last K block of 32 keys
+    (96, True, 1, "BSHD", False),     # GQA 4: 64x32 blocks mask whole rows of a K block
+    (90, False, 2, "BHSD", False),    # keys past the end masked, rows past it not stored
+    (90, True, 2, "BSHD", False),
+    (90, False, 1, "dynamic", False),  # T.dynamic("S"), BSHD
+    (160, True, 2, "BSHD", True),     # masks only on the blocks crossing the diagonal
+    (150, False, 1, "BHSD", True),    # and on the last block
 ])
-def test_interpreter_matches_numpy(attention, seq, causal, heads_kv, layout):
+def test_interpreter_matches_numpy(attention, seq, causal, heads_kv, layout, branch):
     dynamic = layout == "dynamic"
     layout = "BSHD" if dynamic else layout
     kernel = tlc.jit(attention.attention.factory, out_idx=[3], interpret=True)(
         1, 4, T.dynamic("S") if dynamic else seq, 64, causal, heads_kv=heads_kv, layout=layout,
-        block_M=64, block_N=32, threads=128)
+        block_M=64, block_N=32, threads=128, branch_masks=branch)
     rng = np.random.default_rng(seq + heads_kv)
     q_shape, kv_shape = attention.qkv_shapes(1, 4, heads_kv, seq, 64, layout)
     q = rng.standard_normal(q_shape).astype(np.float16)
