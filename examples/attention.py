@@ -59,12 +59,14 @@ def qkv_shapes(batch, heads, heads_kv, seq_len, dim, layout):
 
 @tlc.jit(out_idx=[3])
 def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="BSHD",
-              block_M=128, block_N=128, num_stages=2, threads=None, sm_scale=None,
+              block_M=128, block_N=None, num_stages=2, threads=None, sm_scale=None,
               dtype="float16", branch_masks=False):
     """Attention over Q, K, V in `layout`; returns O (the shape of Q).
 
-    `seq_len` may be `T.dynamic("S")`; `threads` defaults to 128 per 64 rows
-    of `block_M` (one warpgroup each); `sm_scale` defaults to 1 / sqrt(dim).
+    `seq_len` may be `T.dynamic("S")`; `block_N` defaults to 128 keys, 64
+    for head dims over 128 (two stages of K and V tiles fit beside Q);
+    `threads` to 128 per 64 rows of `block_M` (one warpgroup each);
+    `sm_scale` to 1 / sqrt(dim).
     Where K blocks are masked (causal, or a length block_N may not divide),
     every block gets the mask without a branch; with `branch_masks=True` a
     run-time branch gives it only to the blocks that need one (crossing the
@@ -78,6 +80,7 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
     if dtype not in ("float16", "bfloat16"):
         raise ValueError(f"dtype must be float16 or bfloat16, not {dtype!r}")
     group = heads // heads_kv
+    block_N = (128 if dim <= 128 else 64) if block_N is None else block_N
     threads = 2 * block_M if threads is None else threads
     sm_scale = 1.0 / math.sqrt(dim) if sm_scale is None else sm_scale
     scale = sm_scale * math.log2(math.e)

@@ -44,10 +44,11 @@ def test_main_config_is_warp_specialized(attention, causal):
 
 
 @pytest.mark.parametrize("name,args,kwargs", [
-    ("gqa4_bhsd_causal", (2, 8, 1024, 128, True), dict(layout="BHSD", heads_kv=2)),
+    ("gqa4_bhsd_causal_bf16", (2, 8, 1024, 128, True),
+     dict(layout="BHSD", heads_kv=2, dtype="bfloat16")),
     ("seq1000", (2, 8, 1000, 128, False), {}),
     ("d64_causal", (2, 8, 1024, 64, True), {}),
-    ("d256", (2, 8, 1024, 256, False), dict(block_M=128, block_N=64)),
+    ("d256", (2, 8, 1024, 256, False), {}),  # block_N 64 by default
     ("causal_branch_masks", (2, 8, 1000, 128, True), dict(branch_masks=True)),
 ])
 def test_variant_is_warp_specialized(attention, name, args, kwargs):
