@@ -5,6 +5,8 @@
 fp16 [batch, seq, heads, dim]; every artifact fa_bench_*.tlcart is checked
 against SDPA, then timed like SDPA in the same run (CUDA graph of 20 launches,
 median of 20 replays). TFLOP/s = 4 * B * H * S^2 * D (halved when causal).
+With GQA (K and V with fewer heads than Q) SDPA gets K and V with each head
+repeated for its query heads (repeat_interleave, not timed): the same FLOPs.
 """
 
 import glob
@@ -23,11 +25,15 @@ def main(art_dir: str) -> None:
     for path in sorted(glob.glob(os.path.join(art_dir, "fa_bench_*.tlcart"))):
         kernel = runtime.load_artifact(path)
         b, s, h, d = kernel.params[0].shape
+        h_kv = kernel.params[1].shape[2]
         causal = "causal" in path
-        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.float16) for _ in range(3))
+        q = torch.randn(b, s, h, d, device="cuda", dtype=torch.float16)
+        k, v = (torch.randn(b, s, h_kv, d, device="cuda", dtype=torch.float16)
+                for _ in range(2))
         o = torch.empty_like(q)
         kernel(q, k, v, o)
         qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+        kt, vt = (x.repeat_interleave(h // h_kv, dim=1) for x in (kt, vt))
         sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
             qt, kt, vt, is_causal=causal)
         ref = sdpa().transpose(1, 2)

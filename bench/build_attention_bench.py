@@ -2,8 +2,10 @@
 
     python bench/build_attention_bench.py OUT_DIR
 
-TileLang's FlashAttention forward example (examples/flash_attention.py) at
-B = 8, H = 32, S = 4096, D = 128, fp16, for each config below;
+examples/attention.py at B = 8, H = 32, S = 4096, fp16, BSHD, for each config
+below: head dim 128 (the artifact names of earlier runs), head dims 64 and
+256, GQA with 8 K/V heads (4 query heads each), and causal with the mask
+only on the K blocks crossing the diagonal (`branch_masks=True`, `_branch`);
 bench/attention_gpu.py checks and times them against torch SDPA.
 """
 
@@ -12,20 +14,42 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
-import flash_attention  # noqa: E402
+import attention  # noqa: E402
 
-# (block_M, block_N, num_stages, threads, causal)
-CONFIGS = [(64, 64, 2, 128, False), (64, 64, 2, 128, True), (128, 64, 2, 256, False),
-           (128, 128, 2, 256, False), (128, 128, 2, 256, True)]
+BATCH, HEADS, SEQ = 8, 32, 4096
+
+# (dim, heads_kv, block_M, block_N, num_stages, threads, causal[, branch_masks])
+CONFIGS = [(128, HEADS, 64, 64, 2, 128, False), (128, HEADS, 64, 64, 2, 128, True),
+           (128, HEADS, 128, 64, 2, 256, False),
+           (128, HEADS, 128, 128, 2, 256, False), (128, HEADS, 128, 128, 2, 256, True),
+           (64, HEADS, 128, 128, 2, 256, False), (64, HEADS, 128, 128, 2, 256, True),
+           (64, HEADS, 128, 128, 3, 256, False),
+           # Head dim 256: two stages of 64-key K and V tiles beside Q (the output is
+           # staged in Q's buffer).
+           (256, HEADS, 128, 64, 2, 256, False), (256, HEADS, 128, 64, 2, 256, True),
+           (256, HEADS, 64, 64, 2, 128, False),
+           (128, 8, 128, 128, 2, 256, False), (128, 8, 128, 128, 2, 256, True),
+           (128, HEADS, 128, 128, 2, 256, True, True), (64, HEADS, 128, 128, 2, 256, True, True),
+           (256, HEADS, 128, 64, 2, 256, True, True)]
+
+
+def name(dim, heads_kv, bm, bn, stages, threads, causal, branch=False) -> str:
+    """fa_bench_[dD_][gqaG_]BMxBNsSTAGEStTHREADS[_causal][_branch]; head dim 128 MHA
+    unprefixed."""
+    prefix = (f"d{dim}_" if dim != 128 else "") + (
+        f"gqa{HEADS // heads_kv}_" if heads_kv != HEADS else "")
+    return (f"fa_bench_{prefix}{bm}x{bn}s{stages}t{threads}{'_causal' if causal else ''}"
+            f"{'_branch' if branch else ''}")
 
 
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
-    for bm, bn, stages, threads, causal in CONFIGS:
-        kernel = flash_attention.flashattn(8, 32, 4096, 128, causal, block_M=bm, block_N=bn,
-                                           num_stages=stages, threads=threads)
-        name = f"fa_bench_{bm}x{bn}s{stages}t{threads}{'_causal' if causal else ''}"
-        kernel.save(os.path.join(out, name + ".tlcart"))
+    for config in CONFIGS:
+        dim, heads_kv, bm, bn, stages, threads, causal, *branch = config
+        kernel = attention.attention(BATCH, HEADS, SEQ, dim, causal, heads_kv=heads_kv,
+                                     block_M=bm, block_N=bn, num_stages=stages, threads=threads,
+                                     branch_masks=bool(branch and branch[0]))
+        kernel.save(os.path.join(out, name(*config) + ".tlcart"))
     print("wrote", len(CONFIGS), "artifacts to", out)
 
 

@@ -5,7 +5,7 @@
 First-compile overhead (issue 14): for each kernel of a fixed set (the
 elementwise add of examples/elementwise.tile, the GEMMs 128x256x64 in 3
 stages and 128x128x32 of examples/gemm.py, FlashAttention forward with head
-dim 128 and 128x128 blocks of examples/flash_attention.py, all for sm_90a), a
+dim 128 and 128x128 blocks of examples/attention.py, all for sm_90a), a
 fresh process measures its one-time costs one by one: importing tlc, the
 language, the compiler (MLIR bindings) and the frontend and runtime; creating
 a context and loading the dialects; parsing the pass pipelines. Then it
@@ -99,9 +99,9 @@ elif kernel.startswith("gemm"):
     bm, bn, bk, threads, stages = map(int, kernel[4:].split("_"))
     prim = gemm.matmul.factory(4096, 4096, 4096, bm, bn, bk, threads, stages)
 else:
-    import flash_attention
-    prim = flash_attention.flashattn.factory(8, 32, 4096, 128, False, block_M=128, block_N=128,
-                                             num_stages=2, threads=256)
+    import attention
+    prim = attention.attention.factory(8, 32, 4096, 128, False, block_M=128, block_N=128,
+                                       num_stages=2, threads=256)
 ptx = None
 for label in ("cold", "warm"):
     buf = io.StringIO()

@@ -37,7 +37,7 @@ def _example(name):
 def _cases():
     """(name, factory, args, kwargs, out_idx, input shapes and dtypes, rtol, atol)."""
     gemm, softmax = _example("gemm"), _example("softmax")
-    chained, fa = _example("chained_gemm"), _example("flash_attention")
+    chained, fa = _example("chained_gemm"), _example("attention")
     h = "float16"
     cases = []
     for layout in ("NN", "NT", "TN"):
@@ -63,8 +63,14 @@ def _cases():
     for dim in (64, 128):
         for causal in (False, True):
             cases.append((f"flash_attention_d{dim}{'_causal' if causal else ''}",
-                          fa.flashattn.factory, (1, 2, 256, dim, causal), {}, [3],
+                          fa.attention.factory, (1, 2, 256, dim, causal), {}, [3],
                           [((1, 256, 2, dim), h)] * 3, 2e-3, 2e-3))
+    # GQA 4, 200 queries (no block divides them), in both layouts.
+    for layout in ("BSHD", "BHSD"):
+        q_shape, kv_shape = fa.qkv_shapes(1, 4, 1, 200, 128, layout)
+        cases.append((f"attention_gqa4_s200_{layout.lower()}_causal", fa.attention.factory,
+                      (1, 4, 200, 128, True), dict(heads_kv=1, layout=layout), [3],
+                      [(q_shape, h), (kv_shape, h), (kv_shape, h)], 2e-3, 2e-3))
     return cases
 
 

@@ -10,7 +10,7 @@ EXAMPLES = {
     "gemm_relu.py": "compiled to PTX: 64 mma.sync, 24 cp.async",
     "softmax.py": "compiled row_softmax: 80 shuffles",
     "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",
-    "flash_attention.py": "compiled: 0 mma.sync, 8 wgmma, 8 shuffles",
+    "attention.py": "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync",
     "gemm.py": "compiled gemm:",
     "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
     "rmsnorm_silu.py": "compiled rmsnorm_silu for 16384 x 4096",
@@ -26,9 +26,9 @@ def test_example_compiles(repo, tmp_path, example, expected):
     assert "no GPU here: not run" in r.stdout or "matches" in r.stdout or example == "gemm.py"
 
 
-def test_flash_attention_causal_compiles(repo, tmp_path):
-    r = subprocess.run([sys.executable, str(repo / "examples/flash_attention.py"), "--causal"],
-                       capture_output=True, text=True,
+def test_attention_causal_gqa_bhsd_compiles(repo, tmp_path):
+    r = subprocess.run([sys.executable, str(repo / "examples/attention.py"), "--causal", "--gqa",
+                        "--bhsd"], capture_output=True, text=True,
                        env=dict(os.environ, TLC_CACHE_DIR=str(tmp_path / "cache")))
     assert r.returncode == 0, r.stderr
-    assert "compiled: 0 mma.sync, 8 wgmma" in r.stdout
+    assert "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync" in r.stdout

@@ -268,9 +268,9 @@ def attention_reference(q, k, v, causal):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_flash_attention(repo, causal):
-    ex = example(repo, "flash_attention")
-    kernel = tlc.jit(ex.flashattn.factory, out_idx=[3], interpret=True)(1, 2, 128, 64, causal)
+def test_attention(repo, causal):
+    ex = example(repo, "attention")  # its default 128x128 blocks; test_attention_example has more
+    kernel = tlc.jit(ex.attention.factory, out_idx=[3], interpret=True)(1, 2, 128, 64, causal)
     rng = np.random.default_rng(8)
     q, k, v = (rand(rng, (1, 128, 2, 64)) for _ in range(3))
     out = kernel(q, k, v)

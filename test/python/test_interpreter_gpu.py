@@ -94,11 +94,11 @@ def test_chained_gemm(repo, scale):
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dim", [64, 128])
-def test_flash_attention(repo, causal, dim):
+def test_attention(repo, causal, dim):
     import torch
 
-    ex = example(repo, "flash_attention")
+    ex = example(repo, "attention")
     q, k, v = (torch.randn(1, 512, 2, dim, device="cuda", dtype=torch.float16)
                for _ in range(3))
-    agree(*both(ex.flashattn.factory, 1, 2, 512, dim, causal, out_idx=(3,)), [q, k, v],
+    agree(*both(ex.attention.factory, 1, 2, 512, dim, causal, out_idx=(3,)), [q, k, v],
           rtol=2e-3, atol=2e-3)

@@ -1,0 +1,122 @@
+"""examples/attention.py: every variant compiles, the main config takes the fast path, and the
+interpreter matches a numpy reference on small shapes."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+
+
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "attention.py"
+
+
+@pytest.fixture(scope="module")
+def attention():
+    spec = importlib.util.spec_from_file_location("example_attention", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ptx(attention, *args, target="sm_90a", **kwargs) -> str:
+    return tlc.compile(attention.attention.factory(*args, **kwargs),
+                       target=target).get_kernel_source()
+
+
+WARP_SPECIALIZED = ("cp.async.bulk.tensor", "wgmma.mma_async", "setmaxnreg")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_main_config_is_warp_specialized(attention, causal):
+    # B8 H32 S4096 D128, 128x128 blocks, 2 stages, 256 threads: TMA producer, wgmma consumers.
+    code = ptx(attention, 8, 32, 4096, 128, causal, block_M=128, block_N=128, num_stages=2,
+               threads=256)
+    for marker in WARP_SPECIALIZED:
+        assert marker in code, marker
+    assert "mma.sync" not in code
+    # Both gemms on wgmma: 8 k-steps of Q K^T (D 128) + 8 of P V (block_N 128) per warpgroup,
+    # each wgmma of the loop also appearing once more in the PTX.
+    assert code.count("wgmma.mma_async") == 16
+
+
+@pytest.mark.parametrize("name,args,kwargs", [
+    ("gqa4_bhsd_causal_bf16", (2, 8, 1024, 128, True),
+     dict(layout="BHSD", heads_kv=2, dtype="bfloat16")),
+    ("seq1000", (2, 8, 1000, 128, False), {}),
+    ("d64_causal", (2, 8, 1024, 64, True), {}),
+    ("d256", (2, 8, 1024, 256, False), {}),  # block_N 64 by default
+    ("causal_branch_masks", (2, 8, 1000, 128, True), dict(branch_masks=True)),
+])
+def test_variant_is_warp_specialized(attention, name, args, kwargs):
+    code = ptx(attention, *args, **kwargs)
+    for marker in WARP_SPECIALIZED:
+        assert marker in code, (name, marker)
+
+
+def test_dynamic_seq_len_compiles(attention):
+    # A dynamic size after the first dimension: no TMA for it, the cp.async pipeline (wgmma).
+    code = ptx(attention, 2, 8, T.dynamic("S"), 128, True, layout="BHSD", heads_kv=2)
+    assert "wgmma.mma_async" in code and "cp.async.cg" in code
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((2, 8, 1000, 128, True), dict(heads_kv=2, block_M=64, block_N=64)),
+    ((2, 8, T.dynamic("S"), 64, False), dict(layout="BHSD", block_M=64, block_N=64)),
+])
+def test_compiles_for_sm80(attention, args, kwargs):
+    code = ptx(attention, *args, target="sm_80", **kwargs)
+    assert "mma.sync" in code and "cp.async.cg" in code and "wgmma" not in code
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(heads_kv=3), "heads_kv (3) must divide heads (8)"),
+    (dict(layout="SBHD"), "layout must be one of"),
+    (dict(dtype="float32"), "dtype must be float16 or bfloat16"),
+])
+def test_bad_arguments(attention, kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        attention.attention.factory(1, 8, 256, 64, **kwargs)
+
+
+def reference(q, k, v, causal, layout):
+    """Attention in float64 with numpy; K and V heads repeated for GQA."""
+    if layout == "BSHD":
+        q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if causal:
+        n = s.shape[-1]
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    out = (p / p.sum(-1, keepdims=True)) @ v
+    return out.transpose(0, 2, 1, 3) if layout == "BSHD" else out
+
+
+@pytest.mark.parametrize("seq,causal,heads_kv,layout,branch", [
+    (96, False, 4, "BSHD", False),    # MHA; a last K block of 32 keys
+    (96, True, 1, "BSHD", False),     # GQA 4: 64x32 blocks mask whole rows of a K block
+    (90, False, 2, "BHSD", False),    # keys past the end masked, rows past it not stored
+    (90, True, 2, "BSHD", False),
+    (90, False, 1, "dynamic", False),  # T.dynamic("S"), BSHD
+    (160, True, 2, "BSHD", True),     # masks only on the blocks crossing the diagonal
+    (150, False, 1, "BHSD", True),    # and on the last block
+])
+def test_interpreter_matches_numpy(attention, seq, causal, heads_kv, layout, branch):
+    dynamic = layout == "dynamic"
+    layout = "BSHD" if dynamic else layout
+    kernel = tlc.jit(attention.attention.factory, out_idx=[3], interpret=True)(
+        1, 4, T.dynamic("S") if dynamic else seq, 64, causal, heads_kv=heads_kv, layout=layout,
+        block_M=64, block_N=32, threads=128, branch_masks=branch)
+    rng = np.random.default_rng(seq + heads_kv)
+    q_shape, kv_shape = attention.qkv_shapes(1, 4, heads_kv, seq, 64, layout)
+    q = rng.standard_normal(q_shape).astype(np.float16)
+    k, v = (rng.standard_normal(kv_shape).astype(np.float16) for _ in range(2))
+    out = kernel(q, k, v)  # starts as NaN: a row not stored stays NaN
+    # P is rounded to fp16 before P V, as on the GPU: a few fp16 ulps.
+    np.testing.assert_allclose(out, reference(q, k, v, causal, layout), rtol=1e-2, atol=2e-3)
