@@ -128,6 +128,10 @@ def for_loop(gen, node) -> None:
         return _pipelined(gen, node)
     if fn is gen.T("vectorized"):
         return _vectorized(gen, node)
+    if fn is gen.T("Persistent"):
+        from .persistent import persistent_loop
+
+        return persistent_loop(gen, node)
     if fn in (gen.T("serial"), gen.T("unroll"), range):
         return _serial(gen, node, unroll=fn is gen.T("unroll"))
     values = gen.eval_static(it)

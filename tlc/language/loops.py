@@ -1,6 +1,6 @@
 """The kernel launch and the loops: T.Kernel, T.get_thread_binding, T.Parallel,
-T.Pipelined, T.serial, T.unroll, T.vectorized, and the launch hints
-T.use_swizzle and T.annotate_layout."""
+T.Pipelined, T.serial, T.unroll, T.vectorized, T.Persistent, and the launch
+hints T.use_swizzle and T.annotate_layout."""
 
 from __future__ import annotations
 
@@ -129,6 +129,25 @@ def vectorized(start, stop=None):
     Example: `for v in T.vectorized(8): a_local[v] = A[bx * 8 + v]`
     """
     raise outside_prim_func("vectorized")
+
+
+@intrinsic
+def Persistent(domain, wave_size, index, group_size: int = 8):
+    """A loop of the block over tiles of `domain`: index, index + wave_size, ...
+
+    Tiles are numbered row-major over the domain, its last dimension padded
+    to a multiple of group_size; padded and past-the-end tiles are skipped.
+    The loop variables are the tile's coordinates.
+
+    Args:
+        domain: the tile counts per dimension (a list; ints or run-time integers).
+        wave_size: the tiles done at once by the whole grid (usually its size).
+        index: this block's first tile (usually its block index).
+        group_size: a positive compile-time integer (clamped to the last extent).
+
+    Example: `for bx, by in T.Persistent([T.ceildiv(M, 128), T.ceildiv(N, 128)], sms, b):`
+    """
+    raise outside_prim_func("Persistent")
 
 
 @intrinsic
