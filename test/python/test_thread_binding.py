@@ -262,6 +262,14 @@ def parallel_reads_thread_value(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
+def parallel_reads_thread_index(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64):
+        tx = T.get_thread_binding()
+        for i in T.Parallel(64):  # E:parallel-index
+            A[i] = tx + i
+
+
+@T.prim_func
 def shared_under_if(A: T.Tensor((64,), "float32")):
     with T.Kernel(1, threads=64):
         s = T.alloc_shared((64,), "float32")
@@ -307,6 +315,8 @@ def line_of(marker: str) -> int:
     (copy_at_thread, "copy-thread", "T.copy", "T.copy reads a value that differs between the "
                                               "threads"),
     (parallel_reads_thread_value, "parallel-value", "for",
+     "T.Parallel reads a value that differs between the threads"),
+    (parallel_reads_thread_index, "parallel-index", "for",
      "T.Parallel reads a value that differs between the threads"),
     (shared_under_if, "shared-if", "s[tx + 32]", "a shared-memory access under the `if` at line"),
     (shared_in_thread_loop, "shared-while", "s[f]", "under the `while` at line"),

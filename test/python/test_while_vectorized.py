@@ -127,8 +127,21 @@ def per_thread_vectors(A: T.Tensor((1024,), "float16"), B: T.Tensor((1024,), "fl
             B[tx * 8 + v] = regs[v] * 2.0
 
 
+@T.prim_func
+def drain(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+    """The condition reads shared memory the body's T.Parallel writes: the
+    compiler meets the block before each evaluation and each body."""
+    with T.Kernel(1, threads=64):
+        s = T.alloc_shared((64,), "float32")
+        T.copy(A, s)
+        while s[63] > 0:
+            for j in T.Parallel(64):
+                s[j] = s[j] - 1.0
+        T.copy(s, B)
+
+
 PROGRAMS = [collatz_steps, repeat_accumulate, gemm_rounds, first_above, per_thread_while,
-            scaled_rows, per_thread_vectors]
+            scaled_rows, per_thread_vectors, drain]
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
@@ -141,6 +154,19 @@ def test_compiles(prim, arch):
 def test_while_ir_is_scf_while():
     text = str(build_module(repeat_accumulate))
     assert "scf.while" in text and "scf.condition" in text
+
+
+def test_barriers_around_a_shared_condition():
+    text = pipeline.compile_module(build_module(drain), "sm_80", stop_after="gpu",
+                                   keep_ir=True).stages["gpu"]
+    before, after = text.split("scf.while")[1].split("} do {")
+    assert before.split("scf.condition")[0].count("gpu.barrier") == 1
+    assert after.split("memref.load")[0].count("gpu.barrier") == 1
+    a = np.arange(64, dtype=np.float32) * 0.5
+    b = np.zeros(64, np.float32)
+    tlc.interpret(drain, a, b)
+    rounds = int(np.ceil(a[63]))
+    np.testing.assert_array_equal(b, a - rounds)
 
 
 def _collatz(x: int) -> int:
