@@ -22,7 +22,7 @@ THIS = str(Path(__file__).resolve())
 VARIADIC = {"Kernel": "blocks", "Parallel": "extents", "max": "more", "min": "more",
             "alloc_var": "args"}
 # Used only as loop iterators (`for k in T.serial(...)`), never called in an expression.
-LOOP_ONLY = {"serial", "unroll"}
+LOOP_ONLY = {"serial", "unroll", "vectorized", "Persistent"}
 
 
 def exported_intrinsics() -> dict[str, object]:

@@ -61,6 +61,8 @@ class CodeGenerator(ExpressionMixin):
         self.kernel = None  # the tile.kernel op (built or being built)
         self.kernel_line = 0
         self.in_kernel = False  # inside `with T.Kernel(...)`
+        self.thread_dims = ()  # T.Kernel's threads, per dimension (x first)
+        self.uses_thread_index = False  # T.get_thread_binding was called
         self.statement = None  # the statement being built (visit_body)
         self.parallel_depth = 0
         self.outer_parallel = None  # the outermost tile.parallel being built
@@ -366,6 +368,36 @@ class CodeGenerator(ExpressionMixin):
                 self.visit_body(stmts)
                 scf.YieldOp([])
 
+    def stmt_While(self, node) -> None:
+        """`while cond:` with a run-time condition: an scf.while whose condition
+        is evaluated before every iteration (it may read T.alloc_var scalars
+        and buffers the body updates)."""
+        if node.orelse:
+            raise self.error(node.orelse[0], "`while ... else` is not supported in a prim_func")
+        self.require_kernel(node, "a `while` loop")
+        loop = scf.WhileOp([], [])
+        before, after = loop.before.blocks.append(), loop.after.blocks.append()
+        with ir.InsertionPoint(before), self.region("loop", node):
+            cond = self.eval(node.test)
+            if not isinstance(cond, (Scalar, Affine)):
+                raise self.error(node.test, (
+                    "a `while` needs a run-time condition (a T.alloc_var, a buffer element, "
+                    f"...), got {self.describe(cond)}: a compile-time one would never change "
+                    "(use a Python loop outside the prim_func, or T.serial)"))
+            with self.loc(node.test):
+                scf.ConditionOp(self.to_value(cond, "bool", node.test), [])
+        with ir.InsertionPoint(after), self.region("loop", node):
+            self.visit_body(node.body)
+            scf.YieldOp([])
+
+    def stmt_Break(self, node) -> None:
+        raise self.error(node, "`break` is not supported in a prim_func: end a `while` loop "
+                               "through its condition (a T.alloc_var flag)")
+
+    def stmt_Continue(self, node) -> None:
+        raise self.error(node, "`continue` is not supported in a prim_func: guard the rest "
+                               "of the body with an `if`")
+
     def stmt_With(self, node) -> None:
         if len(node.items) != 1:
             raise self.error(node, "use one `with T.Kernel(...) as ...:`")
@@ -400,9 +432,10 @@ class CodeGenerator(ExpressionMixin):
         if buf.place == "fragment" and not self.parallel_depth:
             raise self.error(target, f"'{buf.name}' is a fragment: write its elements inside "
                                      "`for ... in T.Parallel(...)`")
-        if buf.place == "global" and not self.parallel_depth:
-            raise self.error(target, f"'{buf.name}' is a global tensor: write it with T.copy or "
-                                     "inside `for ... in T.Parallel(...)`")
+        if buf.place == "global" and not self.parallel_depth and not self.uses_thread_index:
+            raise self.error(target, f"'{buf.name}' is a global tensor: write it with T.copy, "
+                                     "inside `for ... in T.Parallel(...)`, or per thread at an "
+                                     "index computed from T.get_thread_binding()")
         self.store_element(buf, indices, value, target)
 
     def store_element(self, buf: BufferRef, indices, value, node) -> None:

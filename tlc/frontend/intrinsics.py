@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math as pymath
 
 from .. import ir
 from ..dialects import scf, tile
@@ -15,6 +14,7 @@ from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
+from .threads import call_get_thread_binding, check_divergence, thread_dims  # noqa: F401
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
@@ -80,14 +80,9 @@ def kernel(gen, call, target, body) -> None:
     threads = gen.eval_static(a["threads"])
     if threads is None:  # TileLang's "the default"
         threads = inspect.signature(loops.Kernel).parameters["threads"].default
-    if isinstance(threads, (tuple, list)) and all(
-            isinstance(t, int) and not isinstance(t, bool) for t in threads):
-        threads = pymath.prod(threads)
     if not 1 <= len(grid) <= 3:
         raise gen.error(call, f"T.Kernel takes 1 to 3 grid sizes, got {len(grid)}")
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
-        where = next((kw for kw in call.keywords if kw.arg == "threads"), call)
-        raise gen.error(where, f"threads must be an integer in [1, 1024], got {threads!r}")
+    dims, threads = thread_dims(gen, call, threads)
     sizes = []
     for axis, (a, g) in enumerate(zip(call.args, grid)):
         if isinstance(g, int) and not isinstance(g, bool) and g <= 0:
@@ -101,6 +96,7 @@ def kernel(gen, call, target, body) -> None:
     index = ir.IndexType.get()
     block = op.body.blocks.append(*([index] * len(sizes)))
     gen.kernel, gen.kernel_line, gen.in_kernel = op, call.lineno, True
+    gen.thread_dims = dims
     try:
         with ir.InsertionPoint(block), gen.scope():
             if isinstance(target, ast.Name):  # `as b`: the index, or all of them (TileLang)
@@ -115,6 +111,8 @@ def kernel(gen, call, target, body) -> None:
                 for n, arg in zip(names, block.arguments):
                     gen.bind(n.id, Affine.leaf(arg))
             gen.visit_body(body)
+        if gen.uses_thread_index:
+            check_divergence(gen, op)
     finally:
         gen.in_kernel = False
 
@@ -128,6 +126,12 @@ def for_loop(gen, node) -> None:
         return _parallel(gen, node)
     if fn is gen.T("Pipelined"):
         return _pipelined(gen, node)
+    if fn is gen.T("vectorized"):
+        return _vectorized(gen, node)
+    if fn is gen.T("Persistent"):
+        from .persistent import persistent_loop
+
+        return persistent_loop(gen, node)
     if fn in (gen.T("serial"), gen.T("unroll"), range):
         return _serial(gen, node, unroll=fn is gen.T("unroll"))
     values = gen.eval_static(it)
@@ -241,6 +245,29 @@ def _serial(gen, node, unroll: bool) -> None:
         return
     gen.require_kernel(node, f"a run-time {what} loop")
     _sequential_loop(gen, node, start, stop, step)
+
+
+def _vectorized(gen, node) -> None:
+    """`for v in T.vectorized(n)` / `(start, stop)`: each thread runs the
+    iterations in order; unrolled here (compile-time bounds), so the backend
+    sees the iterations' accesses side by side and may merge contiguous ones
+    into vector loads and stores."""
+    call = node.iter
+    a = _args(gen, call, loops.vectorized)
+    bounds = []
+    for name in ("start", "stop"):
+        v = gen.eval(a[name])
+        if v is None and name == "stop":
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise gen.error(a[name], f"T.vectorized needs compile-time integer bounds, got "
+                                     f"{gen.describe(v)} (a run-time extent: use T.serial)")
+        bounds.append(v)
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else bounds
+    (name,) = _loop_vars(gen, node, 1)
+    for i in range(start, stop):
+        gen.bind(name, i)
+        gen.visit_body(node.body)
 
 
 def _sequential_loop(gen, node, start, stop, step) -> None:

@@ -100,6 +100,11 @@ class Buffer:
         """The error for a read of element `at`, which holds no value."""
         if self.divergent is not None and self.divergent[0][tuple(at)]:
             loop = self.divergent[1].location
+            if self.divergent[2]:
+                return site.error(f"reads {self.describe()} at index {at}{where}, which "
+                                  f"held a different value in each thread when the tile op "
+                                  f"at {loop} used it (values computed from "
+                                  "T.get_thread_binding are per thread)", block)
             return site.error(f"reads {self.describe()} at index {at}{where}, which the "
                               f"T.Parallel at {loop} left holding a different value in each "
                               "thread (a local buffer is per-thread scratch there)", block)
@@ -134,11 +139,13 @@ class Buffer:
         index, inside, active = self.elements(site, state, indices, "writes")
         if self.space == "global":
             self.stored = True
-        if index is None:
+        if index is None and np.ndim(value) == 0:
             self.data[tuple(indices)] = value
             if self.written is not None:
                 self.written[tuple(indices)] = True
             return
+        if index is None:  # one element, a value per thread
+            index = tuple(np.asarray(i) for i in indices)
         index, values, lanes = _running_lanes(index, inside, active, value)
         if values.size > 1:
             self._check_race(site, state, index, values, lanes)
@@ -152,10 +159,12 @@ class Buffer:
         get nothing. Each add rounds to the element type, as the hardware's."""
         index, inside, active = self.elements(site, state, indices, "adds into")
         self.stored = True
-        if index is None:
+        if index is None and np.ndim(value) == 0:
             index = tuple(indices)
             self.data[index] = self.etype.make(self.data[index] + value)
             return
+        if index is None:  # one element, a value per thread
+            index = tuple(np.asarray(i) for i in indices)
         index, values, _ = _running_lanes(index, inside, active, value)
         if self.etype.round is None and self.data.dtype.kind in "iu":
             np.add.at(self.data, index, values.astype(self.data.dtype))
@@ -181,7 +190,9 @@ class Buffer:
         where = np.argwhere(lanes)
         first, second = (tuple(int(x) for x in where[order[n]]) for n in (k, k + 1))
         at = [int(i[order[k]]) for i in index]
-        raise site.error(f"T.Parallel iterations {first} and {second} both write "
+        who = (f"threads {first[0]} and {second[0]}" if state.threads is not None
+               else f"T.Parallel iterations {first} and {second}")
+        raise site.error(f"{who} both write "
                          f"{self.describe()} at index {at}, different values ({v[k]} and "
                          f"{v[k + 1]}): a race on the GPU, where either may win", state.block)
 
@@ -231,6 +242,8 @@ def _lane(state, bad) -> str:
     """ ' at T.Parallel iteration (...)' for the first offending lane."""
     if state.parallel_shape is None:
         return ""
+    if state.threads is not None:
+        return f" (thread {int(np.argwhere(np.broadcast_to(bad, (state.threads,)))[0][0])})"
     full = np.broadcast_to(bad, np.broadcast_shapes(bad.shape, state.parallel_shape))
     lane = np.argwhere(full)[0][-len(state.parallel_shape):]
     return f" (T.Parallel iteration {tuple(int(x) for x in lane)})"

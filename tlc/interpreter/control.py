@@ -14,6 +14,7 @@ import numpy as np
 from .. import ir
 from .private import merge
 from .program import handles, run_steps
+from .threads import end_block, runs_per_thread, start_block
 
 
 def _yield_slots(c, block):
@@ -46,15 +47,16 @@ def _for(c, op):
                     env[slot] = v
                 run_steps(steps, st)
                 carried = [env[y] for y in yields]
-        else:  # bounds that differ per lane (inside tile.parallel): masked iterations
+        else:  # bounds that differ per lane: the n-th iteration of every lane at once
             saved = st.mask
+            trips = np.maximum(0, -(-(np.asarray(hi) - lo) // s))
+            if saved is not None:
+                trips = np.where(saved, trips, 0)
             try:
-                for i in range(int(np.min(lo)), int(np.max(hi)), int(np.min(s))):
-                    lanes = (i >= lo) & (i < hi) & ((i - lo) % s == 0)
+                for n in range(int(np.max(trips))):
+                    lanes = n < trips
                     st.mask = lanes if saved is None else saved & lanes
-                    if not st.mask.any():
-                        continue
-                    env[iv] = iv_type.make(i)
+                    env[iv] = iv_type.make(lo + n * np.asarray(s))
                     for slot, v in zip(carried_slots, carried):
                         env[slot] = v
                     run_steps(steps, st)
@@ -62,6 +64,55 @@ def _for(c, op):
             finally:
                 st.mask = saved
         for r, v in zip(results, carried):
+            env[r] = v
+
+    return run
+
+
+@handles("scf.while")
+def _while(c, op):
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    condition = list(before.operations)[-1]
+    cond = c.slot(condition.operands[0])
+    forwarded = [c.slot(v) for v in list(condition.operands)[1:]]
+    inits = [c.slot(v) for v in op.operands]
+    before_args = [c.slot(a) for a in before.arguments]
+    after_args = [c.slot(a) for a in after.arguments]
+    results = [c.slot(r) for r in op.results]
+    before_steps, after_steps = c.steps(before, True), c.steps(after, True)
+    yields = _yield_slots(c, after)
+
+    def run(st):
+        env = st.env
+        values = [env[i] for i in inits]
+        finals = [None] * len(results)
+        saved = st.mask
+        try:
+            while True:
+                for slot, v in zip(before_args, values):
+                    env[slot] = v
+                run_steps(before_steps, st)
+                p, out = env[cond], [env[f] for f in forwarded]
+                if np.ndim(p) == 0 and st.mask is None:  # every lane (or no lanes) agree
+                    if not p:
+                        finals = out
+                        break
+                else:  # lanes leave the loop one by one (per-thread conditions)
+                    running = np.asarray(p) if st.mask is None else st.mask & p
+                    stopping = ~np.asarray(p) if st.mask is None else st.mask & ~p
+                    finals = [v if f is None else np.where(stopping, v, f)
+                              for v, f in zip(out, finals)]
+                    if not running.any():
+                        break
+                    st.mask = running
+                for slot, v in zip(after_args, out):
+                    env[slot] = v
+                run_steps(after_steps, st)
+                values = [env[y] if st.mask is None else np.where(st.mask, env[y], old)
+                          for y, old in zip(yields, values)]
+        finally:
+            st.mask = saved
+        for r, v in zip(results, finals):
             env[r] = v
 
     return run
@@ -157,7 +208,13 @@ def _kernel(c, op):
     grid = [c.slot(v) for v in op.operands]
     body = op.regions[0].blocks[0]
     indices = [c.slot(a) for a in body.arguments]
-    steps = c.steps(body)
+    per_thread = runs_per_thread(op)
+    threads = ir.IntegerAttr(op.attributes["threads"]).value
+    c.per_thread = per_thread
+    try:
+        steps = c.steps(body)
+    finally:
+        c.per_thread = False
 
     def run(st):
         env = st.env
@@ -166,7 +223,13 @@ def _kernel(c, op):
             st.block, st.async_copies, st.async_groups = block, [], []
             for slot, b in zip(indices, block):
                 env[slot] = b
-            run_steps(steps, st)
+            if per_thread:
+                start_block(st, threads)
+            try:
+                run_steps(steps, st)
+            finally:
+                if per_thread:
+                    end_block(st)
         st.block = None
 
     return run

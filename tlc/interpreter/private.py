@@ -39,8 +39,9 @@ def load(site, st, buf: Buffer, indices):
     if unwritten.any():
         lane = tuple(np.argwhere(unwritten)[0])
         at = [int(np.broadcast_to(i, unwritten.shape)[lane]) for i in index]
-        raise buf.unwritten_error(site, st.block, at, f" (T.Parallel iteration "
-                                                      f"{tuple(int(x) for x in lane)})")
+        where = (f" (thread {int(lane[0])})" if st.threads is not None
+                 else f" (T.Parallel iteration {tuple(int(x) for x in lane)})")
+        raise buf.unwritten_error(site, st.block, at, where)
     return copy.data[full]
 
 
@@ -60,9 +61,11 @@ def store(site, st, buf: Buffer, indices, value) -> None:
     copy.written[full] = True
 
 
-def merge(site, st) -> None:
+def merge(site, st, per_thread: bool = False) -> None:
     """After a tile.parallel: each local buffer it used keeps the elements all
-    iterations agree on; the others are marked as differing between threads."""
+    iterations agree on; the others are marked as differing between threads.
+    `per_thread`: the copies are the threads' own (a kernel that reads the
+    thread index), merged before tile op `site` uses the buffers."""
     rank = len(st.parallel_shape)
     axes, first = tuple(range(rank)), (0,) * rank
     for buf, copy in st.private.values():
@@ -73,5 +76,5 @@ def merge(site, st) -> None:
         same = (equal & (written == written[first])).all(axis=axes)
         buf.data[...] = np.where(same, data[first], buf.data)
         buf.written[...] = same & written[first]
-        buf.divergent = (~same, site)
+        buf.divergent = (~same, site, per_thread)
     st.private = {}

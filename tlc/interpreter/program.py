@@ -33,7 +33,7 @@ class State:
     """What a step sees: the value frame and where in the grid and loops it is."""
 
     __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "parallel_lanes",
-                 "private", "async_copies", "async_groups")
+                 "private", "async_copies", "async_groups", "threads")
 
     def __init__(self, size: int, blocks=None):
         self.env = [None] * size
@@ -45,9 +45,18 @@ class State:
         self.private = {}  # local buffers it uses: id -> (buffer, per-iteration copies)
         self.async_copies = []  # async copies issued, not yet committed (their writes)
         self.async_groups = []  # committed groups of async copies, oldest first
+        # The block's threads while a kernel that reads the thread index runs
+        # its own code (they are then the lanes: tlc.interpreter.threads).
+        self.threads = None
 
     @property
     def in_parallel(self) -> bool:
+        """Inside a tile.parallel (not in a kernel's own per-thread code)."""
+        return self.parallel_shape is not None and self.threads is None
+
+    @property
+    def lanes(self) -> bool:
+        """Values may be arrays over lanes (tile.parallel iterations or threads)."""
         return self.parallel_shape is not None
 
 
@@ -63,6 +72,7 @@ class Compiler:
         self.source_name = source_name
         self.slots: dict = {}
         self.parallel_dims: dict = {}  # induction variable of the tile.parallel -> its dim
+        self.per_thread = False  # decoding a kernel that reads the thread index
 
     @property
     def frame_size(self) -> int:
@@ -99,7 +109,15 @@ class Compiler:
         handler = HANDLERS.get(op.operation.name)
         if handler is None:
             raise self.site(op).error("the interpreter does not support this op")
-        return handler(self, op.opview if hasattr(op, "opview") else op)
+        view = op.opview if hasattr(op, "opview") else op
+        step = handler(self, view)
+        name = op.operation.name
+        if self.per_thread and step is not None and name.startswith("tile.") \
+                and not name.startswith("tile.alloc_") and name != "tile.kernel":
+            from .threads import block_op
+
+            return block_op(self, view, step)
+        return step
 
     def parallel_axes(self, indices) -> tuple | None:
         """The loop dimensions of `indices` when each is an induction variable of the

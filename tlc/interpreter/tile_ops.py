@@ -73,7 +73,7 @@ def _load(c, op):
     def step(st):
         env = st.env
         b = env[buf]
-        if b.space == "local" and st.in_parallel:
+        if b.space == "local" and st.lanes:
             env[out] = private.load(site, st, b, [env[i] for i in indices])
             return
         view = _view_shape(st, b, axes)
@@ -97,7 +97,7 @@ def _store(c, op):
     def step(st):
         env = st.env
         b = env[buf]
-        if b.space == "local" and st.in_parallel:
+        if b.space == "local" and st.lanes:
             private.store(site, st, b, [env[i] for i in indices], env[value])
             return
         if full and _view_shape(st, b, axes) is not None:  # f[i, j] = ...: every element
@@ -120,7 +120,10 @@ def _atomic_rmw(c, op):
     site = c.site(op)
 
     def step(st):
-        st.env[buf].atomic_add(site, st, [st.env[i] for i in indices], st.env[value])
+        v = st.env[value]
+        if st.threads is not None:  # the kernel's own code: every thread adds
+            v = np.broadcast_to(v, (st.threads,))
+        st.env[buf].atomic_add(site, st, [st.env[i] for i in indices], v)
 
     return step
 

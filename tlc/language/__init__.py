@@ -9,7 +9,8 @@ raises an error saying so.
 
 from __future__ import annotations
 
-from .loops import Kernel, Parallel, Pipelined, annotate_layout, serial, unroll, use_swizzle
+from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, get_thread_binding,
+                    serial, unroll, use_swizzle, vectorized)
 from .memory import (alloc_fragment, alloc_local, alloc_shared, alloc_var, atomic_add, clear,
                      copy, fill)
 from .policy import GemmWarpPolicy
@@ -75,7 +76,8 @@ def empty(shape, dtype: str = "float32"):
 
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
-    "Kernel", "Parallel", "Pipelined", "serial", "unroll", "use_swizzle", "annotate_layout",
+    "Kernel", "get_thread_binding", "Parallel", "Pipelined", "serial", "unroll", "vectorized",
+    "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "copy", "fill", "clear",
     "atomic_add",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",

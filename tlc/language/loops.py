@@ -1,5 +1,6 @@
-"""The kernel launch and the loops: T.Kernel, T.Parallel, T.Pipelined, T.serial,
-T.unroll, and the launch hints T.use_swizzle and T.annotate_layout."""
+"""The kernel launch and the loops: T.Kernel, T.get_thread_binding, T.Parallel,
+T.Pipelined, T.serial, T.unroll, T.vectorized, T.Persistent, and the launch
+hints T.use_swizzle and T.annotate_layout."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ def Kernel(*blocks, threads: int | tuple | None = 128, is_cpu: bool = False,
 
     Args:
         *blocks: the grid sizes, x first (compile-time or run-time integers).
-        threads: threads per block, 1 to 1024 (a tuple is multiplied out;
-            None means 128).
+        threads: threads per block, 1 to 1024; a tuple (x, y) or (x, y, z)
+            launches x*y*z threads whose per-dimension indices
+            T.get_thread_binding(0/1/2) gives (x fastest); None means 128.
         is_cpu: TileLang's CPU target; not supported by tlc (NVIDIA GPUs only).
         prelude: CUDA source put before the kernel; not supported by tlc.
         cluster_dims: thread-block cluster sizes; not supported by tlc yet.
@@ -25,6 +27,26 @@ def Kernel(*blocks, threads: int | tuple | None = 128, is_cpu: bool = False,
     Example: `with T.Kernel(T.ceildiv(N, 128), T.ceildiv(M, 128), threads=128) as (bx, by):`
     """
     raise outside_prim_func("Kernel")
+
+
+@intrinsic
+def get_thread_binding(dim: int = 0):
+    """The index of the running thread in its block, along dimension `dim`.
+
+    With `threads=N` dimension 0 is the thread's index in [0, N); with
+    `threads=(x, y[, z])` dimension 0, 1, 2 are the indices in [0, x), [0, y)
+    and [0, z), x fastest (the linear index is tx + x * (ty + y * tz)).
+    Valid in the kernel's own code (scalar expressions, `if`s, loop bounds,
+    element accesses); not inside T.Parallel, whose iterations the compiler
+    assigns to threads itself.
+
+    Args:
+        dim: 0, 1 or 2 (a compile-time integer, below the number of thread
+            dimensions given to T.Kernel).
+
+    Example: `tx = T.get_thread_binding()`
+    """
+    raise outside_prim_func("get_thread_binding")
 
 
 @intrinsic
@@ -90,6 +112,42 @@ def unroll(start, stop=None, step: int = 1):
     Example: `for k in T.unroll(4): acc[k] = 0`
     """
     raise outside_prim_func("unroll")
+
+
+@intrinsic
+def vectorized(start, stop=None):
+    """A sequential loop of compile-time bounds, unrolled, for vector accesses.
+
+    Each thread runs every iteration in order (T.unroll's meaning); the
+    backend may merge the unrolled iterations' contiguous accesses into
+    vector loads and stores.
+
+    Args:
+        start: the first index, or the stop when it is the only bound.
+        stop: the end (excluded).
+
+    Example: `for v in T.vectorized(8): a_local[v] = A[bx * 8 + v]`
+    """
+    raise outside_prim_func("vectorized")
+
+
+@intrinsic
+def Persistent(domain, wave_size, index, group_size: int = 8):
+    """A loop of the block over tiles of `domain`: index, index + wave_size, ...
+
+    Tiles are numbered row-major over the domain, its last dimension padded
+    to a multiple of group_size; padded and past-the-end tiles are skipped.
+    The loop variables are the tile's coordinates.
+
+    Args:
+        domain: the tile counts per dimension (a list; ints or run-time integers).
+        wave_size: the tiles done at once by the whole grid (usually its size).
+        index: this block's first tile (usually its block index).
+        group_size: a positive compile-time integer (clamped to the last extent).
+
+    Example: `for bx, by in T.Persistent([T.ceildiv(M, 128), T.ceildiv(N, 128)], sms, b):`
+    """
+    raise outside_prim_func("Persistent")
 
 
 @intrinsic

@@ -1,0 +1,202 @@
+"""T.get_thread_binding: the running thread's index, per thread dimension.
+
+A kernel launches `threads` threads in one dimension (gpu.thread_id x);
+`threads=(x, y[, z])` launches x*y*z of them and the per-dimension indices
+are computed from the linear one, x fastest (tx + x * (ty + y * tz)), which
+is CUDA's own order for a block of (x, y, z) threads.
+
+The kernel's own code (outside T.Parallel) runs in every thread, so a value
+computed from the thread index differs per thread: it may index buffers,
+choose `if` branches and bound loops. Inside T.Parallel the compiler assigns
+iterations to threads itself, so the thread index has no meaning there and
+is an error.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import ir
+from ..dialects import arith, gpu
+from ..language import loops
+from .intrinsic_args import bind_args
+from .values import Affine
+
+_AXES = 3
+
+
+def thread_dims(gen, call, threads) -> tuple[int, int]:
+    """(per-dimension sizes, total) of T.Kernel's `threads=` (an int or a tuple
+    of 1 to 3 positive ints); errors at `call`'s threads keyword."""
+    where = next((kw for kw in call.keywords if kw.arg == "threads"), call)
+    if isinstance(threads, (tuple, list)):
+        if not 1 <= len(threads) <= _AXES or not all(
+                isinstance(t, int) and not isinstance(t, bool) and t >= 1 for t in threads):
+            raise gen.error(where, f"threads=(x, y, z) takes 1 to 3 positive integers, got "
+                                   f"{tuple(threads)!r}")
+        total = math.prod(threads)
+        if total > 1024:
+            raise gen.error(where, f"threads={tuple(threads)!r} is {total} threads per block; "
+                                   "a block has at most 1024")
+        return tuple(threads), total
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+        raise gen.error(where, f"threads must be an integer in [1, 1024], got {threads!r}")
+    return (threads,), threads
+
+
+def call_get_thread_binding(gen, node) -> Affine | int:
+    """`tx = T.get_thread_binding(dim=0)`: an index in [0, size of dimension dim)."""
+    gen.require_kernel(node, "T.get_thread_binding")
+    if gen.parallel_depth:
+        raise gen.error(node, "T.get_thread_binding is not valid inside T.Parallel: the "
+                              "compiler decides which thread runs each iteration; use the "
+                              "loop's indices there (or read the thread index before the loop "
+                              "and use it outside T.Parallel)")
+    a = bind_args(gen, node, loops.get_thread_binding)
+    dim = gen.eval_static(a["dim"])
+    dims = gen.thread_dims
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < _AXES:
+        raise gen.error(a["dim"], f"T.get_thread_binding's dim is 0, 1 or 2, got {dim!r}")
+    if dim >= len(dims):
+        return 0  # a dimension T.Kernel did not give has one thread
+    gen.uses_thread_index = True
+    index = ir.IndexType.get()
+    value = gpu.thread_id(gpu.Dimension.x)
+    gen.ranges[value] = (0, math.prod(dims) - 1)
+    stride = math.prod(dims[:dim])
+    if stride > 1:
+        value = arith.divui(value, arith.constant(index, stride))
+    if dim < len(dims) - 1:
+        value = arith.remui(value, arith.constant(index, dims[dim]))
+    gen.ranges[value] = (0, dims[dim] - 1)
+    return Affine.leaf(value)
+
+
+# -- what depends on the thread index ----------------------------------------------
+
+_TILE_NAMES = {"tile.copy": "T.copy", "tile.fill": "T.fill/T.clear", "tile.gemm": "T.gemm",
+               "tile.reduce": "T.reduce", "tile.parallel": "T.Parallel",
+               "tile.pipelined": "T.Pipelined"}
+
+
+class _Divergence:
+    """Which values and local buffers of a kernel differ between its threads
+    (computed from gpu.thread_id), and which regions only some threads run."""
+
+    def __init__(self):
+        self.values: set = set()  # SSA values that differ per thread
+        self.locals: set = set()  # local buffers (T.alloc_var/local) holding such values
+        self.problems: list = []  # (op, message), found by the last walk
+
+    def walk(self, block, divergent: str | None) -> None:
+        """Walks `block`; `divergent` describes the enclosing region that only
+        some threads run (None when every thread runs it)."""
+        for op in block.operations:
+            self.visit(op, divergent)
+
+    def tainted(self, values) -> bool:
+        return any(v in self.values for v in values)
+
+    def visit(self, op, divergent: str | None) -> None:
+        name = op.operation.name
+        operands = list(op.operands)
+        if name == "gpu.thread_id":
+            self.values.update(op.results)
+            return
+        if name in _TILE_NAMES or name.startswith("tile.") and not name.startswith(
+                "tile.alloc") and name != "tile.stage":
+            what = _TILE_NAMES.get(name, name)
+            if divergent:
+                self.problems.append((op, f"{what} is work of the whole block, but only some "
+                                          f"threads reach it here ({divergent})"))
+            elif any(v in self.values or v in self.locals for v in _outside_operands(op)):
+                self.problems.append((op, f"{what} reads a value that differs between the "
+                                          "threads (computed from T.get_thread_binding); tile "
+                                          "operations take values all threads agree on"))
+            if name == "tile.pipelined":
+                for region in op.regions:
+                    for block in region.blocks:
+                        self.walk(block, divergent)
+            return
+        if name in ("memref.load", "memref.store"):
+            buf = operands[0] if name == "memref.load" else operands[1]
+            space = str(buf.type.memory_space) if buf.type.memory_space else ""
+            if "workgroup" in space and divergent:
+                self.problems.append((op, (
+                    f"a shared-memory access under {divergent}: tlc cannot place the "
+                    "barriers it may need there yet (a barrier only some threads reach); "
+                    "access shared memory where every thread of the block does")))
+            if name == "memref.load":
+                if buf in self.locals or self.tainted(operands[1:]):
+                    self.values.update(op.results)
+            elif "local" in space and (divergent or self.tainted(operands)):
+                self.locals.add(buf)
+            return
+        if name == "scf.if":
+            inner = divergent or (f"the `if` at {_line(op)} on the thread index"
+                                  if self.tainted(operands[:1]) else None)
+            for region in op.regions:
+                for block in region.blocks:
+                    self.walk(block, inner)
+        elif name == "scf.for":
+            inner = divergent
+            if self.tainted(operands[:3]):
+                inner = divergent or f"the loop at {_line(op)} whose bounds depend on the " \
+                                     "thread index"
+                self.values.update(op.regions[0].blocks[0].arguments)
+            self.walk(op.regions[0].blocks[0], inner)
+        elif name == "scf.while":
+            before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+            self.walk(before, divergent)  # every thread evaluates the first condition
+            condition = list(before.operations)[-1]
+            inner = divergent or (f"the `while` at {_line(op)} whose condition depends on "
+                                  "the thread index" if self.tainted(condition.operands[:1])
+                                  else None)
+            self.walk(before, inner)
+            self.walk(after, inner)
+        if self.tainted(operands) or (divergent and op.results):
+            self.values.update(op.results)
+
+
+def _outside_operands(op) -> list:
+    """The values `op` and the ops inside it read from outside it."""
+    defined, used = set(), []
+
+    def walk(o):
+        used.extend(o.operands)
+        for region in o.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+                for inner in block.operations:
+                    defined.update(inner.results)
+                    walk(inner)
+
+    walk(op.operation)
+    return [v for v in used if v not in defined]
+
+
+def _line(op) -> str:
+    from ..compiler.diagnostics import source_location
+
+    loc = source_location(op.location)
+    return f"line {loc.line}" if loc is not None else "an enclosing statement"
+
+
+def check_divergence(gen, kernel_op) -> None:
+    """Errors at the user's line for what the thread index cannot reach yet:
+    tile operations only some threads run or fed values that differ per
+    thread, and shared-memory accesses under thread-dependent control flow."""
+    from ..compiler.diagnostics import source_location
+    from ..errors import CompilationError, Diagnostic
+
+    d = _Divergence()
+    body = kernel_op.regions[0].blocks[0]
+    before = -1
+    while before != len(d.values) + len(d.locals):  # until loops' values settle
+        before = len(d.values) + len(d.locals)
+        d.problems = []
+        d.walk(body, None)
+    if d.problems:
+        op, message = d.problems[0]
+        loc = source_location(op.location, gen.prim.filename)
+        raise CompilationError([Diagnostic(message, loc)])

@@ -1,0 +1,130 @@
+"""Kernels that read the thread index (gpu.thread_id, T.get_thread_binding).
+
+Such a kernel's own code (outside the tile ops) runs with the block's
+threads as lanes: the thread index is the array [0, threads), values
+computed from it are arrays over the threads, run-time `if`s and loops run
+under lane masks, and local buffers (T.alloc_var, T.alloc_local) are one
+private copy per thread (tlc.interpreter.private). The threads run each op
+in lockstep, which is what the barriers the compiler inserts between
+conflicting shared-memory accesses give on the GPU.
+
+The tile ops (T.copy, T.Parallel, T.gemm, ...) are the whole block's work:
+one runs as in any kernel, and it is an error when it is reached by some
+threads only (under an `if` on the thread index) or when it reads a value
+that differs between threads. A local buffer it uses keeps the elements all
+threads agree on (a later read of one that differed is reported).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from .private import merge
+from .program import handles
+
+
+def runs_per_thread(op) -> bool:
+    """Whether kernel `op` has code whose effect depends on how many threads
+    run it: a gpu.thread_id anywhere, or an atomic add outside T.Parallel
+    (every thread of the block adds)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if name == "gpu.thread_id" or name == "memref.atomic_rmw":
+                    return True
+                if name != "tile.parallel" and runs_per_thread(inner):
+                    return True
+    return False
+
+
+@handles("gpu.thread_id")
+def _thread_id(c, op):
+    out, site = c.slot(op.result), c.site(op)
+    along_x = str(op.attributes["dimension"]).endswith("x>")
+
+    def step(st):
+        if st.threads is None:
+            raise site.error("the thread index has no value inside T.Parallel (the compiler "
+                             "assigns its iterations to threads)", st.block)
+        # the kernel is launched with (threads, 1, 1): y and z are 0
+        st.env[out] = np.arange(st.threads, dtype=np.int64) if along_x else np.int64(0)
+
+    return step
+
+
+def _captured(c, op) -> tuple[list, list]:
+    """(slots of the non-buffer values `op` and the ops inside it read from
+    outside it, slots of the buffers they read)."""
+    defined, used = set(), []
+
+    def walk(o):
+        for v in o.operands:
+            used.append(v)
+        for region in o.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+                for inner in block.operations:
+                    defined.update(inner.results)
+                    walk(inner)
+
+    walk(op.operation)
+    values, buffers = [], []
+    for v in used:
+        if v in defined:
+            continue
+        (buffers if isinstance(v.type, ir.MemRefType) else values).append(c.slot(v))
+    return sorted(set(values)), sorted(set(buffers))
+
+
+def block_op(c, op, step):
+    """`step` of a tile op in a kernel that reads the thread index: run by the
+    whole block, on values all threads agree on."""
+    site = c.site(op)
+    values, buffers = _captured(c, op)
+    what = f"T.{op.operation.name.split('.')[-1]}" if op.operation.name != "tile.parallel" \
+        else "T.Parallel"
+
+    def run(st):
+        if st.threads is None:  # inside a tile op already (a T.Pipelined's copies)
+            return step(st)
+        env = st.env
+        if st.mask is not None:
+            raise site.error(f"{what} is work of the whole block, but here only some threads "
+                             "reach it (it is under an `if` or loop that depends on "
+                             "T.get_thread_binding)", st.block)
+        for s in values:
+            v = env[s]
+            if np.ndim(v):
+                flat = np.ravel(v)
+                if (flat != flat[0]).any():
+                    raise site.error(f"{what} reads a value that differs between the threads "
+                                     "(computed from T.get_thread_binding); tile ops take "
+                                     "values every thread agrees on", st.block)
+                env[s] = flat[0]
+        used = {id(env[b]) for b in buffers}
+        mine = {k: v for k, v in st.private.items() if k in used}
+        if mine:  # their elements the threads agree on go back to the buffers
+            rest = {k: v for k, v in st.private.items() if k not in used}
+            st.private = mine
+            merge(site, st, per_thread=True)
+            st.private = rest
+        saved = st.threads, st.parallel_shape, st.parallel_lanes, st.private
+        st.threads, st.parallel_shape, st.parallel_lanes, st.private = None, None, (), {}
+        try:
+            step(st)
+        finally:
+            st.threads, st.parallel_shape, st.parallel_lanes, st.private = saved
+
+    return run
+
+
+def start_block(st, threads: int) -> None:
+    """The lanes of a block of `threads` threads, before its kernel body runs."""
+    st.threads = threads
+    st.parallel_shape, st.parallel_lanes, st.private = (threads,), (np.arange(threads),), {}
+
+
+def end_block(st) -> None:
+    st.threads, st.parallel_shape, st.parallel_lanes, st.private = None, None, (), {}
