@@ -60,7 +60,7 @@ def qkv_shapes(batch, heads, heads_kv, seq_len, dim, layout):
 @tlc.jit(out_idx=[3])
 def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="BSHD",
               block_M=128, block_N=None, num_stages=2, threads=None, sm_scale=None,
-              dtype="float16", branch_masks=False):
+              dtype="float16", branch_masks=True):
     """Attention over Q, K, V in `layout`; returns O (the shape of Q).
 
     `seq_len` may be `T.dynamic("S")`; `block_N` defaults to 128 keys, 64
@@ -68,9 +68,10 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
     `threads` to 128 per 64 rows of `block_M` (one warpgroup each);
     `sm_scale` to 1 / sqrt(dim).
     Where K blocks are masked (causal, or a length block_N may not divide),
-    every block gets the mask without a branch; with `branch_masks=True` a
-    run-time branch gives it only to the blocks that need one (crossing the
-    diagonal, or the end of the keys) and just clears the scores of the others.
+    a run-time branch gives the mask only to the blocks that need one
+    (crossing the diagonal, or the end of the keys) and just clears the
+    scores of the others (causal 0.79x -> 0.86x SDPA on the H200, d128);
+    `branch_masks=False` masks every block without a branch.
     """
     heads_kv = heads if heads_kv is None else heads_kv
     if layout not in LAYOUTS:

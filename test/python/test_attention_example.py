@@ -49,7 +49,7 @@ def test_main_config_is_warp_specialized(attention, causal):
     ("seq1000", (2, 8, 1000, 128, False), {}),
     ("d64_causal", (2, 8, 1024, 64, True), {}),
     ("d256", (2, 8, 1024, 256, False), {}),  # block_N 64 by default
-    ("causal_branch_masks", (2, 8, 1000, 128, True), dict(branch_masks=True)),
+    ("causal_masks_without_branch", (2, 8, 1000, 128, True), dict(branch_masks=False)),
 ])
 def test_variant_is_warp_specialized(attention, name, args, kwargs):
     code = ptx(attention, *args, **kwargs)
