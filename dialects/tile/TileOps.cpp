@@ -253,12 +253,19 @@ std::string mlir::tile::tmaProblem(MemRefType type) {
     os << "TMA moves whole bytes, not " << type.getElementType() << " elements";
   if (!why.empty())
     return why;
+  // A dynamic size is fine where the stride it multiplies is already a
+  // multiple of 16 bytes: every stride outside it is then one too, whatever
+  // the size (the runtime encodes the map from the tensor's actual sizes).
   int64_t stride = bits / 8;
   for (int64_t d = type.getRank() - 1; d >= 1; --d) {
-    if (ShapedType::isDynamic(type.getDimSize(d)))
-      return (os << "dimension " << d << " of " << type
-                 << " is dynamic; TMA needs every stride but the outermost known",
-              why);
+    if (ShapedType::isDynamic(type.getDimSize(d))) {
+      if (stride % 16)
+        return (os << "dimension " << d << " of " << type << " is dynamic and its elements are "
+                   << stride << " bytes apart; TMA needs every stride a multiple of 16 bytes, "
+                   << "which that size does not guarantee",
+                why);
+      return why;
+    }
     stride *= type.getDimSize(d);
     if (stride % 16)
       return (os << "the stride of dimension " << d - 1 << " of " << type << " is " << stride

@@ -161,9 +161,11 @@ def Tile_TensorMapOp : Tile_Op<"tensor_map", [Pure]> {
     `__grid_constant__` kernel parameter after the ordinary ones and
     describes it in the launch metadata (`tensor_maps`); the runtime encodes
     the descriptor from the argument's pointer, sizes and strides at launch.
-    Every dimension but the outermost must be static with a row stride that
-    is a multiple of 16 bytes (TMA's rule), and the innermost box extent must
-    fit the swizzle span.
+    Every stride must be a multiple of 16 bytes (TMA's rule): the sizes
+    inside the outermost dynamic one must be static, with strides that are
+    multiples of 16 bytes up to it (a dynamic sequence length in
+    [batch, seq, heads, dim] is fine); the innermost box extent must fit the
+    swizzle span.
 
     Example:
 

@@ -583,14 +583,17 @@ func.func @gemm_with_mma() {
 // CHECK-LABEL: func.func @tma_addresses
 // CHECK: tile.tensor_map %{{.*}} {box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x4096xf16> -> !llvm.ptr
 // CHECK: tile.tensor_map %{{.*}} {box = array<i64: 1, 64, 1, 64>, swizzle = 128 : i64} : memref<?x1024x8x128xbf16> -> !llvm.ptr
+// CHECK: tile.tensor_map %{{.*}} {box = array<i64: 1, 64, 1, 64>, swizzle = 128 : i64} : memref<2x?x8x128xbf16> -> !llvm.ptr
 // CHECK: tile.shared_ptr %{{.*}}[%{{.*}}] : memref<4xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
 // CHECK: tile.shared_ptr %{{.*}}[%{{.*}}, %{{.*}}] : memref<128x64xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
-func.func @tma_addresses(%A: memref<?x4096xf16>, %Q: memref<?x1024x8x128xbf16>) {
+func.func @tma_addresses(%A: memref<?x4096xf16>, %Q: memref<?x1024x8x128xbf16>, %S: memref<2x?x8x128xbf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %m = tile.tensor_map %A {box = array<i64: 128, 64>, swizzle = 128} : memref<?x4096xf16> -> !llvm.ptr
     %q = tile.tensor_map %Q {box = array<i64: 1, 64, 1, 64>, swizzle = 128} : memref<?x1024x8x128xbf16> -> !llvm.ptr
+    // A dynamic sequence length inside: its stride (8 x 128 bf16) is a multiple of 16 bytes.
+    %sq = tile.tensor_map %S {box = array<i64: 1, 64, 1, 64>, swizzle = 128} : memref<2x?x8x128xbf16> -> !llvm.ptr
     %bars = tile.alloc_shared : memref<4xi64, #gpu.address_space<workgroup>>
     %p = tile.shared_ptr %bars[%c1] : memref<4xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
     %s = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import ir
-from ..dialects import arith, gpu
+from ..dialects import arith
 from ..language import loops
 from .intrinsic_args import bind_args
 from .values import Affine
@@ -60,6 +60,8 @@ def call_get_thread_binding(gen, node) -> Affine | int:
     if dim >= len(dims):
         return 0  # a dimension T.Kernel did not give has one thread
     gen.uses_thread_index = True
+    from ..dialects import gpu  # the GPU dialect's bindings load only for kernels that ask
+
     index = ir.IndexType.get()
     value = gpu.thread_id(gpu.Dimension.x)
     gen.ranges[value] = (0, math.prod(dims) - 1)
