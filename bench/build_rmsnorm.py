@@ -8,7 +8,9 @@ check_<config>_<N>x<C>.tlcart with N = 999 (a partial last block for every
 config), which it only checks. Configs: "rsqrt" (the default: the sigmoid's
 reciprocal as an approximate rsqrt), "div" (an IEEE division there), and
 both with 64 threads per block ("-t64": where rows are short, half the rows
-per block, so more blocks and a smaller last wave). Each artifact carries a "check" entry
+per block, so more blocks and a smaller last wave), and "rsqrt-fast" / "div-fast"
+compiled with `pass_configs={"tl.enable_fast_math": True}` (fma contraction,
+f32 denormals flushed). Each artifact carries a "check" entry
 (with the kernel's eps) for test/gpu/run_artifacts.py too.
 """
 
@@ -18,13 +20,15 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 import rmsnorm_silu  # noqa: E402
+import tlc  # noqa: E402
 from checks import save_checked  # noqa: E402
 
 CHANNELS = (160, 256, 320, 512, 640, 1024, 4096)
 BENCH_SHAPES = [(16384, 4096)] + [(65536, c) for c in CHANNELS]
 CHECK_ROWS = 999
 CONFIGS = {"rsqrt": {}, "div": {"sigmoid": "div"}, "rsqrt-t64": {"threads": 64},
-           "div-t64": {"sigmoid": "div", "threads": 64}}
+           "div-t64": {"sigmoid": "div", "threads": 64}, "rsqrt-fast": {"fast": True},
+           "div-fast": {"sigmoid": "div", "fast": True}}
 EPS = 1e-6
 REFERENCE = ("torch.nn.functional.silu(X.float() * torch.rsqrt(X.float().pow(2).mean(dim=1, "
              f"keepdim=True) + {EPS!r}) * G.float()).half()")
@@ -32,11 +36,15 @@ REFERENCE = ("torch.nn.functional.silu(X.float() * torch.rsqrt(X.float().pow(2).
 
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
+    fast = tlc.jit(out_idx=[-1], pass_configs={"tl.enable_fast_math": True})(
+        rmsnorm_silu.rmsnorm_silu.factory)
     shapes = [("bench", n, c) for n, c in BENCH_SHAPES]
     shapes += [("check", CHECK_ROWS, c) for c in CHANNELS]
     for kind, n, c in shapes:
         for config, options in CONFIGS.items():
-            kernel = rmsnorm_silu.rmsnorm_silu(n, c, eps=EPS, **options)
+            options = dict(options)
+            factory = fast if options.pop("fast", False) else rmsnorm_silu.rmsnorm_silu
+            kernel = factory(n, c, eps=EPS, **options)
             # fp16 outputs within one ulp of the fp32 reference rounded to fp16
             check = {"expect": {"Y": REFERENCE}, "atol": 1e-5, "rtol": 2e-3, "seed": c,
                      "eps": EPS}

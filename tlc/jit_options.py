@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .errors import CompilationError, Diagnostic, SourceLocation
-from .pass_config import NO_TMA, PassConfigEffects, apply_pass_configs
+from .pass_config import FAST_MATH, NO_TMA, PassConfigEffects, apply_pass_configs
 
 _BACKENDS = ("auto", "dlpack", "ctypes", "cython", "nvrtc", "tvm_ffi", "torch")
 _WARNED_BACKENDS: set[str] = set()
@@ -49,9 +49,11 @@ class JitOptions:
         """The architecture to compile for, `default` when none was given."""
         target = self.target or default
         if self.effects.disable_wgmma and target == "sm_90a":
-            return "sm_90"  # the same chip without the wgmma path
-        if self.effects.disable_tma and target == "sm_90a":
-            return target + NO_TMA  # wgmma, but the cp.async pipeline
+            target = "sm_90"  # the same chip without the wgmma path
+        elif self.effects.disable_tma and target == "sm_90a":
+            target += NO_TMA  # wgmma, but the cp.async pipeline
+        if self.effects.fast_math:
+            target += FAST_MATH
         return target
 
 

@@ -3,6 +3,8 @@
 Each TileLang key is one of three kinds here:
 
 - honoured: tlc applies it (`tl.disable_wgmma` compiles sm_90a gemms on mma.sync;
+  `tl.enable_fast_math` lets float arithmetic contract and approximate and
+  flushes f32 denormals;
   `tl.disable_tma_lower` and `tl.disable_warp_specialized`, or
   `tl.enable_auto_warp_specialization` False, keep sm_90a's cp.async pipeline
   instead of the warp-specialized TMA producer);
@@ -79,11 +81,16 @@ _K = PassConfigKey
 
 # Keys tlc applies (see PassConfigEffects).
 _HONOURED = {_K.TL_DISABLE_WGMMA, _K.TL_DISABLE_TMA_LOWER, _K.TL_DISABLE_WARP_SPECIALIZED,
-             _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION}
+             _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION, _K.TL_ENABLE_FAST_MATH}
 
 #: The suffix of a target name whose TMA feature is turned off (what the TMA
 #: and warp-specialization keys do); tlc.compiler.targets reads it.
 NO_TMA = "+no_tma"
+
+#: The suffix of a target name compiled with fast math (tl.enable_fast_math):
+#: float arithmetic may be contracted (fma) and approximated, and f32
+#: denormals are flushed to zero.
+FAST_MATH = "+fast_math"
 
 # Keys that ask for what tlc cannot give, with why.
 _CANNOT = {
@@ -94,14 +101,13 @@ _CANNOT = {
                                 "for the PTX and IR",
     _K.TL_ENABLE_DUMP_IR: "use @tlc.jit(debug_root_path=...) for each stage's IR",
     _K.TL_DUMP_IR_DIR: "use @tlc.jit(debug_root_path=...) for each stage's IR",
-    _K.TL_LAYOUT_VISUALIZATION_ENABLE: "tlc has no layout visualization yet",
-    _K.TL_LAYOUT_VISUALIZATION_FORMATS: "tlc has no layout visualization yet",
+    _K.TL_LAYOUT_VISUALIZATION_ENABLE: "use kernel.layouts() and tlc.layout.plot",
+    _K.TL_LAYOUT_VISUALIZATION_FORMATS: "use kernel.layouts() and tlc.layout.plot",
 }
 
 # Why each remaining key has no use in tlc (reported once per process).
 _NO_USE_DEFAULT = "it tunes a TileLang/TVM pass tlc does not have"
 _NO_USE = {
-    _K.TL_ENABLE_FAST_MATH: "tlc has no fast-math mode (math stays IEEE)",
     _K.TL_PTXAS_REGISTER_USAGE_LEVEL: "tlc does not run ptxas",
     _K.TL_DISABLE_SAFE_MEMORY_ACCESS: "tlc always masks out-of-bounds accesses",
     _K.TL_DISABLE_THREAD_STORAGE_SYNC: "tlc's barriers are placed by the compiler and kept",
@@ -123,6 +129,9 @@ class PassConfigEffects:
     # specialization set False): sm_90a pipelined GEMM loops keep the cp.async
     # pipeline instead of a TMA producer warpgroup.
     disable_tma: bool = False
+    # tl.enable_fast_math: contraction and approximations allowed, f32
+    # denormals flushed (a FAST_MATH target).
+    fast_math: bool = False
 
 
 def _key(key) -> PassConfigKey:
@@ -148,7 +157,7 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
     if not isinstance(pass_configs, dict):
         raise CompilationError(f"pass_configs must be a dict of PassConfigKey -> value, got "
                                f"{type(pass_configs).__name__}")
-    disable_wgmma = disable_tma = False
+    disable_wgmma = disable_tma = fast_math = False
     for raw, value in pass_configs.items():
         key = _key(raw)
         if key in _CANNOT:
@@ -162,6 +171,8 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
                 disable_wgmma = bool(value)
             elif key == _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION:
                 disable_tma |= not value
+            elif key == _K.TL_ENABLE_FAST_MATH:
+                fast_math = bool(value)
             else:
                 disable_tma |= bool(value)
         elif key.value not in _WARNED:
@@ -169,4 +180,5 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
             why = _NO_USE.get(key, _NO_USE_DEFAULT)
             warnings.warn(f"tlc: pass_configs key '{key.value}' has no effect in tlc ({why})",
                           stacklevel=4)
-    return PassConfigEffects(disable_wgmma=disable_wgmma, disable_tma=disable_tma)
+    return PassConfigEffects(disable_wgmma=disable_wgmma, disable_tma=disable_tma,
+                             fast_math=fast_math)

@@ -492,3 +492,33 @@ def test_installed_native_library_is_not_duplicated():
     libs = Path(ir.__file__).parent / "_mlir_libs"  # where tlc.ir's native parts are
     capi = sorted(p.name for p in libs.glob("libTLCPythonCAPI.so*"))
     assert capi == ["libTLCPythonCAPI.so"], capi
+
+
+def test_pass_configs_fast_math(tmp_path):
+    # tl.enable_fast_math: a multiply and an add contract to one fma, f32
+    # instructions flush denormals (.ftz); without it neither happens. The
+    # artifact still names the chip; the cache keeps the two kernels apart.
+    import tlc.language as T
+    from tlc.compiler.targets import get_target
+
+    def axpb(fast):
+        @tlc.jit(out_idx=[-1], target="sm_90a", pass_configs={"tl.enable_fast_math": fast})
+        def factory(n):
+            @T.prim_func
+            def axpb(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"),
+                     C: T.Tensor((n,), "float32"), D: T.Tensor((n,), "float32")):
+                with T.Kernel(T.ceildiv(n, 256), threads=128) as bx:
+                    for i in T.Parallel(256):
+                        D[bx * 256 + i] = A[bx * 256 + i] * B[bx * 256 + i] / C[bx * 256 + i] \
+                            + A[bx * 256 + i]
+            return axpb
+        return factory(4096)
+
+    plain, fast = axpb(False), axpb(True)
+    p, f = plain.get_kernel_source(), fast.get_kernel_source()
+    assert ".ftz" not in p and "fma.rn" not in p and "div.rn.f32" in p
+    assert ".ftz" in f and "div.rn.f32" not in f
+    assert plain.artifact["target"] == fast.artifact["target"] == "sm_90a"
+    ptxas_ok(f, tmp_path)
+    t = get_target("sm_90a+no_tma+fast_math")
+    assert (t.arch, t.tma, t.fast_math, t.name) == ("sm_90a", False, True, "sm_90a+no_tma+fast_math")

@@ -13,7 +13,9 @@ from .. import ir, timing
 from ..passmanager import PassManager
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from .buffer_names import name_buffers
+from .fast_math import mark_fast_arithmetic, mark_flush_to_zero
 from .diagnostics import compilation_error
+from ..pass_config import FAST_MATH
 from .targets import PTX_FEATURES, Target, get_target
 
 
@@ -253,6 +255,8 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
             module.operation.verify()
         except ir.MLIRError as e:
             raise compilation_error(e, "the tile IR does not verify", _buffer_name(module)) from None
+    if target.fast_math:
+        mark_fast_arithmetic(module)
     if keep_ir:
         with timing.stage("IR snapshot: tile"):
             out.stages["tile"] = str(module)
@@ -260,6 +264,8 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
         if STAGES.index(stage) > STAGES.index(stop_after):
             break
         run_pipeline(module, pipeline, stage, print_ir_after_all)
+        if stage == "nvvm" and target.fast_math:
+            mark_flush_to_zero(module)
         if keep_ir and stage != "ptx":
             with timing.stage(f"IR snapshot: {stage}"):
                 if stage == "optimized":
@@ -290,6 +296,8 @@ def set_target(module: ir.Module, target: str | Target | None) -> Target:
             raise CompilationError(
                 f"{_buffer_name(module)}: the module is for {existing} (its tile.target) but "
                 f"the target asked for is {get_target(target).arch}")
+        if target is not None and get_target(target).fast_math:
+            return get_target(get_target(existing).name + FAST_MATH)
         return get_target(existing)
     target = get_target(target)
     with module.context:

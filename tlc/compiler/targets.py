@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .._mlir_libs import _site_initialize_0 as _native
 from ..errors import CompilationError
-from ..pass_config import NO_TMA
+from ..pass_config import FAST_MATH, NO_TMA
 
 #: The architectures tlc knows (from the C++ table).
 TARGETS: tuple[str, ...] = tuple(_native.known_targets().split(", "))
@@ -37,6 +37,7 @@ class Target:
 
     arch: str  # e.g. "sm_90a"
     tma: bool = True  # False: the target's TMA feature is turned off
+    fast_math: bool = False  # FAST_MATH: contraction, approximations, f32 denormals flushed
 
     @property
     def chip(self) -> str:
@@ -45,7 +46,8 @@ class Target:
     @property
     def name(self) -> str:
         """The name get_target reads back (cache keys use it)."""
-        return self.arch if self.tma else self.arch + NO_TMA
+        return (self.arch + ("" if self.tma else NO_TMA)
+                + (FAST_MATH if self.fast_math else ""))
 
     @property
     def attribute_text(self) -> str:
@@ -57,9 +59,13 @@ class Target:
 
 def get_target(arch: str | Target | None) -> Target:
     """The Target for an architecture name ("sm_90a", "sm_80", ...; with
-    NO_TMA appended, the architecture without its TMA feature)."""
+    NO_TMA appended, the architecture without its TMA feature; with FAST_MATH
+    appended after that, compiled with fast math)."""
     if isinstance(arch, Target):
         return arch
+    if arch and arch.endswith(FAST_MATH):
+        base = get_target(arch[:-len(FAST_MATH)])
+        return Target(base.arch, tma=base.tma, fast_math=True)
     if arch and arch.endswith(NO_TMA):
         base = get_target(arch[:-len(NO_TMA)])
         if base.arch != "sm_90a":
