@@ -1,4 +1,13 @@
 //===- AllocateSharedMemory.cpp - Place shared buffers --------------------===//
+//
+// Gives every shared buffer, reduction scratch and staging area a byte offset.
+// Pieces whose lifetimes cannot overlap share bytes: a lifetime is the span of
+// top-level ops, in the innermost block holding all of a piece's accesses,
+// that contain them; buffers accessed asynchronously (cp.async and TMA
+// destinations, wgmma operands of pending groups, mbarriers) or not at all
+// keep their bytes for the whole kernel.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/LayoutMath.h"
 #include "passes/Passes.h"
@@ -22,18 +31,140 @@ int64_t bufferBytes(MemRefType type) {
   return llvm::divideCeil(bits, 8);
 }
 
+/// When a piece of shared memory is in use: the top-level ops of `block`
+/// (indices first..last) that contain every access; a pinned piece is in use
+/// for the whole kernel.
+struct Lifetime {
+  Block *block = nullptr;
+  int64_t first = 0, last = 0;
+  bool pinned = true;
+};
+
+/// The ancestor of `op` (or `op`) whose block is `block`, if any.
+Operation *ancestorIn(Block *block, Operation *op) {
+  while (op && op->getBlock() != block)
+    op = op->getParentOp();
+  return op;
+}
+
+/// Whether `inner` is `outer` or nested in one of its ops' regions.
+bool within(Block *inner, Block *outer) {
+  for (Block *b = inner; b; b = b->getParentOp() ? b->getParentOp()->getBlock() : nullptr)
+    if (b == outer)
+      return true;
+  return false;
+}
+
+/// Op positions in their blocks, computed once.
+class Positions {
+public:
+  int64_t of(Operation *op) {
+    auto it = index.find(op);
+    if (it != index.end())
+      return it->second;
+    int64_t i = 0;
+    for (Operation &o : *op->getBlock())
+      index[&o] = i++;
+    return index[op];
+  }
+
+private:
+  DenseMap<Operation *, int64_t> index;
+};
+
+/// The lifetime of the ops `users`: their innermost common block and the span
+/// of their ancestors there.
+Lifetime lifetimeOf(ArrayRef<Operation *> users, Positions &pos) {
+  Lifetime life;
+  if (users.empty())
+    return life;
+  Block *common = users.front()->getBlock();
+  for (Operation *user : users)
+    while (!within(user->getBlock(), common))
+      common = common->getParentOp()->getBlock();
+  life.block = common;
+  life.first = INT64_MAX;
+  life.last = INT64_MIN;
+  for (Operation *user : users) {
+    int64_t at = pos.of(ancestorIn(common, user));
+    life.first = std::min(life.first, at);
+    life.last = std::max(life.last, at);
+  }
+  life.pinned = false;
+  return life;
+}
+
+/// Whether two lifetimes may overlap in time: compared in the innermost block
+/// holding both (a lifetime in a nested block covers its ancestor op there);
+/// lifetimes in the two branches of an scf.if or the roles of a
+/// warp-specialized kernel meet at that op and overlap.
+bool overlap(const Lifetime &a, const Lifetime &b, Positions &pos) {
+  if (a.pinned || b.pinned)
+    return true;
+  Block *common = a.block;
+  while (!within(b.block, common))
+    common = common->getParentOp()->getBlock();
+  auto span = [&](const Lifetime &l) -> std::pair<int64_t, int64_t> {
+    if (l.block == common)
+      return {l.first, l.last};
+    int64_t at = pos.of(ancestorIn(common, l.block->getParentOp()));
+    return {at, at};
+  };
+  auto [a0, a1] = span(a);
+  auto [b0, b1] = span(b);
+  return a0 <= b1 && b0 <= a1;
+}
+
+/// The lifetime of a shared buffer: from its accesses when all of them are
+/// ordinary ones the barrier pass sees (synchronous copies, fills, element
+/// loads and stores, reductions, gemms waited for in the op); pinned when
+/// any access is asynchronous (cp.async, TMA, a wgmma group left pending,
+/// mbarriers) or not understood, or when it has none.
+Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
+  SmallVector<Operation *> users;
+  for (Operation *user : alloc->getUsers()) {
+    if (auto copy = dyn_cast<CopyOp>(user); copy && !copy.getAsync()) {
+      users.push_back(user);
+      continue;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(user)) {
+      MmaAttr mma = gemm.getMmaAttr();
+      if (mma && (mma.getKind() != MmaKind::Wgmma || mma.getDepth() == 0)) {
+        users.push_back(user);
+        continue;
+      }
+      return Lifetime();
+    }
+    if (isa<FillOp, ReduceOp, memref::LoadOp, memref::StoreOp>(user)) {
+      users.push_back(user);
+      continue;
+    }
+    return Lifetime();
+  }
+  return lifetimeOf(users, pos);
+}
+
+/// A piece of shared memory to place.
+struct Piece {
+  Operation *op;             ///< the alloc, or the op that uses the scratch
+  StringRef attr;            ///< where its offset goes
+  int64_t bytes, align;
+  Lifetime life;
+  bool optional = false;     ///< staging for speed: dropped if it does not fit
+};
+
 LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
-  int64_t end = 0;
+  Positions pos;
+  SmallVector<Piece> pieces;
   SmallVector<AllocSharedOp> allocs;
   kernel.walk([&](AllocSharedOp alloc) {
     // The swizzle pattern repeats every 1024 bytes, so swizzled buffers start
     // on a 1024-byte boundary; the rest on 128 bytes (a TMA box's need).
-    int64_t align = alloc.getSwizzle() ? 1024 : 128;
-    int64_t offset = llvm::alignTo(end, align);
-    alloc.setOffsetAttr(IntegerAttr::get(IntegerType::get(alloc.getContext(), 64), offset));
-    end = offset + bufferBytes(alloc.getType());
+    pieces.push_back({alloc, "offset", bufferBytes(alloc.getType()),
+                      alloc.getSwizzle() ? 1024 : 128, bufferLifetime(alloc, pos)});
     allocs.push_back(alloc);
   });
+  auto during = [&](Operation *op) { return lifetimeOf({op}, pos); };
   // Reductions across warps exchange partial results through shared memory:
   // one slot per result element and warp group.
   kernel.walk([&](ReduceOp reduce) {
@@ -47,10 +178,7 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
       return WalkResult::advance();
     int64_t groups = int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask));
     int64_t bytes = reduce.getDst().getType().getNumElements() * groups * 4;
-    int64_t offset = llvm::alignTo(end, 128);
-    reduce->setAttr("tile.scratch_offset",
-                    IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
-    end = offset + bytes;
+    pieces.push_back({reduce, "tile.scratch_offset", bytes, 128, during(reduce)});
     return WalkResult::advance();
   });
   // A fragment whose registers hold short runs (an mma accumulator: 2
@@ -67,13 +195,9 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     if (tile.size() != 2 || tile.back() * bytes % 16 != 0 ||
         frag.getLayoutAttr().getContiguousRun() * bytes >= 16)
       return;
-    int64_t offset = llvm::alignTo(end, 1024);
-    int64_t size = tile[0] * tile[1] * bytes;
-    if (offset + size > maxBytes)
-      return;
-    copy->setAttr("tile.staging_offset",
-                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
-    end = offset + size;
+    Piece staging{copy, "tile.staging_offset", tile[0] * tile[1] * bytes, 1024, during(copy)};
+    staging.optional = true;
+    pieces.push_back(staging);
   });
   // A copy between fragments whose layouts place elements differently (an
   // accumulator cast into another gemm's A operand with another warp
@@ -89,18 +213,48 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
         equivalentLayouts(src.getLayoutAttr(), dst.getLayoutAttr()))
       return;
     int64_t bytes = std::max<int64_t>(1, dst.getType().getElementTypeBitWidth() / 8);
-    int64_t offset = llvm::alignTo(end, 1024);
-    copy->setAttr("tile.staging_offset",
-                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
-    end = offset + dst.getType().getNumElements() * bytes;
+    pieces.push_back({copy, "tile.staging_offset", dst.getType().getNumElements() * bytes, 1024,
+                      during(copy)});
     conversions.push_back(copy);
   });
+
+  // First fit, in the order above: a piece goes at the lowest aligned offset
+  // whose bytes no piece placed before it uses at an overlapping time. Pieces
+  // in use at different times may share bytes; tile-insert-barriers orders
+  // their accesses like any others (it works on bytes).
+  struct Placed {
+    int64_t begin, end;
+    Lifetime life;
+  };
+  SmallVector<Placed> placed;
+  int64_t total = 0;
+  for (Piece &piece : pieces) {
+    SmallVector<std::pair<int64_t, int64_t>> busy;
+    for (const Placed &p : placed)
+      if (overlap(p.life, piece.life, pos))
+        busy.push_back({p.begin, p.end});
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      offset = llvm::alignTo(offset, piece.align);
+      if (offset + piece.bytes <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    offset = llvm::alignTo(offset, piece.align);
+    if (piece.optional && offset + piece.bytes > maxBytes)
+      continue;
+    piece.op->setAttr(piece.attr,
+                      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
+    placed.push_back({offset, offset + piece.bytes, piece.life});
+    total = std::max(total, offset + piece.bytes);
+  }
   kernel->setAttr("tile.shared_bytes",
-                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));
-  if (end <= maxBytes)
+                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), total));
+  if (total <= maxBytes)
     return success();
   InFlightDiagnostic diag = kernel.emitError()
-                            << "the kernel needs " << end
+                            << "the kernel needs " << total
                             << " bytes of shared memory but the target allows "
                             << maxBytes << " per block";
   for (AllocSharedOp alloc : allocs)

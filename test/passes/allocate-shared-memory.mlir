@@ -150,3 +150,67 @@ func.func @conversion_over_budget() {
   }
   return
 }
+
+// -----
+
+// Buffers in use at different times share bytes: %a is read for the last
+// time by the first copy, %b first written after it; %c is in use across
+// both and keeps its own. A buffer used only inside a loop ends with the
+// loop. The kernel needs the largest set in use at once.
+// CHECK-LABEL: func.func @reuse
+// CHECK: tile.kernel {{.*}} attributes {tile.shared_bytes = 16384 : i64}
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<32x64xf16
+// CHECK: tile.alloc_shared {offset = 4096 : i64} : memref<32x64xf32
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<32x64xf16
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x64xf32
+func.func @reuse(%A: memref<32x64xf16>, %B: memref<32x64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f0 = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_shared : memref<32x64xf32, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %d = tile.alloc_shared : memref<64x64xf32, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [32, 64] to %a[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.fill %c, %f0 : memref<32x64xf32, #gpu.address_space<workgroup>>, f32
+    tile.copy %a[%c0, %c0] [32, 64] to %A[%c0, %c0] [32, 64] : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16>
+    scf.for %i = %c0 to %n step %c1 {
+      tile.copy %A[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %b[%c0, %c0] [32, 64] to %A[%c0, %c0] [32, 64] : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16>
+    }
+    tile.copy %c[%c0, %c0] [32, 64] to %B[%c0, %c0] [32, 64] : memref<32x64xf32, #gpu.address_space<workgroup>> to memref<32x64xf32>
+    tile.fill %d, %f0 : memref<64x64xf32, #gpu.address_space<workgroup>>, f32
+  }
+  return
+}
+
+// -----
+
+// What runs at once keeps apart: buffers of the two branches of an scf.if
+// (the two roles of a warp-specialized kernel are such branches); the
+// destination of an asynchronous copy keeps its bytes for the whole kernel.
+// A buffer used after the branch reuses the first branch's bytes.
+// CHECK-LABEL: func.func @no_reuse
+// CHECK: tile.alloc_shared {offset = 0 : i64}
+// CHECK: tile.alloc_shared {offset = 4096 : i64}
+// CHECK: tile.alloc_shared {offset = 8192 : i64}
+// CHECK: tile.alloc_shared {offset = 0 : i64}
+func.func @no_reuse(%A: memref<32x64xf16>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %e = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %async = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %later = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    scf.if %p {
+      tile.copy %A[%c0, %c0] [32, 64] to %t[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    } else {
+      tile.copy %A[%c0, %c0] [32, 64] to %e[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    }
+    tile.copy %A[%c0, %c0] [32, 64] to %async[%c0, %c0] [32, 64] {async} : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [32, 64] to %later[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}

@@ -300,7 +300,7 @@ func.func @a_in_registers(%O: memref<64x64xf32>) {
 // meets, and each thread loads the 32 pairs its A-operand layout holds.
 // CHECK-LABEL: gpu.func @layouts_disagree
 // CHECK-COUNT-16: nvgpu.mma.sync
-// CHECK: %[[STAGE:.*]] = memref.view %{{.*}}[%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[STAGE:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[STAGE]][%{{.*}}] {alignment = 4 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<2xf16>

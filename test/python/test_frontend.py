@@ -908,13 +908,14 @@ def _chained(first_policy, cast_in_loop=False):
 
 def test_fragment_copy_between_layouts_converts_through_shared_memory(tmp_path):
     # FullRow then FullRow: the accumulator is already the A-operand layout.
-    # Square then FullRow: 64x64 f16 of staging (8 KiB, its own 1024-aligned
-    # slot) and a barrier on each side of it.
+    # Square then FullRow: 64x64 f16 of staging (8 KiB) and a barrier on each
+    # side of it; the staging takes the bytes of a and b, which nothing reads
+    # after the first gemm, so the kernel needs no more shared memory.
     # mma.sync (sm_90): on sm_90a the first gemm would run on wgmma, whose
     # layout is the FullRow one whatever the policy.
     same = tlc.compile(_chained(T.GemmWarpPolicy.FullRow), target="sm_90")
     converted = tlc.compile(_chained(T.GemmWarpPolicy.Square), target="sm_90")
-    assert converted.artifact["shared_bytes"] == same.artifact["shared_bytes"] + 64 * 64 * 2
+    assert converted.artifact["shared_bytes"] == same.artifact["shared_bytes"] == 3 * 64 * 64 * 2
     gpu, plain = converted.get_mlir("gpu"), same.get_mlir("gpu")
     assert gpu.count("gpu.barrier") == plain.count("gpu.barrier") + 2
 
@@ -934,7 +935,8 @@ def test_parallel_loop_over_fragments_of_different_layouts_converts():
     chain = _chained(T.GemmWarpPolicy.Square, cast_in_loop=True)
     kernel = tlc.compile(chain, target="sm_90")
     same = tlc.compile(_chained(T.GemmWarpPolicy.FullRow), target="sm_90")
-    assert kernel.artifact["shared_bytes"] == same.artifact["shared_bytes"] + 64 * 64 * 2
+    # the conversion's staging reuses the bytes of a and b (dead by then)
+    assert kernel.artifact["shared_bytes"] == same.artifact["shared_bytes"]
     optimized = kernel.get_mlir("optimized")
     assert optimized.count("tile.alloc_fragment") == 4  # s, p, o and the loop's own p
 

@@ -619,6 +619,7 @@ def shared_over_budget(A: T.Tensor((64,), "float32")):
         b = T.alloc_shared((256, 256), "float16")
         T.clear(a)
         T.clear(b)
+        T.copy(a, b)  # both in use at once: they cannot share bytes
 
 
 def test_shared_memory_over_budget():
