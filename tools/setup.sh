@@ -28,5 +28,6 @@ echo "== installing build and test dependencies"
 
 echo "== building and installing tlc (build dir: build/)"
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-"$VENV/bin/python" -m pip install -q --no-build-isolation --no-deps .
+# Unstripped (the wheel's libraries are stripped): symbols for gdb and perf.
+"$VENV/bin/python" -m pip install -q --no-build-isolation --no-deps -C install.strip=false .
 echo "== tlc installed in $VENV"
