@@ -66,9 +66,18 @@ def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
     reserves shared scratch for reductions across warps
     (`tile.scratch_offset`), and, where the budget has room, a staging buffer
     for copies of fragments holding short runs (mma accumulators) to global
-    memory (`tile.staging_offset`), so those stores become 16-byte vectors. A
-    kernel whose buffers exceed the shared-memory limit of the module's
-    `#tile.target` (232448 bytes on sm_90) is an error that gives both numbers.
+    memory (`tile.staging_offset`), so those stores become 16-byte vectors.
+    Pieces whose lifetimes cannot overlap share bytes (first fit): a lifetime
+    is the span of top-level ops, in the innermost block holding all of a
+    piece's accesses, that contain them, so a buffer read for the last time
+    before another is first written gives it its bytes, and the two branches
+    of an `scf.if` (the roles of a warp-specialized kernel) never share;
+    buffers accessed asynchronously (cp.async and TMA destinations, operands
+    of wgmma groups left pending, mbarriers) or not at all keep their bytes
+    for the whole kernel. `tile-insert-barriers` then orders the accesses to
+    shared bytes like any others. A kernel whose pieces exceed the
+    shared-memory limit of the module's `#tile.target` (232448 bytes on sm_90)
+    is an error that gives both numbers and lists every buffer.
 
     Before:
 

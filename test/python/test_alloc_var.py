@@ -16,6 +16,8 @@ import tlc.language as T
 from tlc.compiler import pipeline
 from tlc.frontend.codegen import build_module
 from tlc.interpreter import InterpreterError
+from marked_lines import assert_error_at
+import marked_lines
 
 THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
@@ -406,9 +408,7 @@ def var_as_argument(A: T.Tensor((64,), "float32")):
 
 
 def line_of(marker: str) -> int:
-    hits = [n for n, text in enumerate(LINES, 1) if text.rstrip().endswith(f"# E:{marker}")]
-    assert len(hits) == 1, marker
-    return hits[0]
+    return marked_lines.line_of(LINES, marker)
 
 
 @pytest.mark.parametrize("prim,marker,at,message", [
@@ -438,12 +438,8 @@ def line_of(marker: str) -> int:
 def test_mistakes_point_at_the_line(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as info:
         prim.build_module()
-    e, line = info.value, line_of(marker)
-    col = LINES[line - 1].find(at) + 1
-    assert col > 0
-    assert (e.location.file, e.location.line, e.location.col) == (THIS, line, col), str(e)
-    assert message in str(e) and "Traceback" not in str(e), str(e)
-    assert "tlc cannot compile this" not in str(e), str(e)
+    assert_error_at(info.value, THIS, LINES, marker, at, message)
+    assert "tlc cannot compile this" not in str(info.value), str(info.value)
 
 
 # -- .tile files and the tlc command ----------------------------------------------------------

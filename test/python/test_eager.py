@@ -13,13 +13,14 @@ import tlc
 import tlc.language as T
 from tlc import compiler
 from tlc.runtime import ArgumentError
+import marked_lines
 
 THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
 
 
 def line_of(marker: str) -> int:
-    return next(n for n, t in enumerate(LINES, 1) if t.rstrip().endswith(f"# E:{marker}"))
+    return marked_lines.line_of(LINES, marker)
 
 
 @pytest.fixture

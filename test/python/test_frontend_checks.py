@@ -10,14 +10,14 @@ import tlc
 import tlc.language as T
 
 from test_frontend_errors import build_error
+import marked_lines
 
 THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
 
 
 def line_of(marker: str) -> int:
-    (line,) = [n for n, t in enumerate(LINES, 1) if t.rstrip().endswith(f"# E:{marker}")]
-    return line
+    return marked_lines.line_of(LINES, marker)
 
 
 def error_at(prim, marker: str, *message: str) -> str:

@@ -14,6 +14,7 @@ import pytest
 import tlc
 import tlc.language as T
 from tlc.frontend.prim_func import prim_func
+import marked_lines
 
 THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
@@ -22,9 +23,7 @@ M = T.dynamic("M")
 
 
 def line_of(marker: str) -> int:
-    hits = [n for n, text in enumerate(LINES, 1) if text.rstrip().endswith(f"# E:{marker}")]
-    assert len(hits) == 1, marker
-    return hits[0]
+    return marked_lines.line_of(LINES, marker)
 
 
 def col_of(line: int, text: str) -> int:

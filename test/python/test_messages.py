@@ -12,14 +12,14 @@ from tlc import runtime
 from tlc.runtime import ArgumentError, Kernel
 
 from test_runtime import CudaArray, DLPackArray, vadd_dict
+import marked_lines
 
 THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
 
 
 def line_of(marker: str) -> int:
-    (line,) = [n for n, t in enumerate(LINES, 1) if t.rstrip().endswith(f"# E:{marker}")]
-    return line
+    return marked_lines.line_of(LINES, marker)
 
 
 def at_line(error, marker: str, *message: str) -> None:
