@@ -111,7 +111,7 @@ class _Divergence:
             if divergent:
                 self.problems.append((op, f"{what} is work of the whole block, but only some "
                                           f"threads reach it here ({divergent})"))
-            elif any(v in self.values or v in self.locals for v in _outside_operands(op)):
+            elif any(v in self.values or v in self.locals for v in outside_operands(op)):
                 self.problems.append((op, f"{what} reads a value that differs between the "
                                           "threads (computed from T.get_thread_binding); tile "
                                           "operations take values all threads agree on"))
@@ -160,7 +160,7 @@ class _Divergence:
             self.values.update(op.results)
 
 
-def _outside_operands(op) -> list:
+def outside_operands(op) -> list:
     """The values `op` and the ops inside it read from outside it."""
     defined, used = set(), []
 

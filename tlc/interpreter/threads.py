@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
+from ..frontend.threads import outside_operands
 from .private import merge
 from .program import handles
 
@@ -57,23 +58,8 @@ def _thread_id(c, op):
 def _captured(c, op) -> tuple[list, list]:
     """(slots of the non-buffer values `op` and the ops inside it read from
     outside it, slots of the buffers they read)."""
-    defined, used = set(), []
-
-    def walk(o):
-        for v in o.operands:
-            used.append(v)
-        for region in o.regions:
-            for block in region.blocks:
-                defined.update(block.arguments)
-                for inner in block.operations:
-                    defined.update(inner.results)
-                    walk(inner)
-
-    walk(op.operation)
     values, buffers = [], []
-    for v in used:
-        if v in defined:
-            continue
+    for v in outside_operands(op):
         (buffers if isinstance(v.type, ir.MemRefType) else values).append(c.slot(v))
     return sorted(set(values)), sorted(set(buffers))
 
