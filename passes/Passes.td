@@ -370,7 +370,9 @@ def TileSwizzleSharedMemory : Pass<"tile-swizzle-shared-memory", "ModuleOp"> {
     64-byte rows `bits = 2`, 32-byte rows `bits = 1` (`shift = 3`). A buffer
     stored as 64-column blocks (`tile.column_block`, an N-major wgmma
     operand) has 128-byte rows within each block: `bits = 3, shift = 3`,
-    the 128-byte swizzle wgmma's descriptors name.
+    the 128-byte swizzle wgmma's descriptors name. A shared tile that a
+    fragment is copied into (an epilogue staged through shared memory) gets
+    the swizzle of its row length too: a warp's stores cover 8 rows at once.
 
     Before:
 

@@ -69,4 +69,13 @@ void mlir::tile::swizzleSharedMemory(ModuleOp module) {
     swizzleOperand(gemm.getA());
     swizzleOperand(gemm.getB());
   });
+  // A tile an accumulator is stored into (an epilogue staged through shared
+  // memory): each warp writes 4-byte pieces of 8 rows at once, which in rows
+  // of 128 bytes or more all land in the same few banks; the swizzle spreads
+  // them, and the 16-byte row copies that read the tile stay conflict-free.
+  module.walk([](CopyOp copy) {
+    if (!copy.getAsync() && getPlace(copy.getSrc().getType()) == Place::Fragment &&
+        getPlace(copy.getDst().getType()) == Place::Shared)
+      swizzleOperand(copy.getDst());
+  });
 }

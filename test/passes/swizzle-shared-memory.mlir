@@ -70,3 +70,26 @@ func.func @column_blocks() {
   }
   return
 }
+
+// -----
+
+// An epilogue tile an accumulator is stored into gets the swizzle of its
+// row length (the stores of 8 rows at once would share banks); a shared
+// tile only copied between global buffers does not.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 4>} : memref<64x128xf16
+// CHECK: tile.alloc_shared : memref<64x128xf16
+func.func @epilogue(%C: memref<64x128xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %o = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    tile.copy %acc[%c0, %c0] [64, 128] to %o[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf16, #gpu.address_space<workgroup>>
+    tile.copy %o[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x128xf16>
+    tile.copy %C[%c0, %c0] [64, 128] to %t[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+    tile.copy %t[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x128xf16>
+  }
+  return
+}
