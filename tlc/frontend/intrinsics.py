@@ -7,7 +7,7 @@ import inspect
 
 from .. import ir
 from ..dialects import scf, tile
-from ..language import loops, memory, tile_ops
+from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
 from . import dtypes, variables
 from .intrinsic_args import bind_args as _args
@@ -468,6 +468,67 @@ def call_atomic_add(gen, node):
 
     kind = arith.AtomicRMWKind.addf if dtypes.is_float(buf.dtype) else arith.AtomicRMWKind.addi
     memref.atomic_rmw(kind, value, buf.value, [index_value(i) for i in indices])
+
+
+def _printf_arg(gen, value, dt: str, node):
+    """(printf conversion, value) for a scalar of dtype `dt`: floats as double
+    (%f, widened), integers as 64-bit (%lld)."""
+    if dtypes.is_float(dt):
+        return "%f", gen.to_value(value, "float64", node)
+    return "%lld", gen.to_value(value, "int64", node)
+
+
+def _values(xs) -> list:
+    """MLIR values of op results or values."""
+    return [x.result if isinstance(x, ir.OpView) else x for x in xs]
+
+
+def _printf_text(msg: str) -> str:
+    return msg.replace("%", "%%")
+
+
+def call_print(gen, node):
+    """T.print(obj, msg=""): gpu.printf of a scalar, or of each element of an
+    on-chip buffer (a T.Parallel over it)."""
+    gen.require_kernel(node, "T.print")
+    a = _args(gen, node, debug.print)
+    msg = gen.eval_static(a["msg"]) if a["msg"] is not None else ""
+    if not isinstance(msg, str):
+        raise gen.error(a["msg"], f"T.print's msg must be a compile-time string, got {msg!r}")
+    from ..dialects import gpu, memref
+
+    obj = gen.eval(a["obj"])
+    prefix = _printf_text(msg) + (": " if msg else "")
+    if isinstance(obj, BufferRef):
+        if obj.place == "global":
+            raise gen.error(a["obj"], f"T.print prints scalars and on-chip buffers; '{obj.name}' "
+                                      "is a global tensor: copy the tile of interest into a "
+                                      "buffer and print that")
+        shape = list(obj.shape)
+        op = tile.ParallelOp(shape)
+        block = op.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
+        with ir.InsertionPoint(block):
+            element = memref.load(obj.value, list(block.arguments))
+            conv, value = _printf_arg(gen, Scalar(element, obj.dtype), obj.dtype, node)
+            indices = [gen.to_value(Affine.leaf(i), "int64", node) for i in block.arguments]
+            where = ", ".join(["%lld"] * len(shape))
+            gpu.PrintfOp(format=f"{prefix}{obj.name}[{where}] = {conv}\n",
+                         args=_values(indices + [value]))
+        return
+    if isinstance(obj, Scalar):
+        dt = obj.dtype if obj.dtype != "index" else "int64"
+    elif isinstance(obj, Affine):
+        dt = "int64"
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        dt = "float64" if isinstance(obj, float) else "int64"
+    else:
+        raise gen.error(a["obj"], f"T.print prints a scalar or an on-chip buffer, got "
+                                  f"{gen.describe(obj)}")
+    conv, value = _printf_arg(gen, obj, dt, node)
+    blocks = [gen.to_value(Affine.leaf(b), "int64", node)
+              for b in gen.kernel.body.blocks[0].arguments]
+    where = ", ".join(["%lld"] * len(blocks))
+    gpu.PrintfOp(format=f"block ({where}): {prefix}{conv}\n", args=_values(blocks + [value]))
 
 
 def call_fill(gen, node):

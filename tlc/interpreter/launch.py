@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from . import async_copies, control, scalar_ops, tile_ops  # noqa: F401  (op handlers)
+from . import async_copies, control, printf, scalar_ops, tile_ops  # noqa: F401  (op handlers)
 from .arguments import bind_arguments
 from .errors import InterpreterError
 from .numerics import ElementType
