@@ -15,7 +15,8 @@ def print(obj, msg: str = "") -> None:  # noqa: A001 (TileLang's name)
     element with its indices, each element by a thread that holds it (a
     fragment element that several threads hold is printed once by each).
     Output appears when the kernel finishes (the CUDA driver's printf buffer);
-    the interpreter prints the same lines.
+    the interpreter prints the same lines, once per block (scalars) or per
+    element rather than once per thread.
 
     Args:
         obj: a scalar value or an on-chip buffer (not a global tensor: copy
