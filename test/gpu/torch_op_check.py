@@ -42,43 +42,11 @@ except ImportError:  # run from a checkout: python test/gpu/torch_op_check.py
 import tlc.language as T  # noqa: E402
 from tlc.jit import JITKernel  # noqa: E402
 
-N = T.dynamic("N")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from torch_op_kernels import axpy, vadd, vmul, vmul_grads  # noqa: E402
+
 M = T.dynamic("M")
-BLOCK = 256
 GEMM_N, GEMM_K = 256, 128
-
-
-@T.prim_func
-def vadd(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
-         C: T.Tensor((N,), "float32")):
-    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-        for i in T.Parallel(BLOCK):
-            C[bx * BLOCK + i] = A[bx * BLOCK + i] + B[bx * BLOCK + i]
-
-
-@T.prim_func
-def axpy(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32"), alpha: T.float32):
-    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-        for i in T.Parallel(BLOCK):
-            Y[bx * BLOCK + i] = Y[bx * BLOCK + i] + alpha * X[bx * BLOCK + i]
-
-
-@T.prim_func
-def vmul(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
-         C: T.Tensor((N,), "float32")):
-    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-        for i in T.Parallel(BLOCK):
-            C[bx * BLOCK + i] = A[bx * BLOCK + i] * B[bx * BLOCK + i]
-
-
-@T.prim_func
-def vmul_grads(G: T.Tensor((N,), "float32"), A: T.Tensor((N,), "float32"),
-               B: T.Tensor((N,), "float32"), dA: T.Tensor((N,), "float32"),
-               dB: T.Tensor((N,), "float32")):
-    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-        for i in T.Parallel(BLOCK):
-            dA[bx * BLOCK + i] = G[bx * BLOCK + i] * B[bx * BLOCK + i]
-            dB[bx * BLOCK + i] = G[bx * BLOCK + i] * A[bx * BLOCK + i]
 
 
 @T.prim_func

@@ -21,27 +21,12 @@ try:
 except ImportError:
     torch = None
 
+from torch_op_kernels import axpy, vadd  # noqa: E402
+
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed (optional in "
                                                        "tlc; these tests need it, not a GPU)")
 
-N = T.dynamic("N")
 M = T.dynamic("M")
-BLOCK = 128
-
-
-@T.prim_func
-def vadd(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
-         C: T.Tensor((N,), "float32")):
-    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-        for i in T.Parallel(BLOCK):
-            C[bx * BLOCK + i] = A[bx * BLOCK + i] + B[bx * BLOCK + i]
-
-
-@T.prim_func
-def axpy(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32"), alpha: T.float32):
-    with T.Kernel(T.ceildiv(N, BLOCK), threads=128) as bx:
-        for i in T.Parallel(BLOCK):
-            Y[bx * BLOCK + i] = Y[bx * BLOCK + i] + alpha * X[bx * BLOCK + i]
 
 
 @T.prim_func
