@@ -5,11 +5,10 @@ numpy, also when the rows per block do not divide N."""
 import importlib.util
 import pathlib
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from ptxas import assemble
 
 import tlc
 
@@ -23,19 +22,6 @@ def ex():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def assemble(ptx: str, arch: str, tmp_path) -> None:
-    """ptxas accepts the PTX for `arch`, with no spills (skips where ptxas is absent)."""
-    ptxas = shutil.which("ptxas")
-    if not ptxas:
-        pytest.skip("ptxas is not installed here: PTX checked, not assembled")
-    path = tmp_path / "k.ptx"
-    path.write_text(ptx)
-    r = subprocess.run([ptxas, f"-arch={arch}", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert "0 bytes spill stores" in r.stderr and "0 bytes stack frame" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
