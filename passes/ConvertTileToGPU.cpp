@@ -9,6 +9,7 @@
 #include "passes/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -44,6 +45,7 @@ private:
                                 const DenseMap<Operation *, int64_t> &rowRegs);
   void swizzleSharedAccesses();
   void planPrefetch(GemmOp gemm);
+  void reloadThreadIndexPerTile();
 
   gpu::GPUFuncOp func;
   int64_t threads = 0;
@@ -163,6 +165,7 @@ LogicalResult KernelLowering::run() {
   }
   for (AllocSharedOp alloc : stagedAllocs)
     alloc.erase();
+  reloadThreadIndexPerTile();
 
   for (auto &[value, fragment] : fragments) {
     if (!value.use_empty())
@@ -172,6 +175,36 @@ LogicalResult KernelLowering::run() {
     value.getDefiningOp()->erase();
   }
   return success();
+}
+
+/// In each loop over a persistent kernel's tiles (kTileLoopAttr), the thread
+/// index is read anew by an opaque `mov` at the top of the body: what the
+/// body computes from it is then computed per tile where it is used, not
+/// hoisted before the loop by LLVM and kept live across it.
+void KernelLowering::reloadThreadIndexPerTile() {
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kTileLoopAttr))
+      loops.push_back(loop);
+  });
+  SmallVector<gpu::ThreadIdOp> ids;
+  func.walk([&](gpu::ThreadIdOp id) {
+    if (id.getDimension() == gpu::Dimension::x)
+      ids.push_back(id);
+  });
+  for (scf::ForOp loop : loops) {
+    OpBuilder b(loop.getBody(), loop.getBody()->begin());
+    Location loc = loop.getLoc();
+    auto read = LLVM::InlineAsmOp::create(
+        b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, %tid.x;", "=r",
+        /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    Value local = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), read.getResult(0));
+    for (gpu::ThreadIdOp id : ids)
+      id.getResult().replaceUsesWithIf(local, [&](OpOperand &use) {
+        return loop->isProperAncestor(use.getOwner());
+      });
+  }
 }
 
 /// Whether `stage` is `((iv - lb) / step) % stages` of `loop`, the stage

@@ -406,13 +406,37 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                           "swizzle for wgmma (and an N-major B in 64-column "
                           "blocks); run tile-select-mma and "
                           "tile-swizzle-shared-memory");
-  // This warpgroup's 64 rows of A (128 bytes each).
-  Value group = arith::IndexCastUIOp::create(b, loc, i64, ib.div(tid, 128));
+  // This warpgroup's place in the grid of warpgroups (WarpPartition::warpAt):
+  // its 64 rows of A (128 bytes each), and its tileN columns of B, which
+  // start tileN rows further in a K-major B and tileN / 64 column blocks
+  // (K rows of 128 bytes each) further in an N-major one.
+  int64_t kRows = op.getB().getType().getDimSize(0);
+  // The warpgroup index, broadcast from lane 0: ptxas then knows it is the
+  // same in every lane of the warp and keeps the descriptors computed from
+  // it in uniform registers (from tid / 128 itself it built each of them in
+  // ordinary registers: two per descriptor, up to 128 for a 512-deep K).
+  Type i32 = b.getI32Type();
+  Value group = arith::IndexCastUIOp::create(b, loc, i32, ib.div(tid, 128));
+  group = gpu::ShuffleOp::create(b, loc, group, arith::ConstantIntOp::create(b, loc, i32, 0),
+                                 arith::ConstantIntOp::create(b, loc, i32, 32),
+                                 gpu::ShuffleMode::IDX)
+              .getShuffleResult();
+  group = arith::ExtUIOp::create(b, loc, i64, group);
+  Value groupsN = c64(part.warpsN);
+  Value groupM = arith::DivUIOp::create(b, loc, group, groupsN);
+  Value groupN = arith::RemUIOp::create(b, loc, group, groupsN);
   Value aRows = aInRegisters ? Value()
                              : arith::AddIOp::create(
                                    b, loc, *aAddr,
-                                   arith::MulIOp::create(b, loc, group, c64(kWgmmaM * 128)))
+                                   arith::MulIOp::create(b, loc, groupM, c64(kWgmmaM * 128)))
                                    .getResult();
+  if (part.warpsN > 1) {
+    int64_t columnsBytes = nMajorB ? part.tileN / kWgmmaColumnBlock * kRows * 128
+                                   : part.tileN * 128;
+    bAddr = arith::AddIOp::create(b, loc, *bAddr,
+                                  arith::MulIOp::create(b, loc, groupN, c64(columnsBytes)))
+                .getResult();
+  }
   // Descriptors, 128-byte swizzle (mode 1 in bits 62-63), start address >> 4
   // in bits 0-13, leading byte offset >> 4 in bits 16-29, stride byte offset
   // >> 4 in bits 32-45. K-major: the leading offset is unused when swizzled
@@ -425,7 +449,6 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
     return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
   };
   int64_t kMajor = fields(16, 1024);
-  int64_t kRows = op.getB().getType().getDimSize(0);
   int64_t nMajor = fields(kRows * 128, 1024);
   auto descriptor = [&](Value start, int64_t bytes, int64_t fixed) {
     Value at = arith::AddIOp::create(b, loc, start, c64(bytes));
@@ -503,7 +526,16 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
         NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
+  // A gemm accumulating onto the same registers right after this one (MLA's
+  // rope part after its latent part) waits for both groups: the wgmmas run
+  // back to back instead of the tensor cores draining in between.
+  auto next = dyn_cast_or_null<GemmOp>(op->getNextNode());
+  bool chained = next && next.getC() == op.getC() && !next.getClearAccum() &&
+                 next.getMmaAttr() && next.getMmaAttr().getKind() == MmaKind::Wgmma &&
+                 next.getMmaAttr().getN() == op.getMmaAttr().getN() &&
+                 next.getMmaAttr().getK() == op.getMmaAttr().getK();
+  if (!chained)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
   for (int64_t r = 0; r < regs; ++r)
     memref::StoreOp::create(b, loc,
                             LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}),

@@ -44,6 +44,13 @@ FailureOr<WarpPartition> mlir::tile::partitionWarps(int64_t m, int64_t n,
   return failure();
 }
 
+std::pair<AffineExpr, AffineExpr> WarpPartition::warpAt(AffineExpr warp) const {
+  if (!warpgroups || warpsN == 1)
+    return {warp.floorDiv(warpsN), warp % warpsN};
+  AffineExpr group = warp.floorDiv(4);
+  return {group.floorDiv(warpsN) * 4 + warp % 4, group % warpsN};
+}
+
 LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
                                             const WarpPartition &p,
                                             int64_t threads) {
@@ -52,9 +59,9 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
   AffineExpr atomI = r.floorDiv(4 * p.atomsN());
   AffineExpr atomJ = r.floorDiv(4) % p.atomsN();
   AffineExpr k = r % 4;
-  AffineExpr row = warp.floorDiv(p.warpsN) * p.tileM + atomI * kMmaM +
-                   lane.floorDiv(4) + k.floorDiv(2) * 8;
-  AffineExpr col = (warp % p.warpsN) * p.tileN + atomJ * kMmaN +
+  auto [wm, wn] = p.warpAt(warp);
+  AffineExpr row = wm * p.tileM + atomI * kMmaM + lane.floorDiv(4) + k.floorDiv(2) * 8;
+  AffineExpr col = wn * p.tileN + atomJ * kMmaN +
                    (lane % 4) * 2 + r % 2;
   int64_t regs = p.tileM * p.tileN / 32;
   return LayoutAttr::get(ctx, threads, regs,
@@ -68,8 +75,8 @@ LayoutAttr mlir::tile::getOperandALayout(MLIRContext *ctx, const WarpPartition &
   int64_t kAtoms = k / kMmaK;
   AffineExpr atomI = r.floorDiv(8 * kAtoms), atomK = r.floorDiv(8) % kAtoms;
   AffineExpr e = r % 8;
-  AffineExpr row = warp.floorDiv(p.warpsN) * p.tileM + atomI * kMmaM +
-                   lane.floorDiv(4) + (e.floorDiv(2) % 2) * 8;
+  AffineExpr row = p.warpAt(warp).first * p.tileM + atomI * kMmaM + lane.floorDiv(4) +
+                   (e.floorDiv(2) % 2) * 8;
   AffineExpr col = atomK * kMmaK + (lane % 4) * 2 + r % 2 + e.floorDiv(4) * 8;
   int64_t regs = p.atomsM() * kAtoms * 8;
   return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, {row, col}, ctx));
@@ -133,10 +140,17 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
     if (!isBuffer(op.getB()) || b.getDimSize(1) % kWgmmaColumnBlock != 0)
       return failure();
   }
-  int64_t warps = threads / 32, m = c.getDimSize(0), n = c.getDimSize(1);
-  if (threads % 128 != 0 || m != kWgmmaM * (warps / 4) || n % 8 != 0 || n > kWgmmaMaxN)
+  // One m64 row block per warpgroup; the warpgroups of a row block split N.
+  int64_t groups = threads / 128, m = c.getDimSize(0), n = c.getDimSize(1);
+  if (threads % 128 != 0 || m % kWgmmaM != 0 || groups % (m / kWgmmaM) != 0)
     return failure();
-  return warpgroupPartition(threads, n);
+  int64_t groupsN = groups / (m / kWgmmaM);
+  if (groupsN > 1 && op.getPolicy() == WarpPolicy::FullRow)
+    return failure();
+  if (n % (groupsN * 8) != 0 || n / groupsN > kWgmmaMaxN ||
+      (!op.getTransposeB() && groupsN > 1 && (n / groupsN) % kWgmmaColumnBlock != 0))
+    return failure();
+  return warpgroupPartition(threads, n, groupsN);
 }
 
 FailureOr<WarpPartition> mlir::tile::selectedPartition(GemmOp op) {
@@ -149,14 +163,16 @@ FailureOr<WarpPartition> mlir::tile::selectedPartition(GemmOp op) {
   p.warpsN = mma.getWarpsN();
   p.tileM = c.getDimSize(0) / p.warpsM;
   p.tileN = c.getDimSize(1) / p.warpsN;
+  p.warpgroups = mma.getKind() == MmaKind::Wgmma;
   return p;
 }
 
-WarpPartition mlir::tile::warpgroupPartition(int64_t threads, int64_t n) {
+WarpPartition mlir::tile::warpgroupPartition(int64_t threads, int64_t n, int64_t groupsN) {
   WarpPartition p;
-  p.warpsM = threads / 32;
-  p.warpsN = 1;
+  p.warpsM = threads / 32 / groupsN;
+  p.warpsN = groupsN;
   p.tileM = kMmaM;
-  p.tileN = n;
+  p.tileN = n / groupsN;
+  p.warpgroups = true;
   return p;
 }

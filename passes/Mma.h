@@ -22,8 +22,17 @@ constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 struct WarpPartition {
   int64_t warpsM = 1, warpsN = 1; ///< warps along M and N
   int64_t tileM = 0, tileN = 0;   ///< each warp's sub-tile
+  /// Warp order. mma.sync: warp w is row block w / warpsN, column block
+  /// w % warpsN. wgmma (whole warpgroups): the four warps of warpgroup g are
+  /// consecutive row blocks, g's place in the grid of warpgroups is row
+  /// g / warpsN, column g % warpsN, so warp w is row block
+  /// 4 (w / 4 / warpsN) + w % 4, column block w / 4 % warpsN. The two orders
+  /// agree when warpsN = 1.
+  bool warpgroups = false;
   int64_t atomsM() const { return tileM / kMmaM; }
   int64_t atomsN() const { return tileN / kMmaN; }
+  /// The row block and column block of warp `warp` (an index expression).
+  std::pair<AffineExpr, AffineExpr> warpAt(AffineExpr warp) const;
 };
 
 /// Splits an M x N tile over `warps` warps by `policy`; fails with the reason
@@ -74,19 +83,22 @@ int64_t wgmmaK(Type in);
 /// atoms (several: stored as column blocks of one atom), B stored N x K
 /// (K-major, likewise) or K x N (N-major, N a
 /// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
-/// in with an f32 accumulator, and one m64 row block per warpgroup
-/// (M = 16 x warps) with N a multiple of 8 up to 256. Each warp then holds 16 rows of the full N,
-/// which is both the wgmma accumulator fragment and the mma.sync layout of
-/// that partition (warpsM = warps, tileM = 16).
+/// in with an f32 accumulator, and one m64 row block per warpgroup: the
+/// M / 64 row blocks each get G / (M / 64) of the G warpgroups, which split N
+/// (each a multiple of 8 up to 256 columns, of 64 when B is N-major; the
+/// FullRow policy allows no split). Each warp then holds 16 rows of its
+/// warpgroup's columns, which is both the wgmma accumulator fragment and the
+/// mma.sync layout of that partition in warpgroup order (tileM = 16).
 FailureOr<WarpPartition> wgmmaPartition(GemmOp op, int64_t threads);
 
 /// The partition the gemm's #tile.mma records, or an error on the gemm
 /// (naming tile-select-mma) when it has none.
 FailureOr<WarpPartition> selectedPartition(GemmOp op);
 
-/// The warpgroup partition of an M x `n` tile: warps along M, each holding
-/// 16 rows of all n columns (what wgmmaPartition returns when it applies).
-WarpPartition warpgroupPartition(int64_t threads, int64_t n);
+/// The warpgroup partition of an M x `n` tile over `threads` threads with
+/// `groupsN` warpgroups side by side along N: each warp holds 16 rows of its
+/// warpgroup's n / groupsN columns.
+WarpPartition warpgroupPartition(int64_t threads, int64_t n, int64_t groupsN = 1);
 
 } // namespace mlir::tile
 

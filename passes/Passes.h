@@ -35,6 +35,13 @@ constexpr llvm::StringLiteral kTensorMapsAttr = "tile.tensor_maps";
 /// indices are not used.
 constexpr llvm::StringLiteral kPersistentAttr = "tile.persistent";
 
+/// On the scf.for over a persistent kernel's tiles (tile-pipeline-loops):
+/// convert-tile-to-gpu reads the thread index afresh in its body, so that
+/// LLVM does not hoist every per-thread address of the body out of the loop
+/// and keep them all live across it (dozens of 64-bit registers: MLA
+/// decode's consumers spilled).
+constexpr llvm::StringLiteral kTileLoopAttr = "tile.tile_loop";
+
 /// On a module: tile-pipeline-loops keeps the cp.async pipeline instead of
 /// warp-specializing with TMA (TileLang's tl.disable_warp_specialized and
 /// tl.disable_tma_lower).

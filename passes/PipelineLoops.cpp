@@ -55,12 +55,33 @@ struct Producer {
   SetVector<Operation *> slice;
 };
 
-/// Collects the in-body ops `value` depends on; fails on anything impure.
+/// Whether `op` loads an element of a global tensor that nothing in its
+/// kernel writes (a paged cache's block table): reading it ahead of the
+/// iteration that asked, or in a producer warpgroup, reads the same value.
+bool isReadOnlyGlobalLoad(Operation *op) {
+  auto load = dyn_cast<memref::LoadOp>(op);
+  if (!load || getPlace(load.getMemRefType()) != Place::Global)
+    return false;
+  Value tensor = load.getMemRef();
+  auto kernel = op->getParentOfType<KernelOp>();
+  return kernel && llvm::all_of(tensor.getUsers(), [&](Operation *user) {
+    if (!kernel->isAncestor(user))
+      return true;
+    if (isa<memref::LoadOp>(user))
+      return true;
+    auto copy = dyn_cast<CopyOp>(user);
+    return copy && copy.getSrc() == tensor && copy.getDst() != tensor;
+  });
+}
+
+/// Collects the in-body ops `value` depends on; fails on anything impure
+/// (loads of read-only global tensors excepted: copies whose start is read
+/// at run time from a table).
 bool collectSlice(Value value, Block &body, SetVector<Operation *> &slice) {
   Operation *def = value.getDefiningOp();
   if (!def || def->getBlock() != &body)
     return true; // defined outside the loop, or the induction variable
-  if (!isPure(def))
+  if (!isPure(def) && !isReadOnlyGlobalLoad(def))
     return false;
   for (Value operand : def->getOperands())
     if (!collectSlice(operand, body, slice))
@@ -109,9 +130,26 @@ void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
   IRMapping mapping;
   mapping.map(oldIv, iv);
   for (Producer p : producers) {
-    for (Operation *op : p.slice)
-      if (!mapping.contains(op->getResult(0)))
+    for (Operation *op : p.slice) {
+      if (mapping.contains(op->getResult(0)))
+        continue;
+      if (!isa<memref::LoadOp>(op)) {
         b.clone(*op, mapping);
+        continue;
+      }
+      // A table entry of an iteration past the end would be read past the
+      // table's end: only iterations inside the loop read it.
+      Type type = op->getResult(0).getType();
+      auto read = scf::IfOp::create(b, op->getLoc(), type, inside, /*withElse=*/true);
+      OpBuilder tb = read.getThenBodyBuilder();
+      scf::YieldOp::create(tb, op->getLoc(), tb.clone(*op, mapping)->getResult(0));
+      OpBuilder eb = read.getElseBodyBuilder();
+      scf::YieldOp::create(eb, op->getLoc(),
+                           arith::ConstantOp::create(eb, op->getLoc(), type,
+                                                     eb.getZeroAttr(type))
+                               .getResult());
+      mapping.map(op->getResult(0), read.getResult(0));
+    }
     AllocSharedOp all = staged.lookup(p.buffer);
     Value view = StageOp::create(b, p.copy.getLoc(), p.buffer.getType(), all, stage);
     mapping.map(p.copy.getDst(), view);
@@ -284,7 +322,8 @@ std::optional<TmaCopy> tmaCopy(Producer p) {
 /// Whether `loop` is warp-specialized: sm_90a, the only pipelined loop of
 /// its kernel and directly in its body, wgmma gemms only, every producer a
 /// TMA load, and the values the producers' copies need computed before the
-/// loop without side effects. Fills `tma` per producer.
+/// loop without side effects (reads of tensors the kernel never writes
+/// count as none: a sequence length, a page table). Fills `tma` per producer.
 bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
                        SmallVector<TmaCopy> &tma) {
   auto kernel = dyn_cast<KernelOp>(loop->getParentOp());
@@ -323,7 +362,7 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
     Operation *def = needed.pop_back_val().getDefiningOp();
     if (!def || def->getBlock() != &body || isa<AllocSharedOp>(def))
       continue;
-    if (!isPure(def) || def->getNumRegions())
+    if ((!isPure(def) && !isReadOnlyGlobalLoad(def)) || def->getNumRegions())
       return false;
     llvm::append_range(needed, def->getOperands());
   }
@@ -384,7 +423,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   SmallVector<Operation *> order;
   for (Operation &op : body) {
     bool stays = isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
-                 (isPure(&op) && !op.getNumRegions() &&
+                 ((isPure(&op) || isReadOnlyGlobalLoad(&op)) && !op.getNumRegions() &&
                   !(persistent && fromBlock.contains(&op)) &&
                   llvm::none_of(op.getOperands(), [&](Value v) {
                     return v.getDefiningOp() && moved.contains(v.getDefiningOp());
@@ -452,6 +491,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     for (Value size : grid.drop_front())
       tiles = arith::MulIOp::create(ob, loc, tiles, size);
     auto tileLoop = scf::ForOp::create(ob, loc, cta, tiles, ctas);
+    tileLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
     OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
     Value t = tileLoop.getInductionVar();
     Value j = arith::DivSIOp::create(tb, loc, arith::SubIOp::create(tb, loc, t, cta), ctas);
@@ -499,8 +539,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     forEachTile(lb0, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
       if (persistent) // the tile's values the copies read
         for (Operation *op : order)
-          if (fromBlock.contains(op) && moved.contains(op) && isPure(op) &&
-              !op->getNumRegions())
+          if (fromBlock.contains(op) && moved.contains(op) &&
+              (isPure(op) || isReadOnlyGlobalLoad(op)) && !op->getNumRegions())
             tb.clone(*op, mapping);
       auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
       OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());

@@ -282,11 +282,15 @@ def Tile_MmaAttr : Tile_Attr<"Mma", "mma"> {
 
     - `kind`: `mma_sync` (one warp per m16n8k16 atom, sm_80 and later) or
       `wgmma` (one warpgroup per m64nNk16 atom, sm_90a).
-    - `m`, `n`, `k`: the instruction's shape (for wgmma, `n` is the block's
-      N: one instruction covers the warpgroup's whole row block).
+    - `m`, `n`, `k`: the instruction's shape (for wgmma, `n` is the
+      warpgroup's share of the block's N: one instruction covers it).
     - `warps_m`, `warps_n`: how the block's warps split the M x N output;
-      each warp holds `M / warps_m` x `N / warps_n`. For wgmma the warps of a
-      warpgroup stack along M, 16 rows each (`warps_n = 1`).
+      each warp holds `M / warps_m` x `N / warps_n`. For wgmma the four warps
+      of a warpgroup stack along M, 16 rows each, and whole warpgroups tile
+      the output: `warps_m / 4` of them along M (one m64 row block each) by
+      `warps_n` along N (warpgroup g at row g / warps_n, column
+      g % warps_n). MLA decode's 64 x 512 output over two warpgroups is
+      `warps_m = 4, warps_n = 2`, each warpgroup 256 columns.
     - `a`: whether A is read from `shared` memory or from `registers`.
     - `depth`: wgmma groups left pending after the gemm (`wgmma.wait_group
       depth`); 0 waits for the gemm's own instructions. Always 0 for mma_sync.

@@ -574,9 +574,9 @@ static LogicalResult verifyMma(GemmOp op, MmaAttr mma, int64_t m, int64_t n) {
     return op.emitOpError("mma partition has ")
            << mma.getWarpsM() << " x " << mma.getWarpsN() << " warps but the kernel has "
            << *threads << " threads";
-  // A wgmma warpgroup's four warps hold 16 rows each of the whole N.
+  // A wgmma warpgroup's four warps hold 16 rows each of its n columns.
   bool tiles = mma.getKind() == MmaKind::Wgmma
-                   ? m == 16 * mma.getWarpsM() && n == mma.getN()
+                   ? m == 16 * mma.getWarpsM() && n == mma.getN() * mma.getWarpsN()
                    : m % (mma.getWarpsM() * mma.getM()) == 0 &&
                          n % (mma.getWarpsN() * mma.getN()) == 0;
   if (!tiles)

@@ -217,9 +217,9 @@ LogicalResult MmaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "wgmma atoms are m64nNk16 (16-bit inputs) or m64nNk32 (8-bit) "
                           "with N a multiple of 8 up to 256, got m"
                        << m << "n" << n << "k" << k;
-  if (warpsN != 1 || warpsM % 4 != 0)
-    return emitError() << "wgmma stacks whole warpgroups along M: warps_n must be 1 "
-                          "and warps_m a multiple of 4, got warps_m = "
+  if (warpsM % 4 != 0)
+    return emitError() << "wgmma stacks the four warps of a warpgroup along M: warps_m "
+                          "must be a multiple of 4, got warps_m = "
                        << warpsM << ", warps_n = " << warpsN;
   if (a == OperandPlace::Registers && k != 16)
     return emitError() << "wgmma reads A from registers for 16-bit inputs only (k = 16), "

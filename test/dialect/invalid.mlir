@@ -1346,7 +1346,7 @@ module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 260, k = 16, w
 
 // -----
 
-// expected-error @+1 {{wgmma stacks whole warpgroups along M: warps_n must be 1 and warps_m a multiple of 4, got warps_m = 2, warps_n = 2}}
+// expected-error @+1 {{wgmma stacks the four warps of a warpgroup along M: warps_m must be a multiple of 4, got warps_m = 2, warps_n = 2}}
 module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} {}
 
 // -----

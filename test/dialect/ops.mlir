@@ -576,6 +576,20 @@ func.func @gemm_with_mma() {
   return
 }
 
+// Two warpgroups side by side along N: each holds 64 rows x 64 columns.
+// CHECK-LABEL: func.func @gemm_warpgroups_along_n
+// CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 2, a = shared, depth = 0>, transpose_b}
+func.func @gemm_warpgroups_along_n() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 2, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // TMA descriptors and shared addresses
 //===----------------------------------------------------------------------===//

@@ -562,6 +562,62 @@ func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<
 
 // -----
 
+// Two warpgroups side by side along N (FullCol, 64 rows): each issues
+// m64n128 wgmmas on its own half of B, 128 / 64 column blocks of 64 K rows x
+// 128 bytes (16384 bytes) further for the second. The warpgroup index is
+// broadcast from lane 0 (ptxas then keeps the descriptors in uniform
+// registers).
+// WGMMA-LABEL: gpu.func @wgmma_warpgroups_along_n
+// WGMMA: gpu.shuffle  idx
+// WGMMA: arith.divui %{{.*}}, %c2_i64 : i64
+// WGMMA: %[[N:.*]] = arith.remui %{{.*}}, %c2_i64 : i64
+// WGMMA: arith.muli %[[N]], %c16384_i64 : i64
+// WGMMA: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// WGMMA-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// WGMMA-NOT: nvvm.wgmma.mma_async
+func.func @wgmma_warpgroups_along_n(%A: memref<64x64xf16>, %B: memref<64x256xf16>, %C: memref<64x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x256xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x256xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %B[%c0, %c0] [64, 256] to %b[%c0, %c0] [64, 256] : memref<64x256xf16> to memref<64x256xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {clear_accum, policy = #tile.warp_policy<full_col>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x256xf16, #gpu.address_space<workgroup>>, memref<64x256xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 256] to %C[%c0, %c0] [64, 256] : memref<64x256xf32, #tile.space<fragment>> to memref<64x256xf32>
+  }
+  return
+}
+
+// -----
+
+// In a loop over a persistent kernel's tiles (tile.tile_loop), the thread
+// index is read anew at the top of the body by an opaque mov: the copy's
+// per-thread offsets are computed from it inside the loop (the kernel's own
+// gpu.thread_id is left unused and folded away).
+// CHECK-LABEL: gpu.func @tile_loop
+// CHECK-NOT: gpu.thread_id
+// CHECK: scf.for
+// CHECK-NEXT: %[[READ:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %tid.x;", "=r"  : () -> i32
+// CHECK-NEXT: arith.index_castui %[[READ]] : i32 to index
+// CHECK-NOT: gpu.thread_id
+// CHECK: } {tile.tile_loop}
+func.func @tile_loop(%A: memref<64x128xf32>, %B: memref<64x128xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    scf.for %t = %c0 to %n step %c1 {
+      tile.copy %A[%c0, %c0] [64, 128] to %f[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %f[%c0, %c0] [64, 128] to %B[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+    } {tile.tile_loop}
+  }
+  return
+}
+
+// -----
+
 // An NN gemm on wgmma: B (K x N) is stored as 64-column blocks, so its
 // copy addresses ((n / 64) * 64 + k) * 64 + n % 64 before the swizzle; the
 // B descriptors are N-major (leading offset 64 x 128 bytes between column

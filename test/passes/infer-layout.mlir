@@ -363,6 +363,30 @@ func.func @wgmma_accumulator() {
 
 // -----
 
+// 64 rows over two warpgroups (FullCol): with wgmma the warpgroups sit side
+// by side, warpgroup g holding columns 64 g .. 64 g + 63 of all 64 rows (its
+// four warps 16 rows each), so a row's maximum combines both warpgroups;
+// without wgmma FullCol gives each of the 8 warps 16 columns.
+// CHECK-LABEL: func.func @wgmma_warpgroups_along_n
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 256, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 8) * 64 + (d1 floordiv 8) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 8) * 16 + ((d1 floordiv 4) mod 2) * 8 + (d0 mod 4) * 2 + d1 mod 2)>}
+// WGMMA-LABEL: func.func @wgmma_warpgroups_along_n
+// WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 256, regs = 32, map = (d0, d1) -> (((((d0 floordiv 32) floordiv 4) floordiv 2) * 4 + (d0 floordiv 32) mod 4) * 16 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, (((d0 floordiv 32) floordiv 4) mod 2) * 64 + ((d1 floordiv 4) mod 8) * 8 + (d0 mod 4) * 2 + d1 mod 2)>}
+// WGMMA: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 2, a = shared, depth = 0>
+func.func @wgmma_warpgroups_along_n() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b, policy = #tile.warp_policy<full_col>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    tile.reduce %c to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
 // B stored K x N (N-major) with N a multiple of 64: wgmma reads it as
 // 64-column blocks, so with wgmma its buffer is marked to be stored so; the
 // accumulator takes the warpgroup layout. Without wgmma: neither.

@@ -51,6 +51,67 @@ func.func @gemm_loop(%A: memref<256x256xf16>, %n: index) {
 
 // -----
 
+// A copy whose start is read at run time from a table the kernel never
+// writes (a paged cache's block table) is pipelined: the table entry of an
+// iteration ahead is read under that iteration's predicate (past the end it
+// would be read past the table's end), and the copy starts there.
+// CHECK-LABEL: func.func @paged_loop
+// CHECK: %[[P0:.*]] = arith.cmpi slt, %{{.*}}, %[[N:.*]] : index
+// CHECK: %[[E0:.*]] = scf.if %[[P0]] -> (i32) {
+// CHECK-NEXT: %[[L0:.*]] = memref.load %arg1[%{{.*}}] : memref<8xi32>
+// CHECK-NEXT: scf.yield %[[L0]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: scf.yield %[[Z]] : i32
+// CHECK: %[[R0:.*]] = arith.index_cast %[[E0]] : i32 to index
+// CHECK: tile.copy %arg0[%[[R0]], %{{.*}}] [64, 64] to %{{.*}} if %[[P0]] {async}
+// CHECK: scf.for
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK: memref.load %arg1
+// CHECK: tile.copy {{.*}} {async}
+func.func @paged_loop(%A: memref<512x64xf16>, %table: memref<8xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %page = memref.load %table[%k] : memref<8xi32>
+      %row = arith.index_cast %page : i32 to index
+      tile.copy %A[%row, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<512x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A table the kernel also writes could change between reading it ahead and
+// the iteration that asked: that copy is not pipelined.
+// CHECK-LABEL: func.func @written_table
+// CHECK: tile.pipelined
+// CHECK-NOT: {async}
+func.func @written_table(%A: memref<512x64xf16>, %table: memref<8xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i32 = arith.constant 0 : i32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %page = memref.load %table[%k] : memref<8xi32>
+      %row = arith.index_cast %page : i32 to index
+      tile.copy %A[%row, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<512x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      memref.store %c0_i32, %table[%k] : memref<8xi32>
+    }
+  }
+  return
+}
+
+// -----
+
 // One stage: nothing to overlap; the loop is left alone.
 // CHECK-LABEL: func.func @one_stage
 // CHECK: tile.pipelined
@@ -230,6 +291,7 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // CHECK: %[[C64:.*]] = arith.addi %[[C0]], %c64_i32
 // CHECK: tile.shared_ptr %{{.*}}[%{{.*}}, %c64{{.*}}]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %[[F]], box[%[[C64]], %[[KB]]]
+// CHECK: } {tile.tile_loop}
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[GRID]] step

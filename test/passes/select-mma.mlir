@@ -38,6 +38,53 @@ func.func @wgmma_nn() {
 
 // -----
 
+// Fewer m64 row blocks than warpgroups: the warpgroups of a row block split N
+// (MLA decode's 64-row tiles over two warpgroups), each a multiple of 64
+// columns of an N-major B: one whose N-major B would split into 32-column
+// halves stays on mma.sync. The FullRow policy allows no split along N
+// (next case).
+// CHECK-LABEL: func.func @warpgroups_along_n
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 2, a = shared, depth = 0>
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 32, k = 16, warps_m = 4, warps_n = 2, a = shared, depth = 0>
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = mma_sync
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @warpgroups_along_n() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %bt = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %b64 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_col>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %bt, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b64, %s : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// FullRow keeps every warp on its own rows: 64 rows over two warpgroups is
+// neither a wgmma nor an mma.sync partition.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @full_row_too_few_rows() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    // expected-error @+1 {{a 64x128 tile cannot be split over 8 warps with the full_row policy}}
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
 // On sm_90a, a gemm wgmma cannot run (K rows of 64 bytes) stays on mma.sync,
 // as does every gemm when the target's features leave wgmma out.
 // CHECK-LABEL: func.func @narrow_k
