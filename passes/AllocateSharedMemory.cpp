@@ -151,6 +151,9 @@ struct Piece {
   int64_t bytes, align;
   Lifetime life;
   bool optional = false;     ///< staging for speed: dropped if it does not fit
+  /// The lifetime to fall back to when the kernel does not fit with `life`
+  /// (bytes of its own preferred: a reduction's scratch).
+  std::optional<Lifetime> shareable;
 };
 
 LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
@@ -178,7 +181,14 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
       return WalkResult::advance();
     int64_t groups = int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask));
     int64_t bytes = reduce.getDst().getType().getNumElements() * groups * 4;
-    pieces.push_back({reduce, "tile.scratch_offset", bytes, 128, during(reduce)});
+    // Its own bytes for the whole kernel where the budget has room (a few
+    // hundred bytes to a few KB): sharing bytes with other pieces, it would
+    // need a barrier against each of their accesses, where alone it needs
+    // none between consecutive reductions (MLA decode: three barriers an
+    // iteration instead of six). Else its lifetime, like the rest.
+    Piece scratch{reduce, "tile.scratch_offset", bytes, 128, Lifetime()};
+    scratch.shareable = during(reduce);
+    pieces.push_back(scratch);
     return WalkResult::advance();
   });
   // A fragment whose registers hold short runs (an mma accumulator: 2
@@ -226,28 +236,40 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     int64_t begin, end;
     Lifetime life;
   };
-  SmallVector<Placed> placed;
-  int64_t total = 0;
-  for (Piece &piece : pieces) {
-    SmallVector<std::pair<int64_t, int64_t>> busy;
-    for (const Placed &p : placed)
-      if (overlap(p.life, piece.life, pos))
-        busy.push_back({p.begin, p.end});
-    llvm::sort(busy);
-    int64_t offset = 0;
-    for (auto [begin, end] : busy) {
+  auto placeAll = [&]() {
+    SmallVector<Placed> placed;
+    int64_t total = 0;
+    for (Piece &piece : pieces) {
+      SmallVector<std::pair<int64_t, int64_t>> busy;
+      for (const Placed &p : placed)
+        if (overlap(p.life, piece.life, pos))
+          busy.push_back({p.begin, p.end});
+      llvm::sort(busy);
+      int64_t offset = 0;
+      for (auto [begin, end] : busy) {
+        offset = llvm::alignTo(offset, piece.align);
+        if (offset + piece.bytes <= begin)
+          break;
+        offset = std::max(offset, end);
+      }
       offset = llvm::alignTo(offset, piece.align);
-      if (offset + piece.bytes <= begin)
-        break;
-      offset = std::max(offset, end);
+      if (piece.optional && offset + piece.bytes > maxBytes) {
+        piece.op->removeAttr(piece.attr); // placed by an earlier attempt
+        continue;
+      }
+      piece.op->setAttr(piece.attr,
+                        IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
+      placed.push_back({offset, offset + piece.bytes, piece.life});
+      total = std::max(total, offset + piece.bytes);
     }
-    offset = llvm::alignTo(offset, piece.align);
-    if (piece.optional && offset + piece.bytes > maxBytes)
-      continue;
-    piece.op->setAttr(piece.attr,
-                      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), offset));
-    placed.push_back({offset, offset + piece.bytes, piece.life});
-    total = std::max(total, offset + piece.bytes);
+    return total;
+  };
+  int64_t total = placeAll();
+  if (total > maxBytes && llvm::any_of(pieces, [](const Piece &p) { return p.shareable; })) {
+    for (Piece &piece : pieces)
+      if (piece.shareable)
+        piece.life = *piece.shareable;
+    total = placeAll();
   }
   kernel->setAttr("tile.shared_bytes",
                   IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), total));

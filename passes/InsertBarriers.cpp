@@ -13,7 +13,10 @@
 //
 // Ops whose lowering runs a protocol of its own through shared memory (a
 // reduction across warps through its scratch, a copy staged through shared
-// memory) begin with a barrier there; they leave their staging bytes read.
+// memory: writes, a barrier, reads) count as writing those bytes where they
+// meet earlier accesses, so a barrier goes before them only when a hazard
+// asks for one; their own barrier orders everything before it, and they
+// leave their bytes read.
 // Async copies are ordered by the cp.async wait + barrier that
 // tile-pipeline-loops emits; existing gpu.barrier ops count as barriers.
 //
@@ -47,7 +50,10 @@ struct Interval {
 /// The shared bytes read and written since the last barrier (or by one op).
 struct Accesses {
   SmallVector<Interval> reads, writes;
-  bool leadingBarrier = false; ///< the op's lowering starts with a barrier
+  /// Bytes an op's lowering writes and then, after a barrier of its own,
+  /// reads (a reduction's scratch, a copy's staging): they meet earlier
+  /// accesses as writes, and after the op only its reads remain.
+  std::optional<Interval> protocol;
 
   void clear() {
     reads.clear();
@@ -67,6 +73,13 @@ struct Accesses {
     return llvm::any_of(a, [&](const Interval &x) {
       return llvm::any_of(b, [&](const Interval &y) { return x.overlaps(y); });
     });
+  }
+  /// The op's accesses as earlier ones see them: its protocol bytes written.
+  Accesses entry() const {
+    Accesses e{reads, writes, std::nullopt};
+    if (protocol)
+      e.writes.push_back(*protocol);
+    return e;
   }
   /// Whether `op` (accessing `next`) must wait for these accesses.
   bool conflicts(const Accesses &next) const {
@@ -141,14 +154,16 @@ private:
     if (cached == cache.end())
       cached = cache.try_emplace(op, accessesOf(op)).first;
     Accesses own = cached->second;
-    if (own.leadingBarrier) {
-      state.clear();
-    } else if (state.conflicts(own)) {
+    if (state.conflicts(own.entry())) {
       if (insert) {
         OpBuilder b(op);
         gpu::BarrierOp::create(b, op->getLoc());
       }
       state.clear();
+    }
+    if (own.protocol) { // the lowering's own barrier, then its reads
+      state.clear();
+      own.reads.push_back(*own.protocol);
     }
     state.merge(own);
   }
@@ -199,7 +214,7 @@ private:
           auto cached = cache.find(&inner);
           if (cached == cache.end())
             cached = cache.try_emplace(&inner, accessesOf(&inner)).first;
-          all.merge(cached->second);
+          all.merge(cached->second.entry());
         }
     return all;
   }
@@ -216,10 +231,8 @@ private:
         a.writes.push_back(*i);
     };
     auto protocol = [&](Operation *o, StringRef attr, int64_t bytes) {
-      if (auto at = o->getAttrOfType<IntegerAttr>(attr)) {
-        a.leadingBarrier = true;
-        a.reads.push_back({at.getInt(), at.getInt() + bytes});
-      }
+      if (auto at = o->getAttrOfType<IntegerAttr>(attr))
+        a.protocol = Interval{at.getInt(), at.getInt() + bytes};
     };
     if (auto copy = dyn_cast<CopyOp>(op)) {
       if (copy.getAsync())

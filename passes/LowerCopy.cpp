@@ -63,7 +63,8 @@ static LogicalResult lowerStaged(CopyOp copy, int64_t offset, Value tid, int64_t
   shared[view] = SharedView{flat, swizzle, Value()};
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> zeros(tile.size(), c0);
-  gpu::BarrierOp::create(b, loc); // earlier readers of the staging are done
+  // tile-insert-barriers put a barrier before the op if earlier accesses
+  // of the staging needed one.
   auto in = CopyOp::create(b, loc, copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(),
                            view, zeros, tile, /*pred=*/Value());
   gpu::BarrierOp::create(b, loc);

@@ -131,7 +131,8 @@ LogicalResult mlir::tile::lowerReduce(ReduceOp op, Value tid, Value smem, Value 
         flat = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, flat, c(d)), i);
       elements.push_back(flat);
     }
-    gpu::BarrierOp::create(b, loc); // earlier readers of the scratch are done
+    // tile-insert-barriers put a barrier before the op if earlier accesses
+    // of the scratch needed one.
     auto ifLeader = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(b);

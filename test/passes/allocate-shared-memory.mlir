@@ -77,6 +77,45 @@ func.func @reduce_scratch() {
 
 // -----
 
+// A reduction's scratch gets bytes of its own where the budget has room,
+// though a buffer whose lifetime ended before it would leave it bytes to
+// share (shared, it would need barriers against that buffer's accesses).
+// CHECK-LABEL: func.func @scratch_own_bytes
+// CHECK: attributes {tile.shared_bytes = 4160 : i64}
+// CHECK: tile.reduce {{.*}} tile.scratch_offset = 4096 : i64
+func.func @scratch_own_bytes(%v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<1024xf32, #gpu.address_space<workgroup>>
+    %x = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.fill %s, %v : memref<1024xf32, #gpu.address_space<workgroup>>, f32
+    tile.reduce %x to %m {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Where the kernel would not fit so, the scratch shares the bytes of a
+// buffer no longer in use: sm_90's 232448 bytes are all the buffer's.
+// CHECK-LABEL: func.func @scratch_shares_when_tight
+// CHECK: attributes {tile.shared_bytes = 232448 : i64}
+// CHECK: tile.reduce {{.*}} tile.scratch_offset = 0 : i64
+func.func @scratch_shares_when_tight(%v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<58112xf32, #gpu.address_space<workgroup>>
+    %x = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} : memref<8x256xf32, #tile.space<fragment>>
+    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.fill %s, %v : memref<58112xf32, #gpu.address_space<workgroup>>, f32
+    tile.reduce %x to %m {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
 // A 64x64 f32 accumulator holds runs of 2 (8 bytes): its copy to global
 // memory is staged through a shared buffer (after the operands, 1024-byte
 // aligned) so the block stores 16-byte vectors.

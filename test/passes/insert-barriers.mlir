@@ -119,8 +119,8 @@ func.func @pipelined(%A: memref<1024x1024xf16>, %n: index) {
 
 // Element stores in a T.Parallel body, then a read of the same bytes by
 // another loop: RAW. A reduction across warps exchanges through its own
-// scratch and its lowering starts with a barrier: none is added before it,
-// even though it follows a shared write.
+// scratch, which nothing before it touched: no barrier before it, although
+// it follows a shared write (of other bytes).
 // CHECK-LABEL: func.func @parallel_and_reduce
 // CHECK: tile.parallel
 // CHECK: memref.store
@@ -149,6 +149,36 @@ func.func @parallel_and_reduce(%v: f32) {
       memref.store %v, %t[%i, %j] : memref<64x64xf32, #gpu.address_space<workgroup>>
     }
     tile.reduce %f to %r {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear, tile.scratch_offset = 32768 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// A reduction's scratch counts as written where it meets earlier accesses:
+// the second reduction, on the same scratch bytes, waits for the first's
+// reads (WAR); a third on scratch of its own does not wait (the second's
+// barrier ordered everything before it); a write over the third's scratch
+// afterwards waits for its reads.
+// CHECK-LABEL: func.func @reduce_scratch_hazards
+// CHECK: tile.reduce {{.*}}tile.scratch_offset = 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.reduce {{.*}}tile.scratch_offset = 0
+// CHECK-NEXT: tile.reduce {{.*}}tile.scratch_offset = 512
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.parallel
+func.func @reduce_scratch_hazards(%v: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared {offset = 512 : i64} : memref<64x2xf32, #gpu.address_space<workgroup>>
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (d0 floordiv 2, (d0 mod 2) * 32 + d1)>} : memref<64x64xf32, #tile.space<fragment>>
+    %r = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 2)>} : memref<64xf32, #tile.space<fragment>>
+    tile.reduce %f to %r {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear, tile.scratch_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.reduce %f to %r {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear, tile.scratch_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.reduce %f to %r {kind = #tile.reduce_kind<min>, dim = 1 : i64, clear, tile.scratch_offset = 512 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 2] {
+      memref.store %v, %s[%i, %j] : memref<64x2xf32, #gpu.address_space<workgroup>>
+    }
   }
   return
 }
