@@ -15,7 +15,9 @@ torch reference, in several ways of calling it:
 - driver: the tensors passed through __cuda_array_interface__ only, so
   the runtime allocates the scratch through the driver;
 - graph: captured in a CUDA graph after a warm-up call, then replayed on
-  new inputs.
+  new inputs;
+- torch_op (split-K and decoding): registered with JITKernel.torch_op and
+  called as a torch operator that allocates and returns the output.
 
 Prints one line per check, "PASS ..." or "FAIL ...", then the count; exits
 1 if any failed.
@@ -80,6 +82,16 @@ def run(kernel, inputs: list, outputs: list, how: str) -> None:
 WAYS = ("default", "stream", "again", "driver", "graph")
 
 
+def torch_op(kernel, name: str, n_out: int):
+    """The sequence as a torch custom operator (JITKernel.torch_op), its last
+    `n_out` parameters allocated and returned."""
+    import tlc
+
+    n = len(kernel.params)
+    jit_kernel = tlc.JITKernel(kernel.to_dict(), {}, out_idx=list(range(n - n_out, n)))
+    return jit_kernel.torch_op(f"tlc_multi_check::{name}")
+
+
 def check_reverse(kernel, check: dict, report) -> None:
     for n in check["sizes"]:
         for how in WAYS:
@@ -97,6 +109,10 @@ def check_splitk(kernel, check: dict, report) -> None:
         c = poisoned((m, n), torch.float16)
         run(kernel, [a, b], [c], how)
         report(how, c, a.float() @ b.float(), 0.1, 1e-2)
+    op = torch_op(kernel, kernel.name + f"_{m}x{n}x{k}", 1)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    report("torch_op", op(a, b), a.float() @ b.float(), 0.1, 1e-2)
 
 
 def decoding_reference(q, k, v) -> torch.Tensor:
@@ -114,6 +130,11 @@ def check_decode(kernel, check: dict, report) -> None:
             o = poisoned((batch, h, d), torch.float16)
             run(kernel, [q, k, v], [o], how)
             report(f"batch={batch} {how}", o, decoding_reference(q, k, v), 1e-2, 1e-2)
+    op = torch_op(kernel, f"{kernel.name}_h{h}_s{s}_d{d}", 1)
+    q = torch.randn(2, h, d, device="cuda", dtype=torch.float16)
+    k = torch.randn(2, s, d, device="cuda", dtype=torch.float16)
+    v = torch.randn(2, s, d, device="cuda", dtype=torch.float16)
+    report("torch_op", op(q, k, v), decoding_reference(q, k, v), 1e-2, 1e-2)
 
 
 CHECKS = {"reverse": check_reverse, "splitk": check_splitk, "decode": check_decode}

@@ -442,3 +442,28 @@ def test_tile_file_compiles_and_runs(tmp_path, capsys):
     assert main(["run", str(path), "--save", str(tmp_path / "o.npz")]) == 0
     saved = np.load(tmp_path / "o.npz")
     np.testing.assert_array_equal(saved["B"], 2 * saved["A"][::-1])
+
+
+@tlc.jit
+def eager_twice(X, block=128):
+    """The eager style: the scratch sized by a T.const size."""
+    n = T.const("n")
+    X: T.Tensor((n,), "float32")
+    Y = T.empty((n,), "float32")
+    S = T.alloc_global((n,), "float32")
+    with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+        for i in T.Parallel(block):
+            S[bx * block + i] = X[bx * block + i] * 2.0
+    with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+        for i in T.Parallel(block):
+            Y[bx * block + i] = S[bx * block + i] + 1.0
+    return Y
+
+
+def test_eager_style():
+    kernel = eager_twice.compile(n=256)
+    assert isinstance(kernel.kernel, tlc.runtime.KernelSequence)
+    assert [k["name"] for k in kernel.artifact["kernels"]] == ["eager_twice_k0",
+                                                               "eager_twice_k1"]
+    assert kernel.artifact["scratch"] == [{"name": "S", "dtype": "float32", "shape": [256]}]
+    assert kernel.out_idx == [1]
