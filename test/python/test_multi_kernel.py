@@ -467,3 +467,26 @@ def test_eager_style():
                                                                "eager_twice_k1"]
     assert kernel.artifact["scratch"] == [{"name": "S", "dtype": "float32", "shape": [256]}]
     assert kernel.out_idx == [1]
+
+
+@T.prim_func
+def atomic_total(A: T.Tensor((256,), "float32"), B: T.Tensor((1,), "float32")):
+    S = T.alloc_global((1,), "float32")
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(1):
+            S[i] = 0.0
+    with T.Kernel(2, threads=128) as bx:
+        for i in T.Parallel(128):
+            T.atomic_add(S[0], A[bx * 128 + i])
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(1):
+            B[i] = S[i]
+
+
+def test_atomic_add_into_scratch():
+    a = np.arange(256, dtype=np.float32)
+    b = np.zeros(1, np.float32)
+    tlc.interpret(atomic_total, a, b)
+    assert b[0] == a.sum()
+    kernel = tlc.compile(atomic_total, target="sm_80")
+    assert "atom.global.add.f32" in kernel.artifact["kernels"][1]["ptx"]
