@@ -7,7 +7,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -22,6 +25,11 @@ using namespace mlir::tile;
 #define DEBUG_TYPE "tile-outline-kernels"
 
 namespace {
+
+/// The unit function-argument attribute marking a global scratch tensor
+/// (T.alloc_global): the launcher allocates it, the caller never passes it.
+/// Scratch arguments follow the parameters.
+constexpr llvm::StringLiteral kArgScratchAttr = "tile.scratch";
 
 /// The name of parameter `i` of `func`.
 std::string paramName(func::FuncOp func, unsigned i) {
@@ -143,9 +151,128 @@ StringRef accessOf(Value tensor) {
   return writes ? "write" : "read";
 }
 
-FailureOr<DictionaryAttr> kernelMetadata(func::FuncOp func, KernelOp kernel) {
+/// Whether argument `i` of `func` is a T.alloc_global scratch tensor.
+bool isScratch(func::FuncOp func, unsigned i) {
+  return func.getArgAttr(i, kArgScratchAttr) != nullptr;
+}
+
+/// The number of arguments of `func` the caller passes (the scratch tensors
+/// follow them).
+unsigned numParams(func::FuncOp func) {
+  unsigned n = 0;
+  while (n < func.getNumArguments() && !isScratch(func, n))
+    ++n;
+  return n;
+}
+
+/// The dtype name of argument `i` of `func`, or an error at it.
+FailureOr<std::string> argDtype(func::FuncOp func, unsigned i) {
+  BlockArgument arg = func.getArgument(i);
+  auto memref = dyn_cast<MemRefType>(arg.getType());
+  Type elem = memref ? memref.getElementType() : arg.getType();
+  if (auto named = func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgDtypeAttr))
+    return named.str();
+  FailureOr<std::string> dtype = dtypeName(elem);
+  if (failed(dtype))
+    return emitError(arg.getLoc())
+           << "parameter '" << paramName(func, i) << "' has type " << elem
+           << ", which kernels cannot take";
+  return dtype;
+}
+
+/// The shape of tensor argument `i`: static sizes and the names of dynamic ones.
+ArrayAttr shapeOf(func::FuncOp func, unsigned i) {
+  Builder b(func.getContext());
+  SmallVector<Attribute> shape;
+  auto memref = cast<MemRefType>(func.getArgument(i).getType());
+  for (auto [dim, size] : llvm::enumerate(memref.getShape()))
+    shape.push_back(ShapedType::isDynamic(size)
+                        ? Attribute(b.getStringAttr(dimName(func, i, dim)))
+                        : Attribute(b.getI64IntegerAttr(size)));
+  return b.getArrayAttr(shape);
+}
+
+/// The `params` metadata of the first `count` arguments of `func`; the
+/// users of `uses[i]` say how the kernel accesses tensor argument i.
+FailureOr<ArrayAttr> paramsMetadata(func::FuncOp func, ValueRange uses,
+                                    unsigned count) {
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
+  SmallVector<Attribute> params;
+  for (unsigned i = 0; i < count; ++i) {
+    BlockArgument arg = func.getArgument(i);
+    NamedAttrList param;
+    param.set("name", b.getStringAttr(paramName(func, i)));
+    FailureOr<std::string> dtype = argDtype(func, i);
+    if (failed(dtype))
+      return failure();
+    param.set("dtype", b.getStringAttr(*dtype));
+    auto memref = dyn_cast<MemRefType>(arg.getType());
+    if (!memref) {
+      param.set("kind", b.getStringAttr("scalar"));
+      params.push_back(param.getDictionary(ctx));
+      continue;
+    }
+    if (getPlace(memref) != Place::Global || !memref.getLayout().isIdentity())
+      return emitError(arg.getLoc())
+             << "parameter '" << paramName(func, i)
+             << "' must be a row-major global tensor, got " << memref;
+    param.set("kind", b.getStringAttr("tensor"));
+    param.set("shape", shapeOf(func, i));
+    param.set("access", b.getStringAttr(accessOf(uses[i])));
+    params.push_back(param.getDictionary(ctx));
+  }
+  return b.getArrayAttr(params);
+}
+
+/// The `scratch` metadata of `func` (name, dtype and shape of each
+/// T.alloc_global tensor); every dynamic size must be one a parameter has,
+/// since the launcher sizes the scratch from the arguments.
+FailureOr<ArrayAttr> scratchMetadata(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  Builder b(ctx);
+  unsigned params = numParams(func);
+  llvm::StringSet<> symbols;
+  for (unsigned i = 0; i < params; ++i)
+    if (auto memref = dyn_cast<MemRefType>(func.getArgument(i).getType()))
+      for (int64_t dim = 0; dim < memref.getRank(); ++dim)
+        if (memref.isDynamicDim(dim))
+          symbols.insert(dimName(func, i, dim));
+  SmallVector<Attribute> scratch;
+  for (unsigned i = params; i < func.getNumArguments(); ++i) {
+    BlockArgument arg = func.getArgument(i);
+    if (!isScratch(func, i))
+      return emitError(arg.getLoc())
+             << "parameter '" << paramName(func, i)
+             << "' follows a scratch tensor; scratch tensors (tile.scratch) "
+                "must be the last arguments";
+    auto memref = dyn_cast<MemRefType>(arg.getType());
+    if (!memref || getPlace(memref) != Place::Global ||
+        !memref.getLayout().isIdentity())
+      return emitError(arg.getLoc())
+             << "scratch tensor '" << paramName(func, i)
+             << "' must be a row-major global tensor, got " << arg.getType();
+    for (int64_t dim = 0; dim < memref.getRank(); ++dim)
+      if (memref.isDynamicDim(dim) && !symbols.contains(dimName(func, i, dim)))
+        return emitError(arg.getLoc())
+               << "scratch tensor '" << paramName(func, i) << "' dim " << dim
+               << " is the size '" << dimName(func, i, dim)
+               << "', which no tensor parameter has";
+    FailureOr<std::string> dtype = argDtype(func, i);
+    if (failed(dtype))
+      return failure();
+    NamedAttrList entry;
+    entry.set("name", b.getStringAttr(paramName(func, i)));
+    entry.set("dtype", b.getStringAttr(*dtype));
+    entry.set("shape", shapeOf(func, i));
+    scratch.push_back(entry.getDictionary(ctx));
+  }
+  return b.getArrayAttr(scratch);
+}
+
+/// The launch shape of `kernel`: grid, threads and dynamic shared memory.
+FailureOr<NamedAttrList> launchMetadata(func::FuncOp func, KernelOp kernel) {
+  Builder b(func.getContext());
   SmallVector<Attribute> grid;
   SmallVector<std::string> sizes;
   for (Value size : kernel.getGrid()) {
@@ -160,41 +287,6 @@ FailureOr<DictionaryAttr> kernelMetadata(func::FuncOp func, KernelOp kernel) {
   while (grid.size() < 3)
     grid.push_back(b.getStringAttr("1"));
 
-  SmallVector<Attribute> params;
-  for (BlockArgument arg : func.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    NamedAttrList param;
-    param.set("name", b.getStringAttr(paramName(func, i)));
-    auto memref = dyn_cast<MemRefType>(arg.getType());
-    Type elem = memref ? memref.getElementType() : arg.getType();
-    FailureOr<std::string> dtype = dtypeName(elem);
-    if (auto named = func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgDtypeAttr))
-      dtype = named.str();
-    if (failed(dtype))
-      return emitError(arg.getLoc())
-             << "parameter '" << paramName(func, i) << "' has type " << elem
-             << ", which kernels cannot take";
-    param.set("dtype", b.getStringAttr(*dtype));
-    if (!memref) {
-      param.set("kind", b.getStringAttr("scalar"));
-      params.push_back(param.getDictionary(ctx));
-      continue;
-    }
-    if (getPlace(memref) != Place::Global || !memref.getLayout().isIdentity())
-      return emitError(arg.getLoc())
-             << "parameter '" << paramName(func, i)
-             << "' must be a row-major global tensor, got " << memref;
-    param.set("kind", b.getStringAttr("tensor"));
-    SmallVector<Attribute> shape;
-    for (auto [dim, size] : llvm::enumerate(memref.getShape()))
-      shape.push_back(ShapedType::isDynamic(size)
-                          ? Attribute(b.getStringAttr(dimName(func, i, dim)))
-                          : Attribute(b.getI64IntegerAttr(size)));
-    param.set("shape", b.getArrayAttr(shape));
-    param.set("access", b.getStringAttr(accessOf(arg)));
-    params.push_back(param.getDictionary(ctx));
-  }
-
   NamedAttrList meta;
   meta.set("grid", b.getArrayAttr(grid));
   int64_t threads = kernel.getThreads();
@@ -205,21 +297,20 @@ FailureOr<DictionaryAttr> kernelMetadata(func::FuncOp func, KernelOp kernel) {
   if (auto bytes = kernel->getAttrOfType<IntegerAttr>("tile.shared_bytes"))
     shared = bytes.getInt();
   meta.set("shared_bytes", b.getI64IntegerAttr(shared));
-  meta.set("params", b.getArrayAttr(params));
-  return meta.getDictionary(ctx);
+  return meta;
 }
 
 /// Makes each tile.tensor_map of the outlined kernel a 128-byte kernel
 /// parameter after the ordinary ones (one per distinct tensor, box and
-/// swizzle), described in the kernel's metadata as `tensor_maps`; the
-/// kernel carries their count as `tile.tensor_maps` for
-/// tile-grid-constant-params, which makes them __grid_constant__.
-LogicalResult tensorMapParams(gpu::GPUFuncOp gpuFunc, func::FuncOp func,
-                              NamedAttrList &allMeta) {
+/// swizzle); returns their description (the metadata's `tensor_maps`, null
+/// when there are none). The kernel carries their count as
+/// `tile.tensor_maps` for tile-grid-constant-params, which makes them
+/// __grid_constant__.
+FailureOr<ArrayAttr> tensorMapParams(gpu::GPUFuncOp gpuFunc, func::FuncOp func) {
   SmallVector<TensorMapOp> maps;
   gpuFunc.walk([&](TensorMapOp op) { maps.push_back(op); });
   if (maps.empty())
-    return success();
+    return ArrayAttr();
   MLIRContext *ctx = gpuFunc.getContext();
   Builder b(ctx);
   SmallVector<Attribute> described;
@@ -252,33 +343,23 @@ LogicalResult tensorMapParams(gpu::GPUFuncOp gpuFunc, func::FuncOp func,
     op.erase();
   }
   gpuFunc->setAttr(kTensorMapsAttr, b.getI64IntegerAttr(params.size()));
-  auto meta = cast<DictionaryAttr>(allMeta.get(func.getSymName()));
-  NamedAttrList updated(meta.getValue());
-  updated.set("tensor_maps", b.getArrayAttr(described));
-  allMeta.set(func.getSymName(), updated.getDictionary(ctx));
-  return success();
+  return b.getArrayAttr(described);
 }
 
-LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
-                          NamedAttrList &allMeta) {
-  if (func.getNumResults() != 0)
-    return func.emitOpError("a tile program returns nothing; it writes its "
-                            "outputs into tensor arguments");
-  if (kernel->getParentOp() != func.getOperation() ||
-      !isa<func::ReturnOp>(kernel->getNextNode()))
-    return kernel.emitOpError("must be the last operation of its function, "
-                              "outside any loop or condition");
-  FailureOr<DictionaryAttr> meta = kernelMetadata(func, kernel);
+/// Outlines `kernel` of `func` into the gpu.func `name` (in the gpu.module
+/// `name`_kernel), with the function's ops before the kernel (sizes,
+/// constants) cloned in front of its body; returns its launch metadata.
+FailureOr<DictionaryAttr> outlineKernel(func::FuncOp func, KernelOp kernel,
+                                        StringRef name) {
+  FailureOr<NamedAttrList> meta = launchMetadata(func, kernel);
   if (failed(meta))
     return failure();
-  allMeta.set(func.getSymName(), *meta);
-
   OpBuilder b(func);
-  auto gpuModule = gpu::GPUModuleOp::create(
-      b, func.getLoc(), (func.getSymName() + "_kernel").str());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(b, func.getLoc(), (name + "_kernel").str());
   b.setInsertionPointToStart(gpuModule.getBody());
-  auto gpuFunc = gpu::GPUFuncOp::create(b, func.getLoc(), func.getSymName(),
-                                        func.getFunctionType());
+  auto gpuFunc =
+      gpu::GPUFuncOp::create(b, func.getLoc(), name, func.getFunctionType());
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   // A warp-specialized kernel runs its producer warps beside the threads
   // the program asked for (tile-pipeline-loops adds them).
@@ -298,6 +379,8 @@ LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
     mapping.map(from, to);
   b.setInsertionPointToEnd(&entry);
   for (Operation &op : func.getBody().front().without_terminator()) {
+    if (isa<KernelOp>(op) && &op != kernel.getOperation())
+      continue; // another launch of the same program
     if (&op != kernel.getOperation()) {
       b.clone(op, mapping);
       continue;
@@ -315,10 +398,107 @@ LogicalResult outlineFunc(func::FuncOp func, KernelOp kernel,
       mapping.map(index, id);
     for (Operation &inner : kernel.getBody().front())
       b.clone(inner, mapping);
+    break; // the ops after this kernel belong to later launches
   }
   gpu::ReturnOp::create(b, func.getLoc());
-  if (failed(tensorMapParams(gpuFunc, func, allMeta)))
+  // How this kernel uses each tensor (before its tensor maps, which read,
+  // become parameters).
+  FailureOr<ArrayAttr> params =
+      paramsMetadata(func, entry.getArguments(), func.getNumArguments());
+  if (failed(params))
     return failure();
+  meta->set("params", *params);
+  FailureOr<ArrayAttr> maps = tensorMapParams(gpuFunc, func);
+  if (failed(maps))
+    return failure();
+  if (*maps)
+    meta->set("tensor_maps", *maps);
+  return meta->getDictionary(func.getContext());
+}
+
+/// Checks that `func`'s kernels can be launched one after another: each is
+/// directly in the function, the last one ends it, and the ops between them
+/// only compute values (they are cloned into every later kernel).
+LogicalResult checkSequence(func::FuncOp func, ArrayRef<KernelOp> kernels) {
+  if (func.getNumResults() != 0)
+    return func.emitOpError("a tile program returns nothing; it writes its "
+                            "outputs into tensor arguments");
+  for (KernelOp kernel : kernels)
+    if (kernel->getParentOp() != func.getOperation())
+      return kernel.emitOpError("must be directly in its function, outside any "
+                                "loop or condition");
+  Operation *last = func.getBody().front().getTerminator()->getPrevNode();
+  if (!isa<KernelOp>(last))
+    return last->emitOpError("follows the last tile.kernel of its function, "
+                             "where nothing runs it");
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (!isa<KernelOp>(op) &&
+        (op.getNumRegions() != 0 || hasEffect<MemoryEffects::Write>(&op) ||
+         (!isMemoryEffectFree(&op) && !hasEffect<MemoryEffects::Read>(&op))))
+      return op.emitOpError("is outside every tile.kernel but writes memory or "
+                            "has regions; only values the kernels read may be "
+                            "computed between them");
+  return success();
+}
+
+/// The name of launch `i` of `n` of `func`: the function's own name when it
+/// launches one kernel, else `<func>_k<i>`, which no other symbol may have.
+FailureOr<std::string> launchName(func::FuncOp func, KernelOp kernel, size_t i,
+                                  size_t n) {
+  if (n == 1)
+    return func.getSymName().str();
+  std::string name = llvm::formatv("{0}_k{1}", func.getSymName(), i).str();
+  auto module = func->getParentOfType<ModuleOp>();
+  for (const std::string &symbol : {name, name + "_kernel"})
+    if (SymbolTable::lookupSymbolIn(module, symbol))
+      return kernel.emitOpError("is launch ")
+             << i << " of '" << func.getSymName() << "', named '" << name
+             << "', but the module already has a symbol '" << symbol << "'";
+  return name;
+}
+
+LogicalResult outlineFunc(func::FuncOp func, ArrayRef<KernelOp> kernels,
+                          NamedAttrList &allMeta) {
+  if (failed(checkSequence(func, kernels)))
+    return failure();
+  MLIRContext *ctx = func.getContext();
+  unsigned params = numParams(func);
+  FailureOr<ArrayAttr> scratch = scratchMetadata(func);
+  if (failed(scratch))
+    return failure();
+  if (kernels.size() == 1 && scratch->empty()) { // the common case, as it always was
+    FailureOr<DictionaryAttr> meta =
+        outlineKernel(func, kernels.front(), func.getSymName());
+    if (failed(meta))
+      return failure();
+    allMeta.set(func.getSymName(), *meta);
+    func.erase();
+    return success();
+  }
+  // A sequence: its launches in order, the parameters with their access
+  // over all of them, and the scratch tensors the launcher allocates.
+  Builder b(ctx);
+  FailureOr<ArrayAttr> programParams =
+      paramsMetadata(func, func.getArguments(), params);
+  if (failed(programParams))
+    return failure();
+  SmallVector<Attribute> launches;
+  for (auto [i, kernel] : llvm::enumerate(kernels)) {
+    FailureOr<std::string> name = launchName(func, kernel, i, kernels.size());
+    if (failed(name))
+      return failure();
+    FailureOr<DictionaryAttr> meta = outlineKernel(func, kernel, *name);
+    if (failed(meta))
+      return failure();
+    NamedAttrList launch(meta->getValue());
+    launch.set("name", b.getStringAttr(*name));
+    launches.push_back(launch.getDictionary(ctx));
+  }
+  NamedAttrList program;
+  program.set("launches", b.getArrayAttr(launches));
+  program.set("params", *programParams);
+  program.set("scratch", *scratch);
+  allMeta.set(func.getSymName(), program.getDictionary(ctx));
   func.erase();
   return success();
 }
@@ -336,21 +516,17 @@ LogicalResult mlir::tile::outlineKernels(ModuleOp module) {
   NamedAttrList allMeta;
   if (auto existing = module->getAttrOfType<DictionaryAttr>("tile.kernels"))
     allMeta.append(existing.getValue());
-  SmallVector<std::pair<func::FuncOp, KernelOp>> programs;
+  SmallVector<std::pair<func::FuncOp, SmallVector<KernelOp>>> programs;
   for (auto func : module.getOps<func::FuncOp>()) {
     SmallVector<KernelOp> kernels;
     func.walk([&](KernelOp k) { kernels.push_back(k); });
-    if (kernels.empty())
-      continue;
-    if (kernels.size() > 1)
-      return kernels[1].emitOpError("is the second tile.kernel in '")
-             << func.getSymName() << "'; a tile program launches one kernel";
-    programs.push_back({func, kernels.front()});
+    if (!kernels.empty())
+      programs.push_back({func, std::move(kernels)});
   }
   if (programs.empty())
     return success();
-  for (auto [func, kernel] : programs)
-    if (failed(outlineFunc(func, kernel, allMeta)))
+  for (auto &[func, kernels] : programs)
+    if (failed(outlineFunc(func, kernels, allMeta)))
       return failure();
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(module.getContext()));

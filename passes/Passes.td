@@ -237,6 +237,17 @@ def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
     constants, tensor sizes and `arith` integer ops; anything else is an
     error at the grid operand.
 
+    A function may hold several `tile.kernel`s, directly in its body, the
+    last one ending it: they are launched in order, each outlined into its
+    own `gpu.func` `<func>_k<i>` with the function's ops before it (which
+    may only compute values: no writes, no regions). Arguments marked
+    `tile.scratch` (global scratch tensors, T.alloc_global) follow the
+    parameters; the launcher allocates them, sized by static sizes and the
+    parameters' size names. Such a function's metadata has `launches` (one
+    dictionary per kernel, in order, with its name), `params` (the
+    parameters, with their access over all the kernels) and `scratch` (the
+    name, dtype and shape of each scratch tensor).
+
     Before:
 
     ```mlir

@@ -94,6 +94,14 @@ enum {
                      unsigned bx, unsigned by, unsigned bz, unsigned smem,     \
                      CUstream s, void **params, void **extra))
 
+/* Device memory, for the global scratch tensors (T.alloc_global) of a call
+ * whose arguments are not torch tensors; resolved, not required, as only
+ * those calls need them. Here the _v2 names are the right ones: the
+ * unsuffixed cuMemAlloc/cuMemFree take 32-bit pointers. */
+#define TLC_MEMORY_DRIVER_FUNCTIONS(X)                                         \
+  X(cuMemAlloc_v2, (CUdeviceptr * p, size_t bytes))                            \
+  X(cuMemFree_v2, (CUdeviceptr p))
+
 /* Entry points only some kernels need, resolved but not required at
  * initialisation: a driver older than CUDA 12.0 lacks cuTensorMapEncodeTiled
  * yet still launches every kernel without TMA. */
@@ -107,6 +115,7 @@ enum {
 #define TLC_DECLARE_POINTER(name, args) static CUresult (*p_##name) args;
 TLC_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
 TLC_OPTIONAL_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
+TLC_MEMORY_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
 
 /* ---- State ---------------------------------------------------------------- */
 
@@ -200,6 +209,7 @@ static int init_locked(char *err, size_t err_len) {
                 "entry point %s; the driver is probably too old",              \
                 #name);
   TLC_DRIVER_FUNCTIONS(TLC_RESOLVE)
+  TLC_MEMORY_DRIVER_FUNCTIONS(TLC_RESOLVE_OPTIONAL)
   TLC_OPTIONAL_DRIVER_FUNCTIONS(TLC_RESOLVE_OPTIONAL)
 #undef TLC_RESOLVE
 #undef TLC_RESOLVE_OPTIONAL
@@ -658,5 +668,36 @@ int tlc_rt_synchronize(char *err, size_t err_len) {
     return cu_fail(rc, "cuCtxSynchronize", NULL,
                    " (it also reports failures of earlier asynchronous launches)", err,
                    err_len);
+  return 0;
+}
+
+int tlc_rt_mem_alloc(size_t bytes, void **ptr_out, char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  if (!p_cuMemAlloc_v2 || !p_cuMemFree_v2)
+    return fail(err, err_len,
+                "tlc runtime: the CUDA driver (libcuda.so.1) lacks cuMemAlloc_v2 "
+                "or cuMemFree_v2, which the global scratch of arguments that are "
+                "not torch tensors needs");
+  CUdeviceptr ptr = 0;
+  CUresult rc = p_cuMemAlloc_v2(&ptr, bytes ? bytes : 1);
+  if (rc != CUDA_SUCCESS) {
+    char suffix[96];
+    snprintf(suffix, sizeof suffix, " (allocating %zu bytes of global scratch)",
+             bytes);
+    return cu_fail(rc, "cuMemAlloc", NULL, suffix, err, err_len);
+  }
+  *ptr_out = (void *)(uintptr_t)ptr;
+  return 0;
+}
+
+int tlc_rt_mem_free(void *ptr, char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  if (!p_cuMemFree_v2)
+    return fail(err, err_len, "tlc runtime: the CUDA driver lacks cuMemFree_v2");
+  CUresult rc = p_cuMemFree_v2((CUdeviceptr)(uintptr_t)ptr);
+  if (rc != CUDA_SUCCESS)
+    return cu_fail(rc, "cuMemFree", NULL, NULL, err, err_len);
   return 0;
 }

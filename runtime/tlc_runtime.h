@@ -104,6 +104,14 @@ TLC_RT_API int tlc_rt_encode_tensor_map(
 /* cuCtxSynchronize on the current context (a no-op when none is current). */
 TLC_RT_API int tlc_rt_synchronize(char *err, size_t err_len);
 
+/* cuMemAlloc in the current context: `bytes` (at least 1) of device memory,
+ * 256-byte aligned, for the global scratch tensors of a kernel sequence. */
+TLC_RT_API int tlc_rt_mem_alloc(size_t bytes, void **ptr_out, char *err,
+                                size_t err_len);
+
+/* cuMemFree of a pointer tlc_rt_mem_alloc returned. */
+TLC_RT_API int tlc_rt_mem_free(void *ptr, char *err, size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

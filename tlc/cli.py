@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.emit == "artifact":
             output = json.dumps(compiled.artifact(args.kernel), indent=1) + "\n"
         elif args.emit == "ptx":
-            output = compiled.artifact(args.kernel)["ptx"]
+            from .runtime.artifact import artifact_ptx
+
+            output = artifact_ptx(compiled.artifact(args.kernel))
         elif args.emit == "llvm":
             output = _llvm_ir(compiled, args.kernel)
         else:

@@ -139,8 +139,10 @@ class JITKernel:
         return register(self, name)
 
     def get_kernel_source(self) -> str:
-        """The PTX."""
-        return self.artifact["ptx"]
+        """The PTX (of each kernel in launch order, for a prim_func of several)."""
+        from .runtime.artifact import artifact_ptx
+
+        return artifact_ptx(self.artifact)
 
     def get_mlir(self, stage: str = "tile") -> str:
         """The IR at a stage: "tile" (as the frontend built it), "optimized" (layouts

@@ -56,12 +56,128 @@ func.func @float_grid(%A: memref<?xf32>) {
 
 // -----
 
-func.func @two_kernels() {
+// Several kernels in one function are launched in order: each becomes its
+// own gpu.func (<func>_k<i>) with the function's ops before it, and the
+// metadata lists the launches, the parameters' access over all of them and
+// the scratch tensors (tile.scratch arguments) the launcher allocates.
+// CHECK: tile.kernels = {pair = {launches = [{grid = ["ceildiv(N, 32)", "1", "1"], name = "pair_k0", params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["N"]}, {access = "read", dtype = "float32", kind = "tensor", name = "B", shape = ["N"]}, {access = "write", dtype = "float32", kind = "tensor", name = "S", shape = [2, "N"]}], shared_bytes = 0 : i64, threads = [32, 1, 1]}, {grid = ["1", "1", "1"], name = "pair_k1", params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["N"]}, {access = "write", dtype = "float32", kind = "tensor", name = "B", shape = ["N"]}, {access = "read", dtype = "float32", kind = "tensor", name = "S", shape = [2, "N"]}], shared_bytes = 0 : i64, threads = [64, 1, 1]}], params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["N"]}, {access = "write", dtype = "float32", kind = "tensor", name = "B", shape = ["N"]}], scratch = [{dtype = "float32", name = "S", shape = [2, "N"]}]}}
+// CHECK: gpu.module @pair_k0_kernel
+// CHECK: gpu.func @pair_k0(%[[A0:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[S0:.*]]: memref<2x?xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
+// CHECK: %[[X:.*]] = memref.load %[[A0]]
+// CHECK: memref.store %[[X]], %[[S0]]
+// CHECK-NOT: memref.load %[[S0]]
+// CHECK: gpu.return
+// CHECK: gpu.module @pair_k1_kernel
+// CHECK: gpu.func @pair_k1(%{{.*}}: memref<?xf32>, %[[B1:.*]]: memref<?xf32>, %[[S1:.*]]: memref<2x?xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK: %[[Y:.*]] = memref.load %[[S1]]
+// CHECK: memref.store %[[Y]], %[[B1]]
+// CHECK: gpu.return
+// CHECK-NOT: func.func @pair
+func.func @pair(%A: memref<?xf32> {tile.name = "A", tile.dims = ["N"]},
+                %B: memref<?xf32> {tile.name = "B", tile.dims = ["N"]},
+                %S: memref<2x?xf32> {tile.name = "S", tile.dims = ["", "N"], tile.scratch}) {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+  %c32 = arith.constant 32 : index
+  %n = memref.dim %A, %c0 : memref<?xf32>
+  %g = arith.ceildivui %n, %c32 : index
+  tile.kernel blocks(%bx) in (%g) threads = 32 {
+    %x = memref.load %A[%bx] : memref<?xf32>
+    memref.store %x, %S[%c1, %bx] : memref<2x?xf32>
   }
-  // expected-error @+1 {{'tile.kernel' op is the second tile.kernel in 'two_kernels'; a tile program launches one kernel}}
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+  tile.kernel blocks(%bx) in (%c1) threads = 64 {
+    %y = memref.load %S[%c1, %c0] : memref<2x?xf32>
+    memref.store %y, %B[%c0] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// One kernel and a scratch tensor: a sequence of one launch, which keeps
+// the function's name.
+// CHECK: tile.kernels = {lone = {launches = [{grid = ["1", "1", "1"], name = "lone", params = [{access = "write", dtype = "float32", kind = "tensor", name = "S", shape = [4]}], shared_bytes = 0 : i64, threads = [32, 1, 1]}], params = [], scratch = [{dtype = "float32", name = "S", shape = [4]}]}}
+// CHECK: gpu.func @lone(
+func.func @lone(%S: memref<4xf32> {tile.name = "S", tile.scratch}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    memref.store %one, %S[%c0] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @after_last(%A: memref<4xf32> {tile.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+  }
+  // expected-error @+1 {{'memref.load' op follows the last tile.kernel of its function, where nothing runs it}}
+  %x = memref.load %A[%c0] : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @writes_between(%A: memref<4xf32> {tile.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+  }
+  // expected-error @+1 {{'memref.store' op is outside every tile.kernel but writes memory or has regions; only values the kernels read may be computed between them}}
+  memref.store %one, %A[%c0] : memref<4xf32>
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+  }
+  return
+}
+
+// -----
+
+func.func @in_loop(%A: memref<4xf32> {tile.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %c1 step %c1 {
+    // expected-error @+1 {{'tile.kernel' op must be directly in its function, outside any loop or condition}}
+    tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    }
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{scratch tensor 'S' dim 0 is the size 'K', which no tensor parameter has}}
+func.func @unsized(%S: memref<?xf32> {tile.name = "S", tile.dims = ["K"], tile.scratch}) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+  }
+  return
+}
+
+// -----
+
+func.func @scratch_first(%S: memref<4xf32> {tile.name = "S", tile.scratch},
+                         // expected-error @+1 {{parameter 'A' follows a scratch tensor; scratch tensors (tile.scratch) must be the last arguments}}
+                         %A: memref<4xf32> {tile.name = "A"}) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+  }
+  return
+}
+
+// -----
+
+func.func private @pair_k1()
+func.func @pair(%A: memref<4xf32> {tile.name = "A"}) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+  }
+  // expected-error @+1 {{'tile.kernel' op is launch 1 of 'pair', named 'pair_k1', but the module already has a symbol 'pair_k1'}}
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
   }
   return
 }

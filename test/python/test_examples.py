@@ -14,6 +14,9 @@ EXAMPLES = {
     "gemm.py": "compiled gemm:",
     "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
     "rmsnorm_silu.py": "compiled rmsnorm_silu for 16384 x 4096",
+    "split_k_gemm_global.py": "compiled splitk_gemm: kernels splitk_gemm_k0, splitk_gemm_k1; "
+                              "scratch [('partial', [4, 256, 256])]",
+    "flash_decoding_split.py": "compiled decode: kernels decode_k0, decode_k1",
 }
 
 

@@ -439,14 +439,6 @@ def nested_kernel(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
-def two_kernels(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1):
-        pass
-    with T.Kernel(1):  # E:two-kernels
-        pass
-
-
-@T.prim_func
 def after_kernel(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         pass
@@ -480,8 +472,6 @@ def no_kernel(A: T.Tensor((64,), "float32")):  # E:no-kernel
     (wrong_block_names, "block-names", "(bx, by, bz)",
      "T.Kernel with 2 grid size(s) gives 2 block indices"),
     (nested_kernel, "nested-kernel", "T.Kernel", "T.Kernel cannot be nested in another T.Kernel"),
-    (two_kernels, "two-kernels", "T.Kernel",
-     "a prim_func launches one kernel: it already has a `with T.Kernel(...)` at line"),
     (after_kernel, "after-kernel", "for", "T.Parallel must be inside `with T.Kernel(...)`"),
     (alloc_before_kernel, "before-kernel", "T.alloc_fragment",
      "T.alloc_fragment must be inside `with T.Kernel(...)`"),

@@ -192,7 +192,7 @@ def test_save_refuses_an_invalid_artifact(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"format": "other"}, "format"),
-    ({"version": 2}, "version 2 is not supported"),
+    ({"version": 3}, "version 3 is not supported"),
     ({"ptx": ""}, "ptx"),
     ({"threads": [2048, 1, 1]}, "exceed 1024"),
     ({"threads": [0]}, "threads"),
@@ -546,6 +546,13 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   }
   return 0;
 }
+/* Device memory from 0x50000000 up, 64 KiB granules. */
+static unsigned long long next_alloc = 0x50000000;
+int cuMemAlloc_v2(unsigned long long *p, size_t n) {
+  LOG("alloc %zu ctx %#lx\n", n, (unsigned long)(uintptr_t)current);
+  *p = next_alloc; next_alloc += (n + 0xffff) & ~0xffffull; return 0;
+}
+int cuMemFree_v2(unsigned long long p) { LOG("free %#llx\n", p); return 0; }
 #ifndef FAKE_NO_TMA /* a driver older than CUDA 12.0 */
 /* Logs its arguments; the map is the address, then the innermost size, then
    0x5a bytes. Address 0xbad0000 fails. */
@@ -626,6 +633,63 @@ def test_fake_driver_launch_abi(fake_driver, tmp_path):
                           0x30000, 0x30000, 0, 64, 1000, 1000, 1]
     assert struct.unpack("<f", values[21]) == (0.5,)
     assert log[-1] == "sync"
+
+
+def sequence_dict(**overrides):
+    """A version-2 artifact: two vadd kernels taking the scratch S [2, M, N]."""
+    program = vadd_dict()
+    scratch = {"name": "S", "dtype": "float32", "shape": [2, "M", "N"]}
+    kernels = [vadd_dict(name=name, params=program["params"] + [
+        dict(scratch, kind="tensor", access=access)]) for name, access in
+        (("vadd_k0", "write"), ("vadd_k1", "read"))]
+    d = {"format": "tlc-kernel", "version": 2, "name": "vadd", "target": "sm_90a",
+         "params": program["params"], "scratch": [scratch], "kernels": kernels,
+         "tlc_version": "0.1.0"}
+    d.update(overrides)
+    return d
+
+
+def test_fake_driver_sequence_launches_in_order_with_driver_scratch(fake_driver, tmp_path):
+    """Without torch tensors the scratch is one driver allocation per stream,
+    reused by the next call on that stream, grown when a call needs more."""
+    out, log = run_fake(fake_driver, tmp_path, """
+        k = rt.Kernel.from_dict(t.sequence_dict())
+        print(type(k).__name__, [x.name for x in k.kernels])
+        a, b, c = (t.CudaArray(s, ptr=p) for s, p in
+                   [((64, 1000), 0x10000), ((64, 1000), 0x20000), ((64, 1000), 0x30000)])
+        k(a, b, c, 0.5, stream=0x77)
+        k(a, b, c, 0.5, stream=0x77)
+        a, b, c = (t.CudaArray(s, ptr=p) for s, p in
+                   [((64, 2000), 0x10000), ((64, 2000), 0x20000), ((64, 2000), 0x30000)])
+        k(a, b, c, 0.5, stream=0x77)
+    """, sizes=[8] * 21 + [4] + [8] * 9)
+    assert out.splitlines() == ["KernelSequence ['vadd_k0', 'vadd_k1']"]
+    allocs = [line for line in log if line.startswith(("alloc", "free", "sync"))]
+    # 2 x 64 x 1000 floats, reused by the second call; grown for the third;
+    # freed when the sequence is collected (here at exit).
+    assert allocs == ["alloc 512000 ctx 0x1000", "sync", "free 0x50000000",
+                      "alloc 1024000 ctx 0x1000", "free 0x50080000"]
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == ["launch 8 2 1 128 1 1 0 0x77 ctx 0x1000"] * 4 + \
+        ["launch 16 2 1 128 1 1 0 0x77 ctx 0x1000"] * 2
+    values = [struct.unpack("<Q", v)[0] if len(v) == 8 else None for v in _params(log)]
+    for launch in range(4):  # both kernels get the scratch after A, B, C and alpha
+        assert values[31 * launch + 22:31 * launch + 31] == \
+            [0x50000000, 0x50000000, 0, 2, 64, 1000, 64000, 1000, 1]
+    assert values[31 * 4 + 22] == 0x50080000
+
+
+def test_sequence_artifacts_are_checked():
+    assert isinstance(Kernel.from_dict(sequence_dict()), rt.KernelSequence)
+    bad = sequence_dict()
+    bad["kernels"][1]["params"] = bad["kernels"][1]["params"][:-1]
+    with pytest.raises(ArtifactError, match="kernel 'vadd_k1' takes"):
+        Kernel.from_dict(bad)
+    with pytest.raises(ArtifactError, match="shape must list"):
+        Kernel.from_dict(sequence_dict(scratch=[{"name": "S", "dtype": "float32",
+                                                 "shape": ["K"]}]))
+    with pytest.raises(ArtifactError, match="'kernels' lists no kernel"):
+        Kernel.from_dict(sequence_dict(kernels=[]))
 
 
 def test_fake_driver_refuses_code_the_device_cannot_run(fake_driver, tmp_path):

@@ -217,6 +217,18 @@ class CompiledModule:
     def _artifact(self, name: str, meta: dict) -> dict:
         from .. import __version__
 
+        if "launches" in meta:  # several kernels, or global scratch
+            return {
+                "format": "tlc-kernel",
+                "version": 2,
+                "name": name,
+                "target": self.target.arch,
+                "params": meta["params"],
+                "scratch": meta["scratch"],
+                "kernels": [self._artifact(launch["name"], launch)
+                            for launch in meta["launches"]],
+                "tlc_version": __version__,
+            }
         return {
             "format": "tlc-kernel",
             "version": 1,

@@ -58,8 +58,9 @@ class CodeGenerator(ExpressionMixin):
         self.module = module
         self.scopes: list[dict] = [{}]
         self.symbols: dict[str, Affine] = {}  # symbolic size name -> its memref.dim
-        self.kernel = None  # the tile.kernel op (built or being built)
-        self.kernel_line = 0
+        self.kernel = None  # the last tile.kernel op (built or being built)
+        self.func = None  # the func.func being built
+        self.scratch = 0  # T.alloc_global tensors so far (arguments after the parameters)
         self.in_kernel = False  # inside `with T.Kernel(...)`
         self.thread_dims = ()  # T.Kernel's threads, per dimension (x first)
         self.uses_thread_index = False  # T.get_thread_binding was called
@@ -180,6 +181,7 @@ class CodeGenerator(ExpressionMixin):
             f = func.FuncOp(self.prim.name, (types, []))
             f.arg_attrs = ir.ArrayAttr.get(attrs)
             entry = f.add_entry_block()
+        self.func = f
         with ir.InsertionPoint(entry):
             for (arg, spec), value in zip(params, entry.arguments):
                 with self.loc(arg):
@@ -190,7 +192,7 @@ class CodeGenerator(ExpressionMixin):
             self.visit_body(body)
             if self.kernel is None:
                 raise self.error(node, f"'{self.prim.name}' has no `with T.Kernel(...)`: a "
-                                       "tile program launches one kernel")
+                                       "tile program launches one or more kernels")
             with self.loc(node):
                 func.ReturnOp([])
 

@@ -16,6 +16,7 @@ from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
 from .threads import call_get_thread_binding, check_divergence, thread_dims  # noqa: F401
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
+from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {
@@ -72,9 +73,6 @@ def kernel(gen, call, target, body) -> None:
     """with T.Kernel(*grid, threads=N) as bx / (bx, by, bz): ..."""
     if gen.in_kernel:
         raise gen.error(call, "T.Kernel cannot be nested in another T.Kernel")
-    if gen.kernel is not None:
-        raise gen.error(call, f"a prim_func launches one kernel: it already has a "
-                              f"`with T.Kernel(...)` at line {gen.kernel_line}")
     a = _args(gen, call, loops.Kernel, _KERNEL_UNSUPPORTED)
     grid = [gen.eval(g) for g in a["blocks"]]
     threads = gen.eval_static(a["threads"])
@@ -95,8 +93,9 @@ def kernel(gen, call, target, body) -> None:
         op = tile.KernelOp(sizes, threads)
     index = ir.IndexType.get()
     block = op.body.blocks.append(*([index] * len(sizes)))
-    gen.kernel, gen.kernel_line, gen.in_kernel = op, call.lineno, True
-    gen.thread_dims = dims
+    # Each `with T.Kernel` is one launch of the program's sequence, in order.
+    gen.kernel, gen.in_kernel = op, True
+    gen.thread_dims, gen.uses_thread_index = dims, False
     try:
         with ir.InsertionPoint(block), gen.scope():
             if isinstance(target, ast.Name):  # `as b`: the index, or all of them (TileLang)

@@ -29,6 +29,7 @@ class Bound:
 
     def __init__(self):
         self.values: list = []
+        self.symbols: dict = {}  # size symbol -> (value, where it was set)
         self._write_backs: list = []  # (buffer, function of its data)
 
     def write_back(self) -> None:
@@ -46,7 +47,8 @@ def bind_arguments(kernel: str, params, args) -> Bound:
         names = ", ".join(p.name for p in params)
         raise ArgumentError(f"{kernel} takes {len(params)} arguments ({names}), "
                             f"got {len(args)}")
-    bound, symbols = Bound(), {}
+    bound = Bound()
+    symbols = bound.symbols
     for i, (p, arg) in enumerate(zip(params, args)):
         where = f"argument '{p.name}' (param {i + 1} of {kernel})"
         if p.kind == "scalar":
@@ -152,3 +154,19 @@ def _scalar(p, arg, where):
     if not info.min <= arg <= info.max:
         raise ArgumentError(f"{where}: {arg} does not fit in {p.dtype}")
     return p.etype.make(int(arg))
+
+
+def scratch_buffer(p, symbols: dict) -> Buffer:
+    """A T.alloc_global tensor for one run, sized from the arguments' size
+    symbols: its contents are undefined on the GPU, so floats start as NaN
+    and integers as their type's largest value, which shows a read of an
+    element no kernel wrote."""
+    shape = tuple(symbols[d][0] if isinstance(d, str) else d for d in p.shape)
+    storage = p.etype.dtype  # bfloat16 and fp8 live in float32 arrays
+    if storage.kind == "f":
+        data = np.full(shape, np.nan, dtype=storage)
+    elif storage.kind == "b":
+        data = np.ones(shape, dtype=storage)
+    else:
+        data = np.full(shape, np.iinfo(storage).max, dtype=storage)
+    return Buffer(p.name, "global", p.etype, data)

@@ -2,8 +2,10 @@
 
 `Program` decodes a func.func once; `Program.run(args)` binds the arguments
 (numpy arrays, torch tensors, Python scalars) to its parameters with the
-checks the GPU runtime makes, runs the grid's blocks one after another and
-writes results back to the caller's tensors.
+checks the GPU runtime makes, allocates its T.alloc_global scratch tensors
+(NaN-filled: their contents are undefined), runs each tile.kernel's grid of
+blocks one after another, the kernels in program order, and writes results
+back to the caller's tensors.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from .. import ir
 from . import async_copies, control, printf, scalar_ops, tile_ops  # noqa: F401  (op handlers)
-from .arguments import bind_arguments
+from .arguments import bind_arguments, scratch_buffer
 from .errors import InterpreterError
 from .numerics import ElementType
 from .program import Compiler, State, func_ops, run_steps, source_name
@@ -30,6 +32,7 @@ class Param:
     etype: ElementType
     dtype: str  # the user's dtype name ("float16", "uint8", ...)
     shape: tuple = ()  # ints, or symbol names ("M") / None for dynamic sizes
+    scratch: bool = False  # a T.alloc_global tensor, allocated for each run
 
 
 class Program:
@@ -49,7 +52,13 @@ class Program:
         fn = funcs[name]
         compiler = Compiler(source_name(module))
         entry = fn.regions[0].blocks[0]
-        self.params = _params(compiler, fn, entry)
+        params = _params(compiler, fn, entry)
+        # The T.alloc_global tensors follow the parameters; run allocates them.
+        self.params = [p for p in params if not p.scratch]
+        self.scratch = [p for p in params if p.scratch]
+        if params[len(self.params):] != self.scratch:
+            raise InterpreterError(f"'{name}': its scratch tensors (tile.scratch) must follow "
+                                   "its parameters")
         self.arg_slots = [compiler.slot(a) for a in entry.arguments]
         self.steps = compiler.steps(entry)
         self.frame_size = compiler.frame_size
@@ -58,8 +67,9 @@ class Program:
         """Runs the program on `args` (every parameter, in order); tensors the
         program writes are updated in place. Returns the names of those tensors."""
         bound = bind_arguments(self.name, self.params, args)
+        scratch = [scratch_buffer(p, bound.symbols) for p in self.scratch]
         state = State(self.frame_size, blocks)
-        for slot, value in zip(self.arg_slots, bound.values):
+        for slot, value in zip(self.arg_slots, bound.values + scratch, strict=True):
             state.env[slot] = value
         with np.errstate(all="ignore"):  # inf, NaN and wrap-around are results, as on the GPU
             run_steps(self.steps, state)
@@ -86,7 +96,8 @@ def _params(compiler, fn, entry) -> list[Param]:
                 if d is not None and "tile.dims" in d else [""] * t.rank
             shape = tuple(n if n != ir.ShapedType.get_dynamic_size() else (dims[k] or None)
                           for k, n in enumerate(t.shape))
-            params.append(Param(name, "tensor", etype, user_dtype or etype.describe(), shape))
+            params.append(Param(name, "tensor", etype, user_dtype or etype.describe(), shape,
+                                d is not None and "tile.scratch" in d))
         else:
             etype = compiler.etype(fn, t)
             params.append(Param(name, "scalar", etype, user_dtype or etype.describe()))

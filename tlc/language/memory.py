@@ -1,5 +1,6 @@
-"""On-chip buffers, scalar variables and data movement: T.alloc_shared,
-T.alloc_fragment, T.alloc_local, T.alloc_var, T.copy, T.fill, T.clear."""
+"""Buffers, scalar variables and data movement: T.alloc_shared,
+T.alloc_fragment, T.alloc_local, T.alloc_var, T.alloc_global, T.copy, T.fill,
+T.clear."""
 
 from __future__ import annotations
 
@@ -48,6 +49,27 @@ def alloc_local(shape: int | tuple, dtype: str = "float32", scope: str = "local"
     Example: `acc = T.alloc_local((1,), "float32")`
     """
     raise outside_prim_func("alloc_local")
+
+
+@intrinsic
+def alloc_global(shape: int | tuple, dtype: str = "float32") -> Buffer:
+    """A global-memory scratch tensor shared by the prim_func's kernels.
+
+    Only at the prim_func's top level, outside `with T.Kernel(...)`. Every
+    kernel uses it as it uses a tensor parameter (element loads and stores,
+    T.copy, T.atomic_add); the kernels run in source order on one stream, so
+    a kernel sees what the kernels before it wrote. The launcher allocates it
+    at each call (the caller never passes it); its contents are undefined
+    when the call starts (NaN-filled floats under the interpreter).
+
+    Args:
+        shape: ints and T.dynamic sizes of the tensor parameters (sized from
+            the arguments at each call).
+        dtype: the element type.
+
+    Example: `partial = T.alloc_global((splits, M, N), "float32")`
+    """
+    raise outside_prim_func("alloc_global")
 
 
 @intrinsic

@@ -14,6 +14,7 @@ from .artifact import FORMAT, SUFFIX, VERSION, Kernel, load_artifact, save_artif
 from .driver import synchronize
 from .dtypes import DTYPES
 from .errors import ArgumentError, ArtifactError, LaunchError
+from .sequence import KernelSequence
 from .grid import GridExpr
 
 
@@ -28,6 +29,6 @@ def torch_if_gpu():
 
 __all__ = [
     "DTYPES", "FORMAT", "SUFFIX", "VERSION", "ArgumentError", "ArtifactError",
-    "GridExpr", "Kernel", "LaunchError", "Param", "load_artifact",
+    "GridExpr", "Kernel", "KernelSequence", "LaunchError", "Param", "load_artifact",
     "save_artifact", "synchronize", "torch_if_gpu",
 ]

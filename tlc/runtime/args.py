@@ -204,6 +204,16 @@ def _elements(shape: tuple[int, ...]) -> int:
 # ---- Tensor arguments -------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class DeviceBuffer:
+    """A row-major tensor in device memory the runtime allocated itself (the
+    global scratch of a kernel sequence when no torch tensor is at hand)."""
+
+    ptr: int
+    dtype: str
+    shape: tuple[int, ...]
+
+
 def is_torch_tensor(obj) -> bool:
     # By module name, so that torch is never imported here.
     return type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "data_ptr")
@@ -212,6 +222,9 @@ def is_torch_tensor(obj) -> bool:
 def tensor_arg(arg, where: str) -> TensorArg:
     if is_torch_tensor(arg):
         return _from_torch(arg, where)
+    if isinstance(arg, DeviceBuffer):
+        return TensorArg(ptr=arg.ptr, dtype=arg.dtype, shape=arg.shape, strides=None,
+                         device=None)
     try:
         cai = arg.__cuda_array_interface__
     except AttributeError:

@@ -16,6 +16,11 @@ multiprocessors of the device the launch runs on (for persistent kernels,
 e.g. "min(ceildiv(N, 128), __sm_count__)"). No parameter or shape symbol may
 be called that.
 
+A prim_func of several kernels, or with global scratch tensors
+(T.alloc_global), is a version-2 artifact: a sequence of version-1 kernels
+launched in order, with the scratch tensors the runtime allocates
+(tlc/runtime/sequence.py). load_artifact reads both versions.
+
 "tensor_maps" is optional: the TMA descriptors (CUtensorMap) the kernel takes
 after its regular parameters, one per entry; tlc/runtime/tensor_maps.py
 documents the fields and their limits. "check" is optional and only read by
@@ -71,8 +76,9 @@ class Kernel:
         self._signature = plans.Signature.of(self.params, named)
 
     @classmethod
-    def from_dict(cls, metadata: dict) -> "Kernel":
-        return cls(metadata)
+    def from_dict(cls, metadata: dict):
+        """The Kernel of version-1 metadata, the KernelSequence of version 2."""
+        return from_metadata(metadata)
 
     def to_dict(self) -> dict:
         return copy.deepcopy(self.metadata)
@@ -245,7 +251,8 @@ class Kernel:
             raise ArtifactError(f"format is {d.get('format')!r}, expected {FORMAT!r}")
         if d.get("version") != VERSION:
             raise ArtifactError(
-                f"version {d.get('version')!r} is not supported (this runtime reads {VERSION})")
+                f"version {d.get('version')!r} is not supported here (a kernel is version "
+                f"{VERSION}; a sequence of kernels, version 2, is a KernelSequence)")
         self.name = _need(d, "name", str)
         self.ptx = _need(d, "ptx", str)
         if not self.name or not self.ptx or "\0" in self.ptx:
@@ -259,10 +266,8 @@ class Kernel:
         if not _is_int(self.shared_bytes) or self.shared_bytes < 0:
             raise ArtifactError(
                 f"shared_bytes must be a non-negative int, got {self.shared_bytes!r}")
-        self.params = tuple(_param(i, p) for i, p in enumerate(_need(d, "params", list), 1))
+        self.params = parse_params(_need(d, "params", list))
         names = [p.name for p in self.params]
-        if len(set(names)) != len(names):
-            raise ArtifactError(f"parameter names repeat: {names}")
         # Grid expressions name tensor sizes, integer scalar parameters and
         # the device's multiprocessor count.
         symbols = {s for p in self.params for s in p.shape if isinstance(s, str)}
@@ -298,6 +303,39 @@ def check_target(target: str | None, capability: tuple[int, int], kernel: str) -
             f"{kernel}: built for {target}, which runs on {runs_on}, but the device is "
             f"sm_{major}{minor} (compute capability {major}.{minor}); compile it with "
             f"target='sm_{major}{minor}'")
+
+
+def parse_params(params: list) -> tuple[Param, ...]:
+    """The Params of an artifact's "params" list (names must not repeat)."""
+    parsed = tuple(_param(i, p) for i, p in enumerate(params, 1))
+    names = [p.name for p in parsed]
+    if len(set(names)) != len(names):
+        raise ArtifactError(f"parameter names repeat: {names}")
+    return parsed
+
+
+def from_metadata(metadata):
+    """The launchable object of an artifact's metadata: a Kernel (version 1)
+    or a KernelSequence (version 2: several kernels, global scratch)."""
+    from .sequence import VERSION as SEQUENCE, KernelSequence
+
+    if isinstance(metadata, dict) and metadata.get("version") == SEQUENCE:
+        name = metadata.get("name")
+        try:
+            return KernelSequence(metadata)
+        except ArtifactError as e:
+            raise ArtifactError(f"artifact {name!r}: {e}") from None
+    return Kernel(metadata)
+
+
+def artifact_ptx(artifact: dict) -> str:
+    """The PTX of an artifact: its kernel's, or each kernel's of a sequence in
+    launch order, each after a `// kernel i of n: name` comment line."""
+    if "kernels" not in artifact:
+        return artifact["ptx"]
+    kernels = artifact["kernels"]
+    return "\n".join(f"// kernel {i} of {len(kernels)}: {k['name']}\n{k['ptx']}"
+                      for i, k in enumerate(kernels, 1))
 
 
 def _is_int(v) -> bool:
@@ -360,7 +398,7 @@ def load_artifact(path) -> Kernel:
         raise ArtifactError(f"{path}: larger than {MAX_ARTIFACT_BYTES >> 20} MiB")
     try:
         metadata = json.loads(data.decode("utf-8"))
-        return Kernel(metadata)
+        return from_metadata(metadata)
     except (ArtifactError, ValueError) as e:  # json's errors are ValueErrors
         raise ArtifactError(f"{path}: {e}") from None
     except RecursionError:
@@ -373,7 +411,8 @@ def save_artifact(kernel, path) -> Path:
     tlc/output.py for what `path` may be). Raises OutputError (an OSError)."""
     from ..output import write_output
 
-    metadata = kernel.to_dict() if isinstance(kernel, Kernel) else Kernel(kernel).to_dict()
+    metadata = kernel.to_dict() if hasattr(kernel, "to_dict") else \
+        from_metadata(kernel).to_dict()
     path = Path(path)
     text = json.dumps(metadata, indent=1, ensure_ascii=False) + "\n"
     write_output(str(path), text, fsync=True)

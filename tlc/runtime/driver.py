@@ -47,6 +47,13 @@ _SIGNATURES = {
     "tlc_rt_synchronize": [],
 }
 
+# Entry points bound at first use: a library built before them still
+# launches everything that does not need them.
+_LATER_SIGNATURES = {
+    "tlc_rt_mem_alloc": [_c_size_t, _p_void_p],
+    "tlc_rt_mem_free": [_c_void_p],
+}
+
 
 _DIMS = struct.Struct("<7I")
 
@@ -97,6 +104,27 @@ class Runtime:
         err = _error_buffer()
         if getattr(self._lib, name)(*args, err, _ERR_LEN) != 0:
             raise LaunchError(err.value.decode("utf-8", "replace") or f"{name} failed")
+
+    def _call_later(self, name: str, *args) -> None:
+        """_call of an entry point of _LATER_SIGNATURES, bound on first use."""
+        fn = getattr(self._lib, name, None)
+        if fn is None:
+            raise LaunchError(f"tlc runtime: the runtime library {self.path} has no {name}; "
+                              "it is older than this tlc: rebuild it")
+        if fn.argtypes is None:
+            fn.argtypes = _LATER_SIGNATURES[name] + [_c_char_p, _c_size_t]
+            fn.restype = _c_int
+        self._call(name, *args)
+
+    def mem_alloc(self, nbytes: int) -> int:
+        """`nbytes` of device memory in the current context (cuMemAlloc)."""
+        ptr = _c_void_p()
+        self._call_later("tlc_rt_mem_alloc", nbytes, ctypes.byref(ptr))
+        return ptr.value or 0
+
+    def mem_free(self, ptr: int) -> None:
+        """Frees memory mem_alloc returned (cuMemFree)."""
+        self._call_later("tlc_rt_mem_free", ptr)
 
     def init(self) -> None:
         self._call("tlc_rt_init")

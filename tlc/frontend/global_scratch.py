@@ -1,0 +1,91 @@
+"""T.alloc_global: global scratch tensors shared by a prim_func's kernels.
+
+Each one becomes an argument of the program's func.func after its
+parameters, marked `tile.scratch` (with `tile.name` and `tile.dims` as a
+parameter has): the kernels address it exactly as they address a tensor
+parameter, and the launcher (tlc.runtime, tlc.interpreter) allocates it at
+every call, sized from the arguments; the caller never passes it.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..language import memory
+from . import dtypes
+from .intrinsic_args import bind_args, parse_dtype
+from .values import Affine, BufferRef
+
+SCRATCH_ATTR = "tile.scratch"
+
+
+def call_alloc_global(gen, node) -> BufferRef:
+    """`S = T.alloc_global(shape, dtype)` at the prim_func's top level."""
+    if gen.in_kernel:
+        raise gen.error(node, "T.alloc_global allocates a global tensor for the whole "
+                              "prim_func: call it at the prim_func's top level, outside "
+                              "`with T.Kernel(...)`, before the kernels that use it")
+    a = bind_args(gen, node, memory.alloc_global)
+    shape, dims = _shape(gen, a["shape"])
+    dt = parse_dtype(gen, a["dtype"])
+    name = gen.assigned_name(node) or f"global{gen.scratch}"
+    taken = _argument_names(gen.func)
+    if name in taken:
+        raise gen.error(node, f"T.alloc_global: '{name}' already names a "
+                              f"{'parameter' if taken[name] else 'T.alloc_global tensor'} of "
+                              f"'{gen.prim.name}'; give each global tensor its own name")
+    value = _add_argument(gen, node, name, dims, str(dt))
+    gen.scratch += 1
+    return BufferRef(name, value, shape, str(dt), "global")
+
+
+def _shape(gen, node) -> tuple[list, list[str | int]]:
+    """The sizes as the body sees them (ints, the symbols' Affines) and as the
+    launch metadata names them (ints, symbol names)."""
+    value = gen.eval(node)
+    items = list(value) if isinstance(value, (tuple, list)) else [value]
+    by_identity = {id(v): name for name, v in gen.symbols.items()}
+    shape, dims = [], []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool) and item > 0:
+            shape.append(item)
+            dims.append(item)
+        elif isinstance(item, Affine) and id(item) in by_identity:
+            shape.append(item)
+            dims.append(by_identity[id(item)])
+        else:
+            raise gen.error(node, "a T.alloc_global size is a positive int or a T.dynamic size "
+                                  "of a tensor parameter (the launcher sizes the tensor from "
+                                  f"the arguments), got {gen.describe(item)}")
+    if not shape:
+        raise gen.error(node, "T.alloc_global needs at least one size")
+    return shape, dims
+
+
+def _argument_names(func) -> dict[str, bool]:
+    """The names of the func's arguments -> whether it is a parameter (not scratch)."""
+    names = {}
+    for attrs in func.arg_attrs:
+        d = ir.DictAttr(attrs)
+        names[ir.StringAttr(d["tile.name"]).value] = SCRATCH_ATTR not in d
+    return names
+
+
+def _add_argument(gen, node, name: str, dims: list, dtype: str) -> ir.Value:
+    """Appends the scratch argument to the func being built; returns its value."""
+    func = gen.func
+    dynamic = ir.ShapedType.get_dynamic_size()
+    t = ir.MemRefType.get([d if isinstance(d, int) else dynamic for d in dims],
+                          dtypes.storage_type(dtype))
+    attrs = {
+        "tile.name": ir.StringAttr.get(name),
+        "tile.dims": ir.ArrayAttr.get([ir.StringAttr.get("" if isinstance(d, int) else d)
+                                       for d in dims]),
+        SCRATCH_ATTR: ir.UnitAttr.get(),
+    }
+    if dtypes.needs_tag(dtype):
+        attrs["tile.dtype"] = ir.StringAttr.get(dtype)
+    value = func.regions[0].blocks[0].add_argument(t, gen.loc(node))
+    inputs = list(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs)
+    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs + [t], []))
+    func.arg_attrs = ir.ArrayAttr.get(list(func.arg_attrs) + [ir.DictAttr.get(attrs)])
+    return value

@@ -1,0 +1,224 @@
+"""Artifacts of several kernels (format version 2): a prim_func with several
+`with T.Kernel(...)` blocks, or with T.alloc_global scratch tensors.
+
+    {"format": "tlc-kernel", "version": 2, "name": "splitk", "target": "sm_90a",
+     "params": [... the caller's parameters, as in version 1 ...],
+     "scratch": [{"name": "partial", "dtype": "float32", "shape": [4, "M", "N"]}],
+     "kernels": [{... a complete version-1 artifact ...}, ...],
+     "tlc_version": "0.1.0"}
+
+Each entry of "kernels" is a version-1 artifact (tlc/runtime/artifact.py)
+whose parameters are the sequence's "params" followed by its "scratch"
+tensors, in that order. A call checks the arguments against "params",
+allocates the scratch tensors (their sizes are ints and size symbols of the
+parameters), then launches the kernels in order on one stream, so each sees
+what the kernels before it wrote.
+
+Scratch contents are undefined when a call starts. Where they come from:
+
+- torch tensor arguments: torch.empty on their device at every call, from
+  torch's caching allocator on the launch stream (as out_idx outputs are), so
+  the memory returns to the allocator when the call returns and is reused by
+  later work on that stream only after these launches; CUDA-graph capture
+  and torch.compile see ordinary allocations.
+- other arguments (__cuda_array_interface__, DLPack): one driver allocation
+  per (CUDA context, stream), kept by the KernelSequence and reused by every
+  later call on that stream, which the stream orders after the earlier
+  launches; it grows (after a synchronize) when a call needs more, and is
+  freed when the KernelSequence is collected.
+"""
+
+import copy
+import threading
+import weakref
+
+from . import plans
+from .args import DeviceBuffer, bind
+from .driver import runtime
+from .dtypes import DTYPES
+from .errors import ArgumentError, ArtifactError
+
+VERSION = 2
+SCRATCH_ALIGNMENT = 256  # bytes, as cuMemAlloc aligns
+
+
+class KernelSequence:
+    """A loaded version-2 artifact. Call it with one argument per parameter,
+    like a Kernel."""
+
+    def __init__(self, metadata: dict):
+        from .artifact import FORMAT, Kernel, parse_params
+
+        self.metadata = copy.deepcopy(metadata)
+        if metadata.get("format") != FORMAT or metadata.get("version") != VERSION:
+            raise ArtifactError(f"a kernel sequence is format {FORMAT!r} version {VERSION}, "
+                                f"got {metadata.get('format')!r} {metadata.get('version')!r}")
+        self.name = _need(metadata, "name", str)
+        self.target = metadata.get("target")
+        self.params = parse_params(_need(metadata, "params", list))
+        self.scratch = tuple(_scratch(i, s, self.params)
+                             for i, s in enumerate(_need(metadata, "scratch", list), 1))
+        kernels = _need(metadata, "kernels", list)
+        if not kernels:
+            raise ArtifactError("'kernels' lists no kernel")
+        self.kernels = tuple(Kernel(k) for k in kernels)
+        self._check_kernel_params()
+        self._signature = plans.Signature.of(self.params, set())
+        self._shapes: dict = {}  # plans.call_key -> (scratch shapes, torch device)
+        self._lock = threading.Lock()
+        self._blocks: dict = {}  # (context, stream) -> (pointer, bytes) of driver scratch
+        weakref.finalize(self, _free_blocks, self._blocks)
+
+    def _check_kernel_params(self) -> None:
+        """Each kernel takes the parameters, then the scratch tensors."""
+        want = [(p.name, p.kind, p.dtype, p.shape) for p in self.params]
+        want += [(s.name, "tensor", s.dtype, s.shape) for s in self.scratch]
+        for k in self.kernels:
+            got = [(p.name, p.kind, p.dtype, p.shape) for p in k.params]
+            if got != want:
+                raise ArtifactError(
+                    f"kernel {k.name!r} takes {[g[0] for g in got]}, but the sequence passes "
+                    f"its parameters and scratch tensors {[w[0] for w in want]}")
+
+    @classmethod
+    def from_dict(cls, metadata: dict) -> "KernelSequence":
+        return cls(metadata)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self.metadata)
+
+    @property
+    def ptx(self) -> str:
+        """Every kernel's PTX, in launch order (see artifact_ptx)."""
+        from .artifact import artifact_ptx
+
+        return artifact_ptx(self.metadata)
+
+    def __repr__(self) -> str:
+        return (f"<tlc KernelSequence {self.name} ({', '.join(p.name for p in self.params)}): "
+                f"{', '.join(k.name for k in self.kernels)}>")
+
+    # ---- Calling ------------------------------------------------------------
+
+    def __call__(self, *args, stream=None) -> None:
+        """Launches every kernel in order, on `stream` (as Kernel.__call__
+        takes it; None: torch's current stream for torch tensors, else the
+        default stream)."""
+        shapes, torch_device, bound = self._scratch_shapes(args)
+        if torch_device is not None:
+            scratch = self._torch_scratch(shapes, torch_device, stream)
+        else:
+            scratch = self._driver_scratch(shapes, bound, stream)
+        for kernel in self.kernels:
+            kernel(*args, *scratch, stream=stream)
+
+    def _scratch_shapes(self, args):
+        """(the scratch tensors' shapes, the torch device or None, the checked
+        call or None); torch calls of a signature seen before skip the checks,
+        which each kernel's launch makes again."""
+        called = plans.call_key(self._signature, args)
+        cached = self._shapes.get(called[0]) if called else None
+        if cached is not None:
+            return cached[0], cached[1], None
+        bound = bind(self.name, self.params, args)
+        shapes = [s.sized(bound.symbols, self.name) for s in self.scratch]
+        if called and bound.torch_device is not None:
+            if len(self._shapes) >= plans.MAX_PLANS:
+                self._shapes.clear()
+            self._shapes[called[0]] = (shapes, bound.torch_device)
+        return shapes, bound.torch_device, bound
+
+    def _torch_scratch(self, shapes, device: int, stream) -> list:
+        import torch
+
+        from .dtypes import torch_dtype
+
+        where = torch.device("cuda", device)
+        made = [(shape, torch_dtype(s.dtype)) for shape, s in zip(shapes, self.scratch)]
+        if stream is None:
+            return [torch.empty(shape, dtype=dt, device=where) for shape, dt in made]
+        if not isinstance(stream, torch.cuda.Stream):  # allocate for the launch's stream
+            stream = torch.cuda.ExternalStream(self.kernels[0]._stream_handle(stream),
+                                               device=where)
+        with torch.cuda.stream(stream):
+            return [torch.empty(shape, dtype=dt, device=where) for shape, dt in made]
+
+    def _driver_scratch(self, shapes, bound, stream) -> list:
+        """DeviceBuffers carved from the (context, stream)'s driver allocation."""
+        offsets, total = [], 0
+        for shape, s in zip(shapes, self.scratch):
+            total = -(-total // SCRATCH_ALIGNMENT) * SCRATCH_ALIGNMENT
+            offsets.append(total)
+            total += _elements(shape) * DTYPES[s.dtype].itemsize
+        rt = runtime()
+        self.kernels[0]._enter(rt, bound)  # the arguments' device's context
+        handle = 0 if stream is None else self.kernels[0]._stream_handle(stream)
+        key = (rt.current_context(), handle)
+        with self._lock:
+            ptr, size, _ = self._blocks.get(key, (0, -1, None))
+            if size < total:
+                if ptr:
+                    rt.synchronize()  # earlier launches may still use it
+                    del self._blocks[key]
+                    rt.mem_free(ptr)
+                ptr = rt.mem_alloc(total)
+                self._blocks[key] = (ptr, total, rt)
+        return [DeviceBuffer(ptr + off, s.dtype, tuple(shape))
+                for off, shape, s in zip(offsets, shapes, self.scratch)]
+
+
+class Scratch:
+    """One scratch tensor of a sequence: name, dtype, shape (ints and symbols)."""
+
+    def __init__(self, name: str, dtype: str, shape: tuple):
+        self.name, self.dtype, self.shape = name, dtype, shape
+
+    def sized(self, symbols: dict[str, int], kernel: str) -> tuple[int, ...]:
+        """The shape for a call whose size symbols are `symbols`."""
+        try:
+            return tuple(symbols[d] if isinstance(d, str) else d for d in self.shape)
+        except KeyError as e:
+            raise ArgumentError(f"{kernel}: scratch tensor '{self.name}' has size {e}, "
+                                "which no argument gave") from None
+
+
+def _scratch(index: int, s, params) -> Scratch:
+    where = f"scratch {index}"
+    if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not s["name"]:
+        raise ArtifactError(f"{where} must be an object with a name, got {s!r}")
+    where = f"scratch {index} ({s['name']!r})"
+    if s.get("dtype") not in DTYPES:
+        raise ArtifactError(f"{where}: unknown dtype {s.get('dtype')!r}")
+    shape = s.get("shape")
+    symbols = {d for p in params for d in p.shape if isinstance(d, str)}
+    if not isinstance(shape, list) or not all(
+            (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
+            or (isinstance(d, str) and d in symbols) for d in shape):
+        raise ArtifactError(f"{where}: shape must list non-negative ints and size symbols of "
+                            f"the parameters ({', '.join(sorted(symbols)) or 'none'}), "
+                            f"got {shape!r}")
+    return Scratch(s["name"], s["dtype"], tuple(shape))
+
+
+def _need(d: dict, key: str, kind: type):
+    if not isinstance(d.get(key), kind):
+        raise ArtifactError(f"{key!r} must be a {kind.__name__}, got {d.get(key)!r}")
+    return d[key]
+
+
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _free_blocks(blocks: dict) -> None:
+    """Frees a collected sequence's driver scratch (errors ignored: the
+    context may be gone at interpreter exit)."""
+    for ptr, _, rt in blocks.values():
+        try:
+            rt.mem_free(ptr)
+        except Exception:  # noqa: BLE001, S110
+            pass
+    blocks.clear()
