@@ -1,0 +1,53 @@
+"""Compile the MLA decode kernels of the benchmark and its checks (no GPU needed).
+
+    python bench/build_mla.py OUT_DIR
+
+examples/mla_decode.py, fp16, 128 heads, a paged 512 + 64 latent cache
+(64-token pages, `T.dynamic` page count): the benchmark shapes (batch 64
+and 132, contexts 1024 / 8192 / 32768) as mla_bench_b{B}_s{S}.tlcart, small
+batches with and without split-KV (`_split{N}`), and kernels for the checks
+(mla_check_b{B}_p{MAX_PAGES}[_split{N}].tlcart, splits 1 to 16), which
+bench/mla_gpu.py runs on sequences of mixed lengths; the checks also built
+for sm_90 (`_sm90`: mma.sync and the cp.async pipeline, whose prefetch reads
+the page table ahead of the iterations, guarded past the end).
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+
+import mla_decode  # noqa: E402
+
+import tlc  # noqa: E402
+import tlc.language as T  # noqa: E402
+
+HEADS, PAGE = 128, 64
+BENCH = [(b, s, 1) for b in (64, 132) for s in (1024, 8192, 32768)] + [
+    (8, 8192, 1), (8, 8192, 8), (8, 32768, 1), (8, 32768, 16), (16, 8192, 1), (16, 8192, 4),
+    (64, 8192, 2)]  # (batch, context, num_split)
+CHECKS = [(4, 64), (3, 2), (8, 130)]  # (batch, max pages)
+SPLIT_CHECKS = [(4, 64, 2), (4, 64, 3), (3, 2, 5), (8, 130, 16), (8, 130, 7)]
+
+
+def main(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    pages = T.dynamic("pages")
+    for batch, kv_len, split in BENCH:
+        mla_decode.mla_decode(batch, HEADS, pages, kv_len // PAGE, num_split=split).save(
+            os.path.join(out, f"mla_bench_b{batch}_s{kv_len}"
+                              f"{f'_split{split}' if split > 1 else ''}.tlcart"))
+    sm90 = tlc.jit(out_idx=[4], target="sm_90")(mla_decode.mla_decode.factory)
+    for batch, max_pages in CHECKS:
+        mla_decode.mla_decode(batch, HEADS, pages, max_pages).save(
+            os.path.join(out, f"mla_check_b{batch}_p{max_pages}.tlcart"))
+        sm90(batch, HEADS, pages, max_pages).save(
+            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_sm90.tlcart"))
+    for batch, max_pages, split in SPLIT_CHECKS:
+        mla_decode.mla_decode(batch, HEADS, pages, max_pages, num_split=split).save(
+            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_split{split}.tlcart"))
+    print("wrote", len(BENCH) + 2 * len(CHECKS) + len(SPLIT_CHECKS), "artifacts to", out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
