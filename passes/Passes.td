@@ -21,7 +21,11 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     `tile.reduce` in-thread folds, xor shuffles and a shared-scratch exchange
     across warps, and `tile.pipelined` (when not pipelined) a plain `scf.for`.
     Barriers between ops come from `tile-insert-barriers`; the lowering adds
-    only those of its own protocols (staging, reduction scratch).
+    only the one inside each of its own protocols (staging and reduction
+    scratch: written, barrier, read). In a loop over a persistent kernel's
+    tiles (`tile.tile_loop`) the thread index is read afresh at the top of
+    the body, so per-thread addresses are not all hoisted before the loop
+    and kept live across it.
 
     A gemm whose `#tile.mma` kind is `wgmma` becomes per warpgroup
     `wgmma.mma_async` m64nNk16 on shared-memory descriptors (128-byte
@@ -67,7 +71,10 @@ def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
     (`tile.scratch_offset`), and, where the budget has room, a staging buffer
     for copies of fragments holding short runs (mma accumulators) to global
     memory (`tile.staging_offset`), so those stores become 16-byte vectors.
-    Pieces whose lifetimes cannot overlap share bytes (first fit): a lifetime
+    Reduction scratch gets bytes of its own for the whole kernel where the
+    budget has room (then consecutive reductions need no barrier between
+    them), else its lifetime like the rest. Other pieces whose lifetimes
+    cannot overlap share bytes (first fit): a lifetime
     is the span of top-level ops, in the innermost block holding all of a
     piece's accesses, that contain them, so a buffer read for the last time
     before another is first written gives it its bytes, and the two branches
@@ -141,9 +148,11 @@ def TileInsertBarriers : Pass<"tile-insert-barriers", "ModuleOp"> {
     rewrites what the previous one read gets a barrier too; the two sides of
     an `scf.if` join by union. Ops whose lowering exchanges data through
     shared memory themselves (reductions across warps, staged or converting
-    copies) start with a barrier in their lowering, and async copies are
-    ordered by the wait and barrier of `tile-pipeline-loops`; existing
-    barriers count. No barrier goes where no hazard is.
+    copies: write, barrier, read) count as writing those bytes where they
+    meet earlier accesses, their own barrier orders everything before it,
+    and they leave the bytes read; async copies are ordered by the wait and
+    barrier of `tile-pipeline-loops`; existing barriers count. No barrier
+    goes where no hazard is.
 
     Before:
 
@@ -285,8 +294,17 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     the loop: the buffers get S stages (`tile.stage`), the copies become
     cp.async issued S-1 iterations ahead, with one commit group per
     iteration, a `cp.async.wait.group S-2` and one barrier at the top of each
-    iteration. Loops of any other shape are left unchanged (they run as
-    plain loops, correct but not overlapped).
+    iteration. A copy's start may be read from a tensor nothing in the kernel
+    writes (a paged cache's block table): an entry for an iteration ahead is
+    read only when that iteration is inside the loop. Loops of any other
+    shape are left unchanged (they run as plain loops, correct but not
+    overlapped).
+
+    On sm_90a a loop of TMA-shaped copies feeding wgmma gemms is instead
+    warp-specialized (a producer warpgroup issuing TMA loads under full and
+    empty mbarriers, the program's threads as consumers) and, with a 1-d or
+    2-d grid and bounds independent of the block indices, persistent: each
+    role walks the grid's tiles in an `scf.for` marked `tile.tile_loop`.
 
     Before:
 
@@ -327,8 +345,10 @@ def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {
     gemm runs on wgmma when A and B are in shared memory, A stored M x K with
     K rows of 128 bytes, B stored N x K, or K x N with N a multiple of 64 (its
     buffer then kept as 64-column blocks, `tile.column_block = 64`), 16-bit
-    inputs with an f32 accumulator, and one m64 row block per warpgroup
-    (M = 16 x warps, N a multiple of 8 up to 256); every other gemm runs on
+    inputs with an f32 accumulator, and one m64 row block per warpgroup: the
+    M / 64 row blocks each get the same number of warpgroups, which split N
+    between them (each a multiple of 8 columns up to 256, of 64 with an
+    N-major B; no split under the FullRow policy); every other gemm runs on
     mma.sync m16n8k16 with the warps split by its policy. A gemm's `wg_wait`
     becomes the wgmma depth: 0 is honoured; more pending groups are not
     supported yet and are an error at the gemm, as is `wg_wait` on a gemm
