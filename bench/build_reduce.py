@@ -2,8 +2,10 @@
 
     python bench/build_reduce.py OUT_DIR
 
-Row softmax (reductions across lanes and warps, row vectors in T.Parallel)
-and the row max of A @ B (a reduction over the tensor-core accumulator).
+Row softmax (reductions across lanes and warps, row vectors in T.Parallel),
+the row max of A @ B (a reduction over the tensor-core accumulator), and row
+vectors used by a loop whose layout places their rows differently (the
+reduction of a narrow tile scaling a wide one): the compiler converts them.
 """
 
 import os
@@ -14,9 +16,33 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import softmax  # noqa: E402
 from checks import save_checked  # noqa: E402
 
+import tlc  # noqa: E402
+import tlc.language as T  # noqa: E402
+
 
 def save(kernel, check, path):
     save_checked(kernel.artifact, check, path)
+
+
+@tlc.jit(out_idx=[2])
+def scale_rows_by_max(M, N, K, dtype="float32"):
+    """C = B * rowmax(A): mx comes from an M x K tile, the loop runs over M x N."""
+
+    @T.prim_func
+    def scale(A: T.Tensor([M, K], dtype), B: T.Tensor([M, N], dtype),
+              C: T.Tensor([M, N], dtype)):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_fragment([M, K], dtype)
+            b = T.alloc_fragment([M, N], dtype)
+            mx = T.alloc_fragment([M], dtype)
+            T.copy(A, a)
+            T.copy(B, b)
+            T.reduce_max(a, mx, dim=1)
+            for i, j in T.Parallel(M, N):
+                b[i, j] = b[i, j] * mx[i]
+            T.copy(b, C)
+
+    return scale
 
 
 def main(out: str) -> None:
@@ -32,6 +58,11 @@ def main(out: str) -> None:
                             ".reshape(1000, 16, 64).amax(dim=2).T"},
           "atol": 1e-2, "rtol": 1e-3, "seed": 5},
          os.path.join(out, "rowmax_of_product.tlcart"))
+    for m, n, k in [(64, 256, 8), (32, 64, 128)]:
+        save(scale_rows_by_max(m, n, k),
+             {"expect": {"C": "B * A.amax(dim=1, keepdim=True)"}, "atol": 1e-6, "rtol": 1e-6,
+              "seed": m + k},
+             os.path.join(out, f"scale_rows_by_max_{m}x{n}x{k}.tlcart"))
 
 
 if __name__ == "__main__":

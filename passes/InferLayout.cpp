@@ -97,77 +97,6 @@ bool isRowVector(AllocFragmentOp alloc) {
   });
 }
 
-/// Row vectors read or written in a loop over a tile (m[i] in a loop over
-/// (i, j)) must hold, in each thread, the rows of the elements the thread
-/// iterates: the loop's layout sliced along the missing dimension.
-LogicalResult inferRowVectors(ParallelOp loop) {
-  Block &body = loop.getBody().front();
-  WalkResult result = loop.getBody().walk([&](Operation *op) {
-    auto access = getFragmentAccess(op);
-    if (!access)
-      return WalkResult::advance();
-    auto [alloc, use] = *access;
-    if (alloc.getType().getRank() >= (int64_t)loop.getShape().size())
-      return WalkResult::advance();
-    ValueRange indices = isa<memref::LoadOp>(use)
-                             ? cast<memref::LoadOp>(use).getIndices()
-                             : cast<memref::StoreOp>(use).getIndices();
-    std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
-    if (!dim) {
-      use->emitOpError("indexes a lower-rank fragment with other than the "
-                       "loop's indices less one dimension");
-      return WalkResult::interrupt();
-    }
-    std::string why;
-    FailureOr<SlicedLayout> sliced =
-        sliceLayout(*loop.getLayout(), loop.getShape(), *dim, why);
-    if (failed(sliced)) {
-      use->emitOpError(why);
-      return WalkResult::interrupt();
-    }
-    if (!alloc.getLayout()) {
-      alloc.setLayoutAttr(sliced->layout);
-    } else if (!equivalentLayouts(alloc.getLayoutAttr(), sliced->layout)) {
-      InFlightDiagnostic diag = use->emitOpError(
-          "reads or writes a row fragment whose layout is not the loop's "
-          "layout sliced along dimension ")
-          << *dim << "; layout conversion is not supported yet";
-      diag.attachNote(alloc.getLoc()) << "the fragment is allocated here";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-/// A reduction's destination holds the source's layout sliced along the
-/// reduced dimension.
-LogicalResult inferReduce(ReduceOp reduce) {
-  auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
-  auto dst = reduce.getDst().getDefiningOp<AllocFragmentOp>();
-  if (!src || !dst)
-    return reduce.emitOpError("reduces fragments of this kernel only (shared "
-                              "sources and destinations are not lowered yet)");
-  if (failed(inferFragment(src)))
-    return failure();
-  std::string why;
-  FailureOr<SlicedLayout> sliced = sliceLayout(
-      src.getLayoutAttr(), src.getType().getShape(), reduce.getDim(), why);
-  if (failed(sliced))
-    return reduce.emitOpError(why);
-  if (!dst.getLayout()) {
-    dst.setLayoutAttr(sliced->layout);
-    return success();
-  }
-  if (dst.getLayoutAttr() == sliced->layout)
-    return success();
-  InFlightDiagnostic diag = reduce.emitOpError(
-      "needs its destination in the source's layout sliced along dimension ")
-      << reduce.getDim() << ", but the destination already has another layout";
-  diag.attachNote(dst.getLoc()) << "the destination is allocated here";
-  return diag;
-}
-
 /// Gives `loop` its own copy of the fragment `alloc`, in `layout`, for the
 /// accesses `uses`: the loop reads it converted from `alloc` before the loop
 /// and its writes reach `alloc` converted after it (both are fragment copies
@@ -200,6 +129,88 @@ void convertAround(ParallelOp loop, AllocFragmentOp alloc, LayoutAttr layout,
   }
   for (Operation *use : uses)
     use->replaceUsesOfWith(alloc, own);
+}
+
+/// Row vectors read or written in a loop over a tile (m[i] in a loop over
+/// (i, j)) must hold, in each thread, the rows of the elements the thread
+/// iterates: the loop's layout sliced along the missing dimension. One placed
+/// otherwise (a reduction of another tile, a loop of another shape) gets a
+/// converted copy for the loop (convertAround).
+LogicalResult inferRowVectors(ParallelOp loop) {
+  Block &body = loop.getBody().front();
+  llvm::MapVector<Operation *, std::pair<LayoutAttr, SmallVector<Operation *>>> misplaced;
+  WalkResult result = loop.getBody().walk([&](Operation *op) {
+    auto access = getFragmentAccess(op);
+    if (!access)
+      return WalkResult::advance();
+    auto [alloc, use] = *access;
+    if (alloc.getType().getRank() >= (int64_t)loop.getShape().size())
+      return WalkResult::advance();
+    ValueRange indices = isa<memref::LoadOp>(use)
+                             ? cast<memref::LoadOp>(use).getIndices()
+                             : cast<memref::StoreOp>(use).getIndices();
+    std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
+    if (!dim) {
+      use->emitOpError("indexes a lower-rank fragment with other than the "
+                       "loop's indices less one dimension");
+      return WalkResult::interrupt();
+    }
+    std::string why;
+    FailureOr<SlicedLayout> sliced =
+        sliceLayout(*loop.getLayout(), loop.getShape(), *dim, why);
+    if (failed(sliced)) {
+      use->emitOpError(why);
+      return WalkResult::interrupt();
+    }
+    if (!alloc.getLayout()) {
+      alloc.setLayoutAttr(sliced->layout);
+    } else if (!equivalentLayouts(alloc.getLayoutAttr(), sliced->layout)) {
+      auto &[layout, uses] = misplaced[alloc];
+      if (layout && !equivalentLayouts(layout, sliced->layout)) {
+        InFlightDiagnostic diag = use->emitOpError(
+            "reads or writes a row fragment along two different dimensions of "
+            "one loop; split the loop");
+        diag.attachNote(alloc.getLoc()) << "the fragment is allocated here";
+        return WalkResult::interrupt();
+      }
+      layout = sliced->layout;
+      uses.push_back(use);
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  for (auto &[alloc, placed] : misplaced)
+    convertAround(loop, cast<AllocFragmentOp>(alloc), placed.first, placed.second);
+  return success();
+}
+
+/// A reduction's destination holds the source's layout sliced along the
+/// reduced dimension.
+LogicalResult inferReduce(ReduceOp reduce) {
+  auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
+  auto dst = reduce.getDst().getDefiningOp<AllocFragmentOp>();
+  if (!src || !dst)
+    return reduce.emitOpError("reduces fragments of this kernel only (shared "
+                              "sources and destinations are not lowered yet)");
+  if (failed(inferFragment(src)))
+    return failure();
+  std::string why;
+  FailureOr<SlicedLayout> sliced = sliceLayout(
+      src.getLayoutAttr(), src.getType().getShape(), reduce.getDim(), why);
+  if (failed(sliced))
+    return reduce.emitOpError(why);
+  if (!dst.getLayout()) {
+    dst.setLayoutAttr(sliced->layout);
+    return success();
+  }
+  if (dst.getLayoutAttr() == sliced->layout)
+    return success();
+  InFlightDiagnostic diag = reduce.emitOpError(
+      "needs its destination in the source's layout sliced along dimension ")
+      << reduce.getDim() << ", but the destination already has another layout";
+  diag.attachNote(dst.getLoc()) << "the destination is allocated here";
+  return diag;
 }
 
 LogicalResult inferParallel(ParallelOp loop) {

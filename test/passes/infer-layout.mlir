@@ -449,3 +449,62 @@ func.func @block_registers() {
   }
   return
 }
+
+// -----
+
+// A row vector placed by a reduction of a narrow tile (64 x 8: each row in
+// two threads) and read by a loop over a wide one (64 x 256, another layout)
+// gets a copy for the loop in the loop's layout sliced along j, converted
+// before the loop (a fragment copy between layouts, through shared memory).
+// CHECK-LABEL: func.func @row_vector_converted
+// CHECK: %[[MX:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 2)>} : memref<64xf32
+// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<64xf32
+// CHECK: tile.reduce %{{.*}} to %[[MX]]
+// CHECK: tile.copy %[[MX]][%{{.*}}] [64] to %[[OWN]][%{{.*}}] [64]
+// CHECK: tile.parallel
+// CHECK: memref.load %[[OWN]][%{{.*}}]
+// WGMMA-LABEL: func.func @row_vector_converted
+func.func @row_vector_converted(%A: memref<64x8xf32>, %B: memref<64x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<64x8xf32, #tile.space<fragment>>
+    %b = tile.alloc_fragment : memref<64x256xf32, #tile.space<fragment>>
+    %mx = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 8] to %a[%c0, %c0] [64, 8] : memref<64x8xf32> to memref<64x8xf32, #tile.space<fragment>>
+    tile.copy %B[%c0, %c0] [64, 256] to %b[%c0, %c0] [64, 256] : memref<64x256xf32> to memref<64x256xf32, #tile.space<fragment>>
+    tile.reduce %a to %mx {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<64x8xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 256] {
+      %x = memref.load %b[%i, %j] : memref<64x256xf32, #tile.space<fragment>>
+      %m = memref.load %mx[%i] : memref<64xf32, #tile.space<fragment>>
+      %y = arith.mulf %x, %m : f32
+      memref.store %y, %b[%i, %j] : memref<64x256xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// One loop reading a placed vector both as v[i] and as v[j] would need two
+// converted copies of it: an error asking to split the loop.
+func.func @row_vector_two_dims(%A: memref<64x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<64x8xf32, #tile.space<fragment>>
+    %b = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-note @+1 {{the fragment is allocated here}}
+    %v = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 8] to %a[%c0, %c0] [64, 8] : memref<64x8xf32> to memref<64x8xf32, #tile.space<fragment>>
+    tile.reduce %a to %v {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<64x8xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 64] {
+      %x = memref.load %v[%i] : memref<64xf32, #tile.space<fragment>>
+      // expected-error @+1 {{reads or writes a row fragment along two different dimensions of one loop; split the loop}}
+      %y = memref.load %v[%j] : memref<64xf32, #tile.space<fragment>>
+      %z = arith.addf %x, %y : f32
+      memref.store %z, %b[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}

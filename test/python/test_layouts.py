@@ -197,3 +197,37 @@ def test_layout_errors_name_the_buffers(gemm_kernel):
         tlc.layout.kernel_layouts(Bare())
     with pytest.raises(LayoutError, match="not a compiled kernel"):
         tlc.layout.kernel_layouts(object())
+
+
+def _scale_rows_by_max(M=64, N=256, K=8):
+    @T.prim_func
+    def scale(A: T.Tensor((M, K), "float32"), B: T.Tensor((M, N), "float32"),
+              C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_fragment((M, K), "float32")
+            b = T.alloc_fragment((M, N), "float32")
+            mx = T.alloc_fragment((M,), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.reduce_max(a, mx, dim=1)
+            for i, j in T.Parallel(M, N):
+                b[i, j] = b[i, j] * mx[i]
+            T.copy(b, C)
+
+    return scale
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_row_vector_placed_otherwise_is_converted(target):
+    # mx comes from a 64 x 8 tile (each row in two threads); the loop over the 64 x 256 tile
+    # holds its rows elsewhere: the compiler converts mx for the loop (through shared memory)
+    # instead of refusing the program.
+    kernel = tlc.compile(_scale_rows_by_max(), out_idx=[2], target=target)
+    optimized = kernel.get_mlir("optimized")
+    assert optimized.count("tile.staging_offset") >= 1  # the conversion's shared bytes
+    assert "ld.shared" in kernel.get_kernel_source()
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 8)).astype(np.float32)
+    b = rng.standard_normal((64, 256)).astype(np.float32)
+    out = tlc.jit(lambda: _scale_rows_by_max(), out_idx=[2], interpret=True)()(a, b)
+    np.testing.assert_allclose(out, b * a.max(axis=1, keepdims=True), rtol=1e-6)
