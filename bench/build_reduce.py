@@ -5,7 +5,9 @@
 Row softmax (reductions across lanes and warps, row vectors in T.Parallel),
 the row max of A @ B (a reduction over the tensor-core accumulator), and row
 vectors used by a loop whose layout places their rows differently (the
-reduction of a narrow tile scaling a wide one): the compiler converts them.
+reduction of a narrow tile scaling a wide one): the compiler converts them;
+and reductions of a shared buffer and into one (row max and an accumulated
+column sum).
 """
 
 import os
@@ -45,6 +47,28 @@ def scale_rows_by_max(M, N, K, dtype="float32"):
     return scale
 
 
+@tlc.jit(out_idx=[1, 2])
+def shared_reductions(M, N):
+    """Mx = rowmax(A), S = 1 + colsum(A), reducing the shared tile A (the column sum
+    accumulated into a shared vector that starts at 1)."""
+
+    @T.prim_func
+    def reduce(A: T.Tensor([M, N], "float32"), Mx: T.Tensor([M], "float32"),
+               S: T.Tensor([N], "float32")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared([M, N], "float32")
+            mx = T.alloc_fragment([M], "float32")
+            colsum = T.alloc_shared([N], "float32")
+            T.copy(A, a)
+            T.fill(colsum, 1)
+            T.reduce_max(a, mx, dim=1)
+            T.reduce_sum(a, colsum, dim=0, clear=False)
+            T.copy(mx, Mx)
+            T.copy(colsum, S)
+
+    return reduce
+
+
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
     for m, n, bm in [(1000, 1024, 8), (4096, 4096, 2), (333, 256, 16)]:
@@ -63,6 +87,10 @@ def main(out: str) -> None:
              {"expect": {"C": "B * A.amax(dim=1, keepdim=True)"}, "atol": 1e-6, "rtol": 1e-6,
               "seed": m + k},
              os.path.join(out, f"scale_rows_by_max_{m}x{n}x{k}.tlcart"))
+    save(shared_reductions(64, 128),
+         {"expect": {"Mx": "A.amax(dim=1)", "S": "1 + A.sum(dim=0)"}, "atol": 1e-4,
+          "rtol": 1e-5, "seed": 11},
+         os.path.join(out, "shared_reductions_64x128.tlcart"))
 
 
 if __name__ == "__main__":

@@ -408,7 +408,51 @@ static LogicalResult checkRegisters(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
+/// A reduction of a shared buffer, or into one, reduces a fragment copy of it:
+/// the source copied into a fragment before, the destination reduced into a
+/// fragment (loaded first when the reduction accumulates) and stored back
+/// after. The copies are ordinary ones (barriers from tile-insert-barriers).
+void stageSharedReductions(ModuleOp module) {
+  module.walk([](ReduceOp reduce) {
+    auto kernel = reduce->getParentOfType<KernelOp>();
+    if (!kernel)
+      return;
+    Location loc = reduce.getLoc();
+    auto fragmentOf = [&](Value shared) {
+      auto type = cast<MemRefType>(shared.getType());
+      OpBuilder ab(&kernel.getBody().front(), kernel.getBody().front().begin());
+      auto fragType = MemRefType::get(
+          type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
+          MemorySpaceAttr::get(reduce.getContext(), MemorySpace::Fragment));
+      return AllocFragmentOp::create(ab, loc, fragType, LayoutAttr()).getResult();
+    };
+    auto copy = [&](OpBuilder &b, Value from, Value to) {
+      ArrayRef<int64_t> shape = cast<MemRefType>(from.getType()).getShape();
+      Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+      SmallVector<Value> zeros(shape.size(), c0);
+      CopyOp::create(b, loc, from, zeros, shape, to, zeros, shape, /*pred=*/Value());
+    };
+    OpBuilder b(reduce);
+    if (getPlace(reduce.getSrc().getType()) == Place::Shared) {
+      Value frag = fragmentOf(reduce.getSrc());
+      copy(b, reduce.getSrc(), frag);
+      reduce.getSrcMutable().assign(frag);
+    }
+    if (getPlace(reduce.getDst().getType()) == Place::Shared) {
+      Value shared = reduce.getDst();
+      Value frag = fragmentOf(shared);
+      if (!reduce.getClear())
+        copy(b, shared, frag);
+      reduce.getDstMutable().assign(frag);
+      OpBuilder after(reduce->getContext());
+      after.setInsertionPointAfter(reduce);
+      copy(after, frag, shared);
+    }
+  });
+}
+
 LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
+  stageSharedReductions(module);
   // Tensor-core layouts first: they are fixed by the hardware, the rest adapt.
   WalkResult gemms = module.walk([&](GemmOp gemm) {
     return failed(inferGemm(gemm)) ? WalkResult::interrupt()

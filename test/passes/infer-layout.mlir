@@ -508,3 +508,28 @@ func.func @row_vector_two_dims(%A: memref<64x8xf32>) {
   }
   return
 }
+
+// -----
+
+// A reduction of a shared buffer reduces a fragment copy of it; one into a
+// shared buffer that accumulates (no clear) loads it into a fragment first
+// and stores the fragment back after.
+// CHECK-LABEL: func.func @shared_reduction
+// CHECK: %[[DF:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<128xf32, #tile.space<fragment>>
+// CHECK: %[[SF:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<64x128xf32, #tile.space<fragment>>
+// CHECK: %[[S:.*]] = tile.alloc_shared : memref<64x128xf32
+// CHECK: %[[D:.*]] = tile.alloc_shared : memref<128xf32
+// CHECK: tile.copy %[[S]][{{.*}}] [64, 128] to %[[SF]]
+// CHECK: tile.copy %[[D]][{{.*}}] [128] to %[[DF]]
+// CHECK-NEXT: tile.reduce %[[SF]] to %[[DF]] {dim = 0 : i64, kind = #tile.reduce_kind<sum>}
+// CHECK: tile.copy %[[DF]][{{.*}}] [128] to %[[D]]
+// WGMMA-LABEL: func.func @shared_reduction
+func.func @shared_reduction() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x128xf32, #gpu.address_space<workgroup>>
+    %d = tile.alloc_shared : memref<128xf32, #gpu.address_space<workgroup>>
+    tile.reduce %s to %d {kind = #tile.reduce_kind<sum>, dim = 0 : i64} : memref<64x128xf32, #gpu.address_space<workgroup>> to memref<128xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}

@@ -231,3 +231,36 @@ def test_row_vector_placed_otherwise_is_converted(target):
     b = rng.standard_normal((64, 256)).astype(np.float32)
     out = tlc.jit(lambda: _scale_rows_by_max(), out_idx=[2], interpret=True)()(a, b)
     np.testing.assert_allclose(out, b * a.max(axis=1, keepdims=True), rtol=1e-6)
+
+
+def _shared_reductions(M=64, N=128):
+    @T.prim_func
+    def reduce(A: T.Tensor((M, N), "float32"), Mx: T.Tensor((M,), "float32"),
+               S: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((M, N), "float32")
+            mx = T.alloc_fragment((M,), "float32")
+            colsum = T.alloc_shared((N,), "float32")
+            T.copy(A, a)
+            T.fill(colsum, 1)
+            T.reduce_max(a, mx, dim=1)
+            T.reduce_sum(a, colsum, dim=0, clear=False)
+            T.copy(mx, Mx)
+            T.copy(colsum, S)
+
+    return reduce
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_reductions_of_and_into_shared_buffers(target):
+    # The shared source is reduced through a fragment copy of it; the shared destination is
+    # loaded into a fragment (the reduction accumulates onto it) and stored back.
+    kernel = tlc.compile(_shared_reductions(), out_idx=[1, 2], target=target)
+    optimized = kernel.get_mlir("optimized")
+    assert optimized.count("tile.reduce %") == 2
+    assert "bar.sync" in kernel.get_kernel_source()
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 128)).astype(np.float32)
+    mx, s = tlc.jit(lambda: _shared_reductions(), out_idx=[1, 2], interpret=True)()(a)
+    np.testing.assert_allclose(mx, a.max(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(s, 1 + a.sum(axis=0), rtol=1e-5)
