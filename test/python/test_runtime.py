@@ -1161,3 +1161,32 @@ def test_fake_driver_out_idx_fast_path(fake_driver, tmp_path):
     assert [c[0:2] + c[7:8] + c[14:15] for c in calls[-2:]] == [
         [0x700000, 0x700000, 0x20000, 0x30000], [0x800000, 0x800000, 0x20000, 0x30000]]
     assert sum(line.startswith("launch") for line in log) == 6 and "sync" not in log
+
+
+def test_fake_driver_sequence_with_torch_tensors_uses_plans(fake_driver, tmp_path):
+    # A KernelSequence on torch tensors: each call allocates the scratch with
+    # torch.empty and launches both kernels, from their plans after the first
+    # call; a new shape gets plans of its own, and a wrong argument the
+    # checked path's message.
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH_EMPTY + textwrap.dedent("""
+        torch.device = lambda kind, index: t.FakeTorchDevice(kind, index)
+        k = rt.Kernel.from_dict(t.sequence_dict())
+        for n in (1000, 1000, 1000, 2000):
+            a, b, c = (T((64, n), ptr=p) for p in (0x10000, 0x20000, 0x30000))
+            k(a, b, c, 0.5)
+        print([len(x._plans) for x in k.kernels])
+        attempt(lambda: k(a, b, T((64, n), "float16"), 0.5))
+    """), sizes=[8] * 21 + [4] + [8] * 9)
+    lines = out.splitlines()
+    assert lines[0] == "[2, 2]"
+    assert lines[1].startswith("ERROR ArgumentError argument 'C' (param 3 of vadd")
+    assert "expected dtype float32, got float16" in lines[1]
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == ["launch 8 2 1 128 1 1 0 0x50 ctx 0x1000"] * 6 + \
+        ["launch 16 2 1 128 1 1 0 0x50 ctx 0x1000"] * 2
+    values = [struct.unpack("<Q", v)[0] if len(v) == 8 else None for v in _params(log)]
+    # Each call's scratch (a new torch.empty) follows A, B, C and alpha in
+    # both of its kernels.
+    scratch = [values[31 * i + 22] for i in range(8)]
+    assert scratch == [0x100000] * 2 + [0x200000] * 2 + [0x300000] * 2 + [0x400000] * 2
+    assert "sync" not in log
