@@ -554,6 +554,38 @@ int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims, void *stream,
   return status;
 }
 
+#define TLC_PLAN_NAME_OFFSET 56
+
+static _Thread_local char g_launch_error[4096];
+
+int tlc_rt_launch_packed(const void *plan, const void *call) {
+  if (!plan || !call)
+    return fail(g_launch_error, sizeof g_launch_error,
+                "tlc_rt_launch_packed: null argument");
+  const unsigned char *p = plan;
+  void *fn, *stream;
+  int64_t device;
+  uint32_t dims[7], n_slots, n_maps;
+  memcpy(&fn, p, 8);
+  memcpy(&device, p + 8, 8);
+  memcpy(dims, p + 16, sizeof dims);
+  memcpy(&n_slots, p + 44, 4);
+  memcpy(&n_maps, p + 48, 4);
+  memcpy(&stream, call, 8);
+  if (device < 0 || device >= TLC_MAX_DEVICES)
+    return fail(g_launch_error, sizeof g_launch_error,
+                "tlc runtime: device %lld is out of range", (long long)device);
+  return tlc_rt_launch_on((int)device, fn, dims, stream,
+                          (const uint64_t *)((const char *)call + 8), n_slots,
+                          n_maps, (const char *)p + TLC_PLAN_NAME_OFFSET,
+                          g_launch_error, sizeof g_launch_error);
+}
+
+int tlc_rt_last_launch_error(char *err, size_t err_len) {
+  fail(err, err_len, "%s", g_launch_error);
+  return 0;
+}
+
 /* ---- Tensor maps (TMA) ---------------------------------------------------------------- */
 
 /* Bytes per element of a CUtensorMapDataType, 0 for the ones tlc never uses. */

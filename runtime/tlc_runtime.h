@@ -87,6 +87,21 @@ TLC_RT_API int tlc_rt_launch_on(int device, void *fn, const uint32_t *dims,
                                 const char *kernel_name, char *err,
                                 size_t err_len);
 
+/* tlc_rt_launch_on with its arguments in two buffers, so that a caller
+ * through an FFI (Python's ctypes) makes one cheap call per launch: `plan`
+ * holds what stays the same across launches, `call` what changes.
+ *
+ *   plan: offset 0 fn (8 bytes), 8 device (int64), 16 dims (7 x uint32, as
+ *         tlc_rt_launch_on takes them), 44 n_slots (uint32), 48 n_maps
+ *         (uint32), 52 unused (4 bytes), 56 the kernel's name, NUL-terminated;
+ *   call: the stream (8 bytes), then the n_slots slots of tlc_rt_launch_on;
+ *
+ * all little-endian, neither buffer aligned. On failure the message is kept
+ * per thread until that thread's next failing call of this function, and
+ * tlc_rt_last_launch_error copies it out. */
+TLC_RT_API int tlc_rt_launch_packed(const void *plan, const void *call);
+TLC_RT_API int tlc_rt_last_launch_error(char *err, size_t err_len);
+
 /* Encode the TMA descriptor (CUtensorMap, 128 bytes) of a row-major tensor
  * into out[0..128), which needs no particular alignment: a tiled map with no
  * interleave, element strides 1, zeros for out-of-bounds elements.

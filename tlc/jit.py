@@ -35,6 +35,7 @@ class JITKernel:
             raise CompilationError(f"out_idx {list(out_idx)} names a parameter twice")
         self._is_out = [i in self.out_idx for i in range(n)]
         self._output_specs: dict = {}  # input shapes/dtypes/devices -> output specs
+        self._fast_path_setup()
         self._launched = False
         self._layouts: dict | None = None  # read from the snapshot on first use
 
@@ -55,18 +56,116 @@ class JITKernel:
             raise ArgumentError(f"{self.name} takes {n_in} inputs ({', '.join(names)}); "
                             f"outputs {[self.params[i]['name'] for i in self.out_idx]} are "
                             f"allocated and returned, got {len(args)} arguments")
+        if self._fast is not None:
+            done = self._fast_call(args, stream)
+            if done is not None:
+                return done
         if not self._launched:
             from .runtime.driver import runtime
 
             self._check_inputs(args)  # a wrong argument is said before a missing GPU
             runtime()  # no driver or GPU: a LaunchError before anything is allocated
-        outputs = self._allocate_outputs(args)
-        full, it, outs = [], iter(args), iter(outputs)
-        for is_out in self._is_out:
-            full.append(next(outs) if is_out else next(it))
+        specs, outputs = self._allocate_outputs(args)
+        full = self._full_args(args, outputs)
         self.kernel(*full, stream=stream)
         self._launched = True
+        if self._fast is not None:
+            self._remember(args, full, specs)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    # ---- The fast path of out_idx calls with torch tensors -----------------
+    #
+    # A call whose inputs have the key (tlc/runtime/plans.py) of an earlier
+    # call that launched from a plan allocates the outputs that call did
+    # (same shapes, dtypes and device: torch.empty makes them contiguous) and
+    # launches from the Kernel's plan of that earlier call, checking the
+    # inputs as the Kernel's own fast path does, without reading the outputs'
+    # shapes again. Anything else goes through Kernel.__call__.
+
+    def _fast_path_setup(self) -> None:
+        from operator import itemgetter
+
+        from .runtime import Kernel, plans
+
+        self._fast = None  # input key -> (output specs, the Kernel's plan key)
+        if not self.out_idx or not isinstance(self.kernel, Kernel):
+            return  # a KernelSequence: each of its kernels has its own plans
+        params = self.kernel.params
+        fixed = {params[i].name for i in self.kernel._signature.fixed_scalars}
+        inputs = tuple(p for p, is_out in zip(params, self._is_out) if not is_out)
+        self._in_signature = plans.Signature.of(inputs, fixed)
+        self._plans_module = plans
+        self._fast = {}
+        # The full argument list from inputs + outputs, and the tensors' data
+        # pointers in the Kernel's order from the inputs' then the outputs'.
+        n_in = len(inputs)
+        src, tensor_src, at_in, at_out = [], [], 0, n_in
+        n_in_tensors = sum(p.kind == "tensor" for p in inputs)
+        in_t, out_t = 0, n_in_tensors
+        for p, is_out in zip(params, self._is_out):
+            if is_out:
+                src.append(at_out)
+                at_out += 1
+                tensor_src.append(out_t)
+                out_t += 1
+            else:
+                src.append(at_in)
+                at_in += 1
+                if p.kind == "tensor":
+                    tensor_src.append(in_t)
+                    in_t += 1
+        pick = lambda order: (None if order == sorted(order) else  # noqa: E731
+                              itemgetter(*order) if len(order) > 1 else
+                              lambda xs: (xs[order[0]],))
+        self._pick_args, self._pick_ptrs = pick(src), pick(tensor_src)
+
+    def _full_args(self, inputs: tuple, outputs: list) -> tuple:
+        full = inputs + tuple(outputs)
+        return full if self._pick_args is None else self._pick_args(full)
+
+    def _fast_call(self, args: tuple, stream):
+        """The outputs of a call launched from a plan, or None when the call
+        must take the checked path."""
+        called = self._in_signature.probe(args)
+        if called is None:
+            return None
+        try:
+            entry = self._fast.get(called[0])
+        except TypeError:  # an unhashable scalar
+            return None
+        if entry is None:
+            return None
+        specs, key = entry
+        plan = self.kernel._plans.get(key)
+        if plan is None:  # the Kernel emptied its plans
+            return None
+        empty = self._torch.empty
+        outputs = [empty(shape, dtype=dtype, device=device) for shape, dtype, device in specs]
+        full = self._full_args(args, outputs)
+        tensor = self._plans_module._torch_tensor_type
+        ptrs = called[1]
+        for o in outputs:
+            if type(o) is not tensor:  # e.g. under a torch mode: the checked path
+                ptrs = None
+                break
+            ptrs += (o.data_ptr(),)
+        if ptrs is None or not self.kernel._run_plan(
+                plan, full, ptrs if self._pick_ptrs is None else self._pick_ptrs(ptrs), stream):
+            self.kernel(*full, stream=stream)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def _remember(self, inputs: tuple, full: tuple, specs) -> None:
+        """After a checked launch: lets later calls with these inputs' key
+        take the fast path, if the Kernel left a plan for the launch."""
+        from .runtime import plans
+
+        called_in = plans.call_key(self._in_signature, inputs)
+        called = plans.call_key(self.kernel._signature, full)
+        if called_in is None or called is None or called[0] not in self.kernel._plans:
+            return
+        if len(self._fast) >= plans.MAX_PLANS:
+            self._fast.clear()
+        self._fast[called_in[0]] = (specs, called[0])
 
     def _check_inputs(self, inputs) -> None:
         """Checks the inputs against their parameters, as the launch will."""
@@ -76,8 +175,9 @@ class JITKernel:
         check_args(self.name, params, inputs)
 
     def _allocate_outputs(self, inputs):
-        """torch tensors for the outputs; their shapes, dtypes and device
-        are derived once per input shapes and device, then reused."""
+        """(output specs, torch tensors for the outputs); their shapes,
+        dtypes and device are derived once per input shapes and device, then
+        reused."""
         try:
             key = tuple((a.shape, a.dtype, a.device) if hasattr(a, "shape") else type(a)
                         for a in inputs)
@@ -91,7 +191,7 @@ class JITKernel:
                     self._output_specs.clear()
                 self._output_specs[key] = specs
         empty = self._torch.empty
-        return [empty(shape, dtype=dtype, device=device) for shape, dtype, device in specs]
+        return specs, [empty(shape, dtype=dtype, device=device) for shape, dtype, device in specs]
 
     def _output_specs_for(self, inputs):
         try:

@@ -69,15 +69,16 @@ class FakeTorchTensor:
 
     __module__ = "torch"
 
-    def __init__(self, shape, dtype="float32", device=("cuda", 0), ptr=ALIGNED):
+    def __init__(self, shape, dtype="float32", device=("cuda", 0), ptr=ALIGNED, strides=None):
         self.shape, self.dtype = tuple(shape), f"torch.{dtype}"
         self.device, self._ptr = FakeTorchDevice(*device), ptr
+        self._strides = strides
 
     def data_ptr(self):
         return self._ptr
 
     def stride(self):
-        return rt.args.row_major(self.shape)
+        return self._strides or rt.args.row_major(self.shape)
 
     def get_device(self):
         return -1 if self.device.type == "cpu" else self.device.index
@@ -1041,3 +1042,151 @@ def test_grid_binds_integer_scalar_parameters():
     floats = vadd_dict()["params"]
     with pytest.raises(rt.ArtifactError, match="alpha"):
         rt.Kernel.from_dict(vadd_dict(grid=["alpha", "1", "1"], params=floats))
+
+
+def test_fake_driver_fast_path_keeps_every_check(fake_driver, tmp_path):
+    # Once a plan exists, a call that differs from it in any way the checks
+    # read gets the message a first call gets (a fresh kernel's), and
+    # launches nothing; calls that match launch from the plan.
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
+        def message(k, *args):
+            try:
+                k(*args)
+            except Exception as e:
+                return f"{type(e).__name__}: {e}"
+            return "launched"
+        planned = rt.Kernel.from_dict(t.vadd_dict())
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        planned(a, b, c, 0.5)
+        bad = {
+            "shape": (a, T((32, 1000)), c, 0.5),
+            "symbol": (a, b, T((64, 999)), 0.5),
+            "dtype": (a, b, T((64, 1000), "float16"), 0.5),
+            "device": (a, b, T((64, 1000), device=("cpu", None)), 0.5),
+            "other device": (a, b, T((64, 1000), device=("cuda", 1), ptr=(1 << 44) + 0x10000), 0.5),
+            "stride": (a, b, T((64, 1000), strides=(1, 64)), 0.5),
+            "null": (a, b, T((64, 1000), ptr=0), 0.5),
+            "misaligned": (a, T((64, 1000), ptr=0x20008), c, 0.5),
+            "scalar type": (a, b, c, "x"),
+            "bool scalar": (a, b, c, True),
+            "too few": (a, b, c),
+            "too many": (a, b, c, 0.5, 1),
+            "unhashable": (a, b, c, [0.5]),
+        }
+        for name, args in bad.items():
+            first = message(rt.Kernel.from_dict(t.vadd_dict()), *args)
+            again = message(planned, *args)
+            print(name, "|", again, "|", "same" if again == first else "DIFFERENT: " + first)
+        print("plans", len(planned._plans))
+        print(message(planned, a, b, c, 1.5), message(planned, a, b, c, 2))
+    """), sizes=[8] * 21 + [4])
+    lines = out.splitlines()
+    assert all(line.endswith("| same") for line in lines[:13]), out
+    assert all(" | ArgumentError: " in line for line in lines[:13]), out
+    assert "all tensors must be on one device" in lines[4]
+    assert "must be row-major contiguous" in lines[5] and "data pointer is null" in lines[6]
+    assert "16-byte aligned" in lines[7] and "expected a number" in lines[9]
+    assert lines[13:] == ["plans 1", "launched launched"]
+    launches = [line for line in log if line.startswith("launch")]
+    assert len(launches) == 3 and "sync" not in log  # nothing waits for the device
+    floats = [struct.unpack("<f", v)[0] for v in _params(log)[21::22]]
+    assert floats == [0.5, 1.5, 2.0]
+
+
+def test_fake_driver_packed_launch_errors(runtime_lib, fake_driver, tmp_path):
+    # tlc_rt_launch_packed reports a failure through the per-thread message;
+    # a library without it launches through tlc_rt_launch_on the same way.
+    out, log = run_fake(fake_driver, tmp_path, """
+        from tlc.runtime.driver import launch_dims, launch_plan
+        lib = rt.driver.runtime()
+        launch = lib.launcher()
+        dims = launch_dims((2, 1, 1), (128, 1, 1), 0)
+        call = (0x77).to_bytes(8, "little") + (5).to_bytes(8, "little")
+        print(launch(launch_plan(0, 0x3000, dims, 1, 0, b"k"), call))
+        if launch(launch_plan(99, 0x3000, dims, 1, 0, b"k"), call):
+            attempt(lib.raise_launch_error)
+        lib._launch_unpacked(launch_plan(1, 0x3000, dims, 1, 0, b"k"), call)
+    """, sizes=[8])
+    assert out.splitlines() == ["0", "ERROR LaunchError tlc runtime: device 99 is out of range"]
+    launches = [line for line in log if line.startswith(("launch", "param"))]
+    assert launches == ["launch 2 1 1 128 1 1 0 0x77 ctx 0x1000", "param 0500000000000000",
+                        "launch 2 1 1 128 1 1 0 0x77 ctx 0x1001", "param 0500000000000000"]
+
+
+FAKE_TORCH_EMPTY = FAKE_TORCH + """
+import itertools
+_next_ptr = itertools.count(0x100000, 0x100000)
+torch.float32 = "float32"
+torch.empty = lambda shape, dtype, device: T(shape, dtype, device=(device.type, device.index),
+                                             ptr=next(_next_ptr))
+"""
+
+
+def test_fake_driver_out_idx_fast_path(fake_driver, tmp_path):
+    # A JITKernel with out_idx launches from the Kernel's plan once a call
+    # with the inputs' key left one: new outputs each call (their pointers in
+    # the parameters), the inputs still checked; other shapes get plans of
+    # their own, and wrong inputs the checked path's messages.
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH_EMPTY + textwrap.dedent("""
+        from tlc.jit import JITKernel
+        jit = JITKernel(t.vadd_dict(), {}, out_idx=[2])
+        a, b = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000)
+        outs = [jit(a, b, 0.5) for _ in range(3)]
+        print("fast", len(jit._fast), [hex(o.data_ptr()) for o in outs])
+        print(tuple(jit(T((32, 1000), ptr=0x10000), b, 0.25).shape), len(jit._fast))
+        attempt(lambda: jit(a, T((64, 1000), "float16"), 0.5))
+        attempt(lambda: jit(a, T((64, 1000), ptr=0x20004), 0.5))
+        attempt(lambda: jit(a, b))
+        # Outputs first: the arguments and pointers are put in the kernel's order.
+        first = JITKernel(t.vadd_dict(), {}, out_idx=[0])
+        for _ in range(2):
+            o = first(T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000), 1.0)
+        print("first", len(first._fast), hex(o.data_ptr()))
+    """), sizes=[8] * 21 + [4])
+    lines = out.splitlines()
+    assert lines[0] == "fast 1 ['0x100000', '0x200000', '0x300000']"
+    assert lines[1] == "(32, 1000) 2"
+    assert lines[2].startswith("ERROR ArgumentError argument 'B' (param 2 of vadd): expected "
+                               "dtype float32, got float16")
+    assert lines[3].startswith("ERROR ArgumentError argument 'B' (param 2 of vadd): data pointer")
+    assert lines[4].startswith("ERROR ArgumentError vadd takes 3 inputs (A, B, alpha)")
+    assert lines[5] == "first 1 0x800000"
+    descriptor = lambda call: [struct.unpack("<Q", v)[0] for v in call[:21]]  # noqa: E731
+    values = _params(log)
+    calls = [descriptor(values[i:i + 22]) for i in range(0, len(values), 22)]
+    # Calls 1-3 launched with their own outputs (C's pointers, slots 14, 15).
+    assert [c[14:16] for c in calls[:3]] == [[0x100000] * 2, [0x200000] * 2, [0x300000] * 2]
+    assert [c[0] for c in calls[:3]] == [0x10000] * 3 and calls[3][3:5] == [32, 1000]
+    # The out_idx=[0] kernel: A (the output) first, then B and C.
+    assert [c[0:2] + c[7:8] + c[14:15] for c in calls[-2:]] == [
+        [0x700000, 0x700000, 0x20000, 0x30000], [0x800000, 0x800000, 0x20000, 0x30000]]
+    assert sum(line.startswith("launch") for line in log) == 6 and "sync" not in log
+
+
+def test_fake_driver_sequence_with_torch_tensors_uses_plans(fake_driver, tmp_path):
+    # A KernelSequence on torch tensors: each call allocates the scratch with
+    # torch.empty and launches both kernels, from their plans after the first
+    # call; a new shape gets plans of its own, and a wrong argument the
+    # checked path's message.
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH_EMPTY + textwrap.dedent("""
+        torch.device = lambda kind, index: t.FakeTorchDevice(kind, index)
+        k = rt.Kernel.from_dict(t.sequence_dict())
+        for n in (1000, 1000, 1000, 2000):
+            a, b, c = (T((64, n), ptr=p) for p in (0x10000, 0x20000, 0x30000))
+            k(a, b, c, 0.5)
+        print([len(x._plans) for x in k.kernels])
+        attempt(lambda: k(a, b, T((64, n), "float16"), 0.5))
+    """), sizes=[8] * 21 + [4] + [8] * 9)
+    lines = out.splitlines()
+    assert lines[0] == "[2, 2]"
+    assert lines[1].startswith("ERROR ArgumentError argument 'C' (param 3 of vadd")
+    assert "expected dtype float32, got float16" in lines[1]
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == ["launch 8 2 1 128 1 1 0 0x50 ctx 0x1000"] * 6 + \
+        ["launch 16 2 1 128 1 1 0 0x50 ctx 0x1000"] * 2
+    values = [struct.unpack("<Q", v)[0] if len(v) == 8 else None for v in _params(log)]
+    # Each call's scratch (a new torch.empty) follows A, B, C and alpha in
+    # both of its kernels.
+    scratch = [values[31 * i + 22] for i in range(8)]
+    assert scratch == [0x100000] * 2 + [0x200000] * 2 + [0x300000] * 2 + [0x400000] * 2
+    assert "sync" not in log

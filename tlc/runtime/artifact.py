@@ -104,17 +104,13 @@ class Kernel:
     def __call__(self, *args, stream=None) -> None:
         # The fast path: torch tensors of a shape this kernel was called with
         # before (tlc/runtime/plans.py).
-        called = plans.call_key(self._signature, args)
-        plan = self._plans.get(called[0]) if called else None
-        if plan is not None:
-            slots = plans.pack(plan, self.params, args, called[1], self.name)
-            if slots is not None:
-                if 0 in plan.grid:
-                    return
-                handle = (plans.current_stream(plan.device) if stream is None
-                          else self._stream_handle(stream))
-                plan.rt.launch_on(plan.device, plan.fn, plan.dims, handle, slots,
-                                  self._name_bytes, plan.n_maps)
+        called = self._signature.probe(args)
+        if called is not None:
+            try:
+                plan = self._plans.get(called[0])
+            except TypeError:  # an unhashable scalar: bind says what is wrong
+                plan, called = None, None
+            if plan is not None and self._run_plan(plan, args, called[1], stream):
                 return
         # Raises before any launch. A grid naming __sm_count__ is known only
         # once the launch's device is (in _launch).
@@ -146,7 +142,31 @@ class Kernel:
             self._plans[called[0]] = plans.make_plan(
                 self.params, self._signature, bound, rt, fn, grid,
                 launch_dims(grid, self.threads, self.shared_bytes),
-                [describe(self.name, p) for p in self.params])
+                [describe(self.name, p) for p in self.params], args, self._name_bytes)
+
+    def _run_plan(self, plan: "plans.CallPlan", args: tuple, ptrs: tuple, stream) -> bool:
+        """Launches a call whose key matched `plan` (ptrs: its tensors' data
+        pointers); False, launching nothing, when the full checks must see
+        the call (a null or misaligned pointer, a scalar that does not
+        encode, a stream that is not one)."""
+        if stream is None:
+            handle = plans.current_stream(plan.device)
+        elif type(stream) is int:
+            handle = stream
+        else:
+            try:
+                handle = self._stream_handle(stream)
+            except ArgumentError:
+                return False
+        call = plan.pack(handle, args, ptrs)
+        if call is None:
+            return False
+        if plan.launches:
+            if plan.maps:
+                call += plans.tensor_maps(plan, ptrs, self.name)
+            if plan.launch(plan.header, call):
+                plan.rt.raise_launch_error()
+        return True
 
     def _launches(self, bound: Bound, grid) -> bool:
         """Whether a checked call with this grid launches anything: an empty

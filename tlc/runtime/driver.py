@@ -56,11 +56,21 @@ _LATER_SIGNATURES = {
 
 
 _DIMS = struct.Struct("<7I")
+# tlc_rt_launch_packed's plan buffer: fn, device, dims, n_slots, n_maps, then
+# the kernel's name at offset 56 (runtime/tlc_runtime.h).
+_PLAN = struct.Struct("<Qq28sII4x")
 
 
 def launch_dims(grid, block, smem: int) -> bytes:
     """The `dims` argument of Runtime.launch_on."""
     return _DIMS.pack(*grid, *block, smem)
+
+
+def launch_plan(device: int, fn: int, dims: bytes, n_slots: int, n_maps: int,
+                kernel: bytes) -> bytes:
+    """The `plan` argument of Runtime.launcher()'s function: what launch_on
+    takes besides the stream and the slots."""
+    return _PLAN.pack(fn, device, dims, n_slots, n_maps) + kernel + b"\0"
 
 
 _tls = threading.local()
@@ -95,6 +105,7 @@ class Runtime:
         self.path = path
         self._lib = ctypes.CDLL(str(path))
         self._sm_counts: dict = {}  # device (or context) -> its multiprocessor count
+        self._launcher = None  # launcher(), made on first use
         for name, argtypes in _SIGNATURES.items():
             fn = getattr(self._lib, name)
             fn.argtypes = argtypes + [_c_char_p, _c_size_t]
@@ -192,6 +203,40 @@ class Runtime:
         if self._lib.tlc_rt_launch_on(device, fn, dims, stream or None, slots,
                                       len(slots) // 8, n_maps, kernel, err, _ERR_LEN) != 0:
             raise LaunchError(err.value.decode("utf-8", "replace") or "tlc_rt_launch_on failed")
+
+    def launcher(self):
+        """launch(plan, call) -> int: launch_on with its arguments in two
+        bytes objects, `plan` from launch_plan and `call` the stream (8
+        bytes) then the slots, in one ctypes call (tlc_rt_launch_packed).
+        Non-zero means it failed: raise_launch_error() then raises the
+        LaunchError. A library without tlc_rt_launch_packed gets the same
+        through launch_on (which raises itself)."""
+        if self._launcher is None:
+            packed = getattr(self._lib, "tlc_rt_launch_packed", None)
+            last_error = getattr(self._lib, "tlc_rt_last_launch_error", None)
+            if packed is not None and last_error is not None:
+                packed.argtypes = [_c_char_p, _c_char_p]
+                packed.restype = _c_int
+                last_error.argtypes = [_c_char_p, _c_size_t]
+                last_error.restype = _c_int
+                self._last_launch_error = last_error
+                self._launcher = packed
+            else:
+                self._launcher = self._launch_unpacked
+        return self._launcher
+
+    def _launch_unpacked(self, plan: bytes, call: bytes) -> int:
+        fn, device, dims, n_slots, n_maps = _PLAN.unpack_from(plan)
+        stream = int.from_bytes(call[:8], "little")
+        self.launch_on(device, fn, dims, stream, call[8:8 + 8 * n_slots], plan[_PLAN.size:-1],
+                       n_maps)
+        return 0
+
+    def raise_launch_error(self):
+        """Raises the LaunchError of this thread's last failed launcher() call."""
+        err = _error_buffer()
+        self._last_launch_error(err, _ERR_LEN)
+        raise LaunchError(err.value.decode("utf-8", "replace") or "tlc_rt_launch_packed failed")
 
     def encode_tensor_map(self, data_type: int, address: int, sizes, strides_bytes, box,
                           swizzle: int, kernel: str, param: str):

@@ -4,12 +4,19 @@ A call whose arguments were all checked once (tlc.runtime.args.bind) leaves a
 CallPlan keyed by what those checks read: each tensor's dtype, shape, strides
 and device, and the value of each integer scalar that sizes or grid
 expressions name. A later call with the same key skips bind: it reads only the
-data pointers (checking their alignment) and the other scalars (checked and
-encoded as bind does), packs every kernel parameter into one 8-byte slot and
-launches with one call into the runtime library, which makes the tensors'
-device current for the launch only (so torch's device guard is not needed).
-Anything the plan does not cover (other tensor kinds, a misaligned pointer, a
-new shape) goes through the full checks again, which also give the errors.
+data pointers (checking that they are non-null and aligned) and the other
+scalars (encoded as bind does), packs every kernel parameter into one 8-byte
+slot and launches with one call into the runtime library, which makes the
+tensors' device current for the launch only (so torch's device guard is not
+needed). Anything the plan does not cover (other tensor kinds, a null or
+misaligned pointer, a scalar of another type or out of range, a new shape)
+goes through the full checks again, which also give the errors.
+
+Each Signature reads a call's key with a function made for its parameters
+(`probe`), and each plan packs a call with one made for the plan (`pack`):
+straight-line Python generated once (as dataclasses generates its methods),
+since a loop over the parameters cost more than the launch itself. Both do
+only what the old loops did: the same attribute reads, the same checks.
 
 A kernel with TMA tensor maps takes their CUtensorMaps after the slots, 128
 bytes each. The plan fixes the mapped tensors' shapes, so a map changes only
@@ -17,19 +24,31 @@ with the pointers: the plan keeps the maps it encoded by the mapped tensors'
 pointers, and a call with pointers seen before encodes nothing.
 """
 
+import ctypes
 import struct
 from dataclasses import dataclass, field
 
 from .args import ALIGNMENT, Bound, Param, scalar_value
+from .driver import launch_plan
+from .dtypes import DTYPES
+from .errors import ArgumentError
 
 # Plans per kernel; past this many distinct keys the table is emptied.
 MAX_PLANS = 64
 # Encoded tensor maps per plan (by the mapped pointers), emptied likewise.
 MAX_ENCODED = 16
 
-_PAIR = struct.Struct("<QQ")
 _torch_tensor_type = None  # torch.Tensor once seen: exact type checks are fast
 _raw_stream = None  # torch's current-stream getter, once torch is in use
+
+# The slot of a free scalar of each ctypes type, for the Python types that
+# scalar_value passes through unchanged (struct range-checks ints and
+# float32's magnitude; a failure sends the call to the full checks).
+_SLOT_CODES = {ctypes.c_int8: "b7x", ctypes.c_int16: "h6x", ctypes.c_int32: "i4x",
+               ctypes.c_int64: "q", ctypes.c_uint8: "B7x", ctypes.c_uint16: "H6x",
+               ctypes.c_uint32: "I4x", ctypes.c_float: "f4x", ctypes.c_double: "d",
+               ctypes.c_bool: "?7x"}
+_PACK_ERRORS = (struct.error, OverflowError, TypeError, ValueError, ArgumentError)
 
 
 @dataclass(frozen=True)
@@ -50,6 +69,12 @@ class CallPlan:
     n_maps: int = 0
     # Mapped pointers -> their CUtensorMaps, concatenated.
     encoded: dict = field(default_factory=dict)
+    launches: bool = True  # False: an empty grid, the call is a no-op
+    header: bytes = b""  # driver.launch_plan of this plan
+    # pack(stream, args, ptrs): the stream and the slots, or None when the
+    # full checks must see the call (see _packer).
+    pack: object = None
+    launch: object = None  # Runtime.launcher()
 
 
 def note_torch_type(t) -> None:
@@ -66,43 +91,79 @@ class Signature:
     tensors: tuple[int, ...]
     fixed_scalars: tuple[int, ...]  # integer scalars named by sizes or the grid
     free_scalars: tuple[int, ...]
+    # probe(args): (key, the tensors' data pointers), or None when the call
+    # has another argument count or a tensor argument that is not exactly a
+    # torch.Tensor. The key may be unhashable (then no plan has it).
+    probe: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, params: tuple[Param, ...], named: set[str]) -> "Signature":
         kinds = [("t" if p.kind == "tensor" else "f" if p.name in named else "s")
                  for p in params]
         pick = lambda k: tuple(i for i, x in enumerate(kinds) if x == k)  # noqa: E731
-        return cls(len(params), pick("t"), pick("f"), pick("s"))
+        tensors, fixed, free = pick("t"), pick("f"), pick("s")
+        return cls(len(params), tensors, fixed, free, _prober(len(params), tensors, fixed, free))
+
+
+def _prober(n: int, tensors, fixed, free):
+    """Signature.probe for these positions, as straight-line code: per
+    tensor its dtype, shape, strides and device in the key, and its data
+    pointer; per fixed scalar its type and value; per free scalar its type."""
+    names = [f"a{i}" for i in range(n)]
+    key = [f"a{i}.dtype, a{i}.shape, a{i}.stride(), a{i}.get_device()" for i in tensors]
+    key += [f"type(a{i}), a{i}" for i in fixed] + [f"type(a{i})" for i in free]
+    lines = ["def probe(args):",
+             f"    if len(args) != {n}:",
+             "        return None"]
+    if n:
+        lines.append(f"    {', '.join(names)}, = args")
+    if tensors:
+        lines += ["    tensor = _plans._torch_tensor_type",
+                  "    if " + " or ".join(f"type(a{i}) is not tensor" for i in tensors) + ":",
+                  "        return None"]
+    ptrs = "".join(f"a{i}.data_ptr(), " for i in tensors)
+    lines.append(f"    return ({', '.join(key)}{',' if len(key) == 1 else ''}), ({ptrs})")
+    return _compile("\n".join(lines), "probe", {})
+
+
+_compiled: dict = {}  # generated source -> its code object
+
+
+def _compile(source: str, name: str, constants: dict):
+    """The function `name` that `source` defines, over `constants` (and
+    this module as _plans)."""
+    code = _compiled.get(source)
+    if code is None:
+        code = _compiled[source] = compile(source, f"<tlc.runtime.plans {name}>", "exec")
+    scope = {"_plans": _this_module(), **constants}
+    exec(code, scope)  # noqa: S102 - source built above from ints and names only
+    return scope[name]
+
+
+def _this_module():
+    import sys
+
+    return sys.modules[__name__]
 
 
 def call_key(sig: Signature, args: tuple):
     """The plan key of a call and its tensors' data pointers, or None when a
-    tensor argument is not exactly a torch.Tensor."""
-    tensor_type = _torch_tensor_type
-    if tensor_type is None or len(args) != sig.n:
+    tensor argument is not exactly a torch.Tensor (or a scalar is
+    unhashable: bind will say what is wrong)."""
+    called = sig.probe(args)
+    if called is None:
         return None
-    key, ptrs = [], []
-    for i in sig.tensors:
-        a = args[i]
-        if type(a) is not tensor_type:
-            return None
-        key.append((a.dtype, a.shape, a.stride(), a.get_device()))
-        ptrs.append(a.data_ptr())
-    for i in sig.fixed_scalars:
-        key.append((type(args[i]), args[i]))
-    for i in sig.free_scalars:
-        key.append(type(args[i]))
-    key = tuple(key)
     try:
-        hash(key)
-    except TypeError:  # an unhashable scalar: bind will say what is wrong
+        hash(called[0])
+    except TypeError:
         return None
-    return key, ptrs
+    return called
 
 
 def make_plan(params: tuple[Param, ...], sig: Signature, bound: Bound, rt, fn: int, grid,
-              dims: bytes, where) -> CallPlan:
-    """The plan of a call that `bound` checked (values in PTX order)."""
+              dims: bytes, where, args: tuple, name: bytes) -> CallPlan:
+    """The plan of a call that `bound` checked (values in PTX order) with
+    `args` (whose free scalars' types the plan's key fixes)."""
     fixed, at = [], 0
     for i, p in enumerate(params):
         if p.kind == "tensor":
@@ -119,35 +180,73 @@ def make_plan(params: tuple[Param, ...], sig: Signature, bound: Bound, rt, fn: i
     encoded = {}
     if maps:  # what the call that made the plan encoded
         encoded[tuple(ptr for _, ptr, _ in bound.maps)] = b"".join(map(bytes, bound.encoded))
+    n_slots = len(bound.values) + 16 * len(maps)
     return CallPlan(rt, bound.device, fn, tuple(grid), dims, tuple(fixed), tuple(where),
-                    maps, len(maps), encoded)
+                    maps, len(maps), encoded, launches=0 not in grid,
+                    header=launch_plan(bound.device, fn, dims, n_slots, len(maps), name),
+                    pack=_packer(params, fixed, where, args), launch=rt.launcher())
 
 
-def pack(plan: CallPlan, params: tuple[Param, ...], args: tuple, ptrs: list[int],
-         kernel: str) -> bytes | None:
-    """The parameter slots of a call that matched `plan`, then its tensor
-    maps, or None when a pointer is misaligned (the full checks then report
-    it)."""
-    parts, t = [], 0
+def _packer(params, fixed, where, args):
+    """CallPlan.pack for a plan's constant slots `fixed`: one struct.pack of
+    the stream, each tensor's pointer twice then its constant slots, each
+    scalar's slot. None (the full checks then report it) when a tensor
+    holding elements has a null or misaligned pointer, or a free scalar does
+    not encode (scalar_value's errors, or a value struct refuses)."""
+    fmt, values, constants, held = ["<Q"], ["stream"], {}, []
+    t = 0
     for i, p in enumerate(params):
-        fixed = plan.fixed[i]
         if p.kind == "tensor":
-            ptr = ptrs[t]
+            tail, holds = fixed[i]
+            fmt.append(f"QQ{len(tail)}s")
+            values += [f"p[{t}]", f"p[{t}]", f"F{i}"]
+            constants[f"F{i}"] = tail
+            if holds:
+                held.append(f"p[{t}]")
             t += 1
-            if ptr % ALIGNMENT and fixed[1]:
-                return None
-            parts.append(_PAIR.pack(ptr, ptr))
-            parts.append(fixed[0])
-        elif fixed is not None:
-            parts.append(fixed)
+        elif fixed[i] is not None:
+            fmt.append("8s")
+            values.append(f"F{i}")
+            constants[f"F{i}"] = fixed[i]
         else:
-            parts.append(bytes(scalar_value(args[i], p, plan.where[i])).ljust(8, b"\0"))
-    if plan.maps:
-        parts.append(_tensor_maps(plan, ptrs, kernel))
-    return b"".join(parts)
+            code = _slot_code(DTYPES[p.dtype], type(args[i]))
+            if code is not None:
+                fmt.append(code)
+                values.append(f"args[{i}]")
+            else:
+                fmt.append("8s")
+                values.append(f"_slot(args[{i}], P{i}, W{i})")
+                constants[f"P{i}"], constants[f"W{i}"] = p, where[i]
+    constants.update(S=struct.Struct("".join(fmt)), _slot=_slot, _ERRORS=_PACK_ERRORS)
+    lines = ["def pack(stream, args, p):"]
+    if held:
+        lines += [f"    if ({' | '.join(held)}) % {ALIGNMENT} or not ({' and '.join(held)}):",
+                  "        return None"]
+    lines += ["    try:",
+              f"        return S.pack({', '.join(values)})",
+              "    except _ERRORS:",
+              "        return None"]
+    return _compile("\n".join(lines), "pack", constants)
 
 
-def _tensor_maps(plan: CallPlan, ptrs: list[int], kernel: str) -> bytes:
+def _slot_code(dt, kind: type) -> str | None:
+    """The struct code of a free scalar's slot when scalar_value encodes a
+    value of this Python type as struct does (ints for integer dtypes, floats
+    and ints for float32 and float64, bools for bool), else None."""
+    if dt.kind in "iu":
+        ok = kind is int
+    elif dt.kind == "f":  # float16, bfloat16 and fp8 go as bit patterns
+        ok = (kind is float or kind is int) and dt.ctype in (ctypes.c_float, ctypes.c_double)
+    else:
+        ok = kind is bool
+    return _SLOT_CODES.get(dt.ctype) if ok else None
+
+
+def _slot(value, p: Param, where: str) -> bytes:
+    return bytes(scalar_value(value, p, where)).ljust(8, b"\0")
+
+
+def tensor_maps(plan: CallPlan, ptrs, kernel: str) -> bytes:
     """The CUtensorMaps of a call, encoded once per set of mapped pointers."""
     key = tuple(ptrs[t] for _, t, _ in plan.maps)
     maps = plan.encoded.get(key)
