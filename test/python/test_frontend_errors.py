@@ -627,6 +627,22 @@ def test_shared_memory_over_budget():
         tlc.compile(shared_over_budget, target="sm_80")
 
 
+@T.prim_func
+def shared_unused(A: T.Tensor((64, 512), "float16"), B: T.Tensor((64, 512), "float16")):
+    with T.Kernel(1, threads=128):
+        T.alloc_shared((200, 512), "float16")  # allocated, never used: 204800 bytes
+        a = T.alloc_shared((64, 512), "float16")
+        T.copy(A, a)
+        T.copy(a, B)
+
+
+def test_unused_shared_buffer_takes_no_bytes():
+    # A buffer nothing reads or writes (say, one used only on a compile-time branch not
+    # taken) is dropped by the frontend instead of pushing the kernel over the budget.
+    assert shared_unused.script().count("tile.alloc_shared") == 1
+    assert tlc.compile(shared_unused, target="sm_90a").artifact["shared_bytes"] == 65536
+
+
 def test_gemm_compiles_or_names_its_line():
     @T.prim_func
     def gemm_ok(A: T.Tensor((64, 32), "float16")):

@@ -450,6 +450,22 @@ class CodeGenerator(ExpressionMixin):
         memref.store(v, buf.value, [index_value(i) for i in indices])
 
 
+def _drop_unused_shared(module: ir.Module) -> None:
+    """Erases the program's T.alloc_shared buffers that nothing reads or writes
+    (one allocated on a path a compile-time branch did not take): they would
+    take shared memory for the whole kernel."""
+    unused = []
+
+    def visit(op):
+        if op.name == "tile.alloc_shared" and not list(op.results[0].uses):
+            unused.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in unused:
+        op.erase()
+
+
 def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Module:
     """Builds the tile IR of `prim` into `module` (else a new module, in
     `context` or a new context)."""
@@ -465,6 +481,7 @@ def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Modu
                 module.operation.attributes["tile.source"] = ir.StringAttr.get(prim.filename)
             try:
                 CodeGenerator(prim, module).build()
+                _drop_unused_shared(module)
                 # Verify here, so that an invalid program (a T.gemm whose shapes do
                 # not agree) is reported at its line whatever is done with the IR.
                 module.operation.verify()
