@@ -3,7 +3,7 @@
 #include "passes/LayoutMath.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/Mutex.h"
+#include "dialects/tile/TileDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -58,9 +58,45 @@ std::optional<AffineExpr> fitMixedRadix(ArrayRef<int64_t> reps, MLIRContext *ctx
 
 } // namespace
 
+namespace {
+/// A sliceLayout answer, as the dialect keeps it.
+struct SliceAnswer {
+  FailureOr<SlicedLayout> result;
+  std::string why;
+};
+} // namespace
+
+static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                            int64_t dim, std::string &why);
+
 FailureOr<SlicedLayout> mlir::tile::sliceLayout(LayoutAttr layout,
                                                 ArrayRef<int64_t> shape,
                                                 int64_t dim, std::string &why) {
+  // Layout inference and the lowerings slice the same layouts for every row
+  // vector access, and each slice enumerates threads x regs (32768
+  // evaluations for MLA's 64 x 512 accumulator): remember the answers.
+  auto &dialect = static_cast<TileDialect &>(layout.getDialect());
+  auto key = std::make_tuple(layout.getAsOpaquePointer(), shape.vec(), dim);
+  {
+    std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+    auto it = dialect.slicedLayouts.find(key);
+    if (it != dialect.slicedLayouts.end()) {
+      auto *answer = static_cast<const SliceAnswer *>(it->second.get());
+      why = answer->why;
+      return answer->result;
+    }
+  }
+  auto answer = std::make_shared<SliceAnswer>();
+  answer->result = computeSlice(layout, shape, dim, answer->why);
+  why = answer->why;
+  FailureOr<SlicedLayout> result = answer->result;
+  std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+  dialect.slicedLayouts.emplace(std::move(key), std::move(answer));
+  return result;
+}
+
+static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                            int64_t dim, std::string &why) {
   MLIRContext *ctx = layout.getContext();
   int64_t threads = layout.getThreads(), regs = layout.getRegs();
   auto kept = [&](ArrayRef<int64_t> index) {
@@ -172,15 +208,21 @@ bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {
   if (a.getThreads() != b.getThreads() || a.getRegs() != b.getRegs() ||
       a.getRank() != b.getRank())
     return false;
-  // Enumerating costs thousands of map evaluations: remember the answers.
-  static llvm::sys::SmartMutex<true> lock;
-  static DenseMap<std::pair<Attribute, Attribute>, bool> known;
-  llvm::sys::SmartScopedLock<true> guard(lock);
-  auto [it, inserted] = known.try_emplace({a, b}, true);
-  if (!inserted)
-    return it->second;
-  for (int64_t t = 0; t < a.getThreads() && it->second; ++t)
-    for (int64_t r = 0; r < a.getRegs() && it->second; ++r)
-      it->second = a.apply(t, r) == b.apply(t, r);
-  return it->second;
+  // Enumerating costs thousands of map evaluations: the dialect (one per
+  // context) remembers the answers.
+  auto &dialect = static_cast<TileDialect &>(a.getDialect());
+  std::pair<const void *, const void *> key(a.getAsOpaquePointer(), b.getAsOpaquePointer());
+  {
+    std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+    auto it = dialect.equivalentLayouts.find(key);
+    if (it != dialect.equivalentLayouts.end())
+      return it->second;
+  }
+  bool same = true;
+  for (int64_t t = 0; t < a.getThreads() && same; ++t)
+    for (int64_t r = 0; r < a.getRegs() && same; ++r)
+      same = a.apply(t, r) == b.apply(t, r);
+  std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+  dialect.equivalentLayouts.emplace(key, same);
+  return same;
 }

@@ -12,7 +12,11 @@
 #include "mlir/IR/Dialect.h"
 
 #include <map>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <tuple>
+#include <vector>
 #include <vector>
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"

@@ -54,6 +54,15 @@ def Tile_Dialect : Dialect {
     /// layout, after every stage, and each answer enumerates threads x regs.
     std::map<std::pair<const void *, std::vector<int64_t>>, std::string> coverage;
     std::mutex coverageMutex;
+
+    /// Answers of the passes' layout questions, kept with the context (an
+    /// attribute's address names it only while its context lives):
+    /// equivalentLayouts per (layout, layout), and sliceLayout per (layout,
+    /// shape, dimension) as a type-erased result the passes own.
+    std::map<std::pair<const void *, const void *>, bool> equivalentLayouts;
+    std::map<std::tuple<const void *, std::vector<int64_t>, int64_t>,
+             std::shared_ptr<const void>> slicedLayouts;
+    std::mutex layoutAnswersMutex;
   }];
 }
 
