@@ -28,10 +28,14 @@ namespace {
 constexpr int64_t kOverlapMinStages = 4;
 
 /// The most wgmma groups `gemm` may leave pending, and why not more (in
-/// `why`): it must sit directly in a pipelined loop that multi-buffers both
-/// of its operands, with nothing else of the loop touching its accumulator,
-/// and the loop needs a stage for each pending group besides the one being
-/// read and the one being loaded.
+/// `why`): it must sit directly in a pipelined loop that multi-buffers its
+/// shared operands (A may come from registers), and the loop needs a stage
+/// for each pending group besides the one being read and the one being
+/// loaded. Nothing else of the loop may touch its accumulator (or A in
+/// registers) while its groups can be pending: no op after it in the body,
+/// and before it only ops that follow a gemm waiting for every group (the
+/// next iteration's Q K^T, whose wait covers the P V left pending, before
+/// the softmax rescales the output and recomputes P).
 int64_t maxDepth(GemmOp gemm, std::string &why) {
   auto loop = dyn_cast<PipelinedOp>(gemm->getParentOp());
   if (!loop) {
@@ -44,15 +48,41 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
       v = stage.getSource();
     return llvm::is_contained(buffers, v);
   };
-  if (!pipelined(gemm.getA()) || !pipelined(gemm.getB())) {
-    why = "its loop does not copy both of its operands ahead";
+  bool aRegisters = getPlace(gemm.getA().getType()) == Place::Fragment;
+  if ((!aRegisters && !pipelined(gemm.getA())) || !pipelined(gemm.getB())) {
+    why = "its loop does not copy its shared operands ahead";
     return 0;
   }
-  for (Operation *user : gemm.getC().getUsers())
-    if (user != gemm && loop->isAncestor(user)) {
+  SmallVector<Value> held{gemm.getC()};
+  if (aRegisters)
+    held.push_back(gemm.getA());
+  auto touches = [&](Operation *op) {
+    WalkResult r = op->walk([&](Operation *inner) {
+      return llvm::any_of(inner->getOperands(),
+                          [&](Value v) { return llvm::is_contained(held, v); })
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    return r.wasInterrupted();
+  };
+  bool waited = false, after = false;
+  for (Operation &op : loop.getBody().front()) {
+    if (&op == gemm.getOperation()) {
+      after = true;
+      continue;
+    }
+    if (!after) {
+      if (auto other = dyn_cast<GemmOp>(&op)) {
+        MmaAttr mma = other.getMmaAttr();
+        if (mma && mma.getKind() == MmaKind::Wgmma && mma.getDepth() == 0)
+          waited = true;
+      }
+    }
+    if (touches(&op) && (after || !waited)) {
       why = "its loop uses the accumulator elsewhere";
       return 0;
     }
+  }
   int64_t depth = loop.getNumStages() - 2;
   if (depth <= 0)
     why = "its loop has fewer than 3 stages";

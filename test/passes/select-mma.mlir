@@ -300,6 +300,69 @@ func.func @accumulator_used_in_loop(%A: memref<1024x1024xf16>, %n: index) {
 
 // -----
 
+// Attention's P @ V (A in registers) may stay pending across the back edge:
+// the next iteration's Q K^T waits for every group before anything touches
+// the output or P again. An op after it that touches the output may not.
+// CHECK-LABEL: func.func @pending_across_back_edge
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, {{.*}} a = shared, depth = 0>
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, {{.*}} a = registers, depth = 1>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @pending_across_back_edge(%A: memref<1024x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %i = %c0 to %n step %c1 num_stages = 3 {
+      %r = arith.muli %i, %c64 : index
+      tile.copy %A[%r, %c0] [64, 64] to %k[%c0, %c0] [64, 64] : memref<1024x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%r, %c0] [64, 64] to %v[%c0, %c0] [64, 64] : memref<1024x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %q, %k, %s {clear_accum, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+      tile.gemm %p, %v, %o {wg_wait = 1 : i64} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @touched_after_pending(%A: memref<1024x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %i = %c0 to %n step %c1 num_stages = 3 {
+      %r = arith.muli %i, %c64 : index
+      tile.copy %A[%r, %c0] [64, 64] to %k[%c0, %c0] [64, 64] : memref<1024x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%r, %c0] [64, 64] to %v[%c0, %c0] [64, 64] : memref<1024x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %q, %k, %s {clear_accum, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+      // expected-error @+1 {{wg_wait = 1 cannot be honoured: at most 0 wgmma groups can stay pending here (its loop uses the accumulator elsewhere)}}
+      tile.gemm %p, %v, %o {wg_wait = 1 : i64} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.fill %o, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+}
+
+// -----
+
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @too_few_stages(%A: memref<1024x1024xf16>, %n: index) {
   %c0 = arith.constant 0 : index
