@@ -33,10 +33,13 @@ TARGET = "sm_90a"
 
 
 def reverse_program():
+    """B[i] = 2 A[N-1-i] + A[i] in two kernels through the scratch S (the second reads
+    what other blocks of the first wrote); test/python/test_multi_kernel.py runs the same
+    program in the interpreter."""
     n = T.dynamic("N")
 
     @T.prim_func
-    def reverse(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+    def two_step(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
         S = T.alloc_global((n,), "float32")
         with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
             for i in T.Parallel(128):
@@ -45,7 +48,7 @@ def reverse_program():
             for i in T.Parallel(128):
                 B[bx * 128 + i] = S[n - 1 - (bx * 128 + i)] + A[bx * 128 + i]
 
-    return reverse
+    return two_step
 
 
 def save(kernel, check: dict, path: str) -> None:

@@ -3,6 +3,8 @@
 address and bank), and the buffer names the frontend carries to the snapshot."""
 
 import itertools
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,22 +201,13 @@ def test_layout_errors_name_the_buffers(gemm_kernel):
         tlc.layout.kernel_layouts(object())
 
 
-def _scale_rows_by_max(M=64, N=256, K=8):
-    @T.prim_func
-    def scale(A: T.Tensor((M, K), "float32"), B: T.Tensor((M, N), "float32"),
-              C: T.Tensor((M, N), "float32")):
-        with T.Kernel(1, threads=128) as _:
-            a = T.alloc_fragment((M, K), "float32")
-            b = T.alloc_fragment((M, N), "float32")
-            mx = T.alloc_fragment((M,), "float32")
-            T.copy(A, a)
-            T.copy(B, b)
-            T.reduce_max(a, mx, dim=1)
-            for i, j in T.Parallel(M, N):
-                b[i, j] = b[i, j] * mx[i]
-            T.copy(b, C)
+# The programs bench/build_reduce.py also builds for the GPU checks.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import build_reduce  # noqa: E402
 
-    return scale
+
+def _scale_rows_by_max():
+    return build_reduce.scale_rows_by_max.factory(64, 256, 8)
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
@@ -233,22 +226,8 @@ def test_row_vector_placed_otherwise_is_converted(target):
     np.testing.assert_allclose(out, b * a.max(axis=1, keepdims=True), rtol=1e-6)
 
 
-def _shared_reductions(M=64, N=128):
-    @T.prim_func
-    def reduce(A: T.Tensor((M, N), "float32"), Mx: T.Tensor((M,), "float32"),
-               S: T.Tensor((N,), "float32")):
-        with T.Kernel(1, threads=128) as _:
-            a = T.alloc_shared((M, N), "float32")
-            mx = T.alloc_fragment((M,), "float32")
-            colsum = T.alloc_shared((N,), "float32")
-            T.copy(A, a)
-            T.fill(colsum, 1)
-            T.reduce_max(a, mx, dim=1)
-            T.reduce_sum(a, colsum, dim=0, clear=False)
-            T.copy(mx, Mx)
-            T.copy(colsum, S)
-
-    return reduce
+def _shared_reductions():
+    return build_reduce.shared_reductions.factory(64, 128)
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
