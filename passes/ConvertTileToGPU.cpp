@@ -377,12 +377,11 @@ LogicalResult KernelLowering::lowerAllocs() {
     OpBuilder ab(alloc);
     MemRefType type = alloc.getType();
     Value byteOffset = arith::ConstantIndexOp::create(ab, alloc.getLoc(), *offset);
-    SwizzleAttr swizzle = alloc.getSwizzleAttr();
-    auto block = alloc->getAttrOfType<IntegerAttr>(kColumnBlockAttr);
-    int64_t columnBlock = block ? block.getInt() : 0;
-    bool staged = llvm::any_of(alloc->getUsers(), [](Operation *u) { return isa<StageOp>(u); });
+    SharedLayoutAttr layout = sharedLayout(alloc);
+    bool staged = layout.getStages() > 0;
+    SharedLayoutAttr stageLayout = layout.withStages(0);
     Value flat;
-    if (swizzle || staged || columnBlock) {
+    if (!layout.isPlain()) {
       auto flatType = MemRefType::get({type.getNumElements()}, type.getElementType(),
                                       MemRefLayoutAttrInterface(), type.getMemorySpace());
       flat = memref::ViewOp::create(ab, alloc.getLoc(), flatType, smem, byteOffset,
@@ -401,7 +400,7 @@ LogicalResult KernelLowering::lowerAllocs() {
         Value base = arith::MulIOp::create(
             sb, stage.getLoc(), stage.getIndex(),
             arith::ConstantIndexOp::create(sb, stage.getLoc(), perStage));
-        shared[stage.getResult()] = SharedView{flat, swizzle, base, columnBlock};
+        shared[stage.getResult()] = SharedView{flat, stageLayout, base};
         stages.push_back(stage);
       }
       stagedAllocs.push_back(alloc);
@@ -409,8 +408,8 @@ LogicalResult KernelLowering::lowerAllocs() {
     }
     Value view = memref::ViewOp::create(ab, alloc.getLoc(), type, smem, byteOffset,
                                         ValueRange{});
-    if (swizzle || columnBlock)
-      shared[view] = SharedView{flat, swizzle, Value(), columnBlock};
+    if (flat)
+      shared[view] = SharedView{flat, stageLayout, Value()};
     alloc.getResult().replaceAllUsesWith(view);
     alloc.erase();
   }

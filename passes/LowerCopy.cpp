@@ -60,7 +60,7 @@ static LogicalResult lowerStaged(CopyOp copy, int64_t offset, Value tid, int64_t
   SwizzleAttr swizzle;
   if (std::optional<std::array<int64_t, 3>> s = chooseSwizzle(type))
     swizzle = SwizzleAttr::get(b.getContext(), (*s)[0], (*s)[1], (*s)[2]);
-  shared[view] = SharedView{flat, swizzle, Value()};
+  shared[view] = SharedView{flat, SharedLayoutAttr::get(b.getContext(), 0, 0, swizzle), Value()};
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> zeros(tile.size(), c0);
   // tile-insert-barriers put a barrier before the op if earlier accesses

@@ -379,9 +379,11 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
   Type in = op.getA().getType().getElementType();
   auto address = [&](Value buffer, int64_t columnBlock) -> FailureOr<Value> {
     auto it = shared.find(buffer);
-    if (it == shared.end() || !it->second.swizzle || it->second.swizzle.getBits() != 3 ||
-        it->second.swizzle.getBase() != 4 || it->second.swizzle.getShift() != 3 ||
-        it->second.columnBlock != columnBlock)
+    if (it == shared.end())
+      return failure();
+    SwizzleAttr swizzle = it->second.layout.getSwizzle();
+    if (!swizzle || swizzle.getBits() != 3 || swizzle.getBase() != 4 || swizzle.getShift() != 3 ||
+        it->second.layout.getColumnBlock() != columnBlock)
       return failure();
     Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, it->second.flat);
     if (Value base = it->second.base) // elements -> bytes
@@ -431,8 +433,13 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                                    arith::MulIOp::create(b, loc, groupM, c64(kWgmmaM * 128)))
                                    .getResult();
   if (part.warpsN > 1) {
-    int64_t columnsBytes = nMajorB ? part.tileN / kWgmmaColumnBlock * kRows * 128
-                                   : part.tileN * 128;
+    // Where the group's first column starts in B's #tile.shared layout
+    // (whole 1024-byte swizzle periods: the descriptor's start address).
+    SmallVector<int64_t> first{0, part.tileN};
+    if (!nMajorB)
+      std::swap(first[0], first[1]);
+    int64_t columnsBytes =
+        shared.find(op.getB())->second.layout.byteOffset(op.getB().getType(), first);
     bAddr = arith::AddIOp::create(b, loc, *bAddr,
                                   arith::MulIOp::create(b, loc, groupN, c64(columnsBytes)))
                 .getResult();

@@ -344,7 +344,8 @@ def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {
     layout inference and the lowering read it. On a target with `wgmma`, a
     gemm runs on wgmma when A and B are in shared memory, A stored M x K with
     K rows of 128 bytes, B stored N x K, or K x N with N a multiple of 64 (its
-    buffer then kept as 64-column blocks, `tile.column_block = 64`), 16-bit
+    buffer then kept as 64-column blocks, `column_block = 64` in its
+    `#tile.shared` layout), 16-bit
     inputs with an f32 accumulator, and one m64 row block per warpgroup: the
     M / 64 row blocks each get the same number of warpgroups, which split N
     between them (each a multiple of 8 columns up to 256, of 64 with an
@@ -399,7 +400,7 @@ def TileSwizzleSharedMemory : Pass<"tile-swizzle-shared-memory", "ModuleOp"> {
     each) and the 16-byte copies filling it bank-conflict free: rows of
     128 * 2^s bytes get `#tile.swizzle<bits = 3, base = 4, shift = 3 + s>`,
     64-byte rows `bits = 2`, 32-byte rows `bits = 1` (`shift = 3`). A buffer
-    stored as 64-column blocks (`tile.column_block`, an N-major wgmma
+    stored as 64-column blocks (`column_block` in its `#tile.shared` layout, an N-major wgmma
     operand) has 128-byte rows within each block: `bits = 3, shift = 3`,
     the 128-byte swizzle wgmma's descriptors name. A shared tile that a
     fragment is copied into (an epilogue staged through shared memory) gets

@@ -173,9 +173,7 @@ DenseMap<Operation *, AllocSharedOp> stageBuffers(ArrayRef<Producer> producers,
         ab, p.buffer.getLoc(),
         MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
                         type.getMemorySpace()),
-        p.buffer.getSwizzleAttr(), IntegerAttr());
-    if (Attribute block = p.buffer->getAttr(kColumnBlockAttr)) // wgmma's B blocks
-      all->setAttr(kColumnBlockAttr, block);
+        sharedLayout(p.buffer).withStages(stages), IntegerAttr());
     staged[p.buffer] = all;
   }
   return staged;
@@ -303,8 +301,8 @@ std::optional<TmaCopy> tmaCopy(Producer p) {
   TmaCopy t;
   t.box = SmallVector<int64_t>(sizes);
   t.chunkColumns = columns;
-  if (auto block = p.buffer->getAttrOfType<IntegerAttr>(kColumnBlockAttr)) {
-    t.chunkColumns = block.getInt();
+  if (int64_t block = sharedLayout(p.buffer).getColumnBlock()) {
+    t.chunkColumns = block;
     if (columns % t.chunkColumns)
       return std::nullopt;
     t.chunks = columns / t.chunkColumns;
@@ -436,14 +434,14 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   DenseMap<Operation *, AllocSharedOp> staged = stageBuffers(producers, stages);
   auto swizzle = SwizzleAttr::get(ctx, 3, 4, 3); // TMA's and wgmma's 128 bytes
   for (auto &[from, all] : staged)
-    all.setSwizzleAttr(swizzle);
+    all.setLayoutAttr(sharedLayout(all).withSwizzle(swizzle));
 
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(&body);
   auto barType = MemRefType::get({stages}, i64, MemRefLayoutAttrInterface(),
                                  gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  Value full = AllocSharedOp::create(b, loc, barType, SwizzleAttr(), IntegerAttr());
-  Value empty = AllocSharedOp::create(b, loc, barType, SwizzleAttr(), IntegerAttr());
+  Value full = AllocSharedOp::create(b, loc, barType, SharedLayoutAttr(), IntegerAttr());
+  Value empty = AllocSharedOp::create(b, loc, barType, SharedLayoutAttr(), IntegerAttr());
   auto barrier = [&](OpBuilder &ob, Value bars, Value s) -> Value {
     return SharedPtrOp::create(ob, loc, sharedPtr, bars, ValueRange{s});
   };

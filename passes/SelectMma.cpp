@@ -122,8 +122,8 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
       depth = 1;
     }
     auto blocks = [&](Value buffer, int64_t columns) {
-      sharedAllocation(buffer)->setAttr(
-          kColumnBlockAttr, IntegerAttr::get(IntegerType::get(ctx, 64), columns));
+      AllocSharedOp alloc = sharedAllocation(buffer);
+      alloc.setLayoutAttr(sharedLayout(alloc).withColumnBlock(columns));
     };
     // wgmma reads an N-major B as 64-column blocks of 128-byte rows, and
     // K-major operands whose K spans several 128-byte atoms one atom per block.

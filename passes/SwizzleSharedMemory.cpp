@@ -47,14 +47,18 @@ namespace {
 
 void swizzleOperand(Value operand) {
   AllocSharedOp alloc = sharedAllocation(operand); // or a stage of one
-  if (!alloc || alloc.getSwizzle())
-    return; // a stage view, an annotated buffer, or not shared at all
+  if (!alloc)
+    return; // not shared at all
+  SharedLayoutAttr layout = sharedLayout(alloc);
+  if (layout.getSwizzle())
+    return; // annotated, or swizzled for another use already
   std::optional<std::array<int64_t, 3>> s = chooseSwizzle(alloc.getType());
-  if (alloc->hasAttr(kColumnBlockAttr)) // rows of 128 bytes within each block
+  if (layout.getColumnBlock()) // rows of 128 bytes within each block
     s = std::array<int64_t, 3>{3, 4, 3};
   if (!s)
     return;
-  alloc.setSwizzleAttr(SwizzleAttr::get(alloc.getContext(), (*s)[0], (*s)[1], (*s)[2]));
+  alloc.setLayoutAttr(
+      layout.withSwizzle(SwizzleAttr::get(alloc.getContext(), (*s)[0], (*s)[1], (*s)[2])));
 }
 
 struct TileSwizzleSharedMemory

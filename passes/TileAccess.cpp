@@ -174,7 +174,9 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
     return {buffer, SmallVector<Value>(indices)};
   // Linearize, swizzle the byte offset, and address the flat view.
   auto type = cast<MemRefType>(buffer.getType());
-  SwizzleAttr swizzle = it->second.swizzle;
+  SwizzleAttr swizzle = it->second.layout.getSwizzle();
+  if (swizzle && !swizzle.getBits())
+    swizzle = SwizzleAttr(); // the identity
   Value base = it->second.base;
   int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   // An offset that is a multiple of the swizzle's period leaves the bits the
@@ -188,7 +190,7 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
   // Column blocks: element (r, c) of an R x C buffer sits at
   // ((c / B) * R + r) * B + c % B. Constant row parts move by B per row;
   // constant column parts only when whole blocks (R * B per block).
-  int64_t block = it->second.columnBlock;
+  int64_t block = it->second.layout.getColumnBlock();
   int64_t rows = block ? type.getDimSize(0) : 0;
   SmallVector<Value> dynamic;
   int64_t constant = 0, stride = type.getNumElements();
@@ -554,6 +556,12 @@ void mlir::tile::rasterize(OpBuilder &b, Location loc, DictionaryAttr attr, Valu
                                        arith::MulIOp::create(b, loc, index, c(panel)));
   ids[0] = byRow ? across : within;
   ids[1] = byRow ? within : across;
+}
+
+SharedLayoutAttr mlir::tile::sharedLayout(AllocSharedOp alloc) {
+  if (std::optional<SharedLayoutAttr> layout = alloc.getLayout())
+    return *layout;
+  return SharedLayoutAttr::get(alloc.getContext(), 0, 0, SwizzleAttr());
 }
 
 AllocSharedOp mlir::tile::sharedAllocation(Value buffer) {

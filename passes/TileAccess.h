@@ -15,26 +15,25 @@
 namespace mlir::tile {
 
 /// A lowered shared buffer addressed through a flat (1-d) view of elements:
-/// one that is swizzled, or one stage of a multi-buffered allocation. Element
-/// e of the buffer lives at flat[swizzle(base + e)].
+/// one with a non-plain #tile.shared layout (swizzled, in column blocks), or
+/// one stage of a multi-buffered allocation. Element e of the buffer lives at
+/// flat[base + address of e in `layout`] (sharedAddress).
 struct SharedView {
   Value flat;
-  SwizzleAttr swizzle; ///< null: no swizzle
-  Value base;          ///< null: 0 (elements)
-  /// > 0: the 2-d buffer is stored as column blocks of this many elements,
-  /// each block rows x columnBlock contiguous (`tile.column_block`).
-  int64_t columnBlock = 0;
+  SharedLayoutAttr layout; ///< of one stage: `stages` is 0
+  Value base;              ///< null: 0 (elements)
 };
 
-/// The discardable attribute of a tile.alloc_shared that stores its 2-d
-/// buffer as blocks of this many columns (wgmma's MN-major operand atoms).
-constexpr llvm::StringLiteral kColumnBlockAttr = "tile.column_block";
+/// The #tile.shared layout of a shared allocation (the plain one when it has
+/// none).
+SharedLayoutAttr sharedLayout(AllocSharedOp alloc);
 
 /// The swizzled shared buffers of a kernel, by their (2-d) memref value.
 using SharedBuffers = DenseMap<Value, SharedView>;
 
 /// The memref and indices that address element `indices` of the shared
-/// `buffer`: the buffer itself, or its flat view at the swizzled position.
+/// `buffer`: the buffer itself, or its flat view at the position its
+/// #tile.shared layout gives (the one place a layout becomes an address).
 std::pair<Value, SmallVector<Value>>
 sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *shared,
               Value buffer, ValueRange indices);

@@ -210,6 +210,75 @@ def Tile_SwizzleAttr : Tile_Attr<"Swizzle", "swizzle"> {
   }];
 }
 
+def Tile_SharedLayoutAttr : Tile_Attr<"SharedLayout", "shared"> {
+  let summary = "Where each element of a shared buffer sits: stages, column blocks, swizzle";
+  let description = [{
+    The layout of a `tile.alloc_shared` buffer, everything that decides the
+    byte address of an element in one attribute (the `layout` of the op).
+    Three optional parts, applied in this order to element `idx` of a buffer
+    of element size `E` bytes:
+
+    1. `stages = S` (> 0): the buffer is `S` copies of one stage (the leading
+       dimension of the memref is the stage, put there by
+       `tile-pipeline-loops` when it multi-buffers a copy's destination); stage
+       `s` starts at element `s * (elements of one stage)` and is reached
+       through `tile.stage`. The parts below apply within one stage.
+    2. `column_block = B` (> 0, 2-d stages only): an `R x C` stage is stored
+       as `C / B` blocks of `R x B` elements, each contiguous and row-major:
+       element `(r, c)` is element `((c / B) * R + r) * B + c mod B`. This is
+       wgmma's operand atom: an N-major B operand (or a K-major one wider than
+       128 bytes) is read as 128-byte-wide column blocks. Without it, row-major.
+    3. `swizzle = #tile.swizzle<...>`: the XOR swizzle of the byte offset
+       `o = E * element` within the stage (see `#tile.swizzle`).
+
+    A 2 x 64 x 128 fp16 buffer with `stages = 2, column_block = 64,
+    swizzle = <bits = 3, base = 4, shift = 3>`: element (s, r, c) sits at
+
+    | element      | stage start | in-stage element     | byte offset | swizzled   |
+    | ------------ | ----------- | -------------------- | ----------- | ---------- |
+    | (0, 0, 0)    | 0           | 0                    | 0           | 0          |
+    | (0, 1, 0)    | 0           | 64                   | 128         | 144        |
+    | (0, 0, 64)   | 0           | 64 * 64 = 4096       | 8192        | 8192       |
+    | (0, 2, 8)    | 0           | 2 * 64 + 8 = 136     | 272         | 304        |
+    | (1, 0, 0)    | 8192        | 0                    | 16384       | 16384      |
+
+    (stage starts in elements; the stage's bytes are a multiple of the
+    swizzle's period, so the stage start is added after the swizzle). The compiler computes every shared address from this
+    attribute in one function (`sharedAddress` in passes/TileAccess.cpp);
+    `tile-swizzle-shared-memory` sets the swizzle, `tile-select-mma` the
+    column blocks a wgmma operand needs, `tile-pipeline-loops` the stages.
+    An empty `#tile.shared<>` is the plain row-major buffer.
+
+    Example:
+
+    ```mlir
+    %b = tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64,
+           swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>}
+        : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "0">:$stages,
+                        DefaultValuedParameter<"int64_t", "0">:$column_block,
+                        OptionalParameter<"::mlir::tile::SwizzleAttr">:$swizzle);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// This layout with the swizzle replaced (null: none).
+    SharedLayoutAttr withSwizzle(SwizzleAttr swizzle) const;
+    /// This layout with column blocks of `columns` (0: none).
+    SharedLayoutAttr withColumnBlock(int64_t columns) const;
+    /// This layout with `stages` stages (0: not multi-buffered).
+    SharedLayoutAttr withStages(int64_t stages) const;
+    /// Whether this is the plain row-major layout (no part set).
+    bool isPlain() const;
+    /// The byte offset of element `index` (one stage's coordinates, leading
+    /// stage index first when `stages` > 0) of a buffer of `type`.
+    int64_t byteOffset(::mlir::MemRefType type, ::llvm::ArrayRef<int64_t> index) const;
+    /// Why this layout cannot describe a buffer of `type` (empty: it can).
+    std::string checkFits(::mlir::MemRefType type) const;
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Target and instruction selection
 //===----------------------------------------------------------------------===//

@@ -179,6 +179,11 @@ LogicalResult AllocSharedOp::verify() {
     return failure();
   if (std::optional<int64_t> offset = getOffset(); offset && *offset < 0)
     return emitOpError("offset must be non-negative, got ") << *offset;
+  if (std::optional<SharedLayoutAttr> layout = getLayout()) {
+    std::string problem = layout->checkFits(getType());
+    if (!problem.empty())
+      return emitOpError("layout does not fit the buffer: ") << problem;
+  }
   return success();
 }
 
@@ -222,6 +227,13 @@ LogicalResult StageOp::verify() {
   if (src.getElementType() != res.getElementType())
     return emitOpError("element types differ: ")
            << src.getElementType() << " vs " << res.getElementType();
+  if (auto alloc = getSource().getDefiningOp<AllocSharedOp>()) {
+    std::optional<SharedLayoutAttr> layout = alloc.getLayout();
+    if (!layout || layout->getStages() != src.getDimSize(0))
+      return emitOpError("indexes the stages of a buffer whose layout does not say "
+                         "`stages = ")
+             << src.getDimSize(0) << "` (#tile.shared)";
+  }
   APInt index;
   if (matchPattern(getIndex(), m_ConstantInt(&index)) &&
       (index.getSExtValue() < 0 || index.getSExtValue() >= src.getDimSize(0)))

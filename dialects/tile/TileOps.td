@@ -59,18 +59,21 @@ def Tile_AllocSharedOp : Tile_Op<"alloc_shared", [
   let summary = "Allocate a tile in shared memory";
   let description = [{
     A buffer in the block's shared memory (`#gpu.address_space<workgroup>`),
-    statically shaped, with the identity layout. The optional `swizzle`
-    attribute is the XOR swizzle of its byte offsets; `offset` is the byte
-    offset in the block's shared memory, assigned by
+    statically shaped. The optional `layout` (`#tile.shared`) says where each
+    element sits: pipeline stages, wgmma's column blocks and the XOR swizzle
+    of the byte offsets; without it the buffer is row-major. `offset` is the
+    byte offset in the block's shared memory, assigned by
     `tile-allocate-shared-memory`.
 
     Example:
 
     ```mlir
     %s = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>}
+        : memref<64x64xf16, #gpu.address_space<workgroup>>
     ```
   }];
-  let arguments = (ins OptionalAttr<Tile_SwizzleAttr>:$swizzle,
+  let arguments = (ins OptionalAttr<Tile_SharedLayoutAttr>:$layout,
                        OptionalAttr<I64Attr>:$offset);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
@@ -122,7 +125,8 @@ def Tile_StageOp : Tile_Op<"stage", [Pure]> {
   let summary = "One stage of a multi-buffered shared allocation";
   let description = [{
     `tile-pipeline-loops` gives a shared buffer that a pipelined loop fills
-    one leading dimension of stages, `memref<S x M x K>`; `tile.stage %buf[%s]`
+    one leading dimension of stages, `memref<S x M x K>`, and says so in its
+    layout (`#tile.shared<stages = S>`, checked here); `tile.stage %buf[%s]`
     names stage `%s` (taken modulo nothing: 0 <= %s < S) as an M x K buffer
     that the loop's tile ops read and write like the original.
 
@@ -130,7 +134,7 @@ def Tile_StageOp : Tile_Op<"stage", [Pure]> {
 
     ```mlir
     %c1 = arith.constant 1 : index
-    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
     %one = tile.stage %all[%c1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
     ```
   }];

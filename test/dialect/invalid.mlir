@@ -405,8 +405,79 @@ func.func @swizzle_too_wide() attributes {tile.s = #tile.swizzle<bits = 3, base 
 func.func @swizzle_on_alloc() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    // expected-error @+1 {{swizzle shift (0) must be at least bits (3) for the XOR to be a permutation}}
-    %s = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @+2 {{swizzle shift (0) must be at least bits (3) for the XOR to be a permutation}}
+    // expected-error @+1 {{failed to parse Tile_SharedLayoutAttr parameter 'swizzle'}}
+    %s = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 0>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{shared layout stages must be non-negative, got -1}}
+func.func @shared_layout_negative_stages() attributes {tile.s = #tile.shared<stages = -1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{shared layout column_block must be non-negative, got -64}}
+func.func @shared_layout_negative_block() attributes {tile.s = #tile.shared<column_block = -64>} {
+  return
+}
+
+// -----
+
+func.func @shared_layout_stages_not_leading() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op layout does not fit the buffer: its 3 stages must be the leading dimension of a buffer of rank 2 or more, got 2x64x32}}
+    %s = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<2x64x32xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @shared_layout_block_not_dividing() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op layout does not fit the buffer: column blocks of 64 need 2-d stages whose columns they divide, got 64x96}}
+    %s = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x96xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @shared_layout_block_rank() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op layout does not fit the buffer: column blocks of 64 need 2-d stages whose columns they divide, got 2x64x128}}
+    %s = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @shared_layout_stage_below_swizzle_period() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_shared' op layout does not fit the buffer: a stage of 512 bytes is not a multiple of the swizzle's 1024-byte period}}
+    %s = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x4x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @stage_without_stages(%s: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.stage' op indexes the stages of a buffer whose layout does not say `stages = 3` (#tile.shared)}}
+    %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
   }
   return
 }
@@ -1214,7 +1285,7 @@ module attributes {gpu.container_module} {
 func.func @stage_shape(%s: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
     // expected-error @+1 {{'tile.stage' op result must be the source without its leading stage dimension: expected 64x32, got 32x64}}
     %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
   }
@@ -1227,7 +1298,7 @@ func.func @stage_out_of_range() {
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
     // expected-error @+1 {{'tile.stage' op stage 3 is out of range [0, 3)}}
     %one = tile.stage %all[%c3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
   }
@@ -1247,7 +1318,7 @@ func.func @stage_not_shared(%all: memref<3x64x32xf16>, %s: index) {
 func.func @stage_element_type(%s: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
     // expected-error @+1 {{'tile.stage' op element types differ: 'f16' vs 'bf16'}}
     %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xbf16, #gpu.address_space<workgroup>>
   }

@@ -106,21 +106,28 @@ func.func @kernel_one_thread() {
 // CHECK-LABEL: func.func @alloc_shared()
 // CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 {
 // CHECK-NEXT: %[[S0:.*]] = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
-// CHECK-NEXT: %[[S1:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[S1:.*]] = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[S2:.*]] = tile.alloc_shared {offset = 8192 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT: %[[S3:.*]] = tile.alloc_shared {offset = 0 : i64, swizzle = #tile.swizzle<bits = 2, base = 4, shift = 2>} : memref<8x16xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[S3:.*]] = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 2>>, offset = 0 : i64} : memref<8x16xi8, #gpu.address_space<workgroup>>
 // CHECK-NEXT: %[[S4:.*]] = tile.alloc_shared : memref<16x16xbf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[S5:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[S6:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x256xbf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[S7:.*]] = tile.alloc_shared {layout = #tile.shared<>} : memref<16x16xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: }
 func.func @alloc_shared() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %s0 = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
-    %s1 = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>}
+    %s1 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>}
         : memref<64x64xf16, #gpu.address_space<workgroup>>
     %s2 = tile.alloc_shared {offset = 8192} : memref<64xf32, #gpu.address_space<workgroup>>
-    %s3 = tile.alloc_shared {swizzle = #tile.swizzle<bits = 2, base = 4, shift = 2>, offset = 0 : i64}
+    %s3 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 2>>, offset = 0 : i64}
         : memref<8x16xi8, #gpu.address_space<workgroup>>
     %s4 = tile.alloc_shared : memref<16x16xbf16, #gpu.address_space<workgroup>>
+    %s5 = tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>}
+        : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+    %s6 = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x256xbf16, #gpu.address_space<workgroup>>
+    %s7 = tile.alloc_shared {layout = #tile.shared<>} : memref<16x16xf16, #gpu.address_space<workgroup>>
   }
   return
 }
@@ -521,14 +528,14 @@ module attributes {gpu.container_module} {
 }
 
 // CHECK-LABEL: func.func @stage_and_async_copy
-// CHECK: %[[ALL:.*]] = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[ALL:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[ONE:.*]] = tile.stage %[[ALL]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: tile.copy %{{.*}}[%{{.*}}, %{{.*}}] [64, 32] to %[[ONE]][%{{.*}}, %{{.*}}] [64, 32] {async} : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
 func.func @stage_and_async_copy(%A: memref<?x?xf16>, %s: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %all = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
     %one = tile.stage %all[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
     tile.copy %A[%c0, %c0] [64, 32] to %one[%c0, %c0] [64, 32] {async} : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
   }

@@ -21,12 +21,12 @@ func.func @two_buffers() {
 // A swizzled buffer starts on a 1024-byte boundary.
 // CHECK-LABEL: func.func @swizzled
 // CHECK: tile.alloc_shared {offset = 0 : i64}
-// CHECK: tile.alloc_shared {offset = 1024 : i64, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>}
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 1024 : i64}
 func.func @swizzled() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %s = tile.alloc_shared : memref<4xf32, #gpu.address_space<workgroup>>
-    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
   }
   return
 }

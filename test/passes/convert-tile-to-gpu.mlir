@@ -198,7 +198,7 @@ func.func @swizzled_store(%A: memref<64x32xf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_shared {swizzle = #tile.swizzle<bits = 2, base = 4, shift = 3>} : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>} : memref<64x32xf16, #gpu.address_space<workgroup>>
     tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
   }
   return
@@ -389,8 +389,8 @@ func.func @prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
   tile.kernel blocks(%arg2) in (%c1) threads = 128 {
-    %0 = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
-    %1 = tile.alloc_shared : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+    %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
     %2 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     %c0_0 = arith.constant 0 : index
     %3 = arith.muli %c1, %c0_0 : index
@@ -462,8 +462,8 @@ func.func @no_prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
   tile.kernel blocks(%arg2) in (%c1) threads = 128 {
-    %0 = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
-    %1 = tile.alloc_shared : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+    %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
     %2 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     %c0_0 = arith.constant 0 : index
     %3 = arith.muli %c1, %c0_0 : index
@@ -550,8 +550,8 @@ func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<128x64xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
     tile.copy %B[%c0, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
@@ -634,8 +634,8 @@ func.func @wgmma_nn(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x128xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
     tile.copy %B[%c0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>

@@ -391,10 +391,10 @@ func.func @wgmma_warpgroups_along_n() {
 // 64-column blocks, so with wgmma its buffer is marked to be stored so; the
 // accumulator takes the warpgroup layout. Without wgmma: neither.
 // CHECK-LABEL: func.func @wgmma_n_major_b
-// CHECK-NOT: tile.column_block
+// CHECK-NOT: column_block
 // CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64
 // WGMMA-LABEL: func.func @wgmma_n_major_b
-// WGMMA: tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16
+// WGMMA: tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16
 // WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16
 func.func @wgmma_n_major_b() {
   %c1 = arith.constant 1 : index
@@ -412,7 +412,7 @@ func.func @wgmma_n_major_b() {
 // N = 96 is not whole 64-column blocks: mma.sync in both runs.
 // CHECK-LABEL: func.func @no_wgmma_for_partial_blocks
 // WGMMA-LABEL: func.func @no_wgmma_for_partial_blocks
-// WGMMA-NOT: tile.column_block
+// WGMMA-NOT: column_block
 // WGMMA: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 48, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32
 func.func @no_wgmma_for_partial_blocks() {
   %c1 = arith.constant 1 : index

@@ -100,7 +100,7 @@ func.func @pipelined(%A: memref<1024x1024xf16>, %n: index) {
   %c1 = arith.constant 1 : index
   %true = arith.constant true
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %all = tile.alloc_shared {offset = 0 : i64} : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 0 : i64} : memref<3x64x64xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     scf.for %k = %c0 to %n step %c1 {
       nvvm.cp.async.wait.group 1

@@ -7,7 +7,7 @@
 // the copies ahead carry the predicate, so the body stays one block.
 // CHECK-LABEL: func.func @gemm_loop
 // CHECK-SAME: (%{{.*}}: memref<256x256xf16>, %[[N:.*]]: index)
-// CHECK: %[[A3:.*]] = tile.alloc_shared : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[A3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: scf.if
 // CHECK: %[[P0:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : index
 // CHECK: %[[S0:.*]] = tile.stage %[[A3]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
@@ -152,17 +152,17 @@ func.func @used_after(%A: memref<256x256xf16>, %B: memref<64x32xf16>) {
 
 // -----
 
-// A buffer stored as column blocks (tile.column_block) keeps the mark on its
-// staged allocation.
+// A buffer stored as column blocks (#tile.shared column_block) keeps them in
+// its staged allocation's layout, which also records the stages.
 // CHECK-LABEL: func.func @column_blocks_staged
-// CHECK: tile.alloc_shared {tile.column_block = 64 : i64} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64>} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
 func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
       %kk = arith.muli %k, %c64 : index
@@ -181,7 +181,7 @@ func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
 // wait for all groups follows the loop. (The module keeps the cp.async
 // pipeline: tile.no_warp_specialization.)
 // CHECK-LABEL: func.func @pending_wgmma
-// CHECK: tile.alloc_shared : memref<4x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 4>} : memref<4x64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-2: nvvm.cp.async.commit.group
 // CHECK-NEXT: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %[[STEP:.*]] {
 // CHECK:   nvvm.cp.async.wait.group 1
@@ -248,8 +248,8 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // (tile j starts at j x the loop's trip count) so the phases go on.
 // CHECK-LABEL: func.func @warp_specialized
 // CHECK: tile.kernel blocks(%{{.*}}) in (%[[GRID:.*]]) threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64}
-// CHECK-DAG: %[[A:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: %[[B:.*]] = tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[A:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2, column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[FULL:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
 // CHECK: %[[EMPTY:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
 // CHECK: %[[TID:.*]] = gpu.thread_id x
@@ -313,7 +313,7 @@ func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
     %row = arith.muli %bx, %c64 : index
     tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
       %kk = arith.muli %k, %c64 : index

@@ -21,7 +21,7 @@ func.func @mma_sync_square() {
 // The same gemm on sm_90a runs on wgmma: one m64 row block per warpgroup, the
 // whole N in one instruction, and B (K x N, N-major) kept as 64-column blocks.
 // CHECK-LABEL: func.func @wgmma_nn
-// CHECK: %[[B:.*]] = tile.alloc_shared {tile.column_block = 64 : i64}
+// CHECK: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>}
 // CHECK: tile.gemm %{{.*}}, %[[B]], %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, wg_wait = 0 : i64}
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @wgmma_nn() {
@@ -89,7 +89,7 @@ func.func @full_row_too_few_rows() {
 // as does every gemm when the target's features leave wgmma out.
 // CHECK-LABEL: func.func @narrow_k
 // CHECK: mma = #tile.mma<kind = mma_sync
-// CHECK-NOT: tile.column_block
+// CHECK-NOT: column_block
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @narrow_k() {
   %c1 = arith.constant 1 : index
@@ -128,7 +128,7 @@ func.func @no_wgmma_feature() {
 // CHECK-LABEL: func.func @a_in_registers_sm80
 // CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>
 // CHECK-LABEL: func.func @a_in_registers()
-// CHECK: %[[B:.*]] = tile.alloc_shared {tile.column_block = 64 : i64}
+// CHECK: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>}
 // CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>
 module attributes {tile.target = #tile.target<"sm_80">} {
 func.func @a_in_registers_sm80() {
@@ -446,8 +446,8 @@ func.func @wgmma_fp8() {
 // and B stored as column blocks of one atom (64 elements) each; an N-major
 // B keeps its 64-column blocks.
 // CHECK-LABEL: func.func @wgmma_k128
-// CHECK: %[[A:.*]] = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16
-// CHECK: %[[B:.*]] = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x128xf16
+// CHECK: %[[A:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16
+// CHECK: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16
 // CHECK: tile.gemm %[[A]], %[[B]], %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @wgmma_k128() {

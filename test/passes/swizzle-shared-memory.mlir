@@ -3,8 +3,8 @@
 // 64-byte rows (32 x f16) take 2 bits, 256-byte rows (128 x f16) 3 bits
 // from shift 4 (the row bits start at bit 8).
 // CHECK-LABEL: func.func @operands
-// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 2, base = 4, shift = 3>} : memref<128x32xf16
-// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 4>} : memref<32x128xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>} : memref<128x32xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 4>>} : memref<32x128xf16
 // A buffer no gemm reads is left alone.
 // CHECK: tile.alloc_shared : memref<32x128xf16
 func.func @operands() {
@@ -23,11 +23,11 @@ func.func @operands() {
 
 // Through tile.stage to the multi-buffered allocation; 128-byte rows.
 // CHECK-LABEL: func.func @staged
-// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<2x64x64xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16
 func.func @staged(%i: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a2 = tile.alloc_shared : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %a2 = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
     %a = tile.stage %a2[%i] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
@@ -40,12 +40,12 @@ func.func @staged(%i: index) {
 
 // An annotated swizzle is kept; 16-byte rows need none.
 // CHECK-LABEL: func.func @kept
-// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 1, base = 4, shift = 3>} : memref<64x64xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 1, base = 4, shift = 3>>} : memref<64x64xf16
 // CHECK: tile.alloc_shared : memref<64x8xf16
 func.func @kept() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 32 {
-    %a = tile.alloc_shared {swizzle = #tile.swizzle<bits = 1, base = 4, shift = 3>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 1, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<64x8xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x8xf32, #tile.space<fragment>>
     tile.gemm %a, %b, %c {transpose_a} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x8xf16, #gpu.address_space<workgroup>>, memref<64x8xf32, #tile.space<fragment>>
@@ -55,16 +55,16 @@ func.func @kept() {
 
 // -----
 
-// An N-major wgmma B operand stored as 64-column blocks (tile.column_block,
-// from tile-infer-layout{wgmma}) has 128-byte rows within each block: the
+// An N-major wgmma B operand stored as 64-column blocks (#tile.shared
+// column_block, from tile-select-mma) has 128-byte rows within each block: the
 // 128-byte swizzle, whatever the logical row length (here 512 bytes).
 // CHECK-LABEL: func.func @column_blocks
-// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>, tile.column_block = 64 : i64} : memref<64x256xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x256xf16
 func.func @column_blocks() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 256 {
     %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {tile.column_block = 64 : i64} : memref<64x256xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x256xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<128x256xf32, #tile.space<fragment>>
     tile.gemm %a, %b, %c : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x256xf16, #gpu.address_space<workgroup>>, memref<128x256xf32, #tile.space<fragment>>
   }
@@ -77,7 +77,7 @@ func.func @column_blocks() {
 // row length (the stores of 8 rows at once would share banks); a shared
 // tile only copied between global buffers does not.
 // CHECK-LABEL: func.func @epilogue
-// CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 4>} : memref<64x128xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 4>>} : memref<64x128xf16
 // CHECK: tile.alloc_shared : memref<64x128xf16
 func.func @epilogue(%C: memref<64x128xf16>) {
   %c0 = arith.constant 0 : index

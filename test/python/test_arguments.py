@@ -324,7 +324,8 @@ def swizzle_same(A: T.Tensor((64, 64), "float16")):
 
 
 def test_make_swizzled_layout_checks_its_buffer():
-    assert "#tile.swizzle" in swizzle_same.script()
+    assert "layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>" in \
+        swizzle_same.script()
     check(swizzle_other, "swz-other", "{s:",
           "the layout made for 't' annotates 's'")
     check(swizzle_fragment, "swz-frag", "tlc.layout",

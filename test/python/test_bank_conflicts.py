@@ -39,8 +39,8 @@ def chosen_swizzle(rows: int, cols: int, dtype: str = "f16"):
     with new_context():
         module = ir.Module.parse(text)
         PassManager.parse("builtin.module(tile-swizzle-shared-memory)").run(module.operation)
-        found = re.search(r"#tile.swizzle<bits = (\d+), base = (\d+), shift = (\d+)>"
-                          r"} : memref<" + f"{rows}x{cols}", str(module))
+        found = re.search(r"#tile.shared<swizzle = <bits = (\d+), base = (\d+), "
+                          r"shift = (\d+)>>} : memref<" + f"{rows}x{cols}", str(module))
     return tuple(int(g) for g in found.groups()) if found else None
 
 

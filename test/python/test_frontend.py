@@ -644,7 +644,7 @@ def swizzled(A: T.Tensor((128, 64), "float16")):
 
 def test_annotate_layout_swizzled():
     filecheck(ir(swizzled), """
-        CHECK: tile.alloc_shared {swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>} : memref<128x64xf16
+        CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<128x64xf16
         CHECK-NEXT: tile.alloc_shared : memref<128x64xf16
     """)
 

@@ -141,8 +141,8 @@ def test_stages_and_column_blocks_and_offset():
 
 SNAPSHOT = """\
     tile.kernel blocks(%arg3) in (%c2) threads = 32 {
-      %0 = tile.alloc_shared {offset = 512 : i64, swizzle = #tile.swizzle<bits = 3, base = 4, \
-shift = 3>, tile.name = "S", tile.staged} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+      %0 = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, \
+base = 4, shift = 3>>, offset = 512 : i64, tile.name = "S"} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
       %1 = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = \
 (d0, d1) -> (d0 floordiv 4 + (d1 floordiv 2) * 8, (d0 mod 4) * 2 + d1 mod 2)>, \
 tile.name = "acc"} : memref<16x8xf32, #tile.space<fragment>>
@@ -150,18 +150,27 @@ tile.name = "acc"} : memref<16x8xf32, #tile.space<fragment>>
 (d0, d1) -> ((d0 mod 4) * 4 + d1, d0 floordiv 4)>, tile.name = "acc"} \
 : memref<16x8xf32, #tile.space<fragment>>
       %3 = tile.alloc_shared {offset = 66048 : i64} : memref<2xi64, #gpu.address_space<workgroup>>
+      %4 = tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64, swizzle = \
+#tile.swizzle<bits = 3, base = 4, shift = 3>>, offset = 0 : i64, tile.name = "B"} \
+: memref<3x64x128xf16, #gpu.address_space<workgroup>>
+      %5 = tile.alloc_shared {layout = #tile.shared<column_block = 64>, tile.name = "B2"} \
+: memref<64x128xf16, #gpu.address_space<workgroup>>
 """
 
 
 def test_layouts_from_snapshot_text():
     found = layouts_from_ir(SNAPSHOT)
-    assert list(found) == ["S", "acc", "acc#2", "%3"]
+    assert list(found) == ["S", "acc", "acc#2", "%3", "B", "B2"]
     s = found["S"]
     assert (s.shape, s.stages, s.swizzle, s.offset, s.dtype) == \
         ((64, 64), 2, (3, 4, 3), 512, "float16")
     assert found["acc"].element(0, 2) == (8, 0)
     assert found["acc#2"].element(5, 3) == (7, 1)  # a converted copy: its own layout
     assert (found["%3"].shape, found["%3"].element_bytes) == ((2,), 8)
+    b = found["B"]
+    assert (b.shape, b.stages, b.column_block, b.swizzle) == ((64, 128), 3, 64, (3, 4, 3))
+    b2 = found["B2"]
+    assert (b2.shape, b2.stages, b2.column_block, b2.swizzle) == ((64, 128), 1, 64, None)
 
 
 def test_kernel_layouts_by_the_programs_names(gemm_kernel):

@@ -8,12 +8,11 @@ loop), but not its attributes, and the printed snapshot shows no locations.
 So after the tile passes the compiler writes the names where the snapshot
 shows them, as discardable attributes that nothing downstream reads:
 
-    %0 = tile.alloc_shared {offset = 0 : i64, swizzle = ..., tile.name = "A_shared",
-                            tile.staged} : memref<2x128x32xf16, ...>
+    %0 = tile.alloc_shared {layout = #tile.shared<stages = 2, ...>, offset = 0 : i64,
+                            tile.name = "A_shared"} : memref<2x128x32xf16, ...>
 
-`tile.name` is the program's variable; `tile.staged` marks a shared buffer
-whose leading dimension is the stages of a pipelined loop (used through
-`tile.stage`). tlc.layout reads both.
+`tile.name` is the program's variable; tlc.layout reads it beside the
+buffer's #tile.shared layout (stages, column blocks, swizzle).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ def buffer_name(location: ir.Location) -> str | None:
 
 
 def name_buffers(module: ir.Module) -> None:
-    """Puts `tile.name` (and `tile.staged`) on the allocations of `module`."""
+    """Puts `tile.name` on the allocations of `module`."""
     context = module.context
 
     def visit(op):
@@ -44,9 +43,6 @@ def name_buffers(module: ir.Module) -> None:
             name = buffer_name(op.location)
             if name is not None:
                 op.attributes["tile.name"] = ir.StringAttr.get(name, context)
-            if op.name == "tile.alloc_shared" and any(
-                    use.owner.name == "tile.stage" for use in op.result.uses):
-                op.attributes["tile.staged"] = ir.UnitAttr.get(context)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)

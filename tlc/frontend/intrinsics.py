@@ -656,7 +656,8 @@ def call_annotate_layout(gen, node):
             if buf.place != "shared":
                 raise gen.error(a["layout_map"], f"a swizzled layout applies to shared buffers; "
                                                  f"'{buf.name}' is {buf.place}")
-            buf.value.owner.attributes["swizzle"] = ir.Attribute.parse(layout.attr())
+            buf.value.owner.attributes["layout"] = ir.Attribute.parse(
+                f"#tile.shared<swizzle = {layout.attr()}>")
         else:
             raise gen.error(a["layout_map"], f"unsupported layout {layout!r} for '{buf.name}' "
                                              "(tlc supports tlc.layout.make_swizzled_layout)")

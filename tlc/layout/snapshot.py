@@ -4,8 +4,9 @@ After the tile passes every on-chip buffer is one line of the snapshot:
 
     %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 128,
            map = (d0, d1) -> (...)>, tile.name = "C_local"} : memref<128x128xf32, ...>
-    %0 = tile.alloc_shared {offset = 0 : i64, swizzle = #tile.swizzle<bits = 3, base = 4,
-           shift = 3>, tile.name = "A_shared", tile.staged} : memref<2x128x32xf16, ...>
+    %0 = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3,
+           base = 4, shift = 3>>, offset = 0 : i64, tile.name = "A_shared"}
+           : memref<2x128x32xf16, ...>
 
 `tile.name` is the program's variable (tlc.compiler.buffer_names writes it);
 buffers without one (made by the compiler, or in hand-written tile IR) are
@@ -24,7 +25,10 @@ from .errors import LayoutError
 _ALLOC = re.compile(r"^\s*(?P<ssa>%[\w$.-]+) = tile\.alloc_(?P<kind>shared|fragment)"
                     r"\s*(?P<attrs>\{.*\})?\s*:\s*(?P<type>memref<.*>)\s*$")
 _LAYOUT = re.compile(r"^#tile\.layout<threads = (\d+), regs = (\d+), map = (.*)>$")
-_SWIZZLE = re.compile(r"^#tile\.swizzle<bits = (\d+), base = (\d+), shift = (\d+)>$")
+_SHARED = re.compile(r"^#tile\.shared<(?:stages = (?P<stages>\d+))?(?:, )?"
+                     r"(?:column_block = (?P<block>\d+))?(?:, )?"
+                     r"(?:swizzle = (?:#tile\.swizzle)?<bits = (?P<bits>\d+), base = (?P<base>\d+), "
+                     r"shift = (?P<shift>\d+)>)?>$")
 
 
 def layouts_from_ir(text: str) -> dict[str, FragmentLayout | SharedLayout]:
@@ -69,19 +73,18 @@ def _fragment(name: str, attrs, shape, element: str) -> FragmentLayout:
 def _shared(name: str, attrs, shape, element_type, element: str) -> SharedLayout:
     from .. import ir
 
-    swizzle = None
-    if "swizzle" in attrs:
-        m = _SWIZZLE.match(str(attrs["swizzle"]))
+    swizzle, block, stages = None, 0, 1
+    if "layout" in attrs:
+        m = _SHARED.match(str(attrs["layout"]))
         if not m:
-            raise LayoutError(f"shared buffer '{name}': cannot read its swizzle "
-                              f"{attrs['swizzle']}")
-        swizzle = tuple(int(g) for g in m.groups())
+            raise LayoutError(f"shared buffer '{name}': cannot read its layout "
+                              f"{attrs['layout']}")
+        if m["bits"] is not None:
+            swizzle = (int(m["bits"]), int(m["base"]), int(m["shift"]))
+        block = int(m["block"] or 0)
+        if m["stages"] is not None:
+            stages, shape = int(m["stages"]), shape[1:]
     offset = ir.IntegerAttr(attrs["offset"]).value if "offset" in attrs else 0
-    block = ir.IntegerAttr(attrs["tile.column_block"]).value \
-        if "tile.column_block" in attrs else 0
-    stages = 1
-    if "tile.staged" in attrs:
-        stages, shape = shape[0], shape[1:]
     bits = element_type.width if hasattr(element_type, "width") else _bits(element)
     return SharedLayout(shape, dtype_name(element), max(1, bits // 8), swizzle, offset,
                         stages, block, name)
