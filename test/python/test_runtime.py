@@ -445,10 +445,23 @@ def test_missing_runtime_library(tmp_path, monkeypatch):
         Kernel.from_dict(vadd_dict())(*vadd_args())
 
 
+def test_the_build_puts_the_native_launch_path_beside_the_library():
+    # runtime/CMakeLists.txt builds tlc.runtime._launch wherever it builds
+    # libtlc_runtime.so (nanobind needs Python's development files anyway).
+    import tlc
+
+    built = [Path(f, "runtime") for f in tlc.__path__
+             if Path(f, "runtime", "libtlc_runtime.so").exists()]
+    if not built:
+        pytest.skip("no built tlc (runtime/libtlc_runtime.so) to look into")
+    assert any(list(f.glob("_launch.*")) for f in built), built
+
+
 def test_import_does_not_load_anything():
     code = ("import sys, tlc.runtime; "
             "assert 'torch' not in sys.modules; "
-            "assert not tlc.runtime.driver._loaded")
+            "assert not tlc.runtime.driver._loaded; "
+            "assert 'tlc.runtime._launch' not in sys.modules")
     env = dict(os.environ, TLC_RUNTIME_LIB="/nonexistent/lib.so", PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
