@@ -200,6 +200,7 @@ static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   if (n_args < 0 || n_args > TLC_MAX_ARGS || n_specs > TLC_MAX_ARGS || !launch ||
       !last_error || call_len < 8 || call_len > 8 + 8 * TLC_MAX_SLOTS ||
       n_maps < 0 || n_maps > TLC_MAX_SLOTS / 16 || (n_maps && !PyCallable_Check(encode)) ||
+      PyTuple_GET_SIZE(outputs) > TLC_MAX_ARGS ||
       !PyLong_Check(device)) {
     PyErr_SetString(PyExc_ValueError, "tlc.runtime._launch.Plan: out of range");
     return NULL;

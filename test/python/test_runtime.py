@@ -1195,6 +1195,31 @@ def test_fake_driver_native_fallbacks(fake_driver, tmp_path, launch_module):
     assert launches[:-1] == [line for line in python_log if line.startswith("launch")]
 
 
+def test_fake_driver_native_scalar_encodings(fake_driver, tmp_path, launch_module):
+    # Scalars struct cannot pack as scalar_value does (here float16, as bit
+    # patterns) go through scalar_value from C: the same bytes as the Python
+    # path, and its error for a value out of range.
+    params = vadd_dict()["params"][:3] + [
+        {"name": "alpha", "kind": "scalar", "dtype": "float16"},
+        {"name": "n", "kind": "scalar", "dtype": "int8"}]
+    body = FAKE_TORCH + textwrap.dedent(f"""
+        k = rt.Kernel.from_dict(t.vadd_dict(params={params!r}))
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        for alpha, n in [(0.5, 1), (0.5, 1), (-2.0, -128), (1e6, 1), (0.5, 300), (0.25, 127)]:
+            attempt(lambda: k(a, b, c, alpha, n))
+        print("native", k._native_launcher and k._native_launcher.launched)
+    """)
+    out, log = run_fake(fake_driver, tmp_path, body, sizes=[8] * 21 + [2, 1])
+    python, python_log = run_fake(fake_driver, tmp_path, body, sizes=[8] * 21 + [2, 1],
+                                  native=False)
+    lines = out.splitlines()
+    assert lines[:-1] == python.splitlines()[:-1] and len(lines) == 3
+    assert "alpha" in lines[0] and "n" in lines[1]
+    assert lines[-1] == ("native 3" if launch_module else "native None")
+    assert _params(log) == _params(python_log) and len(_params(log)) == 4 * 23
+    assert [v.hex() for v in _params(log)[21::23]] == ["0038", "0038", "00c0", "0034"]
+
+
 def test_fake_driver_packed_launch_errors(runtime_lib, fake_driver, tmp_path):
     # tlc_rt_launch_packed reports a failure through the per-thread message;
     # a library without it launches through tlc_rt_launch_on the same way.
