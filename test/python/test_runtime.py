@@ -1220,6 +1220,21 @@ def test_fake_driver_native_scalar_encodings(fake_driver, tmp_path, launch_modul
     assert [v.hex() for v in _params(log)[21::23]] == ["0038", "0038", "00c0", "0034"]
 
 
+def test_fake_driver_without_the_native_module(fake_driver, tmp_path, monkeypatch):
+    # Where tlc.runtime._launch cannot be imported, kernels launch from their
+    # plans in Python.
+    monkeypatch.setenv("TLC_LAUNCH_MODULE", str(tmp_path / "missing.so"))
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
+        k = rt.Kernel.from_dict(t.vadd_dict())
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        for _ in range(2):
+            k(a, b, c, 0.5)
+        print(rt.plans.native_module(), k._native, len(k._plans))
+    """), sizes=[8] * 21 + [4])
+    assert out.splitlines() == ["None None 1"]
+    assert sum(line.startswith("launch") for line in log) == 2
+
+
 def test_fake_driver_packed_launch_errors(runtime_lib, fake_driver, tmp_path):
     # tlc_rt_launch_packed reports a failure through the per-thread message;
     # a library without it launches through tlc_rt_launch_on the same way.
