@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,14 +123,17 @@ TLC_MEMORY_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
 /* Guards the driver initialisation, the retained contexts and module cache. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *g_libcuda;
-static int g_ready; /* symbols resolved and cuInit succeeded */
+/* Symbols resolved and cuInit succeeded; read without the lock by every
+ * launch (set once, after the symbols it publishes). */
+static atomic_int g_ready;
 
 /* Primary contexts we retained, retained once per device and kept for the
  * life of the process (releasing them could tear down PyTorch's context). */
 #define TLC_MAX_PARAMS 512
 #define TLC_MAP_SLOTS 16 /* 8-byte slots per 128-byte tensor map */
 #define TLC_MAX_DEVICES 64
-static CUcontext g_primary[TLC_MAX_DEVICES];
+/* Read without the lock by launches; written once per device under it. */
+static _Atomic(CUcontext) g_primary[TLC_MAX_DEVICES];
 
 typedef struct ModuleEntry {
   struct ModuleEntry *next;
@@ -181,7 +185,7 @@ static int cu_fail(CUresult rc, const char *call, const char *kernel,
 /* ---- Initialisation ---------------------------------------------------------- */
 
 static int init_locked(char *err, size_t err_len) {
-  if (g_ready)
+  if (atomic_load_explicit(&g_ready, memory_order_relaxed))
     return 0;
   if (!g_libcuda) {
     dlerror();
@@ -218,11 +222,14 @@ static int init_locked(char *err, size_t err_len) {
     return cu_fail(rc, "cuInit", NULL,
                    "; the CUDA driver is installed but no usable GPU was found",
                    err, err_len);
-  g_ready = 1;
+  atomic_store_explicit(&g_ready, 1, memory_order_release);
   return 0;
 }
 
 int tlc_rt_init(char *err, size_t err_len) {
+  /* Every call initialises first: once done, no lock (launches call this). */
+  if (atomic_load_explicit(&g_ready, memory_order_acquire))
+    return 0;
   pthread_mutex_lock(&g_lock);
   int rc = init_locked(err, err_len);
   pthread_mutex_unlock(&g_lock);
@@ -267,9 +274,14 @@ static int primary_context(int device, CUcontext *ctx_out, char *err,
                            size_t err_len) {
   if (device < 0 || device >= TLC_MAX_DEVICES)
     return fail(err, err_len, "tlc runtime: device %d is out of range", device);
+  CUcontext ctx = atomic_load_explicit(&g_primary[device], memory_order_acquire);
+  if (ctx) { /* retained before: no lock (every launch asks) */
+    *ctx_out = ctx;
+    return 0;
+  }
   CUresult rc;
   pthread_mutex_lock(&g_lock);
-  CUcontext ctx = g_primary[device];
+  ctx = atomic_load_explicit(&g_primary[device], memory_order_relaxed);
   if (!ctx) {
     CUdevice dev;
     char suffix[64];
@@ -285,7 +297,7 @@ static int primary_context(int device, CUcontext *ctx_out, char *err,
       return cu_fail(rc, "cuDevicePrimaryCtxRetain", NULL, suffix, err,
                      err_len);
     }
-    g_primary[device] = ctx;
+    atomic_store_explicit(&g_primary[device], ctx, memory_order_release);
   }
   pthread_mutex_unlock(&g_lock);
   *ctx_out = ctx;

@@ -46,6 +46,11 @@ class JITKernel:
     def __call__(self, *args, stream=None):
         """Launches with the inputs (all parameters but out_idx's, in order);
         allocates and returns the outputs named by out_idx."""
+        native = self._native  # the native fast path (tlc/runtime/plans.py)
+        if native is not None:
+            outputs = native(args, stream)
+            if outputs is not None:
+                return outputs
         if not self.out_idx:
             return self.kernel(*args, stream=stream)
         n_in = len(self.params) - len(self.out_idx)
@@ -88,6 +93,7 @@ class JITKernel:
         from .runtime import Kernel, plans
 
         self._fast = None  # input key -> (output specs, the Kernel's plan key)
+        self._native = self._native_launcher = None
         if not self.out_idx or not isinstance(self.kernel, Kernel):
             return  # a KernelSequence: each of its kernels has its own plans
         params = self.kernel.params
@@ -118,6 +124,12 @@ class JITKernel:
                               itemgetter(*order) if len(order) > 1 else
                               lambda xs: (xs[order[0]],))
         self._pick_args, self._pick_ptrs = pick(src), pick(tensor_src)
+        # Natively: the Kernel's plans with each parameter's source among
+        # the inputs, or an output (-1, -2, ...) allocated by the Launcher.
+        self._sources = [s if s < n_in else n_in - 1 - s for s in src]
+        self._native_launcher = plans.native_launcher()
+        if self._native_launcher is not None:
+            self._native = self._native_launcher.launch
 
     def _full_args(self, inputs: tuple, outputs: list) -> tuple:
         full = inputs + tuple(outputs)
@@ -166,6 +178,15 @@ class JITKernel:
         if len(self._fast) >= plans.MAX_PLANS:
             self._fast.clear()
         self._fast[called_in[0]] = (specs, called[0])
+        if self._native_launcher is not None:
+            plan = self.kernel._plans[called[0]]
+            native = plans.native_plan(
+                plan, len(inputs), self.name,
+                tuple((kind, self._sources[i], *rest) for i, (kind, _, *rest)
+                      in enumerate(plan.specs)),
+                tuple(specs), self._torch.empty)
+            if native is not None:
+                self._native_launcher.add(native)
 
     def _check_inputs(self, inputs) -> None:
         """Checks the inputs against their parameters, as the launch will."""

@@ -82,6 +82,35 @@ def runtime_lib(tmp_path_factory):
         os.environ["TLC_RUNTIME_LIB"] = old
 
 
+@pytest.fixture(scope="session")
+def launch_module(tmp_path_factory):
+    """Build the native launch path, tlc.runtime._launch (runtime/tlc_launch.c),
+    and point TLC_LAUNCH_MODULE at it (or at the built one beside tlc.runtime
+    where there is no compiler; None where there is neither)."""
+    import sysconfig
+
+    old = os.environ.get("TLC_LAUNCH_MODULE")
+    include = sysconfig.get_paths()["include"]
+    if HAVE_GCC and os.path.isfile(os.path.join(include, "Python.h")):
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        module = tmp_path_factory.mktemp("launch") / f"_launch{suffix}"
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra",
+                        "-Werror", f"-I{include}", str(REPO / "runtime/tlc_launch.c"), "-o",
+                        str(module)], check=True)
+    else:
+        import tlc.runtime as rt
+
+        found = sorted(pathlib.Path(rt.__file__).parent.glob("_launch.*"))
+        module = pathlib.Path(old) if old else found[0] if found else None
+    if module is not None:
+        os.environ["TLC_LAUNCH_MODULE"] = str(module)
+    yield module
+    if old is None:
+        os.environ.pop("TLC_LAUNCH_MODULE", None)
+    else:
+        os.environ["TLC_LAUNCH_MODULE"] = old
+
+
 def _build_fake_driver(folder: pathlib.Path, *flags: str) -> pathlib.Path:
     """libcuda.so.1 from test_runtime.FAKE_LIBCUDA, in folder."""
     if not HAVE_GCC:
@@ -95,7 +124,9 @@ def _build_fake_driver(folder: pathlib.Path, *flags: str) -> pathlib.Path:
 
 
 @pytest.fixture(scope="session")
-def fake_driver(tmp_path_factory, runtime_lib):
+def fake_driver(tmp_path_factory, runtime_lib, launch_module):
+    """A fake driver; the tests run with the native launch path where it is
+    built (run_fake(native=False) turns it off)."""
     return _build_fake_driver(tmp_path_factory.mktemp("fakecuda"))
 
 

@@ -445,10 +445,23 @@ def test_missing_runtime_library(tmp_path, monkeypatch):
         Kernel.from_dict(vadd_dict())(*vadd_args())
 
 
+def test_the_build_puts_the_native_launch_path_beside_the_library():
+    # runtime/CMakeLists.txt builds tlc.runtime._launch wherever it builds
+    # libtlc_runtime.so (nanobind needs Python's development files anyway).
+    import tlc
+
+    built = [Path(f, "runtime") for f in tlc.__path__
+             if Path(f, "runtime", "libtlc_runtime.so").exists()]
+    if not built:
+        pytest.skip("no built tlc (runtime/libtlc_runtime.so) to look into")
+    assert any(list(f.glob("_launch.*")) for f in built), built
+
+
 def test_import_does_not_load_anything():
     code = ("import sys, tlc.runtime; "
             "assert 'torch' not in sys.modules; "
-            "assert not tlc.runtime.driver._loaded")
+            "assert not tlc.runtime.driver._loaded; "
+            "assert 'tlc.runtime._launch' not in sys.modules")
     env = dict(os.environ, TLC_RUNTIME_LIB="/nonexistent/lib.so", PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
@@ -594,14 +607,17 @@ def attempt(fn):
 """
 
 
-def run_fake(fake_driver, tmp_path, body: str, sizes=(), cc="9.0", sms=132):
+def run_fake(fake_driver, tmp_path, body: str, sizes=(), cc="9.0", sms=132, native=True):
     """Run `body` in a subprocess whose libcuda.so.1 is the fake (devices of
-    compute capability `cc` with `sms` multiprocessors); returns (stdout,
+    compute capability `cc` with `sms` multiprocessors), with the native
+    launch path where it is built unless `native` is False; returns (stdout,
     lines the fake driver logged)."""
     log = tmp_path / "driver.log"
+    log.unlink(missing_ok=True)
     env = dict(os.environ, LD_LIBRARY_PATH=str(fake_driver), FAKE_CUDA_LOG=str(log),
                FAKE_CUDA_PARAM_SIZES=",".join(map(str, sizes)) or "0",
-               PYTHONPATH=str(ROOT), FAKE_CUDA_CC=cc, FAKE_CUDA_SMS=str(sms))
+               PYTHONPATH=str(ROOT), FAKE_CUDA_CC=cc, FAKE_CUDA_SMS=str(sms),
+               TLC_NATIVE_LAUNCH="1" if native else "0")
     done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
@@ -780,12 +796,23 @@ T = t.FakeTorchTensor
 """
 
 
-def test_fake_driver_torch_fast_path(fake_driver, tmp_path):
+@pytest.fixture(params=["native", "python"])
+def launch_path(request, launch_module):
+    """Each fast-path test runs with the native launch path and without it
+    (the Python fast path, as where tlc.runtime._launch is not built)."""
+    if request.param == "native" and launch_module is None:
+        pytest.skip("tlc.runtime._launch is not built and cannot be here")
+    return request.param
+
+
+def test_fake_driver_torch_fast_path(fake_driver, tmp_path, launch_path):
     # The first call with torch tensors goes through the full checks and
     # leaves a plan; the next ones with the same shapes launch from it, with
     # the new pointers and scalars, on torch's current stream or the given
     # one. Other shapes, a misaligned pointer or a bad scalar take the full
-    # checks (and their errors) again.
+    # checks (and their errors) again. The launches from plans carry the
+    # bytes checked ones do, natively and in Python.
+    native = launch_path == "native"
     out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
         k = rt.Kernel.from_dict(t.vadd_dict())
         a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
@@ -802,8 +829,12 @@ def test_fake_driver_torch_fast_path(fake_driver, tmp_path):
         k(*one, 0.5)
         k(a, b, c, 0.5)  # device 0's context for this launch only
         print("current", hex(rt.driver.runtime().current_context()))
-    """), sizes=[8] * 21 + [4])
+        n = k._native_launcher
+        print("native", n and (n.launched, n.missed, n.n_plans))
+    """), sizes=[8] * 21 + [4], native=native)
     lines = out.splitlines()
+    # Natively: the 2nd, 3rd, 8th and 9th calls; the other 5 missed.
+    assert lines[5] == ("native (4, 5, 3)" if native else "native None")
     assert lines[0] == "plans 1"
     assert lines[1].startswith("ERROR ArgumentError argument 'C' (param 3 of vadd): data pointer")
     assert lines[2].startswith("ERROR ArgumentError argument 'alpha' (param 4 of vadd): "
@@ -894,15 +925,17 @@ def test_fake_driver_sm_count_grid(fake_driver, tmp_path):
                       "launch 100 1 1 128 1 1 0 0 ctx 0x1001"]
 
 
-def test_fake_driver_sm_count_fast_path(fake_driver, tmp_path):
+def test_fake_driver_sm_count_fast_path(fake_driver, tmp_path, launch_path):
     # The plan keeps the grid of the first call; later calls ask nothing.
     out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
         k = rt.Kernel.from_dict(t.sm_dict())
         for n in (1000, 1000, 128 * 1000, 128 * 1000):
             k(T((n,), ptr=0x10000))
         print("plans", len(k._plans), sorted(p.grid for p in k._plans.values()))
-    """), sizes=[8] * 5)
-    assert out.splitlines() == ["plans 2 [(8, 1, 1), (132, 1, 1)]"]
+        print("native", k._native_launcher and k._native_launcher.launched)
+    """), sizes=[8] * 5, native=launch_path == "native")
+    assert out.splitlines() == ["plans 2 [(8, 1, 1), (132, 1, 1)]",
+                                "native 2" if launch_path == "native" else "native None"]
     events = [line for line in log if line.startswith(("sm_count", "launch"))]
     assert events == ["sm_count of device 0",
                       "launch 8 1 1 128 1 1 0 0x50 ctx 0x1000",
@@ -1044,11 +1077,12 @@ def test_grid_binds_integer_scalar_parameters():
         rt.Kernel.from_dict(vadd_dict(grid=["alpha", "1", "1"], params=floats))
 
 
-def test_fake_driver_fast_path_keeps_every_check(fake_driver, tmp_path):
+def test_fake_driver_fast_path_keeps_every_check(fake_driver, tmp_path, launch_path):
     # Once a plan exists, a call that differs from it in any way the checks
     # read gets the message a first call gets (a fresh kernel's), and
     # launches nothing; calls that match launch from the plan.
-    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
+    out, log = run_fake(fake_driver, tmp_path, native=launch_path == "native",
+                        body=FAKE_TORCH + textwrap.dedent("""
         def message(k, *args):
             try:
                 k(*args)
@@ -1079,6 +1113,8 @@ def test_fake_driver_fast_path_keeps_every_check(fake_driver, tmp_path):
             print(name, "|", again, "|", "same" if again == first else "DIFFERENT: " + first)
         print("plans", len(planned._plans))
         print(message(planned, a, b, c, 1.5), message(planned, a, b, c, 2))
+        n = planned._native_launcher
+        print("native", n and (n.launched, n.missed))
     """), sizes=[8] * 21 + [4])
     lines = out.splitlines()
     assert all(line.endswith("| same") for line in lines[:13]), out
@@ -1086,11 +1122,117 @@ def test_fake_driver_fast_path_keeps_every_check(fake_driver, tmp_path):
     assert "all tensors must be on one device" in lines[4]
     assert "must be row-major contiguous" in lines[5] and "data pointer is null" in lines[6]
     assert "16-byte aligned" in lines[7] and "expected a number" in lines[9]
-    assert lines[13:] == ["plans 1", "launched launched"]
+    # Natively only the call with 1.5: an int scalar is another key.
+    assert lines[13:] == ["plans 1", "launched launched",
+                          "native (1, 15)" if launch_path == "native" else "native None"]
     launches = [line for line in log if line.startswith("launch")]
     assert len(launches) == 3 and "sync" not in log  # nothing waits for the device
     floats = [struct.unpack("<f", v)[0] for v in _params(log)[21::22]]
     assert floats == [0.5, 1.5, 2.0]
+
+
+def test_fake_driver_native_fallbacks(fake_driver, tmp_path, launch_module):
+    # The native Launcher takes a call only when it matches a plan exactly;
+    # for each other call it returns None (launching nothing), and the
+    # Python path then gives exactly the error it gives without the native
+    # path (tlc.runtime._launch not built), or launches.
+    if launch_module is None:
+        pytest.skip("tlc.runtime._launch is not built and cannot be here")
+    body = FAKE_TORCH + textwrap.dedent("""
+        class Stream:
+            cuda_stream = 0x99
+        k = rt.Kernel.from_dict(t.vadd_dict())
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        k(a, b, c, 0.5)
+        calls = {
+            "new shape": (a, b, T((64, 999), ptr=0x30000), 0.5),
+            "wrong dtype": (a, b, T((64, 1000), "float16", ptr=0x30000), 0.5),
+            "misaligned": (a, T((64, 1000), ptr=0x20008), c, 0.5),
+            "null": (a, T((64, 1000), ptr=0), c, 0.5),
+            "other device": (a, b, T((64, 1000), device=("cuda", 1), ptr=(1 << 44)), 0.5),
+            "non-tensor": (a, b, t.CudaArray((64, 1000), ptr=0x30000), 0.5),
+            "strides": (a, b, T((64, 1000), strides=(1, 64), ptr=0x30000), 0.5),
+            "scalar type": (a, b, c, "x"),
+            "float32 overflow": (a, b, c, 1e300),
+            "argument count": (a, b, c),
+        }
+        def message(*args, **kwargs):
+            try:
+                k(*args, **kwargs)
+            except Exception as e:
+                return f"{type(e).__name__}: {e}"
+            return "launched"
+        n = k._native_launcher
+        for name, args in calls.items():
+            print(name, "|", n and n.launch(args, None), "|", message(*args))
+        for stream in (Stream(), -1):
+            print("stream", "|", n and n.launch((a, b, c, 0.5), stream), "|",
+                  message(a, b, c, 0.5, stream=stream))
+        print("native", n and n.launch((a, b, c, 0.25), 0x77))
+    """)
+    native, log = run_fake(fake_driver, tmp_path, body, sizes=[8] * 21 + [4])
+    python, python_log = run_fake(fake_driver, tmp_path, body, sizes=[8] * 21 + [4],
+                                  native=False)
+    lines, python_lines = native.splitlines(), python.splitlines()
+    assert all(" | None | " in line for line in lines[:12]), native
+    assert all(" | None | " in line for line in python_lines[:12]), python
+    errors = [line.split(" | ")[-1] for line in lines[:12]]
+    assert errors == [line.split(" | ")[-1] for line in python_lines[:12]]
+    assert errors[0] == ("ArgumentError: argument 'C' (param 3 of vadd): dim 1 is symbol "
+                         "N = 999, but argument 'A' dim 1 set N = 1000")
+    assert errors[1] == ("ArgumentError: argument 'C' (param 3 of vadd): expected dtype "
+                         "float32, got float16")
+    assert "16-byte aligned" in errors[2] and "data pointer is null" in errors[3]
+    assert "all tensors must be on one device" in errors[4]
+    assert errors[5] == "launched"  # __cuda_array_interface__: checked and launched
+    assert "row-major contiguous" in errors[6] and "expected a number" in errors[7]
+    assert errors[8] == "launched"  # struct refuses it for float32, the checks do not
+    assert "takes 4 arguments" in errors[9]
+    assert errors[10:] == ["launched", "launched"]  # a stream object, a negative handle
+    assert lines[12] == "native True" and python_lines[12] == "native None"
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches[-1] == "launch 8 2 1 128 1 1 0 0x77 ctx 0x1000"
+    assert launches[:-1] == [line for line in python_log if line.startswith("launch")]
+
+
+def test_fake_driver_native_scalar_encodings(fake_driver, tmp_path, launch_module):
+    # Scalars struct cannot pack as scalar_value does (here float16, as bit
+    # patterns) go through scalar_value from C: the same bytes as the Python
+    # path, and its error for a value out of range.
+    params = vadd_dict()["params"][:3] + [
+        {"name": "alpha", "kind": "scalar", "dtype": "float16"},
+        {"name": "n", "kind": "scalar", "dtype": "int8"}]
+    body = FAKE_TORCH + textwrap.dedent(f"""
+        k = rt.Kernel.from_dict(t.vadd_dict(params={params!r}))
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        for alpha, n in [(0.5, 1), (0.5, 1), (-2.0, -128), (1e6, 1), (0.5, 300), (0.25, 127)]:
+            attempt(lambda: k(a, b, c, alpha, n))
+        print("native", k._native_launcher and k._native_launcher.launched)
+    """)
+    out, log = run_fake(fake_driver, tmp_path, body, sizes=[8] * 21 + [2, 1])
+    python, python_log = run_fake(fake_driver, tmp_path, body, sizes=[8] * 21 + [2, 1],
+                                  native=False)
+    lines = out.splitlines()
+    assert lines[:-1] == python.splitlines()[:-1] and len(lines) == 3
+    assert "alpha" in lines[0] and "n" in lines[1]
+    assert lines[-1] == ("native 3" if launch_module else "native None")
+    assert _params(log) == _params(python_log) and len(_params(log)) == 4 * 23
+    assert [v.hex() for v in _params(log)[21::23]] == ["0038", "0038", "00c0", "0034"]
+
+
+def test_fake_driver_without_the_native_module(fake_driver, tmp_path, monkeypatch):
+    # Where tlc.runtime._launch cannot be imported, kernels launch from their
+    # plans in Python.
+    monkeypatch.setenv("TLC_LAUNCH_MODULE", str(tmp_path / "missing.so"))
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH + textwrap.dedent("""
+        k = rt.Kernel.from_dict(t.vadd_dict())
+        a, b, c = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000)
+        for _ in range(2):
+            k(a, b, c, 0.5)
+        print(rt.plans.native_module(), k._native, len(k._plans))
+    """), sizes=[8] * 21 + [4])
+    assert out.splitlines() == ["None None 1"]
+    assert sum(line.startswith("launch") for line in log) == 2
 
 
 def test_fake_driver_packed_launch_errors(runtime_lib, fake_driver, tmp_path):
@@ -1122,12 +1264,13 @@ torch.empty = lambda shape, dtype, device: T(shape, dtype, device=(device.type, 
 """
 
 
-def test_fake_driver_out_idx_fast_path(fake_driver, tmp_path):
+def test_fake_driver_out_idx_fast_path(fake_driver, tmp_path, launch_path):
     # A JITKernel with out_idx launches from the Kernel's plan once a call
     # with the inputs' key left one: new outputs each call (their pointers in
     # the parameters), the inputs still checked; other shapes get plans of
     # their own, and wrong inputs the checked path's messages.
-    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH_EMPTY + textwrap.dedent("""
+    out, log = run_fake(fake_driver, tmp_path, native=launch_path == "native",
+                        body=FAKE_TORCH_EMPTY + textwrap.dedent("""
         from tlc.jit import JITKernel
         jit = JITKernel(t.vadd_dict(), {}, out_idx=[2])
         a, b = T((64, 1000), ptr=0x10000), T((64, 1000), ptr=0x20000)
@@ -1142,6 +1285,8 @@ def test_fake_driver_out_idx_fast_path(fake_driver, tmp_path):
         for _ in range(2):
             o = first(T((64, 1000), ptr=0x20000), T((64, 1000), ptr=0x30000), 1.0)
         print("first", len(first._fast), hex(o.data_ptr()))
+        print("native", [n and (n.launched, n.missed) for n in
+                         (jit._native_launcher, first._native_launcher)])
     """), sizes=[8] * 21 + [4])
     lines = out.splitlines()
     assert lines[0] == "fast 1 ['0x100000', '0x200000', '0x300000']"
@@ -1151,6 +1296,10 @@ def test_fake_driver_out_idx_fast_path(fake_driver, tmp_path):
     assert lines[3].startswith("ERROR ArgumentError argument 'B' (param 2 of vadd): data pointer")
     assert lines[4].startswith("ERROR ArgumentError vadd takes 3 inputs (A, B, alpha)")
     assert lines[5] == "first 1 0x800000"
+    # Natively: jit's 2nd and 3rd calls and first's 2nd (each first call and
+    # jit's wrong ones missed).
+    assert lines[6] == ("native [(2, 5), (1, 1)]" if launch_path == "native"
+                        else "native [None, None]")
     descriptor = lambda call: [struct.unpack("<Q", v)[0] for v in call[:21]]  # noqa: E731
     values = _params(log)
     calls = [descriptor(values[i:i + 22]) for i in range(0, len(values), 22)]

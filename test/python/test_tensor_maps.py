@@ -251,7 +251,8 @@ def test_fake_driver_encodes_and_passes_maps(fake_driver, tmp_path):
     assert call[18] == [_map_bytes(C_PTR, 1000), "align128", "1"]
 
 
-def test_fake_driver_tma_fast_path_caches_maps(fake_driver, tmp_path):
+@pytest.mark.parametrize("native", [True, False])
+def test_fake_driver_tma_fast_path_caches_maps(fake_driver, tmp_path, native, launch_module):
     # The first torch call encodes and leaves a plan holding the maps; the
     # same pointers again encode nothing, a new pointer encodes the call's
     # maps, and pointers seen before are found again.
@@ -263,8 +264,10 @@ def test_fake_driver_tma_fast_path_caches_maps(fake_driver, tmp_path):
         for args in [(a, c, 0.5), (a, c, 1.5), (a2, c, 0.5), (a, c, 0.5), (a2, c, 2.5)]:
             k(*args)
             print(len(k._plans), sum(len(p.encoded) for p in k._plans.values()))
-    """), sizes=SIZES)
-    assert out.splitlines() == ["1 1", "1 1", "1 2", "1 2", "1 2"]
+        print("native", k._native_launcher and k._native_launcher.launched)
+    """), sizes=SIZES, native=native)
+    launched = "native 4" if native and launch_module else "native None"
+    assert out.splitlines() == ["1 1", "1 1", "1 2", "1 2", "1 2", launched]
     addresses = [line.split()[6] for line in _encodes(log)]
     assert addresses == [hex(A_PTR), hex(C_PTR), "0x20000", hex(C_PTR)]
     calls = _launch_params(log)

@@ -74,6 +74,10 @@ class Kernel:
         named = {s for p in self.params for s in p.shape if isinstance(s, str)}
         named |= {s for e in self._grid_code for s in e.symbols} - {SM_COUNT}
         self._signature = plans.Signature.of(self.params, named)
+        # The native launch path, where tlc.runtime._launch is built: a
+        # Launcher holding the recent plans' native twins (plans.py).
+        self._native_launcher = plans.native_launcher()
+        self._native = None if self._native_launcher is None else self._native_launcher.launch
 
     @classmethod
     def from_dict(cls, metadata: dict):
@@ -102,8 +106,11 @@ class Kernel:
         return self._grid(bound, self._sm_count(rt, self._enter(rt, bound)))
 
     def __call__(self, *args, stream=None) -> None:
-        # The fast path: torch tensors of a shape this kernel was called with
-        # before (tlc/runtime/plans.py).
+        # The fast paths: torch tensors of a shape this kernel was called with
+        # before (tlc/runtime/plans.py), natively, else in Python.
+        native = self._native
+        if native is not None and native(args, stream) is not None:
+            return
         called = self._signature.probe(args)
         if called is not None:
             try:
@@ -139,10 +146,14 @@ class Kernel:
         if called and bound.device is not None:
             if len(self._plans) >= plans.MAX_PLANS:
                 self._plans.clear()
-            self._plans[called[0]] = plans.make_plan(
+            plan = self._plans[called[0]] = plans.make_plan(
                 self.params, self._signature, bound, rt, fn, grid,
                 launch_dims(grid, self.threads, self.shared_bytes),
-                [describe(self.name, p) for p in self.params], args, self._name_bytes)
+                [describe(self.name, p) for p in self.params], args, self._name_bytes,
+                called[0])
+            native = self._native_launcher and plans.native_plan(plan, len(args), self.name)
+            if native is not None:
+                self._native_launcher.add(native)
 
     def _run_plan(self, plan: "plans.CallPlan", args: tuple, ptrs: tuple, stream) -> bool:
         """Launches a call whose key matched `plan` (ptrs: its tensors' data

@@ -225,6 +225,16 @@ class Runtime:
                 self._launcher = self._launch_unpacked
         return self._launcher
 
+    def native_entry_points(self):
+        """The addresses of tlc_rt_launch_packed and tlc_rt_last_launch_error
+        (for tlc.runtime._launch, which calls them with the GIL held), or
+        None for a library without them."""
+        packed = getattr(self._lib, "tlc_rt_launch_packed", None)
+        last_error = getattr(self._lib, "tlc_rt_last_launch_error", None)
+        if packed is None or last_error is None:
+            return None
+        return (ctypes.cast(packed, _c_void_p).value, ctypes.cast(last_error, _c_void_p).value)
+
     def _launch_unpacked(self, plan: bytes, call: bytes) -> int:
         fn, device, dims, n_slots, n_maps = _PLAN.unpack_from(plan)
         stream = int.from_bytes(call[:8], "little")

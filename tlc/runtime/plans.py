@@ -18,6 +18,14 @@ straight-line Python generated once (as dataclasses generates its methods),
 since a loop over the parameters cost more than the launch itself. Both do
 only what the old loops did: the same attribute reads, the same checks.
 
+When the extension module tlc.runtime._launch (runtime/tlc_launch.c) is
+built, each Kernel also hands its plans to a native Launcher, which does the
+probe, the checks of `pack` and the launch in C for a call that matches one
+of its recent plans (the same key, read from the same attributes), and
+returns None for any other call, which then takes the Python path above
+(native_launcher; TLC_NATIVE_LAUNCH=0 turns it off, TLC_LAUNCH_MODULE names
+the module's file where it is not beside this one).
+
 A kernel with TMA tensor maps takes their CUtensorMaps after the slots, 128
 bytes each. The plan fixes the mapped tensors' shapes, so a map changes only
 with the pointers: the plan keeps the maps it encoded by the mapped tensors'
@@ -25,6 +33,8 @@ pointers, and a call with pointers seen before encodes nothing.
 """
 
 import ctypes
+import functools
+import os
 import struct
 from dataclasses import dataclass, field
 
@@ -75,6 +85,9 @@ class CallPlan:
     # full checks must see the call (see _packer).
     pack: object = None
     launch: object = None  # Runtime.launcher()
+    # Per parameter, what the native Plan checks and packs (native_specs).
+    specs: tuple = ()
+    n_slots: int = 0  # 8-byte slots of a call, the tensor maps' included
 
 
 def note_torch_type(t) -> None:
@@ -161,9 +174,10 @@ def call_key(sig: Signature, args: tuple):
 
 
 def make_plan(params: tuple[Param, ...], sig: Signature, bound: Bound, rt, fn: int, grid,
-              dims: bytes, where, args: tuple, name: bytes) -> CallPlan:
+              dims: bytes, where, args: tuple, name: bytes, key: tuple) -> CallPlan:
     """The plan of a call that `bound` checked (values in PTX order) with
-    `args` (whose free scalars' types the plan's key fixes)."""
+    `args` (whose free scalars' types the plan's key fixes), whose plan key
+    is `key`."""
     fixed, at = [], 0
     for i, p in enumerate(params):
         if p.kind == "tensor":
@@ -184,7 +198,8 @@ def make_plan(params: tuple[Param, ...], sig: Signature, bound: Bound, rt, fn: i
     return CallPlan(rt, bound.device, fn, tuple(grid), dims, tuple(fixed), tuple(where),
                     maps, len(maps), encoded, launches=0 not in grid,
                     header=launch_plan(bound.device, fn, dims, n_slots, len(maps), name),
-                    pack=_packer(params, fixed, where, args), launch=rt.launcher())
+                    pack=_packer(params, fixed, where, args), launch=rt.launcher(),
+                    specs=native_specs(params, sig, key, fixed, where), n_slots=n_slots)
 
 
 def _packer(params, fixed, where, args):
@@ -261,10 +276,130 @@ def tensor_maps(plan: CallPlan, ptrs, kernel: str) -> bytes:
 
 def current_stream(device: int) -> int:
     """torch's current stream on `device`, as a CUstream handle."""
+    return (_raw_stream or stream_getter())(device)
+
+
+def stream_getter():
+    """torch's getter of the current stream's CUstream handle of a device."""
     global _raw_stream
     if _raw_stream is None:
         import torch
 
         getter = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         _raw_stream = getter or (lambda d: torch.cuda.current_stream(d).cuda_stream)
-    return _raw_stream(device)
+    return _raw_stream
+
+
+# ---- The native launch path (runtime/tlc_launch.c) -------------------------------
+
+NATIVE_ENV = "TLC_NATIVE_LAUNCH"  # "0": launch from plans in Python only
+MODULE_ENV = "TLC_LAUNCH_MODULE"  # the extension's file, where it is not beside this one
+_native_module = False  # tlc.runtime._launch once looked for; None where absent
+
+
+def native_module():
+    """tlc.runtime._launch, or None where it is not built (or is of another
+    version than this file)."""
+    global _native_module
+    if _native_module is False:
+        _native_module = _load_native()
+    return _native_module
+
+
+def _load_native():
+    name = f"{__package__}._launch"
+    path = os.environ.get(MODULE_ENV) or _built_elsewhere()
+    try:
+        if path:
+            import importlib.machinery
+            import importlib.util
+
+            loader = importlib.machinery.ExtensionFileLoader(name, path)
+            module = importlib.util.module_from_spec(
+                importlib.util.spec_from_file_location(name, path, loader=loader))
+            loader.exec_module(module)
+        else:
+            from . import _launch as module
+    except ImportError:
+        return None
+    if getattr(module, "VERSION", None) != 1:
+        return None
+    from .errors import LaunchError
+
+    module.set_launch_error(LaunchError)
+    return module
+
+
+def _built_elsewhere() -> str | None:
+    """The extension in a built tlc's runtime/ when tlc is imported from a
+    checkout (tlc/source_tree.py), as driver.library_path finds the library."""
+    import importlib.machinery
+
+    import tlc
+
+    here = os.path.dirname(__file__)
+    if any(os.path.exists(os.path.join(here, "_launch" + s))
+           for s in importlib.machinery.EXTENSION_SUFFIXES):
+        return None
+    for folder in tlc.__path__[1:]:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "runtime", "_launch" + suffix)
+            if os.path.exists(path):
+                return path
+    return None
+
+
+def native_launcher():
+    """A new native Launcher for a kernel's plans, or None: the module is
+    not built, or TLC_NATIVE_LAUNCH is 0 (then the Python path launches)."""
+    if os.environ.get(NATIVE_ENV, "1") == "0":
+        return None
+    module = native_module()
+    return None if module is None else module.Launcher()
+
+
+def native_specs(params, sig: Signature, key: tuple, fixed, where) -> tuple:
+    """Per parameter, in order, what a native Plan checks and packs (the
+    source of each is its position in the call): ("t", i, dtype, shape,
+    strides, device, holds an element, the slots after its pointers) for a
+    tensor, ("f", i, type, value, slot) for a scalar the key fixes, and ("s",
+    i, type, struct code or a function packing the slot) for another scalar:
+    the parts of `key` (call_key's) and of the plan's `fixed`."""
+    parts, at = {}, 0
+    for positions, width in ((sig.tensors, 4), (sig.fixed_scalars, 2), (sig.free_scalars, 1)):
+        for i in positions:
+            parts[i] = key[at:at + width]
+            at += width
+    specs = []
+    for i, p in enumerate(params):
+        if p.kind == "tensor":
+            dtype, shape, strides, device = parts[i]
+            tail, holds = fixed[i]
+            specs.append(("t", i, dtype, shape, strides, device, holds, tail))
+        elif fixed[i] is not None:
+            specs.append(("f", i, *parts[i], fixed[i]))
+        else:
+            kind, = parts[i]
+            code = _slot_code(DTYPES[p.dtype], kind)
+            specs.append(("s", i, kind, code[0] if code else
+                          functools.partial(_slot, p=p, where=where[i])))
+    return tuple(specs)
+
+
+def native_plan(plan: CallPlan, n_args: int, kernel: str, specs=None, outputs=(),
+                empty=None):
+    """The native Plan of `plan` of `kernel` for calls of n_args arguments (specs: its
+    specs with other sources, the outputs' as -1, -2, ...; outputs: their
+    (shape, dtype, device) for `empty`), or None where there is none: a
+    runtime library without tlc_rt_launch_packed, or a key the native side
+    cannot hold (other types than ints in shapes, a rank above 8)."""
+    module, entry = native_module(), plan.rt.native_entry_points()
+    if module is None or entry is None or _torch_tensor_type is None:
+        return None
+    try:
+        return module.Plan(n_args, plan.specs if specs is None else specs, plan.device,
+                           _torch_tensor_type, stream_getter(), *entry, plan.header,
+                           8 + 8 * plan.n_slots, plan.launches, plan.n_maps,
+                           functools.partial(tensor_maps, plan, kernel=kernel), outputs, empty)
+    except (ValueError, TypeError, OverflowError):
+        return None
