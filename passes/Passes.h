@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -46,6 +47,14 @@ constexpr llvm::StringLiteral kTileLoopAttr = "tile.tile_loop";
 /// warp-specializing with TMA (TileLang's tl.disable_warp_specialized and
 /// tl.disable_tma_lower).
 constexpr llvm::StringLiteral kNoWarpSpecializationAttr = "tile.no_warp_specialization";
+
+/// The alignment, in bytes, of every tensor data pointer a kernel is
+/// launched with (the runtime's contract: tlc/runtime/args.py ALIGNMENT).
+constexpr int64_t kParamAlignment = 16;
+
+/// Tells the kernels under `root` (gpu.func) that their global memref
+/// parameters are kParamAlignment-aligned (memref.assume_alignment).
+void assumeParamAlignment(Operation *root);
 
 /// Marks the tensor-map parameters of the llvm.func kernels under `root`
 /// byval __grid_constant__ (128 bytes, 64-byte aligned).

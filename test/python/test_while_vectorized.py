@@ -243,6 +243,17 @@ def test_vectorized_is_unrolled():
     assert "scf.for" not in text and text.count("memref.load %arg0") == 8
 
 
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_vectorized_accesses_become_vector_loads(target):
+    """The eight unrolled fp16 accesses of each T.vectorized loop are one
+    16-byte access: tensor parameters are 16-byte aligned (the runtime's
+    contract, stated by tile-assume-param-alignment)."""
+    ptx = tlc.compile(per_thread_vectors, target=target).get_kernel_source()
+    assert "memref.assume_alignment" not in ptx
+    assert ptx.count("ld.global.v4.b32") == 1 and "ld.global.b16" not in ptx
+    assert ptx.count("st.global.v4.b32") == 1 and "st.global.b16" not in ptx
+
+
 # -- mistakes ----------------------------------------------------------------------------
 
 

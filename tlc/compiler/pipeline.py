@@ -24,7 +24,8 @@ OPTIMIZE_PIPELINE = (
     "tile-swizzle-shared-memory,tile-allocate-shared-memory,tile-insert-barriers)"
 )
 
-GPU_PIPELINE = "builtin.module(tile-outline-kernels,convert-tile-to-gpu,canonicalize,cse)"
+GPU_PIPELINE = ("builtin.module(tile-outline-kernels,convert-tile-to-gpu,"
+                "tile-assume-param-alignment,canonicalize,cse)")
 
 
 def nvvm_pipeline(target: Target) -> str:
