@@ -14,6 +14,10 @@ from .source_tree import extend as _extend_from_checkout
 
 _extend_from_checkout(__path__)  # imported from a checkout: find the native modules built
 
+from .ir_loader import install as _install_ir_loader  # noqa: E402
+
+_install_ir_loader()  # tlc.ir without numpy (tlc/ir_loader.py)
+
 from .errors import CompilationError  # noqa: E402
 
 from .version import __version__
