@@ -134,12 +134,12 @@ for label in ("cold", "warm"):
     assert ptx is None or k.get_kernel_source() == ptx  # the same PTX twice
     ptx = k.get_kernel_source()
 if "--ptxas" in sys.argv[3:]:  # what tlc leaves to the driver: PTX -> SASS, not counted above
-    import shutil, subprocess, tempfile
+    import subprocess, tempfile
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "k.ptx"), "w") as f:
             f.write(ptx)
         t = time.perf_counter()
-        subprocess.run([shutil.which("ptxas") or "ptxas", "-arch=sm_90a", "-O3", "-lineinfo",
+        subprocess.run(["ptxas", "-arch=sm_90a", "-O3", "-lineinfo",
                         os.path.join(d, "k.ptx"), "-o", os.path.join(d, "k.cubin")], check=True)
         out["ptxas"] = time.perf_counter() - t
 print(json.dumps(out))
@@ -201,19 +201,19 @@ def _tilelang_child(python: str, repo: str, spec: dict, env: dict) -> dict:
 def overhead(repo: str, repeat: int, pycache: str, tilelang: str | None = None) -> None:
     env = _child_env(pycache)
 
-    def child(kernel: str, spec: dict) -> dict:
+    def child(spec: dict) -> dict:
         return _json_of([sys.executable, "-c", OVERHEAD_CHILD, repo, json.dumps(spec)]
                         + (["--ptxas"] if tilelang else []), env)
 
-    for kernel, _, spec in KERNELS:  # fills the bytecode cache, and the page cache
-        child(kernel, spec)
+    for _, _, spec in KERNELS:  # fills the bytecode cache, and the page cache
+        child(spec)
         if tilelang:
             _tilelang_child(tilelang, repo, spec, env)
     runs = {kernel: [] for kernel, _, _ in KERNELS}
     peer = {kernel: [] for kernel, _, _ in KERNELS}
     for _ in range(repeat):  # rounds, each kernel by tlc then TileLang: both see the same load
         for kernel, _, spec in KERNELS:
-            runs[kernel].append(child(kernel, spec))
+            runs[kernel].append(child(spec))
             if tilelang:
                 peer[kernel].append(_tilelang_child(tilelang, repo, spec, env))
     every = [r for rows in runs.values() for r in rows]
