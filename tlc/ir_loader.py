@@ -15,7 +15,6 @@ Where numpy is loaded already, tlc.ir is imported as it is.
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import sys
 
@@ -39,7 +38,7 @@ def _register_lazy_builders(ir) -> None:
         ir.register_attribute_builder(kind, replace=True)(dense(np_dtype, element_type))
 
 
-class _Loader(importlib.abc.Loader):
+class _Loader:  # importlib.abc.Loader's protocol (importing importlib.abc costs ~30 ms)
     def __init__(self, inner):
         self.inner = inner
 
@@ -59,7 +58,7 @@ class _Loader(importlib.abc.Loader):
         _register_lazy_builders(module)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:  # importlib.abc.MetaPathFinder's protocol
     def find_spec(self, name, path, target=None):
         if name != _MODULE:
             return None
