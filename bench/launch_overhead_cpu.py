@@ -48,7 +48,8 @@ def build(folder: Path) -> None:
                     str(folder / "libtlc_runtime.so")], check=True)
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11",
                     f"-I{sysconfig.get_paths()['include']}", str(ROOT / "runtime/tlc_launch.c"),
-                    "-o", str(folder / _launch_name())], check=True)
+                    str(ROOT / "runtime/tlc_launch_plan.c"), "-o", str(folder / _launch_name())],
+                   check=True)
 
 
 def _launch_name() -> str:

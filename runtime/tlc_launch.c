@@ -18,257 +18,11 @@
  * Neither torch's nor CUDA's headers are needed: tensors are read through
  * their Python attributes, as plans.py reads them.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-
-#define TLC_MAX_RANK 8
-#define TLC_MAX_ARGS 64
-#define TLC_MAX_SLOTS 512 /* tlc_rt_launch_on's limit */
-#define TLC_ALIGNMENT 16  /* tlc.runtime.args.ALIGNMENT */
-#define TLC_MAX_PLANS 8   /* per Launcher, most recently used first */
-
-typedef int (*LaunchPacked)(const void *plan, const void *call);
-typedef int (*LastLaunchError)(char *err, size_t err_len);
-
-enum { K_TENSOR, K_FIXED, K_FREE };
-/* How a free scalar is packed: as struct's codes b h i q B H I f d ?, or by
- * a Python callable returning the 8-byte slot. */
-enum { C_I8, C_I16, C_I32, C_I64, C_U8, C_U16, C_U32, C_F32, C_F64, C_BOOL, C_CALL };
-
-typedef struct {
-  int kind;
-  int src;         /* args[src], or for src < 0 the output -src - 1 */
-  PyObject *dtype; /* tensor: its dtype; scalars: the exact type */
-  PyObject *value; /* fixed scalar: the value; free C_CALL: the callable */
-  int rank;
-  int64_t shape[TLC_MAX_RANK], strides[TLC_MAX_RANK];
-  long device;
-  int holds;      /* the tensor holds an element: its pointer is checked */
-  PyObject *tail; /* tensor: slots after its two pointers; fixed: its slot */
-  int code;
-} Spec;
-
-typedef struct {
-  PyObject_HEAD
-  Py_ssize_t n_args;
-  int n_specs;
-  Spec *specs;
-  PyObject *device;        /* int, the stream getter's argument */
-  PyObject *tensor_type;   /* torch.Tensor */
-  PyObject *stream_getter; /* torch._C._cuda_getCurrentRawStream */
-  LaunchPacked launch;
-  LastLaunchError last_error;
-  PyObject *header; /* bytes: tlc_rt_launch_packed's plan */
-  Py_ssize_t call_len; /* 8 + 8 * slots, tensor maps included */
-  int launches;        /* 0: an empty grid, nothing to launch */
-  int n_maps;       /* tensor maps, after the slots */
-  PyObject *encode; /* encode(pointers of every tensor): the maps' bytes */
-  int n_outputs;
-  PyObject *outputs; /* tuple of (args tuple, kwargs values tuple) for empty */
-  PyObject *empty;   /* torch.empty */
-} PlanObject;
-
-typedef struct {
-  PyObject_HEAD
-  PyObject *plans; /* list of Plans */
-  Py_ssize_t launched, missed;
-} LauncherObject;
+#include "tlc_launch.h"
 
 static PyObject *g_launch_error; /* tlc.runtime.LaunchError */
 static PyObject *s_dtype, *s_shape, *s_stride, *s_get_device, *s_data_ptr;
 static PyObject *g_empty_kwnames; /* ("dtype", "device") */
-
-/* ---- Plan ----------------------------------------------------------------- */
-
-static void plan_dealloc(PlanObject *self) {
-  for (int i = 0; i < self->n_specs; ++i) {
-    Py_XDECREF(self->specs[i].dtype);
-    Py_XDECREF(self->specs[i].value);
-    Py_XDECREF(self->specs[i].tail);
-  }
-  PyMem_Free(self->specs);
-  Py_XDECREF(self->device);
-  Py_XDECREF(self->tensor_type);
-  Py_XDECREF(self->stream_getter);
-  Py_XDECREF(self->header);
-  Py_XDECREF(self->encode);
-  Py_XDECREF(self->outputs);
-  Py_XDECREF(self->empty);
-  Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* A tuple of ints into out[0..TLC_MAX_RANK); the rank, or -1. */
-static int read_ints(PyObject *seq, int64_t *out) {
-  if (!PyTuple_Check(seq))
-    return -1;
-  Py_ssize_t n = PyTuple_GET_SIZE(seq);
-  if (n > TLC_MAX_RANK)
-    return -1;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *v = PyTuple_GET_ITEM(seq, i);
-    if (!PyLong_Check(v))
-      return -1;
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || (x == -1 && PyErr_Occurred())) {
-      PyErr_Clear();
-      return -1;
-    }
-    out[i] = x;
-  }
-  return (int)n;
-}
-
-static int code_of(const char *s) {
-  static const char codes[] = "bhiqBHIfd?";
-  const char *at = s && s[0] ? strchr(codes, s[0]) : NULL;
-  return at ? (int)(at - codes) : -1;
-}
-
-/* One spec tuple of Plan(): see plans.native_specs. */
-static int parse_spec(PyObject *t, Spec *s) {
-  const char *kind;
-  if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 4 ||
-      !(kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(t, 0))))
-    goto bad;
-  s->src = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
-  if (PyErr_Occurred())
-    return -1;
-  s->dtype = Py_NewRef(PyTuple_GET_ITEM(t, 2));
-  if (kind[0] == 't') { /* ("t", src, dtype, shape, strides, device, holds, tail) */
-    if (PyTuple_GET_SIZE(t) != 8)
-      goto bad;
-    s->kind = K_TENSOR;
-    int rank = read_ints(PyTuple_GET_ITEM(t, 3), s->shape);
-    if (rank < 0 || read_ints(PyTuple_GET_ITEM(t, 4), s->strides) != rank)
-      goto bad;
-    s->rank = rank;
-    s->device = PyLong_AsLong(PyTuple_GET_ITEM(t, 5));
-    s->holds = PyObject_IsTrue(PyTuple_GET_ITEM(t, 6));
-    if (PyErr_Occurred())
-      return -1;
-    s->tail = Py_NewRef(PyTuple_GET_ITEM(t, 7));
-    if (!PyBytes_Check(s->tail) || PyBytes_GET_SIZE(s->tail) != 16 * (Py_ssize_t)rank + 8)
-      goto bad;
-  } else if (kind[0] == 'f') { /* ("f", src, type, value, slot) */
-    if (PyTuple_GET_SIZE(t) != 5)
-      goto bad;
-    s->kind = K_FIXED;
-    s->value = Py_NewRef(PyTuple_GET_ITEM(t, 3));
-    s->tail = Py_NewRef(PyTuple_GET_ITEM(t, 4));
-    if (!PyBytes_Check(s->tail) || PyBytes_GET_SIZE(s->tail) != 8)
-      goto bad;
-  } else if (kind[0] == 's') { /* ("s", src, type, struct code or callable) */
-    s->kind = K_FREE;
-    PyObject *how = PyTuple_GET_ITEM(t, 3);
-    if (PyUnicode_Check(how)) {
-      s->code = code_of(PyUnicode_AsUTF8(how));
-      if (s->code < 0)
-        goto bad;
-    } else {
-      s->code = C_CALL;
-      s->value = Py_NewRef(how);
-    }
-  } else {
-    goto bad;
-  }
-  return 0;
-bad:
-  PyErr_SetString(PyExc_ValueError, "tlc.runtime._launch.Plan: malformed spec");
-  return -1;
-}
-
-static PyObject *plan_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  Py_ssize_t n_args, call_len;
-  PyObject *specs, *device, *tensor_type, *getter, *header, *encode, *outputs, *empty;
-  unsigned long long launch, last_error;
-  int launches, n_maps;
-  if (kw && PyDict_GET_SIZE(kw)) {
-    PyErr_SetString(PyExc_TypeError, "Plan() takes positional arguments only");
-    return NULL;
-  }
-  if (!PyArg_ParseTuple(args, "nO!OOOKKSnpiOO!O:Plan", &n_args, &PyTuple_Type, &specs,
-                        &device, &tensor_type, &getter, &launch, &last_error, &header,
-                        &call_len, &launches, &n_maps, &encode, &PyTuple_Type, &outputs,
-                        &empty))
-    return NULL;
-  Py_ssize_t n_specs = PyTuple_GET_SIZE(specs);
-  if (n_args < 0 || n_args > TLC_MAX_ARGS || n_specs > TLC_MAX_ARGS || !launch ||
-      !last_error || call_len < 8 || call_len > 8 + 8 * TLC_MAX_SLOTS ||
-      n_maps < 0 || n_maps > TLC_MAX_SLOTS / 16 || (n_maps && !PyCallable_Check(encode)) ||
-      PyTuple_GET_SIZE(outputs) > TLC_MAX_ARGS ||
-      !PyLong_Check(device)) {
-    PyErr_SetString(PyExc_ValueError, "tlc.runtime._launch.Plan: out of range");
-    return NULL;
-  }
-  PlanObject *self = (PlanObject *)type->tp_alloc(type, 0);
-  if (!self)
-    return NULL;
-  self->specs = PyMem_Calloc(n_specs ? n_specs : 1, sizeof(Spec));
-  if (!self->specs) {
-    Py_DECREF(self);
-    return PyErr_NoMemory();
-  }
-  self->n_args = n_args;
-  self->device = Py_NewRef(device);
-  self->tensor_type = Py_NewRef(tensor_type);
-  self->stream_getter = Py_NewRef(getter);
-  self->launch = (LaunchPacked)(uintptr_t)launch;
-  self->last_error = (LastLaunchError)(uintptr_t)last_error;
-  self->header = Py_NewRef(header);
-  self->call_len = call_len;
-  self->launches = launches;
-  self->encode = Py_NewRef(encode);
-  self->outputs = Py_NewRef(outputs);
-  self->empty = Py_NewRef(empty);
-  self->n_outputs = (int)PyTuple_GET_SIZE(outputs);
-  Py_ssize_t packed = 8;
-  for (Py_ssize_t i = 0; i < n_specs; ++i) {
-    Spec *s = &self->specs[i];
-    self->n_specs = (int)i + 1;
-    if (parse_spec(PyTuple_GET_ITEM(specs, i), s)) {
-      Py_DECREF(self);
-      return NULL;
-    }
-    if ((s->src < 0 ? -s->src > self->n_outputs : s->src >= n_args)) {
-      PyErr_SetString(PyExc_ValueError, "tlc.runtime._launch.Plan: source out of range");
-      Py_DECREF(self);
-      return NULL;
-    }
-    packed += s->kind == K_TENSOR ? 16 + PyBytes_GET_SIZE(s->tail) : 8;
-  }
-  self->n_maps = n_maps;
-  if (packed + 128 * n_maps != call_len) {
-    PyErr_Format(PyExc_ValueError,
-                 "tlc.runtime._launch.Plan: the specs pack %zd bytes, the call has %zd",
-                 packed + 128 * (Py_ssize_t)n_maps, call_len);
-    Py_DECREF(self);
-    return NULL;
-  }
-  for (int k = 0; k < self->n_outputs; ++k) {
-    PyObject *o = PyTuple_GET_ITEM(outputs, k); /* (shape, dtype, device) */
-    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 3 || !PyCallable_Check(empty)) {
-      PyErr_SetString(PyExc_ValueError, "tlc.runtime._launch.Plan: malformed outputs");
-      Py_DECREF(self);
-      return NULL;
-    }
-  }
-  return (PyObject *)self;
-}
-
-static PyTypeObject PlanType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tlc.runtime._launch.Plan",
-    .tp_basicsize = sizeof(PlanObject),
-    .tp_dealloc = (destructor)plan_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Plan(n_args, specs, device, tensor_type, stream_getter, launch, last_error, "
-              "header, call_len, launches, n_maps, encode, outputs, empty): see plans.py",
-    .tp_new = plan_new,
-};
 
 /* ---- Reading a call --------------------------------------------------------- */
 
@@ -297,8 +51,8 @@ static int see(PyObject *t, PyObject *tensor_type, Seen *seen) {
   if (!seen->dtype || !(shape = PyObject_GetAttr(t, s_shape)) ||
       !(strides = call_method(t, s_stride)) || !(device = call_method(t, s_get_device)))
     goto fail;
-  seen->rank = read_ints(shape, seen->shape);
-  if (seen->rank < 0 || read_ints(strides, seen->strides) != seen->rank ||
+  seen->rank = tlc_read_ints(shape, seen->shape);
+  if (seen->rank < 0 || tlc_read_ints(strides, seen->strides) != seen->rank ||
       !PyLong_Check(device))
     goto fail;
   seen->device = PyLong_AsLong(device);
@@ -639,7 +393,7 @@ miss:
 }
 
 static PyObject *launcher_add(LauncherObject *self, PyObject *plan) {
-  if (!PyObject_TypeCheck(plan, &PlanType)) {
+  if (!PyObject_TypeCheck(plan, &TlcPlanType)) {
     PyErr_SetString(PyExc_TypeError, "Launcher.add takes a Plan");
     return NULL;
   }
@@ -714,7 +468,7 @@ static struct PyModuleDef launch_module = {
     module_methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__launch(void) {
-  if (PyType_Ready(&PlanType) || PyType_Ready(&LauncherType))
+  if (PyType_Ready(&TlcPlanType) || PyType_Ready(&LauncherType))
     return NULL;
   if (!(s_dtype = PyUnicode_InternFromString("dtype")) ||
       !(s_shape = PyUnicode_InternFromString("shape")) ||
@@ -726,7 +480,7 @@ PyMODINIT_FUNC PyInit__launch(void) {
   PyObject *m = PyModule_Create(&launch_module);
   if (!m)
     return NULL;
-  if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&PlanType) ||
+  if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&TlcPlanType) ||
       PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) ||
       PyModule_AddIntConstant(m, "VERSION", 1) ||
       PyModule_AddIntConstant(m, "MAX_PLANS", TLC_MAX_PLANS)) {

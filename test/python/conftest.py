@@ -84,7 +84,7 @@ def runtime_lib(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def launch_module(tmp_path_factory):
-    """Build the native launch path, tlc.runtime._launch (runtime/tlc_launch.c),
+    """Build the native launch path, tlc.runtime._launch (runtime/tlc_launch*.c),
     and point TLC_LAUNCH_MODULE at it (or at the built one beside tlc.runtime
     where there is no compiler; None where there is neither)."""
     import sysconfig
@@ -95,7 +95,8 @@ def launch_module(tmp_path_factory):
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         module = tmp_path_factory.mktemp("launch") / f"_launch{suffix}"
         subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Wextra",
-                        "-Werror", f"-I{include}", str(REPO / "runtime/tlc_launch.c"), "-o",
+                        "-Werror", f"-I{include}", str(REPO / "runtime/tlc_launch.c"),
+                        str(REPO / "runtime/tlc_launch_plan.c"), "-o",
                         str(module)], check=True)
     else:
         import tlc.runtime as rt
