@@ -78,6 +78,17 @@ def compile_add(workdir: Path) -> list[Path]:
     loaded = tlc.runtime.load_artifact(artifact_path)
     if loaded.to_dict()["ptx"] != ptx:
         raise SmokeError(f"{artifact_path} loads back with a different PTX")
+    # The runtime's native parts ship with the wheel: libtlc_runtime.so and
+    # the native launch path (tlc.runtime._launch, built where Python's
+    # development files are, which the bindings need anyway).
+    from tlc.runtime import plans
+
+    runtime_dir = Path(tlc.runtime.__file__).parent
+    if not (runtime_dir / "libtlc_runtime.so").is_file():
+        raise SmokeError(f"no libtlc_runtime.so in {runtime_dir}")
+    if plans.native_module() is None:
+        raise SmokeError(f"tlc.runtime._launch (the native launch path) does not import from "
+                         f"{runtime_dir}")
     cache = Path(os.environ["TLC_CACHE_DIR"])
     if not any(cache.glob("*.json")):
         raise SmokeError(f"no disk-cache entry was written in {cache}")
