@@ -2,6 +2,8 @@
 
 #include "passes/LayoutMath.h"
 
+#include "dialects/tile/LayoutEvaluator.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "dialects/tile/TileDialect.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -108,9 +110,13 @@ static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t>
   };
   // table[r][t]: the kept index of register r of thread t.
   SmallVector<SmallVector<SmallVector<int64_t>>> table(regs);
+  LayoutEvaluator eval(layout);
+  SmallVector<int64_t> index;
   for (int64_t r = 0; r < regs; ++r)
-    for (int64_t t = 0; t < threads; ++t)
-      table[r].push_back(kept(layout.apply(t, r)));
+    for (int64_t t = 0; t < threads; ++t) {
+      eval.apply(t, r, index);
+      table[r].push_back(kept(index));
+    }
 
   // Registers holding the same slice on every thread form one class.
   SlicedLayout out;
@@ -219,9 +225,14 @@ bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {
       return it->second;
   }
   bool same = true;
+  LayoutEvaluator evalA(a), evalB(b);
+  SmallVector<int64_t> ia, ib;
   for (int64_t t = 0; t < a.getThreads() && same; ++t)
-    for (int64_t r = 0; r < a.getRegs() && same; ++r)
-      same = a.apply(t, r) == b.apply(t, r);
+    for (int64_t r = 0; r < a.getRegs() && same; ++r) {
+      evalA.apply(t, r, ia);
+      evalB.apply(t, r, ib);
+      same = ia == ib;
+    }
   std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
   dialect.equivalentLayouts.emplace(key, same);
   return same;

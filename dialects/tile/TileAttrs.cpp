@@ -1,6 +1,7 @@
 //===- TileAttrs.cpp - Layout and swizzle attributes ----------------------===//
 
 #include "dialects/tile/TileDialect.h"
+#include "dialects/tile/LayoutEvaluator.h"
 
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/ADT/SmallVector.h"
@@ -89,6 +90,73 @@ SmallVector<int64_t> LayoutAttr::apply(int64_t thread, int64_t reg) const {
   return result;
 }
 
+//===----------------------------------------------------------------------===//
+// LayoutEvaluator
+//===----------------------------------------------------------------------===//
+
+LayoutEvaluator::LayoutEvaluator(LayoutAttr layout) {
+  for (AffineExpr expr : layout.getMap().getResults())
+    results.push_back(flatten(expr));
+  values.resize(nodes.size());
+}
+
+int32_t LayoutEvaluator::flatten(AffineExpr expr) {
+  Node node{expr.getKind(), 0, -1, -1};
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant:
+    node.value = cast<AffineConstantExpr>(expr).getValue();
+    break;
+  case AffineExprKind::DimId:
+    node.value = cast<AffineDimExpr>(expr).getPosition() == 0 ? 0 : 1;
+    break;
+  case AffineExprKind::SymbolId:
+    llvm_unreachable("layout maps have no symbols");
+  default: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    node.lhs = flatten(bin.getLHS());
+    node.rhs = flatten(bin.getRHS());
+    break;
+  }
+  }
+  nodes.push_back(node);
+  return nodes.size() - 1;
+}
+
+void LayoutEvaluator::apply(int64_t thread, int64_t reg, SmallVectorImpl<int64_t> &out) {
+  for (auto [i, node] : llvm::enumerate(nodes)) {
+    int64_t v;
+    switch (node.kind) {
+    case AffineExprKind::Constant:
+      v = node.value;
+      break;
+    case AffineExprKind::DimId:
+      v = node.value == 0 ? thread : reg;
+      break;
+    case AffineExprKind::Add:
+      v = values[node.lhs] + values[node.rhs];
+      break;
+    case AffineExprKind::Mul:
+      v = values[node.lhs] * values[node.rhs];
+      break;
+    case AffineExprKind::FloorDiv:
+      v = llvm::divideFloorSigned(values[node.lhs], values[node.rhs]);
+      break;
+    case AffineExprKind::CeilDiv:
+      v = llvm::divideCeilSigned(values[node.lhs], values[node.rhs]);
+      break;
+    case AffineExprKind::Mod:
+      v = llvm::mod(values[node.lhs], values[node.rhs]);
+      break;
+    default:
+      llvm_unreachable("not an affine expression of a layout");
+    }
+    values[i] = v;
+  }
+  out.resize(results.size());
+  for (auto [k, at] : llvm::enumerate(results))
+    out[k] = values[at];
+}
+
 static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape);
 
 std::string LayoutAttr::checkCovers(ArrayRef<int64_t> shape) const {
@@ -122,9 +190,11 @@ static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape) {
         .str();
   // Enumerating is exact and cheap at tile sizes (at most a few 10^4 pairs).
   SmallVector<int64_t> counts(numel, 0);
+  LayoutEvaluator eval(layout);
+  SmallVector<int64_t> idx;
   for (int64_t t = 0; t < layout.getThreads(); ++t) {
     for (int64_t r = 0; r < layout.getRegs(); ++r) {
-      SmallVector<int64_t> idx = layout.apply(t, r);
+      eval.apply(t, r, idx);
       int64_t flat = 0;
       for (auto [i, d] : llvm::zip(idx, shape)) {
         if (i < 0 || i >= d)
