@@ -11,6 +11,7 @@
 
 #include "passes/LayoutMath.h"
 #include "passes/Passes.h"
+#include "passes/TileAccess.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -164,7 +165,7 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     // The swizzle pattern repeats every 1024 bytes, so swizzled buffers start
     // on a 1024-byte boundary; the rest on 128 bytes (a TMA box's need).
     pieces.push_back({alloc, "offset", bufferBytes(alloc.getType()),
-                      alloc.getLayout() && alloc.getLayout()->getSwizzle() ? 1024 : 128, bufferLifetime(alloc, pos)});
+                      sharedLayout(alloc).getSwizzle() ? 1024 : 128, bufferLifetime(alloc, pos)});
     allocs.push_back(alloc);
   });
   auto during = [&](Operation *op) { return lifetimeOf({op}, pos); };

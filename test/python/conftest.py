@@ -76,10 +76,7 @@ def runtime_lib(tmp_path_factory):
             pytest.skip("no gcc to build libtlc_runtime.so and no prebuilt one")
     os.environ["TLC_RUNTIME_LIB"] = str(lib)
     yield lib
-    if old is None:
-        os.environ.pop("TLC_RUNTIME_LIB", None)
-    else:
-        os.environ["TLC_RUNTIME_LIB"] = old
+    _restore_env("TLC_RUNTIME_LIB", old)
 
 
 @pytest.fixture(scope="session")
@@ -106,10 +103,15 @@ def launch_module(tmp_path_factory):
     if module is not None:
         os.environ["TLC_LAUNCH_MODULE"] = str(module)
     yield module
+    _restore_env("TLC_LAUNCH_MODULE", old)
+
+
+def _restore_env(name: str, old: str | None) -> None:
+    """Puts environment variable `name` back to `old` (None: unset)."""
     if old is None:
-        os.environ.pop("TLC_LAUNCH_MODULE", None)
+        os.environ.pop(name, None)
     else:
-        os.environ["TLC_LAUNCH_MODULE"] = old
+        os.environ[name] = old
 
 
 def _build_fake_driver(folder: pathlib.Path, *flags: str) -> pathlib.Path:
