@@ -86,7 +86,7 @@ LogicalResult KernelLowering::run() {
 
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<CopyOp, FillOp, ParallelOp, GemmOp, ReduceOp>(op)) {
+    if (isa<CopyOp, FillOp, ParallelOp, GemmOp, ReduceOp, WaitWgmmaOp>(op)) {
       ops.push_back(op);
       return WalkResult::skip();
     }
@@ -113,6 +113,21 @@ LogicalResult KernelLowering::run() {
                            plan == prefetches.end() ? nullptr : &plan->second)))
         return failure();
       continue; // lowerGemm erased it
+    }
+    if (auto wait = dyn_cast<WaitWgmmaOp>(op)) {
+      if (wgmmaGemms.empty()) { // mma.sync gemms complete in program order
+        wait.erase();
+        continue;
+      }
+      SmallVector<Value> regs;
+      for (Value f : wait.getFragments()) {
+        auto it = fragments.find(f);
+        if (it == fragments.end())
+          return wait.emitOpError("waits for fragments of this kernel only");
+        regs.push_back(it->second.regs);
+      }
+      lowerWaitWgmma(wait, regs);
+      continue;
     }
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       auto src = fragments.find(reduce.getSrc());

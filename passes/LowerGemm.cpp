@@ -541,7 +541,7 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                  next.getMmaAttr() && next.getMmaAttr().getKind() == MmaKind::Wgmma &&
                  next.getMmaAttr().getN() == op.getMmaAttr().getN() &&
                  next.getMmaAttr().getK() == op.getMmaAttr().getK();
-  if (!chained)
+  if (!chained && op.getMmaAttr().getDepth() >= 0) // -1: a tile.wait_wgmma waits
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
   for (int64_t r = 0; r < regs; ++r)
     memref::StoreOp::create(b, loc,
@@ -549,4 +549,53 @@ LogicalResult mlir::tile::lowerGemmWgmma(GemmOp op, const SharedBuffers &shared,
                             accRegs, ValueRange{ib.c(r)});
   op.erase();
   return success();
+}
+
+void mlir::tile::lowerWaitWgmma(WaitWgmmaOp op, ArrayRef<Value> regs) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  // One inline PTX wait whose operands are every register of the completed
+  // accumulators, tied in and out: their reads after the wait read its
+  // outputs, so none moves above it.
+  std::string ptx = "wgmma.wait_group.sync.aligned " + std::to_string(op.getPending()) + ";";
+  SmallVector<Value> values;
+  SmallVector<Type> types;
+  std::string outs, ins;
+  IndexBuilder ib{b, loc};
+  for (Value memref : regs) {
+    auto type = cast<MemRefType>(memref.getType());
+    for (int64_t r = 0; r < type.getNumElements(); ++r) {
+      Value v = memref::LoadOp::create(b, loc, memref, ValueRange{ib.c(r)});
+      Type t = v.getType();
+      StringRef c = t.isF32() ? "f" : t.isF16() || t.isBF16() ? "h" : t.isInteger(32) ? "r"
+                                                                                      : "";
+      if (c.empty()) { // not a register class inline PTX ties: wait only
+        values.clear();
+        break;
+      }
+      outs += (values.empty() ? "=" : ",=") + c.str();
+      ins += "," + std::to_string(values.size());
+      values.push_back(v);
+      types.push_back(t);
+    }
+  }
+  if (values.empty()) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getPending());
+    op.erase();
+    return;
+  }
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, values, ptx, outs + ins, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  int64_t i = 0;
+  for (Value memref : regs) {
+    auto type = cast<MemRefType>(memref.getType());
+    for (int64_t r = 0; r < type.getNumElements(); ++r, ++i)
+      memref::StoreOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0), ArrayRef<int64_t>{i}),
+          memref, ValueRange{ib.c(r)});
+  }
+  op.erase();
 }

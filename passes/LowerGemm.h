@@ -47,6 +47,10 @@ LogicalResult lowerGemmWgmma(GemmOp op, const SharedBuffers &shared, Value tid,
                              int64_t threads, Value accRegs, LayoutAttr accLayout,
                              Value aRegs = Value(), LayoutAttr aLayout = LayoutAttr());
 
+/// Lowers a wgmma wait: `wgmma.wait_group pending`, pinning the registers
+/// `regs` (the completed accumulators' register memrefs) at it.
+void lowerWaitWgmma(WaitWgmmaOp op, ArrayRef<Value> regs);
+
 } // namespace mlir::tile
 
 #endif // TLC_PASSES_LOWERGEMM_H

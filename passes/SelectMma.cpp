@@ -72,6 +72,8 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
       continue;
     }
     if (!after) {
+      if (auto w = dyn_cast<WaitWgmmaOp>(&op); w && w.getPending() == 0)
+        waited = true;
       if (auto other = dyn_cast<GemmOp>(&op)) {
         MmaAttr mma = other.getMmaAttr();
         if (mma && mma.getKind() == MmaKind::Wgmma && mma.getDepth() == 0)
@@ -111,7 +113,9 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
     std::string why;
     int64_t most = maxDepth(gemm, why);
     int64_t depth = 0;
-    if (wait) {
+    if (wait && *wait == -1) {
+      depth = -1; // issued, left running: a tile.wait_wgmma completes it
+    } else if (wait) {
       if (*wait > most)
         return gemm.emitOpError("wg_wait = ")
                << *wait << " cannot be honoured: at most " << most
@@ -138,7 +142,7 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                                  part->warpsM, part->warpsN, a, depth));
     return success();
   }
-  if (wait && *wait != 0)
+  if (wait && *wait > 0)
     return gemm.emitOpError("wg_wait = ")
            << *wait << " needs a gemm that runs on wgmma (sm_90a); this one runs "
                        "on mma.sync, which has no pending groups";
@@ -148,6 +152,134 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
     return gemm.emitOpError(why);
   gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::MmaSync, kMmaM, kMmaN, kMmaK, part->warpsM,
                                part->warpsN, a, 0));
+  return success();
+}
+
+/// The program's name for a buffer (the NameLoc the frontend gives its
+/// allocation), else a description.
+std::string bufferName(Value v) {
+  if (Operation *def = v.getDefiningOp()) {
+    Location loc = def->getLoc();
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      for (Location inner : fused.getLocations())
+        if (isa<NameLoc>(inner))
+          loc = inner;
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return ("'" + name.getName().strref() + "'").str();
+  }
+  return "a buffer";
+}
+
+/// Whether `op` (or an op nested in it) writes `v`.
+bool writes(Operation *op, Value v) {
+  WalkResult r = op->walk([&](Operation *inner) {
+    Value dst;
+    if (auto copy = dyn_cast<CopyOp>(inner))
+      dst = copy.getDst();
+    else if (auto fill = dyn_cast<FillOp>(inner))
+      dst = fill.getDst();
+    else if (auto reduce = dyn_cast<ReduceOp>(inner))
+      dst = reduce.getDst();
+    else if (auto gemm = dyn_cast<GemmOp>(inner))
+      dst = gemm.getC();
+    else if (auto store = dyn_cast<memref::StoreOp>(inner))
+      dst = store.getMemRef();
+    else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(inner))
+      dst = rmw.getMemref();
+    return dst == v ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+/// The first op in `op` (itself or nested) using `v`, if any.
+Operation *firstUse(Operation *op, Value v) {
+  Operation *found = nullptr;
+  op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (llvm::is_contained(inner->getOperands(), v)) {
+      found = inner;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// Whether the program issued `gemm` with wg_wait = -1 (no wait).
+bool deferred(GemmOp gemm) {
+  std::optional<int64_t> wait = gemm.getWgWait();
+  return wait && *wait == -1;
+}
+
+/// Follows the wgmma groups of one block in program order: which gemms are
+/// still running at each op. A gemm left running (depth -1, or a depth the
+/// pipeliner allows) completes at the first wgmma wait that leaves fewer
+/// groups pending than were issued after it. Until then nothing may touch
+/// its accumulator, write its A fragment or its shared operands (the tensor
+/// cores are still reading them), except a wgmma accumulating onto the same
+/// accumulator (a chain). Each tile.wait_wgmma gets the accumulators it
+/// completes as operands; a gemm of depth -1 must be completed in its block.
+LogicalResult linkWaits(Block &block) {
+  SmallVector<GemmOp> pending; // in issue order
+  auto check = [&](Operation *op, GemmOp chainedOnto) -> LogicalResult {
+    for (GemmOp g : pending) {
+      auto report = [&](Operation *at, StringRef what, Value v) {
+        InFlightDiagnostic d = at->emitError()
+                               << what << " " << bufferName(v)
+                               << " while the wgmma of the gemm issued with wg_wait = -1 (or "
+                                  "left pending) may still be running: wait for it first "
+                                  "(T.wait_wgmma)";
+        d.attachNote(g.getLoc()) << "the gemm";
+        return failure();
+      };
+      if (!(chainedOnto && chainedOnto.getC() == g.getC()))
+        if (Operation *use = firstUse(op, g.getC()))
+          return report(use, "touches the accumulator", g.getC());
+      for (Value v : {g.getA(), g.getB()})
+        if (writes(op, v))
+          return report(firstUse(op, v), "writes the operand", v);
+    }
+    return success();
+  };
+  for (Operation &op : block) {
+    if (auto gemm = dyn_cast<GemmOp>(&op)) {
+      MmaAttr mma = gemm.getMmaAttr();
+      bool wgmma = mma && mma.getKind() == MmaKind::Wgmma;
+      if (!wgmma && !deferred(gemm)) {
+        if (failed(check(&op, nullptr)))
+          return failure();
+        continue;
+      }
+      if (failed(check(&op, gemm)))
+        return failure();
+      // A gemm with wg_wait = -1 is checked alike on mma.sync (which
+      // completes it in program order), so a program that is wrong on sm_90a
+      // is an error on every target.
+      pending.push_back(gemm);
+      if (wgmma && mma.getDepth() >= 0 && int64_t(pending.size()) > mma.getDepth())
+        pending.erase(pending.begin(), pending.end() - mma.getDepth());
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitWgmmaOp>(&op)) {
+      int64_t keep = std::min<int64_t>(wait.getPending(), pending.size());
+      SmallVector<Value> done;
+      for (GemmOp g : ArrayRef(pending).drop_back(keep))
+        if (g.getMmaAttr().getKind() == MmaKind::Wgmma && !llvm::is_contained(done, g.getC()))
+          done.push_back(g.getC());
+      wait.getFragmentsMutable().assign(done);
+      pending.erase(pending.begin(), pending.end() - keep);
+      continue;
+    }
+    if (failed(check(&op, nullptr)))
+      return failure();
+    for (Region &r : op.getRegions())
+      for (Block &inner : r)
+        if (failed(linkWaits(inner)))
+          return failure();
+  }
+  for (GemmOp g : pending)
+    if (deferred(g))
+      return g.emitError("this gemm (wg_wait = -1) is never waited for: add "
+                         "T.wait_wgmma(0) after it, before the end of its block");
   return success();
 }
 
@@ -168,6 +300,12 @@ LogicalResult mlir::tile::selectMma(ModuleOp module) {
       return WalkResult::interrupt();
     return failed(selectGemm(gemm, *target)) ? WalkResult::interrupt()
                                              : WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  result = module.walk([&](KernelOp kernel) {
+    return failed(linkWaits(kernel.getBody().front())) ? WalkResult::interrupt()
+                                                        : WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }

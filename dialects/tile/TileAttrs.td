@@ -362,7 +362,9 @@ def Tile_MmaAttr : Tile_Attr<"Mma", "mma"> {
       `warps_m = 4, warps_n = 2`, each warpgroup 256 columns.
     - `a`: whether A is read from `shared` memory or from `registers`.
     - `depth`: wgmma groups left pending after the gemm (`wgmma.wait_group
-      depth`); 0 waits for the gemm's own instructions. Always 0 for mma_sync.
+      depth`); 0 waits for the gemm's own instructions; -1 waits for nothing
+      (TileLang's `wg_wait = -1`): a later `tile.wait_wgmma` completes it.
+      Always 0 for mma_sync.
 
     | kind     | atom       | warps per atom | A from            | B from |
     | -------- | ---------- | -------------- | ----------------- | ------ |

@@ -647,8 +647,8 @@ LogicalResult GemmOp::verify() {
            << ea << " x " << eb << " -> " << ec
            << " (supported: f16 -> f32|f16, bf16 -> f32, f32 -> f32, "
               "i8 -> i32, f8E4M3FN|f8E5M2 -> f32)";
-  if (std::optional<int64_t> wait = getWgWait(); wait && *wait < 0)
-    return emitOpError("wg_wait must be non-negative, got ") << *wait;
+  if (std::optional<int64_t> wait = getWgWait(); wait && *wait < -1)
+    return emitOpError("wg_wait must be -1 (no wait) or more, got ") << *wait;
   if (MmaAttr mma = getMmaAttr())
     return verifyMma(*this, mma, m, n);
   return success();
@@ -688,5 +688,15 @@ LogicalResult ReduceOp::verify() {
   if (src.getElementType() != dst.getElementType())
     return emitOpError("source and destination element types differ: ")
            << src.getElementType() << " vs " << dst.getElementType();
+  return success();
+}
+
+LogicalResult WaitWgmmaOp::verify() {
+  if (auto pending = static_cast<int64_t>(getPending()); pending < 0)
+    return emitOpError("pending must be non-negative, got ") << pending;
+  for (Value f : getFragments())
+    if (getPlace(cast<MemRefType>(f.getType())) != Place::Fragment)
+      return emitOpError("waits for gemm accumulators, which are fragments; got ")
+             << describePlace(cast<MemRefType>(f.getType()));
   return success();
 }

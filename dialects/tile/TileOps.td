@@ -384,7 +384,9 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
     `tile-select-mma` chose (absent before it runs). `wg_wait` is the user's
     request (TileLang's `T.gemm(wg_wait=)`) for how many wgmma groups may
     stay pending after the gemm; `tile-select-mma` honours it as the `mma`
-    depth or reports why it cannot.
+    depth or reports why it cannot. `wg_wait = -1` issues the wgmmas and
+    waits for none: a later `tile.wait_wgmma` completes them (on mma.sync,
+    which completes in program order, it is depth 0).
 
     Supported element types (A and B alike -> C): f16 -> f32 or f16,
     bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
@@ -422,6 +424,48 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
                        OptionalAttr<I64Attr>:$wg_wait);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_WaitWgmmaOp : Tile_Op<"wait_wgmma"> {
+  let summary = "Wait until at most `pending` wgmma groups are in flight";
+  let description = [{
+    TileLang's `T.wait_wgmma(pending)`: the executing warpgroup waits until
+    at most the `pending` most recently issued wgmma groups are still
+    running (`wgmma.wait_group pending`). It completes gemms issued with
+    `wg_wait = -1` (the `#tile.mma` depth -1: issued and left running), so
+    that the code between the issue and this wait overlaps with the tensor
+    cores; the accumulators of those gemms (and their A fragments) may only
+    be touched after it.
+
+    `fragments` are the accumulators of the gemms this wait completes; the
+    frontend leaves them empty and `tile-select-mma` fills them in after
+    checking, in program order, that nothing touches a pending gemm's
+    operands before the wait that completes it. The lowering pins those
+    registers at the wait, so no read of them moves above it. On mma.sync
+    (sm_80) every gemm completes in program order and the wait lowers to
+    nothing.
+
+    Example:
+
+    ```mlir
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, wg_wait = -1 : i64}
+        : memref<64x64xf16, #gpu.address_space<workgroup>>,
+          memref<64x64xf16, #gpu.address_space<workgroup>>,
+          memref<64x64xf32, #tile.space<fragment>>
+    tile.wait_wgmma {pending = 0 : i64}
+    ```
+
+    After `tile-select-mma`: `tile.wait_wgmma %s {pending = 0 : i64} :
+    memref<64x64xf32, #tile.space<fragment>>`.
+  }];
+  let arguments = (ins Variadic<AnyMemRef>:$fragments, I64Attr:$pending);
+  let assemblyFormat = [{
+    ($fragments^)? attr-dict (`:` type($fragments)^)?
   }];
   let hasVerifier = 1;
 }

@@ -204,8 +204,10 @@ LogicalResult MmaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (warpsM <= 0 || warpsN <= 0)
     return emitError() << "mma warps must be positive, got warps_m = " << warpsM
                        << ", warps_n = " << warpsN;
-  if (depth < 0)
-    return emitError() << "mma depth must be non-negative, got " << depth;
+  if (depth < -1)
+    return emitError() << "mma depth must be -1 (no wait: a tile.wait_wgmma completes "
+                          "the gemm) or more, got "
+                       << depth;
   if (kind == MmaKind::MmaSync) {
     if (m != 16 || n != 8)
       return emitError() << "mma_sync atoms are m16n8, got m" << m << "n" << n;

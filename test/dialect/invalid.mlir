@@ -1437,8 +1437,13 @@ module attributes {test.mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, 
 
 // -----
 
-// expected-error @+1 {{mma depth must be non-negative, got -1}}
-module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>} {}
+// expected-error @+1 {{mma depth must be -1 (no wait: a tile.wait_wgmma completes the gemm) or more, got -2}}
+module attributes {test.mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -2>} {}
+
+// -----
+
+// expected-error @+1 {{mma_sync is synchronous: depth must be 0, got -1}}
+module attributes {test.mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>} {}
 
 // -----
 
@@ -1490,8 +1495,8 @@ func.func @negative_wg_wait() {
     %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.gemm' op wg_wait must be non-negative, got -1}}
-    tile.gemm %a, %b, %c {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op wg_wait must be -1 (no wait) or more, got -2}}
+    tile.gemm %a, %b, %c {wg_wait = -2 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
   }
   return
 }
@@ -1660,6 +1665,29 @@ func.func @wgmma_k_of_fp8() {
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     // expected-error @+1 {{'tile.gemm' op a wgmma atom reads 32 bytes of K: k = 32 for 'f8E4M3FN' inputs, got 16}}
     tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @wait_wgmma_negative() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.wait_wgmma' op pending must be non-negative, got -1}}
+    tile.wait_wgmma {pending = -1 : i64}
+  }
+  return
+}
+
+// -----
+
+func.func @wait_wgmma_shared() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.wait_wgmma' op waits for gemm accumulators, which are fragments; got shared memory}}
+    tile.wait_wgmma %a {pending = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
   }
   return
 }

@@ -361,6 +361,27 @@ func.func @pipelined(%A: memref<?x?xf16>, %n: index, %step: index) {
 }
 
 //===----------------------------------------------------------------------===//
+// tile.wait_wgmma
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @wait_wgmma()
+// CHECK: %[[S:.*]] = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+// CHECK-NEXT: %[[O:.*]] = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+// CHECK-NEXT: tile.wait_wgmma {pending = 1 : i64}
+// CHECK-NEXT: tile.wait_wgmma %[[S]], %[[O]] {pending = 0 : i64} : memref<64x64xf32, #tile.space<fragment>>, memref<64x64xf32, #tile.space<fragment>>
+func.func @wait_wgmma() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.wait_wgmma {pending = 1 : i64}
+    tile.wait_wgmma %s, %o {pending = 0 : i64}
+        : memref<64x64xf32, #tile.space<fragment>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // tile.gemm
 //===----------------------------------------------------------------------===//
 

@@ -563,6 +563,38 @@ func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<
 
 // -----
 
+// A gemm issued with wg_wait = -1 commits its group and waits for nothing;
+// tile.wait_wgmma is one inline PTX wait whose operands are the completed
+// accumulator's 64 registers, tied in and out (no read of them moves above
+// it). On mma.sync the wait lowers to nothing.
+// CHECK-LABEL: gpu.func @wgmma_deferred
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: wgmma
+// CHECK: gpu.return
+// WGMMA-LABEL: gpu.func @wgmma_deferred
+// WGMMA: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NOT: nvvm.wgmma.wait.group.sync.aligned
+// WGMMA: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;", "=f,=f,{{.*}},=f,0,1,2,{{.*}},62,63"
+// WGMMA-NOT: nvvm.wgmma.wait.group.sync.aligned
+// WGMMA: gpu.return
+func.func @wgmma_deferred(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %B[%c0, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {clear_accum, transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    tile.wait_wgmma {pending = 0 : i64}
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+  }
+  return
+}
+
+// -----
+
 // Two warpgroups side by side along N (FullCol, 64 rows): each issues
 // m64n128 wgmmas on its own half of B, 128 / 64 column blocks of 64 K rows x
 // 128 bytes (16384 bytes) further for the second. The warpgroup index is

@@ -461,3 +461,103 @@ func.func @wgmma_k128() {
   return
 }
 }
+
+// -----
+
+// wg_wait = -1: depth -1, no wait; each tile.wait_wgmma gets the accumulators
+// it completes (groups in issue order: wait 1 completes S, wait 0 then O).
+// CHECK-LABEL: func.func @deferred_waits
+// CHECK: %[[S:.*]] = tile.alloc_fragment : memref<64x64xf32
+// CHECK: %[[O:.*]] = tile.alloc_fragment : memref<64x64xf32
+// CHECK: tile.gemm {{.*}}depth = -1>
+// CHECK: tile.gemm {{.*}}depth = -1>
+// CHECK: tile.wait_wgmma %[[S]] {pending = 1 : i64}
+// CHECK: tile.parallel
+// CHECK: tile.wait_wgmma %[[O]] {pending = 0 : i64}
+// CHECK: tile.wait_wgmma {pending = 0 : i64}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @deferred_waits() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %p, %v, %o {wg_wait = -1 : i64} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.wait_wgmma {pending = 1 : i64}
+    tile.parallel (%i, %j) in [64, 64] {
+      %x = memref.load %s[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+      %y = arith.mulf %x, %x : f32
+      memref.store %y, %s[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// Reading an accumulator before the wait that completes its gemm.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @deferred_read_too_early() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-note @+1 {{the gemm}}
+    tile.gemm %q, %k, %s {transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 64] {
+      // expected-error @+1 {{touches the accumulator a buffer while the wgmma of the gemm issued with wg_wait = -1 (or left pending) may still be running: wait for it first (T.wait_wgmma)}}
+      %x = memref.load %s[%i, %j] : memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// wait_wgmma(1) leaves the last group (this gemm) running: writing its shared
+// operand then races with the tensor cores' reads (mma.sync target: checked
+// the same).
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @deferred_operand_written() {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-note @+1 {{the gemm}}
+    tile.gemm %q, %k, %s {transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.wait_wgmma {pending = 1 : i64}
+    // expected-error @+1 {{writes the operand a buffer while the wgmma}}
+    tile.fill %k, %zero : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @deferred_never_waited() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{this gemm (wg_wait = -1) is never waited for: add T.wait_wgmma(0) after it, before the end of its block}}
+    tile.gemm %q, %k, %s {transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
