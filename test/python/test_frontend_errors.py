@@ -671,12 +671,55 @@ def gemm_k_pack(A: T.Tensor((64, 64), "float16")):
 
 
 @T.prim_func
-def gemm_no_wait(A: T.Tensor((64, 64), "float16")):
+def gemm_bad_wait(A: T.Tensor((64, 64), "float16")):
     with T.Kernel(1):
         a = T.alloc_shared((64, 64), "float16")
         b = T.alloc_shared((64, 64), "float16")
         c = T.alloc_fragment((64, 64), "float32")
-        T.gemm(a, b, c, wg_wait=-1)  # E:wg-wait-neg
+        T.gemm(a, b, c, wg_wait=-2)  # E:wg-wait-neg
+
+
+@T.prim_func
+def wait_wgmma_negative(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1):
+        T.wait_wgmma(-1)  # E:wait-neg
+
+
+@T.prim_func
+def gemm_never_waited(A: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        T.gemm(a, b, c, wg_wait=-1)  # E:never-waited
+
+
+@T.prim_func
+def gemm_read_before_wait(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a)
+        T.copy(A, b)
+        T.gemm(a, b, acc, wg_wait=-1)
+        T.copy(acc, C)  # E:read-early
+        T.wait_wgmma(0)
+
+
+@T.prim_func
+def gemm_operand_overwritten(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a)
+        T.copy(A, b)
+        T.gemm(a, b, acc, clear_accum=True, wg_wait=-1)
+        T.wait_wgmma(1)
+        T.copy(A, b)  # E:operand-written
+        T.wait_wgmma(0)
+        T.copy(acc, C)
 
 
 @T.prim_func
@@ -691,9 +734,27 @@ def gemm_pending(A: T.Tensor((64, 64), "float16")):
 def test_gemm_k_pack_and_wg_wait_take_effect_or_fail():
     check_error(build_error(gemm_k_pack), "k-pack", "2",
                 "k_pack packs K for AMD's MFMA instructions; on NVIDIA GPUs it must be 1")
-    check_error(build_error(gemm_no_wait), "wg-wait-neg", "-1",
-                "wg_wait = -1 (leave the wgmmas unwaited for a later T.wait_wgmma) "
-                "is not supported yet")
+    check_error(build_error(gemm_bad_wait), "wg-wait-neg", "-2",
+                "wg_wait must be -1 (wait for none: a later T.wait_wgmma completes the gemm) "
+                "or more, got -2")
+    check_error(build_error(wait_wgmma_negative), "wait-neg", "-1",
+                "T.wait_wgmma's pending must be non-negative, got -1")
+    # wg_wait=-1: the program must wait before touching the gemm's operands, on
+    # every target (mma.sync completes in order, but the program would race on
+    # sm_90a).
+    for target in ("sm_90a", "sm_80"):
+        with pytest.raises(tlc.CompilationError) as e:
+            tlc.compile(gemm_never_waited, target=target)
+        check_error(e.value, "never-waited", "T.gemm",
+                    "this gemm (wg_wait = -1) is never waited for: add T.wait_wgmma(0)")
+        with pytest.raises(tlc.CompilationError) as e:
+            tlc.compile(gemm_read_before_wait, target=target)
+        check_error(e.value, "read-early", "T.copy",
+                    "touches the accumulator 'acc' while the wgmma of the gemm issued with "
+                    "wg_wait = -1 (or left pending) may still be running")
+        with pytest.raises(tlc.CompilationError) as e:
+            tlc.compile(gemm_operand_overwritten, target=target)
+        check_error(e.value, "operand-written", "T.copy", "writes the operand 'b' while")
     # wg_wait reaches the IR; tile-select-mma says what it cannot honour, at the line.
     assert "wg_wait = 1 : i64" in str(gemm_pending.build_module())
     with pytest.raises(tlc.CompilationError) as e:

@@ -577,10 +577,19 @@ def call_gemm(gen, node):
                                      "GPUs it must be 1")
     if "wg_wait" in a.given:  # the op's default is "wait for all", as wg_wait=0
         wait = gen.eval_int(a["wg_wait"], "wg_wait")
-        if wait < 0:
-            raise gen.error(a["wg_wait"], f"wg_wait = {wait} (leave the wgmmas unwaited for a "
-                                          "later T.wait_wgmma) is not supported yet")
+        if wait < -1:
+            raise gen.error(a["wg_wait"], f"wg_wait must be -1 (wait for none: a later "
+                                          f"T.wait_wgmma completes the gemm) or more, got {wait}")
         op.attributes["wg_wait"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), wait)
+
+
+def call_wait_wgmma(gen, node):
+    gen.require_kernel(node, "T.wait_wgmma")
+    a = _args(gen, node, tile_ops.wait_wgmma)
+    pending = gen.eval_int(a["pending"], "pending")
+    if pending < 0:
+        raise gen.error(a["pending"], f"T.wait_wgmma's pending must be non-negative, got {pending}")
+    tile.WaitWgmmaOp([], ir.IntegerAttr.get(ir.IntegerType.get_signless(64), pending))
 
 
 def _reduce(gen, node, kind: str):

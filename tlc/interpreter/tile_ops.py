@@ -179,6 +179,16 @@ def _fill(c, op):
     return step
 
 
+@handles("tile.wait_wgmma")
+def _wait_wgmma(c, op):
+    """The interpreter runs each gemm to completion: nothing is left to wait for."""
+
+    def step(st):
+        pass
+
+    return step
+
+
 @handles("tile.gemm")
 def _gemm(c, op):
     site = c.site(op)

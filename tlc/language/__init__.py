@@ -33,7 +33,8 @@ from .scalar_math import (
     rsqrt,
     sqrt,
 )
-from .tile_ops import gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum
+from .tile_ops import (gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum,
+                       wait_wgmma)
 from .types import (
     Tensor,
     Buffer,
@@ -84,7 +85,8 @@ INTRINSICS = [
     "atomic_add", "print",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
-    "gemm", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum", "reduce_absmax",
+    "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
+    "reduce_absmax",
 ]
 
 __all__ = [

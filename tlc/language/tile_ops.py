@@ -23,12 +23,33 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
         k_pack: AMD's MFMA K packing; must be 1 on NVIDIA GPUs.
         wg_wait: wgmma groups left in flight after this gemm (0: wait for all;
             up to num_stages - 2 in a T.Pipelined loop that copies A and B, the
-            rest waited for after the loop). Not given, the compiler leaves one
-            group in flight in pipelined loops of 4 or more stages.
+            rest waited for after the loop; -1: wait for none, a later
+            T.wait_wgmma completes the gemm, and nothing may touch C, write A
+            or B in between: an error otherwise). Not given, the compiler
+            leaves one group in flight in pipelined loops of 4 or more stages.
 
     Example: `T.gemm(A_s, B_s, C_f, transpose_B=True)`
     """
     raise outside_prim_func("gemm")
+
+
+@intrinsic
+def wait_wgmma(pending: int) -> None:
+    """Waits until at most `pending` wgmma groups of the warpgroup are running.
+
+    Completes the gemms issued with `wg_wait=-1` before it, all but the last
+    `pending` of them (each gemm is one group), so that the code between a
+    gemm and its wait runs while the tensor cores work (FlashAttention-3's
+    softmax beside the next block's Q K^T). On mma.sync (sm_80) gemms
+    complete in program order and the wait does nothing.
+
+    Args:
+        pending: how many of the most recent wgmma groups may keep running.
+
+    Example: `T.gemm(Q_s, K_s, S, transpose_B=True, wg_wait=-1)` ...
+    `T.wait_wgmma(0)`
+    """
+    raise outside_prim_func("wait_wgmma")
 
 
 @intrinsic
