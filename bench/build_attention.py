@@ -8,8 +8,9 @@ dim], dim 64 and 128, three pipeline depths, 64x64 and 128x64 blocks. Then the
 variants, named by what they add: GQA ratios 1 (MHA), 4 and 8 (`_gqaG`), the
 [batch, heads, seq, dim] layout (`_bhsd`), 1000 keys (no block divides them),
 a `T.dynamic` sequence length run at 1000 (`sdyn1000`), head dims 64 and 256
-on the warp-specialized configs, and masks only on the K blocks that need one
-(`branch_masks=True`, `_branch`).
+on the warp-specialized configs, masks only on the K blocks that need one
+(`branch_masks=True`, `_branch`), and FlashAttention-3's schedule
+(`overlap=True`, `_overlap`).
 """
 
 import os
@@ -63,16 +64,27 @@ def main(out: str) -> None:
                 (8, 2, dynamic, 128, "BSHD", 128), (8, 8, dynamic, 64, "BHSD", 128),
                 (8, 2, 1000, 64, "BSHD", 128), (4, 4, 1000, 256, "BSHD", 64),
                 (8, 2, 1024, 256, "BHSD", 64), (8, 2, 1000, 128, "BSHD", 128, True),
-                (8, 8, dynamic, 128, "BHSD", 128, True)]
-    for heads, heads_kv, seq, dim, layout, bn, *branch in variants:
+                (8, 8, dynamic, 128, "BHSD", 128, True),
+                # FlashAttention-3's schedule (`_overlap`); 100 keys: one K block, no
+                # loop iteration.
+                (8, 8, 1000, 128, "BSHD", 128, False, True),
+                (8, 2, 1000, 128, "BSHD", 128, True, True),
+                (8, 2, 1024, 128, "BHSD", 128, False, True),
+                (8, 8, dynamic, 64, "BHSD", 128, False, True),
+                (16, 2, 1000, 64, "BSHD", 128, True, True),
+                (4, 4, 1000, 256, "BSHD", 64, False, True),
+                (8, 2, 100, 128, "BSHD", 128, False, True)]
+    for heads, heads_kv, seq, dim, layout, bn, *extra in variants:
+        branch, overlap = (list(extra) + [False, False])[:2]
         for causal in (False, True):
             kernel = attention.attention(2, heads, seq, dim, causal, heads_kv=heads_kv,
-                                         layout=layout, block_N=bn, branch_masks=bool(branch))
+                                         layout=layout, block_N=bn, branch_masks=branch,
+                                         overlap=overlap)
             group = heads // heads_kv
             name = (f"fa_b2h{heads}s{'dyn1000' if seq is dynamic else seq}d{dim}"
                     f"{f'_gqa{group}' if group > 1 else ''}"
                     f"{'_bhsd' if layout == 'BHSD' else ''}{'_causal' if causal else ''}"
-                    f"{'_branch' if branch else ''}")
+                    f"{'_branch' if branch else ''}{'_overlap' if overlap else ''}")
             save(out, name, kernel, layout, group, causal, heads + dim,
                  {"S": 1000} if seq is dynamic else None)
 

@@ -18,7 +18,7 @@ import attention  # noqa: E402
 
 BATCH, HEADS, SEQ = 8, 32, 4096
 
-# (dim, heads_kv, block_M, block_N, num_stages, threads, causal[, branch_masks])
+# (dim, heads_kv, block_M, block_N, num_stages, threads, causal[, branch_masks[, overlap]])
 CONFIGS = [(128, HEADS, 64, 64, 2, 128, False), (128, HEADS, 64, 64, 2, 128, True),
            (128, HEADS, 128, 64, 2, 256, False),
            (128, HEADS, 128, 128, 2, 256, False), (128, HEADS, 128, 128, 2, 256, True),
@@ -30,25 +30,33 @@ CONFIGS = [(128, HEADS, 64, 64, 2, 128, False), (128, HEADS, 64, 64, 2, 128, Tru
            (256, HEADS, 64, 64, 2, 128, False),
            (128, 8, 128, 128, 2, 256, False), (128, 8, 128, 128, 2, 256, True),
            (128, HEADS, 128, 128, 2, 256, True, True), (64, HEADS, 128, 128, 2, 256, True, True),
-           (256, HEADS, 128, 64, 2, 256, True, True)]
+           (256, HEADS, 128, 64, 2, 256, True, True),
+           # FlashAttention-3's schedule (overlap=True: softmax beside the next P V).
+           (128, HEADS, 128, 128, 2, 256, False, False, True),
+           (128, HEADS, 128, 128, 2, 256, True, True, True),
+           (64, HEADS, 128, 128, 2, 256, False, False, True),
+           (64, HEADS, 128, 128, 3, 256, False, False, True),
+           (256, HEADS, 128, 64, 2, 256, False, False, True),
+           (128, 8, 128, 128, 2, 256, False, False, True)]
 
 
-def name(dim, heads_kv, bm, bn, stages, threads, causal, branch=False) -> str:
-    """fa_bench_[dD_][gqaG_]BMxBNsSTAGEStTHREADS[_causal][_branch]; head dim 128 MHA
-    unprefixed."""
+def name(dim, heads_kv, bm, bn, stages, threads, causal, branch=False, overlap=False) -> str:
+    """fa_bench_[dD_][gqaG_]BMxBNsSTAGEStTHREADS[_causal][_branch][_overlap]; head dim 128
+    MHA unprefixed."""
     prefix = (f"d{dim}_" if dim != 128 else "") + (
         f"gqa{HEADS // heads_kv}_" if heads_kv != HEADS else "")
     return (f"fa_bench_{prefix}{bm}x{bn}s{stages}t{threads}{'_causal' if causal else ''}"
-            f"{'_branch' if branch else ''}")
+            f"{'_branch' if branch else ''}{'_overlap' if overlap else ''}")
 
 
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
     for config in CONFIGS:
-        dim, heads_kv, bm, bn, stages, threads, causal, *branch = config
+        dim, heads_kv, bm, bn, stages, threads, causal, *extra = config
+        branch, overlap = (list(extra) + [False, False])[:2]
         kernel = attention.attention(BATCH, HEADS, SEQ, dim, causal, heads_kv=heads_kv,
                                      block_M=bm, block_N=bn, num_stages=stages, threads=threads,
-                                     branch_masks=bool(branch and branch[0]))
+                                     branch_masks=bool(branch), overlap=overlap)
         kernel.save(os.path.join(out, name(*config) + ".tlcart"))
     print("wrote", len(CONFIGS), "artifacts to", out)
 

@@ -60,7 +60,7 @@ def qkv_shapes(batch, heads, heads_kv, seq_len, dim, layout):
 @tlc.jit(out_idx=[3])
 def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="BSHD",
               block_M=128, block_N=None, num_stages=2, threads=None, sm_scale=None,
-              dtype="float16", branch_masks=True):
+              dtype="float16", branch_masks=True, overlap=False):
     """Attention over Q, K, V in `layout`; returns O (the shape of Q).
 
     `seq_len` may be `T.dynamic("S")`; `block_N` defaults to 128 keys, 64
@@ -72,6 +72,13 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
     (crossing the diagonal, or the end of the keys) and just clears the
     scores of the others (causal 0.79x -> 0.86x SDPA on the H200, d128);
     `branch_masks=False` masks every block without a branch.
+    `overlap=True` runs FlashAttention-3's schedule within each warpgroup:
+    iteration j issues S_j = Q K_j^T and O += P_{j-1} V_{j-1} on the tensor
+    cores without waiting (`wg_wait=-1`), waits for S_j alone
+    (`T.wait_wgmma(1)`) and runs its softmax while P V still runs; the loop
+    runs once more than there are K blocks (a P V of zeros first, fully
+    masked scores last) so that every K and V tile comes through the
+    pipeline.
     """
     heads_kv = heads if heads_kv is None else heads_kv
     if layout not in LAYOUTS:
@@ -127,45 +134,89 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                 blocks = T.min(T.ceildiv(seq_len, block_N), T.ceildiv(q0 + block_M, block_N))
             else:
                 blocks = T.ceildiv(seq_len, block_N)
-            for kb in T.Pipelined(blocks, num_stages=num_stages):
-                k0 = kb * block_N
-                if bshd:
-                    T.copy(K[b, k0:k0 + block_N, hk, :], k_tile)
-                else:
-                    T.copy(K[b, hk, k0:k0 + block_N, :], k_tile)
-                # The masks go in before Q K^T accumulates onto them.
-                if causal or mask_tail:
-                    # A block with no key past the diagonal (causal) or the end.
-                    whole = branch_masks and k0 + block_N <= (q0 if causal else seq_len)
-                    if whole:
+            if overlap:
+                # One iteration more than there are K blocks: iteration kb computes
+                # S_kb = Q K_kb^T and O += P_{kb-1} V_{kb-1}. Iteration 0 multiplies
+                # P = 0 by V_0; the last loads K_{blocks-1} again and masks all of
+                # its scores, so its softmax changes nothing.
+                T.clear(p)
+                for kb in T.Pipelined(blocks + 1, num_stages=num_stages):
+                    k0 = kb * block_N
+                    kk = T.min(kb, blocks - 1) * block_N
+                    kv = T.max(kb - 1, 0) * block_N
+                    if bshd:
+                        T.copy(K[b, kk:kk + block_N, hk, :], k_tile)
+                        T.copy(V[b, kv:kv + block_N, hk, :], v_tile)
+                    else:
+                        T.copy(K[b, hk, kk:kk + block_N, :], k_tile)
+                        T.copy(V[b, hk, kv:kv + block_N, :], v_tile)
+                    limit = T.min(q0 + block_M, seq_len) if causal else seq_len
+                    if branch_masks and k0 + block_N <= (q0 if causal else seq_len):
                         T.clear(s)
                     else:
                         for i, j in T.Parallel(block_M, block_N):
                             s[i, j] = T.if_then_else(
-                                q0 + i >= k0 + j if causal else k0 + j < seq_len, 0, neg_inf)
-                else:
-                    T.clear(s)
-                T.gemm(q_tile, k_tile, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                                (q0 + i >= k0 + j if causal else True) and k0 + j < limit,
+                                0, neg_inf)
+                    # S_kb and P_{kb-1} V_{kb-1} both issued; the softmax of S_kb runs
+                    # while P V does.
+                    T.gemm(q_tile, k_tile, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow,
+                           wg_wait=-1)
+                    T.gemm(p, v_tile, o, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
+                    T.wait_wgmma(1)
+                    T.copy(m, m_old)
+                    T.reduce_max(s, m, dim=1, clear=False)
+                    for i in T.Parallel(block_M):
+                        correction[i] = T.exp2((m_old[i] - m[i]) * scale)
+                    for i, j in T.Parallel(block_M, block_N):
+                        s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                    T.reduce_sum(s, l_block, dim=1)
+                    for i in T.Parallel(block_M):
+                        l[i] = l[i] * correction[i] + l_block[i]
+                    T.wait_wgmma(0)
+                    for i, j in T.Parallel(block_M, dim):
+                        o[i, j] *= correction[i]
+                    T.copy(s, p)
+            else:
+                for kb in T.Pipelined(blocks, num_stages=num_stages):
+                    k0 = kb * block_N
+                    if bshd:
+                        T.copy(K[b, k0:k0 + block_N, hk, :], k_tile)
+                    else:
+                        T.copy(K[b, hk, k0:k0 + block_N, :], k_tile)
+                    # The masks go in before Q K^T accumulates onto them.
+                    if causal or mask_tail:
+                        # A block with no key past the diagonal (causal) or the end.
+                        whole = branch_masks and k0 + block_N <= (q0 if causal else seq_len)
+                        if whole:
+                            T.clear(s)
+                        else:
+                            for i, j in T.Parallel(block_M, block_N):
+                                s[i, j] = T.if_then_else(
+                                    q0 + i >= k0 + j if causal else k0 + j < seq_len, 0, neg_inf)
+                    else:
+                        T.clear(s)
+                    T.gemm(q_tile, k_tile, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
 
-                # Online softmax: reduce_max without clearing folds in m_old.
-                T.copy(m, m_old)
-                T.reduce_max(s, m, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    correction[i] = T.exp2((m_old[i] - m[i]) * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
-                T.reduce_sum(s, l_block, dim=1)
-                for i in T.Parallel(block_M):
-                    l[i] = l[i] * correction[i] + l_block[i]
-                for i, j in T.Parallel(block_M, dim):
-                    o[i, j] *= correction[i]
-                T.copy(s, p)
+                    # Online softmax: reduce_max without clearing folds in m_old.
+                    T.copy(m, m_old)
+                    T.reduce_max(s, m, dim=1, clear=False)
+                    for i in T.Parallel(block_M):
+                        correction[i] = T.exp2((m_old[i] - m[i]) * scale)
+                    for i, j in T.Parallel(block_M, block_N):
+                        s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                    T.reduce_sum(s, l_block, dim=1)
+                    for i in T.Parallel(block_M):
+                        l[i] = l[i] * correction[i] + l_block[i]
+                    for i, j in T.Parallel(block_M, dim):
+                        o[i, j] *= correction[i]
+                    T.copy(s, p)
 
-                if bshd:
-                    T.copy(V[b, k0:k0 + block_N, hk, :], v_tile)
-                else:
-                    T.copy(V[b, hk, k0:k0 + block_N, :], v_tile)
-                T.gemm(p, v_tile, o, policy=T.GemmWarpPolicy.FullRow)
+                    if bshd:
+                        T.copy(V[b, k0:k0 + block_N, hk, :], v_tile)
+                    else:
+                        T.copy(V[b, hk, k0:k0 + block_N, :], v_tile)
+                    T.gemm(p, v_tile, o, policy=T.GemmWarpPolicy.FullRow)
 
             for i, j in T.Parallel(block_M, dim):
                 o[i, j] /= l[i]

@@ -57,6 +57,32 @@ def test_variant_is_warp_specialized(attention, name, args, kwargs):
         assert marker in code, (name, marker)
 
 
+@pytest.mark.parametrize("args,kwargs", [
+    ((8, 32, 4096, 128, False), {}),
+    ((8, 32, 4096, 128, True), {}),
+    ((2, 8, 1000, 64, False), dict(heads_kv=2, layout="BHSD")),
+    ((2, 8, 1024, 256, False), {}),
+])
+def test_overlap_issues_both_gemms_then_waits_for_one(attention, args, kwargs):
+    # FlashAttention-3's schedule: Q K^T and P V are committed back to back and the softmax
+    # starts after a wait that leaves P V running; every gemm is in the loop.
+    code = ptx(attention, *args, overlap=True, **kwargs)
+    for marker in WARP_SPECIALIZED:
+        assert marker in code, marker
+    assert "mma.sync" not in code
+    # commit (c) and wait (w<n>) in program order
+    steps = ["c" if "commit_group" in line else "w" + line.split()[-1].rstrip(";")
+             for line in code.splitlines() if "wgmma.commit_group" in line
+             or "wgmma.wait_group" in line]
+    assert steps == ["c", "c", "w1", "w0"], steps
+
+
+def test_overlap_compiles_for_sm80(attention):
+    code = ptx(attention, 2, 8, 1000, 64, True, target="sm_80", heads_kv=2, block_M=64,
+               block_N=64, overlap=True)
+    assert "mma.sync" in code and "wgmma" not in code
+
+
 @pytest.mark.parametrize("layout", ["BHSD", "BSHD"])
 def test_dynamic_seq_len_is_warp_specialized(attention, layout):
     # A dynamic size after the first dimension: its stride (heads x dim or dim elements) is a
@@ -109,13 +135,17 @@ def reference(q, k, v, causal, layout):
     (90, False, 1, "dynamic", False),  # T.dynamic("S"), BSHD
     (160, True, 2, "BSHD", True),     # masks only on the blocks crossing the diagonal
     (150, False, 1, "BHSD", True),    # and on the last block
+    (96, True, 2, "BSHD", "overlap"),  # FlashAttention-3's schedule
+    (90, False, 1, "BHSD", "overlap"),
+    (32, False, 4, "BSHD", "overlap"),  # one K block: the loop runs no iteration
 ])
 def test_interpreter_matches_numpy(attention, seq, causal, heads_kv, layout, branch):
     dynamic = layout == "dynamic"
     layout = "BSHD" if dynamic else layout
+    overlap = branch == "overlap"
     kernel = tlc.jit(attention.attention.factory, out_idx=[3], interpret=True)(
         1, 4, T.dynamic("S") if dynamic else seq, 64, causal, heads_kv=heads_kv, layout=layout,
-        block_M=64, block_N=32, threads=128, branch_masks=branch)
+        block_M=64, block_N=32, threads=128, branch_masks=bool(branch), overlap=overlap)
     rng = np.random.default_rng(seq + heads_kv)
     q_shape, kv_shape = attention.qkv_shapes(1, 4, heads_kv, seq, 64, layout)
     q = rng.standard_normal(q_shape).astype(np.float16)
