@@ -489,7 +489,8 @@ def test_installed_native_library_is_not_duplicated():
 
 def test_pass_configs_fast_math(tmp_path):
     # tl.enable_fast_math: a multiply and an add contract to one fma, f32
-    # instructions flush denormals (.ftz); without it neither happens. The
+    # instructions and libdevice's functions flush denormals (.ftz); without
+    # it neither happens. The
     # artifact still names the chip; the cache keeps the two kernels apart.
     import tlc.language as T
     from tlc.compiler.targets import get_target
@@ -503,14 +504,17 @@ def test_pass_configs_fast_math(tmp_path):
                 with T.Kernel(T.ceildiv(n, 256), threads=128) as bx:
                     for i in T.Parallel(256):
                         D[bx * 256 + i] = A[bx * 256 + i] * B[bx * 256 + i] / C[bx * 256 + i] \
-                            + A[bx * 256 + i]
+                            + T.exp2(A[bx * 256 + i])
             return axpb
         return factory(4096)
 
     plain, fast = axpb(False), axpb(True)
     p, f = plain.get_kernel_source(), fast.get_kernel_source()
     assert ".ftz" not in p and "fma.rn" not in p and "div.rn.f32" in p
+    assert "ex2.approx.f32" in p
     assert ".ftz" in f and "div.rn.f32" not in f
+    # libdevice's exp2f takes its flush-to-zero form too (one MUFU.EX2).
+    assert "ex2.approx.ftz.f32" in f and "ex2.approx.f32" not in f
     assert plain.artifact["target"] == fast.artifact["target"] == "sm_90a"
     ptxas_ok(f, tmp_path)
     t = get_target("sm_90a+no_tma+fast_math")
