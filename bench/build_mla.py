@@ -37,7 +37,8 @@ def main(out: str) -> None:
         mla_decode.mla_decode(batch, HEADS, pages, kv_len // PAGE, num_split=split).save(
             os.path.join(out, f"mla_bench_b{batch}_s{kv_len}"
                               f"{f'_split{split}' if split > 1 else ''}.tlcart"))
-    sm90 = tlc.jit(out_idx=[4], target="sm_90")(mla_decode.mla_decode.factory)
+    sm90 = tlc.jit(out_idx=[4], target="sm_90", pass_configs={"tl.enable_fast_math": True})(
+        mla_decode.mla_decode.factory)
     for batch, max_pages in CHECKS:
         mla_decode.mla_decode(batch, HEADS, pages, max_pages).save(
             os.path.join(out, f"mla_check_b{batch}_p{max_pages}.tlcart"))

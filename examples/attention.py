@@ -57,7 +57,11 @@ def qkv_shapes(batch, heads, heads_kv, seq_len, dim, layout):
     return [batch, heads, seq_len, dim], [batch, heads_kv, seq_len, dim]
 
 
-@tlc.jit(out_idx=[3])
+# Fast math, as nvcc's --use_fast_math gives FlashAttention-3: f32 denormals
+# flush to zero, so T.exp2 is one MUFU.EX2 (without it, ex2.approx.f32 takes
+# a denormal fix-up of three more instructions per exponential): 0.88x ->
+# 0.93x SDPA at head dim 128 on the H200 (bench/attention.md).
+@tlc.jit(out_idx=[3], pass_configs={"tl.enable_fast_math": True})
 def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="BSHD",
               block_M=128, block_N=None, num_stages=2, threads=None, sm_scale=None,
               dtype="float16", branch_masks=True, overlap=False):
@@ -78,7 +82,11 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
     (`T.wait_wgmma(1)`) and runs its softmax while P V still runs; the loop
     runs once more than there are K blocks (a P V of zeros first, fully
     masked scores last) so that every K and V tile comes through the
-    pipeline.
+    pipeline. P is cast and O rescaled at the top of the next iteration,
+    before S_j is issued. On the H200 it is not faster than the default
+    schedule: ptxas moves the wait for P V up to the first row-maximum
+    shuffle, so the exponentials do not run beside P V
+    (bench/results/2026-12-02/fa_fast_math_experiment.txt).
     """
     heads_kv = heads if heads_kv is None else heads_kv
     if layout not in LAYOUTS:
@@ -139,8 +147,10 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                 # S_kb = Q K_kb^T and O += P_{kb-1} V_{kb-1}. Iteration 0 multiplies
                 # P = 0 by V_0; the last loads K_{blocks-1} again and masks all of
                 # its scores, so its softmax changes nothing.
-                T.clear(p)
+                T.clear(s)
+                T.fill(correction, 1)
                 for kb in T.Pipelined(blocks + 1, num_stages=num_stages):
+                    T.copy(s, p)  # P_{kb-1} (zeros at kb = 0)
                     k0 = kb * block_N
                     kk = T.min(kb, blocks - 1) * block_N
                     kv = T.max(kb - 1, 0) * block_N
@@ -160,6 +170,8 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                                 0, neg_inf)
                     # S_kb and P_{kb-1} V_{kb-1} both issued; the softmax of S_kb runs
                     # while P V does.
+                    for i, j in T.Parallel(block_M, dim):  # O rescaled for P_{kb-1}'s maximum
+                        o[i, j] *= correction[i]
                     T.gemm(q_tile, k_tile, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow,
                            wg_wait=-1)
                     T.gemm(p, v_tile, o, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
@@ -174,9 +186,6 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                     for i in T.Parallel(block_M):
                         l[i] = l[i] * correction[i] + l_block[i]
                     T.wait_wgmma(0)
-                    for i, j in T.Parallel(block_M, dim):
-                        o[i, j] *= correction[i]
-                    T.copy(s, p)
             else:
                 for kb in T.Pipelined(blocks, num_stages=num_stages):
                     k0 = kb * block_N

@@ -43,6 +43,13 @@ def test_main_config_is_warp_specialized(attention, causal):
     assert code.count("wgmma.mma_async") == 16
 
 
+def test_example_compiles_with_fast_math(attention):
+    # The decorator's tl.enable_fast_math: every exponential is the flush-to-zero
+    # ex2 (one MUFU.EX2), none keeps the denormal fix-up.
+    code = attention.attention(2, 8, 1000, 128, True).get_kernel_source()
+    assert "ex2.approx.ftz.f32" in code and "ex2.approx.f32" not in code
+
+
 @pytest.mark.parametrize("name,args,kwargs", [
     ("gqa4_bhsd_causal_bf16", (2, 8, 1024, 128, True),
      dict(layout="BHSD", heads_kv=2, dtype="bfloat16")),
