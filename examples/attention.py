@@ -149,9 +149,10 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                 # its scores, so its softmax changes nothing.
                 T.clear(s)
                 T.fill(correction, 1)
-                for kb in T.Pipelined(blocks + 1, num_stages=num_stages):
+            for kb in T.Pipelined(blocks + 1 if overlap else blocks, num_stages=num_stages):
+                k0 = kb * block_N
+                if overlap:
                     T.copy(s, p)  # P_{kb-1} (zeros at kb = 0)
-                    k0 = kb * block_N
                     kk = T.min(kb, blocks - 1) * block_N
                     kv = T.max(kb - 1, 0) * block_N
                     if bshd:
@@ -176,19 +177,7 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                            wg_wait=-1)
                     T.gemm(p, v_tile, o, policy=T.GemmWarpPolicy.FullRow, wg_wait=-1)
                     T.wait_wgmma(1)
-                    T.copy(m, m_old)
-                    T.reduce_max(s, m, dim=1, clear=False)
-                    for i in T.Parallel(block_M):
-                        correction[i] = T.exp2((m_old[i] - m[i]) * scale)
-                    for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
-                    T.reduce_sum(s, l_block, dim=1)
-                    for i in T.Parallel(block_M):
-                        l[i] = l[i] * correction[i] + l_block[i]
-                    T.wait_wgmma(0)
-            else:
-                for kb in T.Pipelined(blocks, num_stages=num_stages):
-                    k0 = kb * block_N
+                else:
                     if bshd:
                         T.copy(K[b, k0:k0 + block_N, hk, :], k_tile)
                     else:
@@ -207,20 +196,23 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
                         T.clear(s)
                     T.gemm(q_tile, k_tile, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
 
-                    # Online softmax: reduce_max without clearing folds in m_old.
-                    T.copy(m, m_old)
-                    T.reduce_max(s, m, dim=1, clear=False)
-                    for i in T.Parallel(block_M):
-                        correction[i] = T.exp2((m_old[i] - m[i]) * scale)
-                    for i, j in T.Parallel(block_M, block_N):
-                        s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
-                    T.reduce_sum(s, l_block, dim=1)
-                    for i in T.Parallel(block_M):
-                        l[i] = l[i] * correction[i] + l_block[i]
+                # Online softmax: reduce_max without clearing folds in m_old.
+                T.copy(m, m_old)
+                T.reduce_max(s, m, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    correction[i] = T.exp2((m_old[i] - m[i]) * scale)
+                for i, j in T.Parallel(block_M, block_N):
+                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(s, l_block, dim=1)
+                for i in T.Parallel(block_M):
+                    l[i] = l[i] * correction[i] + l_block[i]
+
+                if overlap:
+                    T.wait_wgmma(0)
+                else:
                     for i, j in T.Parallel(block_M, dim):
                         o[i, j] *= correction[i]
                     T.copy(s, p)
-
                     if bshd:
                         T.copy(V[b, k0:k0 + block_N, hk, :], v_tile)
                     else:
