@@ -34,7 +34,10 @@ def builders(only: list[str]) -> list[Path]:
 def run_builder(script: Path, out: Path) -> tuple[str, int, str]:
     dest = out / script.stem
     dest.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, TLC_CACHE_DIR=str(out / ".cache"))
+    # The checkout's tlc/ (with the native modules of build/, tlc/source_tree.py),
+    # not an installed one, so a rebuilt build/ is what gets measured.
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, TLC_CACHE_DIR=str(out / ".cache"), PYTHONPATH=path)
     proc = subprocess.run([sys.executable, str(script), str(dest)], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     return script.stem, proc.returncode, proc.stderr[-4000:]

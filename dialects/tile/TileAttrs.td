@@ -244,7 +244,7 @@ def Tile_SharedLayoutAttr : Tile_Attr<"SharedLayout", "shared"> {
 
     (stage starts in elements; the stage's bytes are a multiple of the
     swizzle's period, so the stage start is added after the swizzle). The compiler computes every shared address from this
-    attribute in one function (`sharedAddress` in passes/TileAccess.cpp);
+    attribute in one function (`sharedAddress` in passes/Conversion/TileToGPU/TileAccess.cpp);
     `tile-swizzle-shared-memory` sets the swizzle, `tile-select-mma` the
     column blocks a wgmma operand needs, `tile-pipeline-loops` the stages.
     An empty `#tile.shared<>` is the plain row-major buffer.

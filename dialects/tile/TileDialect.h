@@ -49,6 +49,14 @@ Attribute getPlaceAttr(MLIRContext *ctx, Place place);
 /// known or not multiples of 16 bytes), or empty when it can.
 std::string tmaProblem(MemRefType type);
 
+/// The #tile.shared layout of a shared allocation (the plain one when it has
+/// none).
+SharedLayoutAttr sharedLayout(AllocSharedOp alloc);
+
+/// The shared allocation `buffer` is, or is one stage of (tile.stage); null
+/// for anything else (a view, a fragment, a global tensor).
+AllocSharedOp sharedAllocation(Value buffer);
+
 } // namespace mlir::tile
 
 #endif // TLC_DIALECTS_TILE_TILEDIALECT_H

@@ -700,3 +700,19 @@ LogicalResult WaitWgmmaOp::verify() {
              << describePlace(cast<MemRefType>(f.getType()));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Shared-buffer queries
+//===----------------------------------------------------------------------===//
+
+SharedLayoutAttr mlir::tile::sharedLayout(AllocSharedOp alloc) {
+  if (std::optional<SharedLayoutAttr> layout = alloc.getLayout())
+    return *layout;
+  return SharedLayoutAttr::get(alloc.getContext(), 0, 0, SwizzleAttr());
+}
+
+AllocSharedOp mlir::tile::sharedAllocation(Value buffer) {
+  if (auto stage = buffer.getDefiningOp<StageOp>())
+    buffer = stage.getSource();
+  return buffer.getDefiningOp<AllocSharedOp>();
+}

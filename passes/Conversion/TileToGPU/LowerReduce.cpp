@@ -1,8 +1,8 @@
 //===- LowerReduce.cpp - tile.reduce -> registers, shuffles, shared memory ===//
 
-#include "passes/LowerReduce.h"
-#include "passes/LayoutMath.h"
-#include "passes/TileAccess.h"
+#include "passes/Conversion/TileToGPU/LowerReduce.h"
+#include "dialects/tile/LayoutMath.h"
+#include "passes/Conversion/TileToGPU/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -1,7 +1,6 @@
 //===- Mma.cpp - Tensor-core tiling and layouts ---------------------------===//
 
-#include "passes/Mma.h"
-#include "passes/TileAccess.h"
+#include "passes/Target/Mma.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,12 +1,12 @@
 //===- ConvertTileToGPU.cpp - Tile ops -> per-thread code -----------------===//
 
-#include "passes/LayoutMath.h"
-#include "passes/LowerCopy.h"
-#include "passes/LowerGemm.h"
-#include "passes/LowerReduce.h"
-#include "passes/Mma.h"
+#include "dialects/tile/LayoutMath.h"
+#include "passes/Conversion/TileToGPU/LowerCopy.h"
+#include "passes/Conversion/TileToGPU/LowerGemm.h"
+#include "passes/Conversion/TileToGPU/LowerReduce.h"
+#include "passes/Target/Mma.h"
 #include "passes/Passes.h"
-#include "passes/TileAccess.h"
+#include "passes/Conversion/TileToGPU/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -4,7 +4,7 @@
 #define TLC_PASSES_LOWERCOPY_H
 
 #include "dialects/tile/TileDialect.h"
-#include "passes/TileAccess.h"
+#include "passes/Conversion/TileToGPU/TileAccess.h"
 
 namespace mlir::tile {
 

@@ -1,7 +1,7 @@
 //===- OutlineKernels.cpp - tile programs -> gpu.func + metadata ----------===//
 
 #include "passes/Passes.h"
-#include "passes/TileAccess.h"
+#include "passes/Transforms/Rasterize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

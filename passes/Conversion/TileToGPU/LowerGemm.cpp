@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LowerGemm.h"
-#include "passes/LayoutMath.h"
-#include "passes/Mma.h"
+#include "passes/Conversion/TileToGPU/LowerGemm.h"
+#include "dialects/tile/LayoutMath.h"
+#include "passes/Target/Mma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -6,9 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Mma.h"
+#include "passes/Target/Mma.h"
 #include "passes/Passes.h"
-#include "passes/TileAccess.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILESELECTMMA

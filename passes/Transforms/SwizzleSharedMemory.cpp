@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/TileAccess.h"
 
 #include "llvm/Support/MathExtras.h"
 

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LowerCopy.h"
-#include "passes/LayoutMath.h"
+#include "passes/Conversion/TileToGPU/LowerCopy.h"
+#include "dialects/tile/LayoutMath.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,6 +1,6 @@
 //===- LayoutMath.cpp - Layout algebra ------------------------------------===//
 
-#include "passes/LayoutMath.h"
+#include "dialects/tile/LayoutMath.h"
 
 #include "dialects/tile/LayoutEvaluator.h"
 

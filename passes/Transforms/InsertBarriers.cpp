@@ -22,9 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LayoutMath.h"
+#include "dialects/tile/LayoutMath.h"
 #include "passes/Passes.h"
-#include "passes/TileAccess.h"
 
 #include "llvm/Support/MathExtras.h"
 

@@ -8,10 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LayoutMath.h"
-#include "passes/Mma.h"
+#include "dialects/tile/LayoutMath.h"
+#include "passes/Target/Mma.h"
 #include "passes/Passes.h"
-#include "passes/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

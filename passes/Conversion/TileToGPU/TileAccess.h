@@ -24,9 +24,6 @@ struct SharedView {
   Value base;              ///< null: 0 (elements)
 };
 
-/// The #tile.shared layout of a shared allocation (the plain one when it has
-/// none).
-SharedLayoutAttr sharedLayout(AllocSharedOp alloc);
 
 /// The swizzled shared buffers of a kernel, by their (2-d) memref value.
 using SharedBuffers = DenseMap<Value, SharedView>;
@@ -110,19 +107,7 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
 SmallVector<Value> applyLayout(OpBuilder &b, Location loc, LayoutAttr layout,
                                Value thread, int64_t reg);
 
-/// The shared allocation `buffer` is, or is one stage of (tile.stage); null
-/// for anything else (a view, a fragment, a global tensor).
-AllocSharedOp sharedAllocation(Value buffer);
 
-/// The attribute T.use_swizzle puts on a tile.kernel: {panel_size, order}.
-constexpr llvm::StringLiteral kRasterizationAttr = "tile.rasterization";
-
-/// Renumbers the blocks (ids[0], ids[1]) of a gx x gy grid as `attr` (a
-/// kRasterizationAttr) says: consecutive blocks walk panels of `panel_size`
-/// rows ("row") or columns ("col"), snaking between panels, so that blocks
-/// running together share operand tiles in L2.
-void rasterize(OpBuilder &b, Location loc, DictionaryAttr attr, Value gx, Value gy,
-               SmallVector<Value> &ids);
 
 } // namespace mlir::tile
 
