@@ -113,7 +113,8 @@ def attention_varlen(batch, heads, dim, causal=False, heads_kv=None, block_M=128
             l = T.alloc_fragment([block_M], acc)  # running row sum of 2^(...)
             l_block = T.alloc_fragment([block_M], acc)
 
-            T.copy(Q[q_start + q0:q_start + q0 + block_M, h, :], q_tile)
+            if q0 < q_len:  # a block past its sequence's end loads nothing
+                T.copy(Q[q_start + q0:q_start + q0 + block_M, h, :], q_tile)
             T.fill(m, neg_inf)
             T.fill(l, 0)
             T.fill(o, 0)
@@ -192,9 +193,10 @@ def reference(torch, q, k, v, cu_seqlens_q, cu_seqlens_k, causal, sm_scale=None)
         ks, vs = (t[ck[b]:ck[b + 1]].float().repeat_interleave(group, 1).transpose(0, 1)
                   for t in (k, v))
         scores = qs @ ks.transpose(1, 2) * sm_scale
-        if causal:
-            keep = torch.ones(len_q, len_k, dtype=torch.bool, device=q.device).tril(len_k - len_q)
-            scores = scores.masked_fill(~keep, -math.inf)
+        if causal:  # query i sees keys j <= i + len_k - len_q
+            i = torch.arange(len_q, device=q.device)[:, None]
+            j = torch.arange(len_k, device=q.device)[None, :]
+            scores = scores.masked_fill(j > i + (len_k - len_q), -math.inf)
         probs = scores.softmax(dim=-1).nan_to_num(0.0)  # a row with no key: zeros
         out[cq[b]:cq[b + 1]] = (probs @ vs).transpose(0, 1).to(q.dtype)
     return out
