@@ -12,20 +12,23 @@ whose metadata has a "check" entry takes part:
       "scalars": {"alpha": 0.5},           value of every scalar parameter
       "expect": {"C": "A + alpha * B"},    torch expression per checked output
       "inputs": {"I": "randint(0, 7)"},    optional initialisation per input
+      "modules": {"ref": "examples/x.py"}, optional: modules (paths from the checkout's
+                                           root) the expressions may call by name
       "atol": 1e-5, "rtol": 1e-5,          optional; else torch.testing's defaults
       "seed": 0,                           optional
       "bench_symbols": {"N": 67108864}     optional sizes for --bench
     }
 
 Tensors with access "read" or "readwrite" are inputs. Their initialisation
-is one of randn, rand, randint(lo, hi), zeros, ones, arange, or a number;
-the default is randn for floats, randint(-100, 100) for signed ints,
-randint(0, 200) for uint8 and random bits for bool. "write" tensors are
+is one of randn, rand, randint(lo, hi), zeros, ones, arange, a number, or a
+list of the tensor's values (row-major: sequence offsets, say); the default
+is randn for floats, randint(-100, 100) for signed ints, randint(0, 200) for
+uint8 and random bits for bool. "write" tensors are
 poisoned first (NaN for floats, 0x7f bytes otherwise), so an element the
 kernel does not write is caught.
 
-An "expect" expression is Python evaluated with torch, math and the
-arguments by name (tensors as they were before the launch); only run
+An "expect" expression is Python evaluated with torch, math, the "modules"
+and the arguments by name (tensors as they were before the launch); only run
 artifacts you trust. Its value is compared with the tensor after the launch.
 
 Prints one line per artifact, "PASS name max_abs_err=..." or "FAIL name ...",
@@ -38,6 +41,7 @@ Exits 1 if any artifact failed.
 """
 
 import argparse
+import importlib.util
 import math
 import os
 import re
@@ -47,10 +51,11 @@ from pathlib import Path
 
 import torch
 
+ROOT = Path(__file__).resolve().parents[2]  # the checkout
 try:
     import tlc.runtime as rt
 except ImportError:  # run from a checkout: python test/gpu/run_artifacts.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.path.insert(0, str(ROOT))
     import tlc.runtime as rt
 
 # torch.testing.assert_close's defaults: (atol, rtol).
@@ -79,6 +84,11 @@ def make_tensor(spec, shape, dtype: torch.dtype) -> torch.Tensor:
             spec = "randint(0, 200)" if dtype == torch.uint8 else "randint(-100, 100)"
     if isinstance(spec, (int, float)):
         return torch.full(shape, spec, dtype=dtype, **kw)
+    if isinstance(spec, list):
+        values = torch.tensor(spec, dtype=dtype, **kw)
+        if values.numel() != math.prod(shape):
+            raise CheckError(f"{len(spec)} values for a tensor of shape {list(shape)}")
+        return values.reshape(shape)
     if spec in ("randn", "rand"):
         return getattr(torch, spec)(shape, **kw).to(dtype)
     if spec in ("zeros", "ones"):
@@ -119,6 +129,19 @@ def make_args(k: rt.Kernel, check: dict, symbols: dict) -> dict:
             t = make_tensor(check.get("inputs", {}).get(p.name), shape, dtype)
         values[p.name] = t
     return values
+
+
+def load_modules(check: dict) -> dict:
+    """The check's "modules", by name: Python files of the checkout (trusted, as the
+    expressions are)."""
+    modules = {}
+    for name, path in check.get("modules", {}).items():
+        spec = importlib.util.spec_from_file_location(f"check_{name}", ROOT / path)
+        if spec is None:
+            raise CheckError(f"check.modules: cannot load {path!r}")
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    return modules
 
 
 def compare(name: str, out: torch.Tensor, ref, check: dict) -> tuple[float, str]:
@@ -163,10 +186,11 @@ def check_artifact(k: rt.Kernel) -> tuple[bool, str]:
     if not expect:
         raise CheckError("check.expect names no output")
     worst, problems = 0.0, []
+    modules = load_modules(check)
     for name, expr in expect.items():
         if name not in values:
             raise CheckError(f"check.expect names {name!r}, which is not a parameter")
-        env = dict(before, torch=torch, math=math)
+        env = dict(before, torch=torch, math=math, **modules)
         ref = eval(expr, {"__builtins__": {}}, env)  # trusted test artifacts only
         err, problem = compare(name, values[name], ref, check)
         worst = max(worst, err)

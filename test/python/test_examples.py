@@ -11,6 +11,8 @@ EXAMPLES = {
     "softmax.py": "compiled row_softmax: 80 shuffles",
     "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",
     "attention.py": "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync",
+    "attention_varlen.py": "compiled varlen attention: 16 wgmma, 4 TMA, 2 setmaxnreg, "
+                           "0 mma.sync",
     "gemm.py": "compiled gemm:",
     "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
     "rmsnorm_silu.py": "compiled rmsnorm_silu for 16384 x 4096",

@@ -352,6 +352,31 @@ def test_copy_slices_rank_reducing_and_conversion():
     """)
 
 
+@T.prim_func
+def offset_slices(X: T.Tensor((1024, 8, 64), "float16"), starts: T.Tensor((5,), "int32"),
+                  Y: T.Tensor((1024, 8, 64), "float16")):
+    with T.Kernel(4, 8, threads=128) as (bx, h):
+        x = T.alloc_shared((64, 64), "float16")
+        start = starts[h]  # an int32 read at run time: a sequence's first row
+        T.copy(X[start + bx * 64:start + bx * 64 + 64, h, :], x)
+        T.copy(x, Y[start + bx * 64:start + (bx + 1) * 64, h, :])
+
+
+def test_copy_slices_from_a_run_time_offset():
+    # An integer scalar plus an index is an index whose leaf for the scalar (one index_cast,
+    # right after its load) both bounds share: the extent is the compile-time 64.
+    text = ir(offset_slices)
+    filecheck(text, """
+        CHECK: tile.kernel blocks(%[[BX:.*]], %[[H:.*]]) in
+        CHECK: %[[START:.*]] = memref.load %arg1[%[[H]]] : memref<5xi32>
+        CHECK-NEXT: %[[ROW0:.*]] = arith.index_cast %[[START]] : i32 to index
+        CHECK: %[[ROW:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+        CHECK: tile.copy %arg0[%[[ROW]], %[[H]], %{{.*}}] [64, 1, 64] to
+        CHECK: tile.copy {{.*}} to %arg2[%{{.*}}, %[[H]], %{{.*}}] [64, 1, 64]
+    """)
+    assert text.count("arith.index_cast") == 1
+
+
 # -- fill, clear, gemm, reduce -------------------------------------------------------------
 
 

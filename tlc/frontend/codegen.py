@@ -73,6 +73,8 @@ class CodeGenerator(ExpressionMixin):
         # Loop indices with compile-time bounds -> (first, last) value, for the
         # static bounds checks of on-chip buffer accesses.
         self.ranges: dict = {}
+        # Integer scalars used as indices -> their index casts (ExpressionMixin.index_leaf).
+        self.index_casts: dict = {}
 
     # -- diagnostics and locations ------------------------------------------
 

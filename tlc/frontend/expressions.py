@@ -48,6 +48,14 @@ def _is_index(x) -> bool:
             or (isinstance(x, Scalar) and x.dtype == "index"))
 
 
+def _is_run_time_index(x) -> bool:
+    return isinstance(x, Affine) or (isinstance(x, Scalar) and x.dtype == "index")
+
+
+def _is_int_scalar(x) -> bool:
+    return isinstance(x, Scalar) and x.dtype not in ("index", "bool") and dtypes.is_int(x.dtype)
+
+
 def _constant_dtype(a, b) -> str:
     """The dtype of a run-time choice between two compile-time numbers: bool for
     two bools, float32 when either is a float, else int32."""
@@ -193,6 +201,14 @@ class ExpressionMixin:
                                    f"{type(op).__name__} {self.describe(b)}")
         if _is_index(a) and _is_index(b):
             return self.index_binop(op, a, b, node)
+        if isinstance(op, (ast.Add, ast.Sub, ast.Mult)) and (
+                (_is_run_time_index(a) and _is_int_scalar(b))
+                or (_is_int_scalar(a) and _is_run_time_index(b))):
+            # An integer read at run time (a sequence offset) plus an index: an
+            # index, whose leaf for that integer is shared by every expression
+            # over it, so `A[s + i:s + i + 64]` has a compile-time extent.
+            a, b = (self.index_leaf(x) if _is_int_scalar(x) else x for x in (a, b))
+            return self.index_binop(op, a, b, node)
         dt = self.result_dtype(a, b, node)
         va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
         if dtypes.is_float(dt):
@@ -206,6 +222,20 @@ class ExpressionMixin:
         if type(op) not in ops:
             raise self.error(node, f"operator {type(op).__name__} is not supported on {dt}")
         return Scalar(ops[type(op)](va, vb), dt)
+
+    def index_leaf(self, x: Scalar) -> Affine:
+        """The integer scalar `x` as an index leaf: cast once per value, right after
+        the value is defined (so the cast dominates every use of `x`)."""
+        cast = self.index_casts.get(x.value)
+        if cast is None:
+            if isinstance(x.value, ir.OpResult):
+                where = ir.InsertionPoint.after(x.value.owner)
+            else:
+                where = ir.InsertionPoint.at_block_begin(x.value.owner)
+            with where:
+                cast = self.convert(x, "index")
+            self.index_casts[x.value] = cast
+        return Affine.leaf(cast)
 
     def index_binop(self, op, a, b, node):
         if isinstance(a, Scalar):
