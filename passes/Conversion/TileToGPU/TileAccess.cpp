@@ -53,7 +53,7 @@ SmallVector<Value> mlir::tile::sideIndices(OpBuilder &b, Location loc,
 }
 
 int64_t mlir::tile::maxVectorWidth(const TileSide &side, int64_t limit) {
-  auto type = cast<MemRefType>(side.buffer.getType());
+  MemRefType type = side.type;
   if (type.getElementTypeBitWidth() < 8 || side.sizes.back() == 1)
     return 1;
   int64_t width = std::min(limit, powerOfTwoDividing(side.sizes.back()));
@@ -167,17 +167,16 @@ static int64_t splitConstant(Value v, SmallVector<Value> &terms) {
 }
 
 std::pair<Value, SmallVector<Value>>
-mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *shared,
+mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffer *shared,
                           Value buffer, ValueRange indices) {
-  auto it = shared ? shared->find(buffer) : SharedBuffers::const_iterator();
-  if (!shared || it == shared->end())
+  if (!shared)
     return {buffer, SmallVector<Value>(indices)};
   // Linearize, swizzle the byte offset, and address the flat view.
-  auto type = cast<MemRefType>(buffer.getType());
-  SwizzleAttr swizzle = it->second.layout.getSwizzle();
+  MemRefType type = shared->type;
+  SwizzleAttr swizzle = shared->layout.getSwizzle();
   if (swizzle && !swizzle.getBits())
     swizzle = SwizzleAttr(); // the identity
-  Value base = it->second.base;
+  Value base = shared->base;
   int64_t elemBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   // An offset that is a multiple of the swizzle's period leaves the bits the
   // swizzle reads alone: swizzle(o + e) = o + swizzle(e). Such offsets are
@@ -190,7 +189,7 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
   // Column blocks: element (r, c) of an R x C buffer sits at
   // ((c / B) * R + r) * B + c % B. Constant row parts move by B per row;
   // constant column parts only when whole blocks (R * B per block).
-  int64_t block = it->second.layout.getColumnBlock();
+  int64_t block = shared->layout.getColumnBlock();
   int64_t rows = block ? type.getDimSize(0) : 0;
   SmallVector<Value> dynamic;
   int64_t constant = 0, stride = type.getNumElements();
@@ -248,18 +247,18 @@ mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *share
   if (constant)
     flat = arith::AddIOp::create(b, loc, flat,
                                  arith::ConstantIndexOp::create(b, loc, constant));
-  return {it->second.flat, SmallVector<Value>{flat}};
+  return {shared->flat, SmallVector<Value>{flat}};
 }
 
 Value mlir::tile::loadElements(OpBuilder &b, Location loc, const TileSide &side,
                                ValueRange indices, int64_t width) {
-  auto type = cast<MemRefType>(side.buffer.getType());
+  MemRefType type = side.type;
   Type elem = type.getElementType();
   auto vecType = VectorType::get({width}, elem);
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto vectorLoad = [&](OpBuilder &ob, Location l) -> Value {
     if (side.place == Place::Shared) {
-      auto [memref, at] = sharedAddress(ob, l, side.shared, side.buffer, indices);
+      auto [memref, at] = sharedAddress(ob, l, side.sharedPtr(), side.buffer, indices);
       return vector::LoadOp::create(ob, l, vecType, memref, at,
                                     /*nontemporal=*/false, llvm::Align(bytes));
     }
@@ -305,11 +304,11 @@ Value mlir::tile::loadElements(OpBuilder &b, Location loc, const TileSide &side,
 
 void mlir::tile::storeElements(OpBuilder &b, Location loc, const TileSide &side,
                                ValueRange indices, Value value, int64_t width) {
-  auto type = cast<MemRefType>(side.buffer.getType());
+  MemRefType type = side.type;
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto vectorStore = [&](OpBuilder &ob, Location l) {
     if (side.place == Place::Shared) {
-      auto [memref, at] = sharedAddress(ob, l, side.shared, side.buffer, indices);
+      auto [memref, at] = sharedAddress(ob, l, side.sharedPtr(), side.buffer, indices);
       vector::StoreOp::create(ob, l, value, memref, at, /*nontemporal=*/false,
                               llvm::Align(bytes));
       return;
@@ -345,7 +344,7 @@ void mlir::tile::storeElements(OpBuilder &b, Location loc, const TileSide &side,
 void mlir::tile::asyncCopyElements(OpBuilder &b, Location loc, const TileSide &from,
                                    ValueRange fromIdx, const TileSide &to,
                                    ValueRange toIdx, int64_t width, Value pred) {
-  auto type = cast<MemRefType>(from.buffer.getType());
+  MemRefType type = from.type;
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   auto syncCopy = [&](OpBuilder &ob, Location l) {
     Value v = loadElements(ob, l, from, fromIdx, width);
@@ -377,7 +376,7 @@ void mlir::tile::asyncCopyElements(OpBuilder &b, Location loc, const TileSide &f
   // address may lie outside the tensor; not clamping it lets the addresses
   // of a thread's vectors share one base and constant offsets.
   SmallVector<Value> src(fromIdx);
-  auto [dst, dstIdx] = sharedAddress(b, loc, to.shared, to.buffer, toIdx);
+  auto [dst, dstIdx] = sharedAddress(b, loc, to.sharedPtr(), to.buffer, toIdx);
   auto issue = [&](OpBuilder &ob, Location l) {
     nvgpu::DeviceAsyncCopyOp::create(ob, l, dst, dstIdx, from.buffer, src,
                                      ob.getIndexAttr(width), count,
@@ -523,4 +522,42 @@ SmallVector<Value> mlir::tile::applyLayout(OpBuilder &b, Location loc,
         b, loc, AffineMap::get(1, 0, onThread), ValueRange{thread}));
   }
   return indices;
+}
+
+std::optional<SharedBuffer> mlir::tile::sharedBufferOf(Value original, Value converted) {
+  AllocSharedOp alloc = sharedAllocation(original);
+  if (!alloc)
+    return std::nullopt;
+  SharedLayoutAttr layout = sharedLayout(alloc);
+  if (layout.isPlain())
+    return std::nullopt;
+  SharedBuffer buffer{cast<MemRefType>(original.getType()), layout.withStages(0), converted,
+                      Value()};
+  // One stage: a subview of the allocation's flat view from its first element.
+  if (auto stage = converted.getDefiningOp<memref::SubViewOp>()) {
+    buffer.flat = stage.getSource();
+    buffer.base = stage.getOffsets().front();
+  }
+  return buffer;
+}
+
+std::optional<Fragment> mlir::tile::fragmentOf(Value original, Value regs) {
+  auto alloc = original.getDefiningOp<AllocFragmentOp>();
+  if (!alloc || !alloc.getLayout())
+    return std::nullopt;
+  return Fragment{regs, *alloc.getLayout()};
+}
+
+TileSide mlir::tile::makeSide(Value original, Value converted, ValueRange offsets,
+                              ArrayRef<int64_t> sizes) {
+  auto type = cast<MemRefType>(original.getType());
+  // A local buffer is indexed as the plain array it became (masked like a
+  // tensor); shared and fragment sides keep their place.
+  Place place = getPlace(type) == Place::Local ? getPlace(cast<MemRefType>(converted.getType()))
+                                               : getPlace(type);
+  TileSide side{converted, type, place, SmallVector<Value>(offsets),
+                SmallVector<int64_t>(sizes), sharedBufferOf(original, converted), LayoutAttr()};
+  if (std::optional<Fragment> f = fragmentOf(original, converted))
+    side.fragmentLayout = f->layout;
+  return side;
 }

@@ -10,39 +10,78 @@
 
 #include "dialects/tile/TileDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tile {
 
-/// A lowered shared buffer addressed through a flat (1-d) view of elements:
-/// one with a non-plain #tile.shared layout (swizzled, in column blocks), or
-/// one stage of a multi-buffered allocation. Element e of the buffer lives at
-/// flat[base + address of e in `layout`] (sharedAddress).
-struct SharedView {
-  Value flat;
+/// A shared buffer with a non-plain #tile.shared layout (swizzled, in column
+/// blocks, or one stage of a multi-buffered allocation) as the conversion
+/// addresses it: element e of the buffer lives at flat[base + address of e in
+/// `layout`] (sharedAddress). A buffer with the plain layout has none: it is
+/// indexed as it is.
+struct SharedBuffer {
+  MemRefType type;         ///< the tile-level type (one stage): shape, element
   SharedLayoutAttr layout; ///< of one stage: `stages` is 0
-  Value base;              ///< null: 0 (elements)
+  Value flat;              ///< the allocation as a 1-d view of elements
+  Value base;              ///< the stage's first element in `flat` (null: 0)
 };
 
+/// The shared buffer `converted` (the converted form of the tile-level shared
+/// value `original`: an allocation or a tile.stage of one) addresses, or
+/// nothing when its layout is plain.
+std::optional<SharedBuffer> sharedBufferOf(Value original, Value converted);
 
-/// The swizzled shared buffers of a kernel, by their (2-d) memref value.
-using SharedBuffers = DenseMap<Value, SharedView>;
-
-/// The memref and indices that address element `indices` of the shared
-/// `buffer`: the buffer itself, or its flat view at the position its
-/// #tile.shared layout gives (the one place a layout becomes an address).
+/// The memref and indices that address element `indices` of a shared buffer:
+/// `buffer` itself when `shared` is null (the plain layout), else the flat
+/// view at the position its #tile.shared layout gives (the one place a
+/// layout becomes an address).
 std::pair<Value, SmallVector<Value>>
-sharedAddress(OpBuilder &b, Location loc, const SharedBuffers *shared,
+sharedAddress(OpBuilder &b, Location loc, const SharedBuffer *shared,
               Value buffer, ValueRange indices);
 
-/// One side of a data movement: a buffer, and the region of it the tile
-/// occupies (start index and size per buffer dimension).
+/// A fragment as converted: each thread's registers and the layout that
+/// fills them (the layout of its tile.alloc_fragment).
+struct Fragment {
+  Value regs;
+  LayoutAttr layout;
+};
+
+/// The fragment `original` (a tile.alloc_fragment value) is, with its
+/// converted registers `regs`; nothing for any other value.
+std::optional<Fragment> fragmentOf(Value original, Value regs);
+
+/// One side of a data movement: a buffer (as converted), its tile-level
+/// type, and the region of it the tile occupies (start index and size per
+/// dimension of that type).
 struct TileSide {
   Value buffer;
+  MemRefType type;
   Place place;
   SmallVector<Value> offsets;
   SmallVector<int64_t> sizes;
-  const SharedBuffers *shared = nullptr;
+  std::optional<SharedBuffer> shared; ///< a laid-out shared buffer's addressing
+  /// Fragment sides: the thread's registers (`buffer`) and their layout.
+  LayoutAttr fragmentLayout;
+
+  const SharedBuffer *sharedPtr() const { return shared ? &*shared : nullptr; }
+};
+
+/// The side of a tile op's operand `original` (converted: `converted`) over the
+/// region at `offsets` of `sizes`.
+TileSide makeSide(Value original, Value converted, ValueRange offsets,
+                  ArrayRef<int64_t> sizes);
+
+/// Builds index arithmetic with less noise.
+struct IndexBuilder {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
 };
 
 /// The largest power of two dividing `n` (n > 0).

@@ -1,8 +1,14 @@
-//===- LowerReduce.cpp - tile.reduce -> registers, shuffles, shared memory ===//
+//===- ReduceToGPU.cpp - tile.reduce -> registers, shuffles, shared memory ===//
+//
+// Each thread combines the registers of a row, then the threads of a warp
+// holding the same rows combine with xor shuffles, then (when several warps
+// hold parts of a row) the warps combine through the shared scratch at the
+// op's `tile.scratch_offset`.
+//
+//===----------------------------------------------------------------------===//
 
-#include "passes/Conversion/TileToGPU/LowerReduce.h"
+#include "passes/Conversion/TileToGPU/TileToGPU.h"
 #include "dialects/tile/LayoutMath.h"
-#include "passes/Conversion/TileToGPU/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -54,11 +60,9 @@ Value load(OpBuilder &b, Location loc, Value regs, int64_t r) {
                                 ValueRange{arith::ConstantIndexOp::create(b, loc, r)});
 }
 
-} // namespace
-
-LogicalResult mlir::tile::lowerReduce(ReduceOp op, Value tid, Value smem, Value srcRegs,
-                                      LayoutAttr srcLayout, Value dstRegs,
-                                      LayoutAttr dstLayout) {
+/// Emits the reduction before `op`.
+LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Value srcRegs,
+                          LayoutAttr srcLayout, Value dstRegs, LayoutAttr dstLayout) {
   std::string why;
   FailureOr<SlicedLayout> sliced =
       sliceLayout(srcLayout, op.getSrc().getType().getShape(), op.getDim(), why);
@@ -67,7 +71,6 @@ LogicalResult mlir::tile::lowerReduce(ReduceOp op, Value tid, Value smem, Value 
   if (sliced->layout != dstLayout)
     return op.emitOpError("the destination's layout is not the source's "
                           "sliced along the reduced dimension");
-  OpBuilder b(op);
   Location loc = op.getLoc();
   ReduceKind kind = op.getKind();
   Type elem = op.getSrc().getType().getElementType();
@@ -157,6 +160,30 @@ LogicalResult mlir::tile::lowerReduce(ReduceOp op, Value tid, Value smem, Value 
     memref::StoreOp::create(b, loc, convertElements(b, loc, v, elem), dstRegs,
                             ValueRange{c(r)});
   }
-  op.erase();
   return success();
+}
+
+/// tile.reduce.
+struct ReduceLowering : TileOpLowering<ReduceOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    std::optional<Fragment> src = fragmentOf(op.getSrc(), adaptor.getSrc());
+    std::optional<Fragment> dst = fragmentOf(op.getDst(), adaptor.getDst());
+    if (!src || !dst)
+      return op.emitOpError("reduces fragments of this kernel only");
+    if (failed(lowerReduce(rewriter, op, info.tid, info.smem, src->regs, src->layout,
+                           dst->regs, dst->layout)))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateReduceToGPUPatterns(const TypeConverter &converter,
+                                             const KernelInfo &info,
+                                             RewritePatternSet &patterns) {
+  patterns.add<ReduceLowering>(converter, info); // tile.reduce
 }

@@ -1,0 +1,215 @@
+//===- AllocToGPU.cpp - Buffers: the type converter and allocations -------===//
+//
+// What each tile-level buffer becomes in a thread: the type converter and
+// the patterns of the ops that make buffers (tile.alloc_fragment/local/
+// shared, tile.stage) or address them element by element (tile.shared_ptr,
+// memref.load/store of local and laid-out shared buffers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/TileToGPU/TileToGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+/// The converted type of a shared buffer (see TileTypeConverter).
+static Type sharedType(Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  AllocSharedOp alloc = sharedAllocation(v);
+  if (!alloc || sharedLayout(alloc).isPlain())
+    return type;
+  Attribute space = type.getMemorySpace();
+  Type elem = type.getElementType();
+  if (v.getDefiningOp<StageOp>()) {
+    auto strided = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, {1});
+    return MemRefType::get({type.getNumElements()}, elem, strided, space);
+  }
+  return MemRefType::get({type.getNumElements()}, elem, MemRefLayoutAttrInterface(), space);
+}
+
+TileTypeConverter::TileTypeConverter() {
+  // Added first, so tried last (after the type-only conversion below gave
+  // up): buffers whose form depends on their allocation.
+  addConversion([](Value v) -> std::optional<Type> {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type)
+      return std::nullopt;
+    if (getPlace(type) == Place::Shared)
+      return sharedType(v);
+    if (getPlace(type) != Place::Fragment)
+      return std::nullopt;
+    auto alloc = v.getDefiningOp<AllocFragmentOp>();
+    if (!alloc || !alloc.getLayout())
+      return std::nullopt; // no form: the conversion fails on its users
+    return MemRefType::get({alloc.getLayout()->getRegs()}, type.getElementType());
+  });
+  addConversion([](Type t) -> std::optional<Type> {
+    auto type = dyn_cast<MemRefType>(t);
+    if (!type)
+      return t;
+    switch (getPlace(type)) {
+    case Place::Local:
+      return MemRefType::get(type.getShape(), type.getElementType());
+    case Place::Fragment:
+    case Place::Shared:
+      return std::nullopt; // by value, above
+    default:
+      return t;
+    }
+  });
+}
+
+FailureOr<Fragment> mlir::tile::convertedFragment(Operation *op, Value original, Value regs,
+                                                  StringRef what) {
+  if (std::optional<Fragment> f = fragmentOf(original, regs))
+    return *f;
+  return op->emitOpError() << what << " must be a fragment of this kernel";
+}
+
+namespace {
+
+/// tile.alloc_fragment: each thread's registers, a memref.alloca that LLVM
+/// promotes, in the kernel's entry block.
+struct AllocFragmentLowering : TileOpLowering<AllocFragmentOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(AllocFragmentOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    std::optional<LayoutAttr> layout = op.getLayout();
+    if (!layout)
+      return op.emitOpError("has no layout; run tile-infer-layout first");
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(info.entry);
+    auto type = MemRefType::get({layout->getRegs()}, op.getType().getElementType());
+    rewriter.replaceOp(op, memref::AllocaOp::create(rewriter, op.getLoc(), type));
+    return success();
+  }
+};
+
+/// tile.alloc_local: a per-thread array in the kernel's entry block.
+struct AllocLocalLowering : TileOpLowering<AllocLocalOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(AllocLocalOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(info.entry);
+    MemRefType type = op.getType();
+    auto plain = MemRefType::get(type.getShape(), type.getElementType());
+    rewriter.replaceOp(op, memref::AllocaOp::create(rewriter, op.getLoc(), plain));
+    return success();
+  }
+};
+
+/// tile.alloc_shared: a view of the block's dynamic shared memory at the
+/// buffer's offset; flat (1-d) when its #tile.shared layout is not plain.
+struct AllocSharedLowering : TileOpLowering<AllocSharedOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(AllocSharedOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    std::optional<int64_t> offset = op.getOffset();
+    if (!offset)
+      return op.emitOpError("has no offset; run tile-allocate-shared-memory first");
+    if (sharedLayout(op).getStages() > 0)
+      for (Operation *user : op->getUsers())
+        if (!isa<StageOp>(user))
+          return user->emitOpError("uses a multi-buffered shared allocation "
+                                   "other than through tile.stage");
+    Location loc = op.getLoc();
+    Value byteOffset = arith::ConstantIndexOp::create(rewriter, loc, *offset);
+    auto type = cast<MemRefType>(getTypeConverter()->convertType(op.getResult()));
+    rewriter.replaceOp(op, memref::ViewOp::create(rewriter, loc, type, info.smem, byteOffset,
+                                                  ValueRange{}));
+    return success();
+  }
+};
+
+/// tile.stage: a subview of the allocation's flat view from the stage's
+/// first element (sharedBufferOf reads the two back).
+struct StageLowering : TileOpLowering<StageOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(StageOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t perStage = op.getType().getNumElements();
+    Value base = arith::MulIOp::create(rewriter, loc, adaptor.getIndex(),
+                                       arith::ConstantIndexOp::create(rewriter, loc, perStage));
+    auto type = cast<MemRefType>(getTypeConverter()->convertType(op.getResult()));
+    rewriter.replaceOpWithNewOp<memref::SubViewOp>(
+        op, type, adaptor.getSource(), ValueRange{base}, ValueRange{}, ValueRange{},
+        rewriter.getDenseI64ArrayAttr({ShapedType::kDynamic}),
+        rewriter.getDenseI64ArrayAttr({perStage}), rewriter.getDenseI64ArrayAttr({1}));
+    return success();
+  }
+};
+
+/// tile.shared_ptr: the byte address of the element in the shared window,
+/// through the buffer's flat view where it is swizzled or staged.
+struct SharedPtrLowering : TileOpLowering<SharedPtrOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(SharedPtrOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    std::optional<SharedBuffer> shared = sharedBufferOf(op.getBuffer(), adaptor.getBuffer());
+    auto [memref, indices] = sharedAddress(rewriter, loc, shared ? &*shared : nullptr,
+                                           adaptor.getBuffer(), adaptor.getIndices());
+    auto type = cast<MemRefType>(memref.getType());
+    Value linear = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    int64_t stride = 1;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (ShapedType::isDynamic(type.getDimSize(d)) && d > 0)
+        return op.emitOpError("addresses a buffer of dynamic shape");
+      Value term = arith::MulIOp::create(rewriter, loc, indices[d],
+                                         arith::ConstantIndexOp::create(rewriter, loc, stride));
+      linear = arith::AddIOp::create(rewriter, loc, linear, term);
+      stride *= d > 0 ? type.getDimSize(d) : 1;
+    }
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, memref);
+    Value at = arith::AddIOp::create(
+        rewriter, loc, base,
+        arith::MulIOp::create(rewriter, loc, linear,
+                              arith::ConstantIndexOp::create(rewriter, loc, bytes)));
+    Value i64 = arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI64Type(), at);
+    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, op.getType(), i64);
+    return success();
+  }
+};
+
+/// memref.load/store of an element of a local buffer (its plain array) or of
+/// a shared buffer with a non-plain layout (its flat view, at the position
+/// the layout gives).
+template <typename AccessOp>
+struct ElementAccessLowering : TileOpLowering<AccessOp> {
+  using TileOpLowering<AccessOp>::TileOpLowering;
+  using OpAdaptor = typename AccessOp::Adaptor;
+  LogicalResult matchAndRewrite(AccessOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (getPlace(op.getMemRefType()) == Place::Fragment)
+      return failure(); // only tile.parallel bodies index fragments (its pattern)
+    std::optional<SharedBuffer> shared = sharedBufferOf(op.getMemref(), adaptor.getMemref());
+    auto [memref, indices] = sharedAddress(rewriter, op.getLoc(), shared ? &*shared : nullptr,
+                                           adaptor.getMemref(), adaptor.getIndices());
+    if constexpr (std::is_same_v<AccessOp, memref::LoadOp>)
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(op, memref, indices);
+    else
+      rewriter.replaceOpWithNewOp<memref::StoreOp>(op, adaptor.getValue(), memref, indices);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateAllocToGPUPatterns(const TypeConverter &converter,
+                                            const KernelInfo &info,
+                                            RewritePatternSet &patterns) {
+  patterns.add<AllocFragmentLowering,                 // tile.alloc_fragment
+               AllocLocalLowering,                    // tile.alloc_local
+               AllocSharedLowering,                   // tile.alloc_shared
+               StageLowering,                         // tile.stage
+               SharedPtrLowering,                     // tile.shared_ptr
+               ElementAccessLowering<memref::LoadOp>, // memref.load
+               ElementAccessLowering<memref::StoreOp> // memref.store
+               >(converter, info);
+}

@@ -1,0 +1,185 @@
+//===- CopyToGPU.cpp - tile.copy -> per-thread vector loads and stores ----===//
+//
+// A copy with a fragment side moves each thread's own registers, a run of
+// contiguous ones at a time; a copy between two fragments converts registers
+// in place; any other copy spreads 16-byte vectors over the block so that
+// consecutive threads touch consecutive addresses. Global sides are masked,
+// shared sides swizzled; async copies become cp.async. A copy with a
+// `tile.staging_offset` goes through that shared buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/TileToGPU/TileToGPU.h"
+#include "dialects/tile/LayoutMath.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Drops the unit dimensions of a fragment index (tile coordinates).
+SmallVector<Value> squeezeIndex(ArrayRef<Value> index, ArrayRef<int64_t> shape) {
+  SmallVector<Value> result;
+  for (auto [i, d] : llvm::zip(index, shape))
+    if (d != 1)
+      result.push_back(i);
+  return result;
+}
+
+/// What a copy is besides its two sides.
+struct CopyKind {
+  bool async;
+  Value pred; ///< async copies: where false, nothing is read and zeros written
+};
+
+LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const KernelInfo &info,
+                         TileSide src, TileSide dst, SmallVector<int64_t> tile, CopyKind kind);
+
+/// src -> staging, barrier, staging -> dst, with `offset`'s shared bytes
+/// between: fragment -> global stores as 16-byte vectors across the block;
+/// fragment -> fragment converts between layouts (each thread stores its
+/// registers and loads the ones its new layout holds).
+LogicalResult lowerStaged(ConversionPatternRewriter &b, CopyOp copy, const KernelInfo &info,
+                          int64_t offset, const TileSide &src, const TileSide &dst) {
+  Location loc = copy.getLoc();
+  SmallVector<int64_t> tile = copy.getTileShape();
+  Type elem = copy.getDst().getType().getElementType();
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(tile, elem, MemRefLayoutAttrInterface(), wg);
+  auto flatType = MemRefType::get({type.getNumElements()}, elem,
+                                  MemRefLayoutAttrInterface(), wg);
+  Value at = arith::ConstantIndexOp::create(b, loc, offset);
+  Value view = memref::ViewOp::create(b, loc, type, info.smem, at, ValueRange{});
+  Value flat = memref::ViewOp::create(b, loc, flatType, info.smem, at, ValueRange{});
+  SwizzleAttr swizzle;
+  if (std::optional<std::array<int64_t, 3>> s = chooseSwizzle(type))
+    swizzle = SwizzleAttr::get(b.getContext(), (*s)[0], (*s)[1], (*s)[2]);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> zeros(tile.size(), c0);
+  TileSide staging{view, type, Place::Shared, zeros, tile,
+                   SharedBuffer{type, SharedLayoutAttr::get(b.getContext(), 0, 0, swizzle),
+                                flat, Value()},
+                   LayoutAttr()};
+  // tile-insert-barriers put a barrier before the op if earlier accesses
+  // of the staging needed one.
+  if (failed(lowerSides(b, copy, info, src, staging, tile, {false, Value()})))
+    return failure();
+  gpu::BarrierOp::create(b, loc);
+  return lowerSides(b, copy, info, staging, dst, tile, {false, Value()});
+}
+
+LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const KernelInfo &info,
+                         TileSide src, TileSide dst, SmallVector<int64_t> tile, CopyKind kind) {
+  Location loc = op->getLoc();
+  Type srcElem = src.type.getElementType();
+  Type dstElem = dst.type.getElementType();
+  int64_t narrowest = std::max<int64_t>(
+      1, std::min(srcElem.getIntOrFloatBitWidth(), dstElem.getIntOrFloatBitWidth()) / 8);
+  int64_t width = 16 / narrowest;
+  for (TileSide *side : {&src, &dst})
+    if (side->place != Place::Fragment)
+      width = std::min(width, maxVectorWidth(*side, width));
+
+  auto move = [&](OpBuilder &ob, const TileSide &from, ValueRange fromIdx, const TileSide &to,
+                  ValueRange toIdx, int64_t w) {
+    if (kind.async) {
+      asyncCopyElements(ob, loc, from, fromIdx, to, toIdx, w, kind.pred);
+      return;
+    }
+    Value v = loadElements(ob, loc, from, fromIdx, w);
+    storeElements(ob, loc, to, toIdx, convertElements(ob, loc, v, dstElem), w);
+  };
+
+  if (src.place == Place::Fragment && dst.place == Place::Fragment) {
+    // Between fragments: elements stay with their threads when the layouts
+    // agree; each register is converted in place.
+    if (!src.fragmentLayout || !dst.fragmentLayout)
+      return op->emitOpError("copies fragments that are not of this kernel");
+    if (!equivalentLayouts(src.fragmentLayout, dst.fragmentLayout))
+      return op->emitOpError("copies between fragments of different layouts; "
+                             "converting needs shared memory: run tile-allocate-shared-memory first");
+    for (int64_t r = 0; r < src.fragmentLayout.getRegs(); ++r) {
+      Value at = arith::ConstantIndexOp::create(b, loc, r);
+      Value v = memref::LoadOp::create(b, loc, src.buffer, ValueRange{at});
+      memref::StoreOp::create(b, loc, convertElements(b, loc, v, dstElem), dst.buffer,
+                              ValueRange{at});
+    }
+    return success();
+  }
+  if (src.place == Place::Fragment || dst.place == Place::Fragment) {
+    // Each thread moves its own registers, `width` contiguous ones at a time.
+    bool fromFragment = src.place == Place::Fragment;
+    TileSide &frag = fromFragment ? src : dst;
+    TileSide &other = fromFragment ? dst : src;
+    if (!frag.fragmentLayout)
+      return op->emitOpError("copies a fragment that was not allocated by "
+                             "tile.alloc_fragment in this kernel");
+    LayoutAttr layout = frag.fragmentLayout;
+    width = std::min(width, layout.getContiguousRun());
+    auto regsType = cast<MemRefType>(frag.buffer.getType());
+    TileSide regs{frag.buffer, regsType, Place::Local, {}, {layout.getRegs()}, std::nullopt,
+                  LayoutAttr()};
+    regs.offsets.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    for (int64_t r = 0; r < layout.getRegs(); r += width) {
+      SmallVector<Value> index = applyLayout(b, loc, layout, info.tid, r);
+      SmallVector<Value> otherIdx =
+          sideIndices(b, loc, other, squeezeIndex(index, frag.type.getShape()));
+      SmallVector<Value> regIdx{arith::ConstantIndexOp::create(b, loc, r)};
+      if (fromFragment)
+        move(b, regs, regIdx, other, otherIdx, width);
+      else
+        move(b, other, otherIdx, regs, regIdx, width);
+    }
+    return success();
+  }
+
+  // No fragment: consecutive threads move consecutive vectors (coalesced).
+  bool scalar = tile.empty();
+  if (scalar)
+    tile.push_back(1);
+  width = std::min(width, powerOfTwoDividing(tile.back()));
+  forEachVector(b, loc, info.tid, info.threads, tile, width,
+                [&](OpBuilder &ob, Location l, ValueRange at) {
+                  SmallVector<Value> index(at);
+                  if (scalar)
+                    index.clear();
+                  move(ob, src, sideIndices(ob, l, src, index), dst,
+                       sideIndices(ob, l, dst, index), width);
+                });
+  return success();
+}
+
+/// tile.copy.
+struct CopyLowering : TileOpLowering<CopyOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(CopyOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    TileSide src =
+        makeSide(op.getSrc(), adaptor.getSrc(), adaptor.getSrcOffsets(), op.getSrcSizes());
+    TileSide dst =
+        makeSide(op.getDst(), adaptor.getDst(), adaptor.getDstOffsets(), op.getDstSizes());
+    if (auto staging = op->getAttrOfType<IntegerAttr>("tile.staging_offset")) {
+      if (!info.smem)
+        return op.emitOpError("needs shared staging; run tile-allocate-shared-memory first");
+      if (failed(lowerStaged(rewriter, op, info, staging.getInt(), src, dst)))
+        return failure();
+    } else if (failed(lowerSides(rewriter, op, info, src, dst, op.getTileShape(),
+                                 {op.getAsync(), adaptor.getPred()}))) {
+      return failure();
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateCopyToGPUPatterns(const TypeConverter &converter,
+                                           const KernelInfo &info,
+                                           RewritePatternSet &patterns) {
+  patterns.add<CopyLowering>(converter, info); // tile.copy
+}

@@ -1,0 +1,101 @@
+//===- TileToGPU.h - The tile -> GPU dialect conversion ---------*- C++ -*-===//
+//
+// convert-tile-to-gpu is a dialect conversion of each outlined kernel: a type
+// converter gives every buffer its per-thread form, and one pattern per tile
+// op rewrites the op into per-thread gpu/nvgpu/nvvm code. The patterns read
+// only what earlier passes recorded (layouts, #tile.mma, #tile.shared,
+// offsets); they decide nothing. One file per op family:
+//
+//   AllocToGPU.cpp     the type converter; tile.alloc_fragment/local/shared,
+//                      tile.stage, tile.shared_ptr, element accesses of
+//                      local and laid-out shared buffers
+//   CopyToGPU.cpp      tile.copy
+//   FillToGPU.cpp      tile.fill
+//   ParallelToGPU.cpp  tile.parallel, tile.pipelined
+//   ReduceToGPU.cpp    tile.reduce
+//   MmaSyncToGPU.cpp   tile.gemm on mma.sync
+//   WgmmaToGPU.cpp     tile.gemm on wgmma, tile.wait_wgmma
+//   BarrierToGPU.cpp   gpu.barrier among a warp-specialized kernel's consumers
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLC_PASSES_CONVERSION_TILETOGPU_TILETOGPU_H
+#define TLC_PASSES_CONVERSION_TILETOGPU_TILETOGPU_H
+
+#include "passes/Conversion/TileToGPU/TileAccess.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tile {
+
+/// Fragment prefetch for a gemm that is all a software-pipelined loop
+/// computes. Without it each iteration starts with the pipeliner's wait and
+/// barrier and then waits again for its first ldmatrix before any mma.sync
+/// can issue. With it the wait and barrier move to just before the mma.sync
+/// of the last 16-deep K slice, and right after them each warp loads the
+/// first slice of the next iteration's stage, whose latency that last slice's
+/// mma.sync hide; the first iteration's first slice is loaded before the loop.
+/// All reads of a stage still precede the barrier that lets it be refilled.
+struct GemmPrefetch {
+  Operation *loop;      ///< the pipelined scf.for
+  Value firstA, firstB; ///< stages of the first iteration (tile.stage, before the loop)
+  Value nextA, nextB;   ///< stages of the next iteration (tile.stage, in the loop)
+  int32_t pending;      ///< the pipeliner's cp.async wait count
+};
+
+/// What the patterns converting one kernel share.
+struct KernelInfo {
+  Value tid;           ///< gpu.thread_id x
+  int64_t threads = 0; ///< the threads that run the tile program (the consumers)
+  Value smem;          ///< the block's dynamic shared memory as bytes (null: none)
+  /// Per-thread register arrays (fragments, locals) are allocated before it,
+  /// in the kernel's entry block.
+  Operation *entry = nullptr;
+  DenseMap<Operation *, GemmPrefetch> prefetches; ///< by mma.sync gemm
+  bool usesWgmma = false; ///< some gemm of the kernel runs on wgmma
+};
+
+/// The per-thread form of each buffer: a fragment becomes each thread's
+/// registers (memref<R x T>, R from its allocation's layout), a local buffer a
+/// plain memref, a shared buffer with a non-plain #tile.shared layout a flat
+/// view of its elements (one stage: a subview from the stage's first
+/// element); plain shared buffers and global tensors stay as they are.
+class TileTypeConverter : public TypeConverter {
+public:
+  TileTypeConverter();
+};
+
+/// The base of the patterns: each knows its kernel.
+template <typename Op>
+struct TileOpLowering : OpConversionPattern<Op> {
+  TileOpLowering(const TypeConverter &converter, const KernelInfo &info)
+      : OpConversionPattern<Op>(converter, info.tid.getContext()),
+        info(info) {}
+  const KernelInfo &info;
+};
+
+void populateAllocToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                RewritePatternSet &patterns);
+void populateCopyToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                               RewritePatternSet &patterns);
+void populateFillToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                               RewritePatternSet &patterns);
+void populateParallelToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                   RewritePatternSet &patterns);
+void populateReduceToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                 RewritePatternSet &patterns);
+void populateMmaSyncToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                  RewritePatternSet &patterns);
+void populateWgmmaToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                RewritePatternSet &patterns);
+void populateBarrierToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                  RewritePatternSet &patterns);
+
+/// The fragment operand `original` of an op being converted, with its
+/// converted registers (adaptor value); an error on `op` when it is not one.
+FailureOr<Fragment> convertedFragment(Operation *op, Value original, Value regs,
+                                      StringRef what);
+
+} // namespace mlir::tile
+
+#endif // TLC_PASSES_CONVERSION_TILETOGPU_TILETOGPU_H

@@ -1,0 +1,359 @@
+//===- WgmmaToGPU.cpp - tile.gemm -> sm_90a wgmma, tile.wait_wgmma --------===//
+//
+// Each warpgroup issues one wgmma.mma_async m64nNk16 per K slice on
+// shared-memory descriptors of its 64 rows of A (or A from its registers) and
+// of B (128-byte swizzle, which tile-swizzle-shared-memory gave them), between
+// a wgmma.fence and a commit; the wait is as deep as the gemm's #tile.mma
+// says (or a tile.wait_wgmma's); the accumulator stays in the C fragment's
+// registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/TileToGPU/TileToGPU.h"
+#include "dialects/tile/LayoutMath.h"
+#include "passes/Target/Mma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// One wgmma m64nNk16 with A from registers (`a`: four b32 of f16/bf16
+/// pairs in the mma A-operand order) and B through `descB`, accumulating
+/// into the struct `acc`. The NVVM dialect has only the shared-A form, so
+/// this is inline PTX: outputs tied to the accumulator inputs, scale-d 1.
+Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, ArrayRef<Value> a,
+                            Value descB, int64_t n, Type in, bool nMajorB) {
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t regs = structType.getBody().size();
+  std::string type = in.isF16() ? "f16" : "bf16";
+  // Operands: the outputs $0..regs-1, the tied accumulator inputs after
+  // them, then A's four registers, B's descriptor and the constant 1.
+  int64_t in0 = 2 * regs;
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(in0 + 5) +
+                    ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                    "k16.f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r) {
+    ptx += (r ? ", $" : "$") + std::to_string(r);
+    constraints += (r ? ",=f" : "=f");
+  }
+  ptx += "}, {$" + std::to_string(in0) + ", $" + std::to_string(in0 + 1) + ", $" +
+         std::to_string(in0 + 2) + ", $" + std::to_string(in0 + 3) + "}, $" +
+         std::to_string(in0 + 4) + ", p, 1, 1, " + (nMajorB ? "1" : "0") + ";\n}";
+  SmallVector<Value> operands;
+  for (int64_t r = 0; r < regs; ++r) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
+    constraints += "," + std::to_string(r); // tied to output r
+  }
+  llvm::append_range(operands, a);
+  operands.push_back(descB);
+  operands.push_back(arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1));
+  constraints += ",r,r,r,r,l,r";
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, operands, ptx, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  return asmOp.getResult(0);
+}
+
+/// Emits `op` (whose #tile.mma is wgmma) before it; A and B as converted
+/// (`aShared`/`bShared`: their addressing), the accumulator in `accRegs`.
+LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
+                             const std::optional<SharedBuffer> &aShared,
+                             const std::optional<SharedBuffer> &bShared, Value tid,
+                             int64_t threads, Value accRegs, LayoutAttr accLayout, Value aRegs,
+                             LayoutAttr aLayout) {
+  MLIRContext *ctx = op.getContext();
+  FailureOr<WarpPartition> selected = selectedPartition(op);
+  if (failed(selected))
+    return failure();
+  WarpPartition part = *selected;
+  if (!equivalentLayouts(accLayout, getAccumulatorLayout(ctx, part, threads)))
+    return op.emitOpError("C's layout is not the wgmma accumulator layout; "
+                          "converting layouts is not supported yet");
+  Location loc = op.getLoc();
+  IndexBuilder ib{b, loc};
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
+
+  // The shared address (bytes) of element [0, 0] of an operand; its buffer
+  // must carry the 128-byte swizzle the descriptors below declare.
+  Type in = op.getA().getType().getElementType();
+  auto address = [&](const std::optional<SharedBuffer> &shared,
+                     int64_t columnBlock) -> FailureOr<Value> {
+    if (!shared)
+      return failure();
+    SwizzleAttr swizzle = shared->layout.getSwizzle();
+    if (!swizzle || swizzle.getBits() != 3 || swizzle.getBase() != 4 || swizzle.getShift() != 3 ||
+        shared->layout.getColumnBlock() != columnBlock)
+      return failure();
+    Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared->flat);
+    if (Value base = shared->base) // elements -> bytes
+      at = ib.add(at, ib.mul(base, shared->type.getElementTypeBitWidth() / 8));
+    return arith::IndexCastUIOp::create(b, loc, i64, at).getResult();
+  };
+  bool nMajorB = !op.getTransposeB();
+  bool aInRegisters = op.getMmaAttr().getA() == OperandPlace::Registers;
+  if (aInRegisters &&
+      (!aRegs || !equivalentLayouts(aLayout, getOperandALayout(ctx, part,
+                                                             op.getA().getType().getDimSize(1),
+                                                             threads))))
+    return op.emitOpError("needs A in registers in the mma operand layout for wgmma; "
+                          "converting layouts is not supported yet");
+  int64_t aBlock = aInRegisters ? 0 : wgmmaKBlock(op.getA().getType());
+  int64_t bBlock = nMajorB ? kWgmmaColumnBlock : wgmmaKBlock(op.getB().getType());
+  FailureOr<Value> aAddr =
+      aInRegisters ? FailureOr<Value>(Value()) : address(aShared, aBlock);
+  FailureOr<Value> bAddr = address(bShared, bBlock);
+  if (failed(aAddr) || failed(bAddr))
+    return op.emitOpError("needs A and B in shared memory with the 128-byte "
+                          "swizzle for wgmma (and an N-major B in 64-column "
+                          "blocks); run tile-select-mma and "
+                          "tile-swizzle-shared-memory");
+  // This warpgroup's place in the grid of warpgroups (WarpPartition::warpAt):
+  // its 64 rows of A (128 bytes each), and its tileN columns of B, which
+  // start tileN rows further in a K-major B and tileN / 64 column blocks
+  // (K rows of 128 bytes each) further in an N-major one.
+  int64_t kRows = op.getB().getType().getDimSize(0);
+  // The warpgroup index, broadcast from lane 0: ptxas then knows it is the
+  // same in every lane of the warp and keeps the descriptors computed from
+  // it in uniform registers (from tid / 128 itself it built each of them in
+  // ordinary registers: two per descriptor, up to 128 for a 512-deep K).
+  Type i32 = b.getI32Type();
+  Value group = arith::IndexCastUIOp::create(b, loc, i32, ib.div(tid, 128));
+  group = gpu::ShuffleOp::create(b, loc, group, arith::ConstantIntOp::create(b, loc, i32, 0),
+                                 arith::ConstantIntOp::create(b, loc, i32, 32),
+                                 gpu::ShuffleMode::IDX)
+              .getShuffleResult();
+  group = arith::ExtUIOp::create(b, loc, i64, group);
+  Value groupsN = c64(part.warpsN);
+  Value groupM = arith::DivUIOp::create(b, loc, group, groupsN);
+  Value groupN = arith::RemUIOp::create(b, loc, group, groupsN);
+  Value aRows = aInRegisters ? Value()
+                             : arith::AddIOp::create(
+                                   b, loc, *aAddr,
+                                   arith::MulIOp::create(b, loc, groupM, c64(kWgmmaM * 128)))
+                                   .getResult();
+  if (part.warpsN > 1) {
+    // Where the group's first column starts in B's #tile.shared layout
+    // (whole 1024-byte swizzle periods: the descriptor's start address).
+    SmallVector<int64_t> first{0, part.tileN};
+    if (!nMajorB)
+      std::swap(first[0], first[1]);
+    int64_t columnsBytes = bShared->layout.byteOffset(op.getB().getType(), first);
+    bAddr = arith::AddIOp::create(b, loc, *bAddr,
+                                  arith::MulIOp::create(b, loc, groupN, c64(columnsBytes)))
+                .getResult();
+  }
+  // Descriptors, 128-byte swizzle (mode 1 in bits 62-63), start address >> 4
+  // in bits 0-13, leading byte offset >> 4 in bits 16-29, stride byte offset
+  // >> 4 in bits 32-45. K-major: the leading offset is unused when swizzled
+  // (1), the stride is between 8-row groups (1024 bytes), and a K slice
+  // starts 32 bytes further along the row. N-major (B in 64-column blocks
+  // of K rows): the leading offset is between column blocks (K x 128
+  // bytes), the stride between groups of 8 K rows (1024 bytes), and a K
+  // slice starts 16 rows (2048 bytes) further.
+  auto fields = [](int64_t leading, int64_t stride) {
+    return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
+  };
+  int64_t kMajor = fields(16, 1024);
+  int64_t nMajor = fields(kRows * 128, 1024);
+  auto descriptor = [&](Value start, int64_t bytes, int64_t fixed) {
+    Value at = arith::AddIOp::create(b, loc, start, c64(bytes));
+    Value field = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, at, c64(0x3FFFF)), c64(4));
+    return arith::OrIOp::create(b, loc, field, c64(fixed)).getResult();
+  };
+
+  int64_t n = part.tileN, regs = n / 2;
+  Type f32 = b.getF32Type();
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
+  Value acc = LLVM::UndefOp::create(b, loc, structType);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  for (int64_t r = 0; r < regs; ++r) {
+    Value v = op.getClearAccum() ? zero
+                                 : memref::LoadOp::create(b, loc, accRegs, ValueRange{ib.c(r)});
+    acc = LLVM::InsertValueOp::create(b, loc, acc, v, ArrayRef<int64_t>{r});
+  }
+  auto wgType = [&](Type t) {
+    NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
+                            : t.isBF16() ? NVVM::WGMMATypes::bf16
+                            : isa<Float8E4M3FNType>(t) ? NVVM::WGMMATypes::e4m3
+                                                       : NVVM::WGMMATypes::e5m2;
+    return NVVM::WGMMATypesAttr::get(ctx, kind);
+  };
+  auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+  // A from registers: K slice k0's eight 16-bit values, packed in pairs.
+  auto registerA = [&](int64_t k0) {
+    SmallVector<Value> packed;
+    for (int64_t pair = 0; pair < 4; ++pair) {
+      SmallVector<Value> two;
+      for (int64_t e = 0; e < 2; ++e)
+        two.push_back(memref::LoadOp::create(
+            b, loc, aRegs, ValueRange{ib.c((k0 / kWgmmaK) * 8 + pair * 2 + e)}));
+      Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, in), two);
+      packed.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
+    }
+    return packed;
+  };
+  // Packed before the fence, so no register the wgmmas read is written
+  // between them (ptxas would otherwise fence each one).
+  SmallVector<SmallVector<Value>> aPacked;
+  if (aInRegisters)
+    for (int64_t k0 = 0; k0 < op.getA().getType().getDimSize(1); k0 += kWgmmaK)
+      aPacked.push_back(registerA(k0));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  int64_t k = op.getA().getType().getDimSize(1), step = op.getMmaAttr().getK();
+  int64_t bytes = op.getA().getType().getElementTypeBitWidth() / 8;
+  // Where K slice k0 starts in a K-major operand of `rows` rows: its column
+  // block (rows x 128 bytes each), then k0's bytes within the block's rows.
+  auto kMajorAt = [&](int64_t k0, int64_t block, int64_t rows) {
+    if (!block)
+      return k0 * bytes;
+    return (k0 / block) * rows * kWgmmaAtomBytes + (k0 % block) * bytes;
+  };
+  int64_t aRowsAll = op.getA().getType().getDimSize(0);
+  int64_t bRowsAll = op.getB().getType().getDimSize(0);
+  for (int64_t k0 = 0; k0 < k; k0 += step) {
+    if (aInRegisters) {
+      Value descB = nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
+                            : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor);
+      acc = wgmmaRegisterA(b, loc, acc, aPacked[k0 / kWgmmaK], descB, n, in, nMajorB);
+      continue;
+    }
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, acc, descriptor(aRows, kMajorAt(k0, aBlock, aRowsAll), kMajor),
+        nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
+                : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor),
+        NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
+        wgType(op.getB().getType().getElementType()),
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  // A gemm accumulating onto the same registers right after this one (MLA's
+  // rope part after its latent part) waits for both groups: the wgmmas run
+  // back to back instead of the tensor cores draining in between.
+  auto next = dyn_cast_or_null<GemmOp>(op->getNextNode());
+  bool chained = next && next.getC() == op.getC() && !next.getClearAccum() &&
+                 next.getMmaAttr() && next.getMmaAttr().getKind() == MmaKind::Wgmma &&
+                 next.getMmaAttr().getN() == op.getMmaAttr().getN() &&
+                 next.getMmaAttr().getK() == op.getMmaAttr().getK();
+  if (!chained && op.getMmaAttr().getDepth() >= 0) // -1: a tile.wait_wgmma waits
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b, loc,
+                            LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}),
+                            accRegs, ValueRange{ib.c(r)});
+  return success();
+}
+
+/// Emits the wait `op` before it: `wgmma.wait_group pending`, pinning the
+/// registers `regs` (the completed accumulators' register memrefs) at it.
+void lowerWaitWgmma(ConversionPatternRewriter &b, WaitWgmmaOp op, ArrayRef<Value> regs) {
+  Location loc = op.getLoc();
+  // One inline PTX wait whose operands are every register of the completed
+  // accumulators, tied in and out: their reads after the wait read its
+  // outputs, so none moves above it.
+  std::string ptx = "wgmma.wait_group.sync.aligned " + std::to_string(op.getPending()) + ";";
+  SmallVector<Value> values;
+  SmallVector<Type> types;
+  std::string outs, ins;
+  IndexBuilder ib{b, loc};
+  for (Value memref : regs) {
+    auto type = cast<MemRefType>(memref.getType());
+    for (int64_t r = 0; r < type.getNumElements(); ++r) {
+      Value v = memref::LoadOp::create(b, loc, memref, ValueRange{ib.c(r)});
+      Type t = v.getType();
+      StringRef c = t.isF32() ? "f" : t.isF16() || t.isBF16() ? "h" : t.isInteger(32) ? "r"
+                                                                                      : "";
+      if (c.empty()) { // not a register class inline PTX ties: wait only
+        values.clear();
+        break;
+      }
+      outs += (values.empty() ? "=" : ",=") + c.str();
+      ins += "," + std::to_string(values.size());
+      values.push_back(v);
+      types.push_back(t);
+    }
+  }
+  if (values.empty()) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getPending());
+    return;
+  }
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, values, ptx, outs + ins, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  int64_t i = 0;
+  for (Value memref : regs) {
+    auto type = cast<MemRefType>(memref.getType());
+    for (int64_t r = 0; r < type.getNumElements(); ++r, ++i)
+      memref::StoreOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0), ArrayRef<int64_t>{i}),
+          memref, ValueRange{ib.c(r)});
+  }
+}
+
+/// tile.gemm whose #tile.mma is wgmma.
+struct WgmmaGemmLowering : TileOpLowering<GemmOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!op.getMmaAttr() || op.getMmaAttr().getKind() != MmaKind::Wgmma)
+      return failure();
+    FailureOr<Fragment> c = convertedFragment(op, op.getC(), adaptor.getC(), "C");
+    if (failed(c))
+      return failure();
+    std::optional<Fragment> a = fragmentOf(op.getA(), adaptor.getA());
+    if (failed(lowerGemmWgmma(rewriter, op, sharedBufferOf(op.getA(), adaptor.getA()),
+                              sharedBufferOf(op.getB(), adaptor.getB()), info.tid,
+                              info.threads, c->regs, c->layout, a ? a->regs : Value(),
+                              a ? a->layout : LayoutAttr())))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// tile.wait_wgmma: nothing to wait for in a kernel without wgmma gemms
+/// (mma.sync gemms complete in program order).
+struct WaitWgmmaLowering : TileOpLowering<WaitWgmmaOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(WaitWgmmaOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (info.usesWgmma) {
+      SmallVector<Value> regs;
+      for (auto [original, converted] : llvm::zip(op.getFragments(), adaptor.getFragments())) {
+        if (!fragmentOf(original, converted))
+          return op.emitOpError("waits for fragments of this kernel only");
+        regs.push_back(converted);
+      }
+      lowerWaitWgmma(rewriter, op, regs);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateWgmmaToGPUPatterns(const TypeConverter &converter,
+                                            const KernelInfo &info,
+                                            RewritePatternSet &patterns) {
+  patterns.add<WgmmaGemmLowering, // tile.gemm (wgmma)
+               WaitWgmmaLowering  // tile.wait_wgmma
+               >(converter, info);
+}
