@@ -9,6 +9,7 @@ from .. import ir
 from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
+from ..layout.errors import LayoutError
 from ..language.types import SymbolicDim, dtype as DType
 from . import dtypes, variables
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
@@ -175,6 +176,29 @@ class ExpressionMixin:
     def expr_Slice(self, node):
         return slice(*(None if n is None else self.eval(n)
                        for n in (node.lower, node.upper, node.step)))
+
+    def expr_Lambda(self, node):
+        """A lambda is compile-time Python (a T.Fragment's layout functions):
+        compiled as Python over the names it reads, which must be compile-time
+        values here (a lambda cannot capture a run-time index)."""
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise self.error(node, "a lambda in a prim_func takes plain positional parameters")
+        params = {a.arg for a in args.args}
+        env = {}
+        for name in ast.walk(node.body):
+            if not isinstance(name, ast.Name) or name.id in params or name.id in env:
+                continue
+            try:
+                value = self.lookup(name.id, name)
+            except CompilationError:
+                continue  # a builtin, a nested lambda's parameter, or a NameError when called
+            if isinstance(value, (Affine, Scalar, VarRef)):
+                raise self.error(name, f"a lambda in a prim_func runs at compile time; it "
+                                       f"cannot read '{name.id}', {self.describe(value)}")
+            env[name.id] = value
+        code = compile(ast.Expression(node), self.prim.filename, "eval")
+        return eval(code, {"__builtins__": __builtins__, **env})
 
     def expr_JoinedStr(self, node):
         raise self.error(node, "f-strings are not supported in a prim_func")
@@ -511,5 +535,7 @@ class ExpressionMixin:
                                    "cannot take run-time values")
         try:
             return fn(*args, **kwargs)
+        except LayoutError as e:  # a T.Fragment whose functions fail: the message says how
+            raise self.error(node, str(e)) from None
         except Exception as e:  # a compile-time helper failed: say where
             raise self.error(node, f"{type(e).__name__}: {e}") from None

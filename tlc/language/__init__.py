@@ -60,6 +60,7 @@ from .types import (
 )
 
 from ..frontend.prim_func import prim_func  # noqa: E402
+from ..layout.fragment import Fragment  # noqa: E402  (TileLang's T.Fragment)
 
 
 def const(names: str):
@@ -90,7 +91,7 @@ INTRINSICS = [
 ]
 
 __all__ = [
-    "Buffer", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
+    "Buffer", "Fragment", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
     "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
