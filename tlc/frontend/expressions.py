@@ -9,7 +9,6 @@ from .. import ir
 from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
-from ..layout.errors import LayoutError
 from ..language.types import SymbolicDim, dtype as DType
 from . import dtypes, variables
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
@@ -535,7 +534,9 @@ class ExpressionMixin:
                                    "cannot take run-time values")
         try:
             return fn(*args, **kwargs)
-        except LayoutError as e:  # a T.Fragment whose functions fail: the message says how
-            raise self.error(node, str(e)) from None
         except Exception as e:  # a compile-time helper failed: say where
-            raise self.error(node, f"{type(e).__name__}: {e}") from None
+            from ..layout.errors import LayoutError  # (here: tlc.layout imports numpy)
+
+            # A T.Fragment's own message says what is wrong with the layout.
+            text = str(e) if isinstance(e, LayoutError) else f"{type(e).__name__}: {e}"
+            raise self.error(node, text) from None

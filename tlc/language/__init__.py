@@ -60,7 +60,16 @@ from .types import (
 )
 
 from ..frontend.prim_func import prim_func  # noqa: E402
-from ..layout.fragment import Fragment  # noqa: E402  (TileLang's T.Fragment)
+
+
+def __getattr__(name: str):
+    """T.Fragment (tlc.layout.Fragment), imported when first used: tlc.layout
+    needs numpy, which a compile does not otherwise load."""
+    if name == "Fragment":
+        from ..layout.fragment import Fragment
+
+        return Fragment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def const(names: str):
