@@ -696,9 +696,8 @@ def _annotate_fragment(gen, where, buf: BufferRef, layout) -> None:
         t, regs, amap = layout.tile_layout(threads, buf.name)
     except LayoutError as e:
         raise gen.error(where, str(e)) from None
-    with gen.loc(where):
-        buf.value.owner.attributes["layout"] = ir.Attribute.parse(
-            f"#tile.layout<threads = {t}, regs = {regs}, map = {amap}>")
+    buf.value.owner.attributes["layout"] = ir.Attribute.parse(
+        f"#tile.layout<threads = {t}, regs = {regs}, map = {amap}>")
 
 
 def call_Kernel(gen, node):
