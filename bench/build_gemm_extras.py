@@ -74,7 +74,7 @@ def save(kernel, check, path):
 
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
-    save(gemm_relu.matmul(1024, 1024, 1024, 128, 128, 32),
+    save(gemm_relu.relu_matmul(1024, 1024, 1024, 128, 128, 32),
          {"expect": {"C": "torch.relu(A.float() @ B.float()).to(C.dtype)"},
           "atol": 0.1, "rtol": 2e-2, "seed": 1},
          os.path.join(out, "gemm_relu_example.tlcart"))

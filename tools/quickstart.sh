@@ -11,5 +11,5 @@ mkdir -p build/examples
 echo "wrote build/examples/vadd_from_mlir.ptx"
 echo "== examples/elementwise.py (tile-dialect Python builders)"
 "$VENV/bin/python" examples/elementwise.py --out build/examples
-echo "== examples/gemm_relu.py (TileLang's GEMM + ReLU, imports changed)"
+echo "== examples/gemm_relu.py (a GEMM with a fused ReLU, in TileLang's API)"
 "$VENV/bin/python" examples/gemm_relu.py

@@ -528,9 +528,12 @@ def other_with(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
-def lambda_expr(A: T.Tensor((64,), "float32")):
+def lambda_on_a_runtime_value(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
-        f = lambda x: x  # E:lambda
+        f = T.alloc_fragment((64,), "float32")
+        double = lambda x: x * 2  # noqa: E731 (a compile-time helper, as in T.Fragment)
+        for i in T.Parallel(64):
+            f[i] = double(A[i])  # E:lambda
 
 
 @T.prim_func
@@ -568,7 +571,8 @@ def default_value(A: T.Tensor((64,), "float32"), n: T.int32 = 4):  # E:default-v
     (bare_expression, "bare-expr", "A ", "an expression statement must be a call"),
     (other_with, "other-with", "open(",
      "the only `with` in a prim_func is `with T.Kernel(...) as ...:`"),
-    (lambda_expr, "lambda", "lambda", "tlc does not support `Lambda` expressions"),
+    (lambda_on_a_runtime_value, "lambda", "double(",
+     "'<lambda>' is ordinary Python: it runs at compile time and cannot take run-time values"),
     (runtime_python_call, "python-call", "float(",
      "'float' is ordinary Python: it runs at compile time and cannot take run-time values"),
     (parallel_as_expression, "parallel-expr", "T.Parallel(4)",

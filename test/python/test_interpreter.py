@@ -169,7 +169,7 @@ def test_pipelined_ir_after_tile_pipeline_loops(repo):
 
 def test_gemm_relu_example_with_use_swizzle(repo):
     ex = example(repo, "gemm_relu")
-    kernel = tlc.jit(ex.matmul.factory, out_idx=[-1], interpret=True)(128, 192, 64, 64, 64, 32)
+    kernel = tlc.jit(ex.relu_matmul.factory, out_idx=[-1], interpret=True)(128, 192, 64, 64, 64, 32)
     rng = np.random.default_rng(4)
     a, b = rand(rng, (128, 64)), rand(rng, (64, 192))
     assert_rounded(kernel(a, b), np.maximum(a.astype(np.float64) @ b, 0), "float16")

@@ -184,6 +184,29 @@ class ExpressionMixin:
         return slice(*(None if n is None else self.eval(n)
                        for n in (node.lower, node.upper, node.step)))
 
+    def expr_Lambda(self, node):
+        """A lambda is compile-time Python (a T.Fragment's layout functions):
+        compiled as Python over the names it reads, which must be compile-time
+        values here (a lambda cannot capture a run-time index)."""
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise self.error(node, "a lambda in a prim_func takes plain positional parameters")
+        params = {a.arg for a in args.args}
+        env = {}
+        for name in ast.walk(node.body):
+            if not isinstance(name, ast.Name) or name.id in params or name.id in env:
+                continue
+            try:
+                value = self.lookup(name.id, name)
+            except CompilationError:
+                continue  # a builtin, a nested lambda's parameter, or a NameError when called
+            if isinstance(value, (Affine, Scalar, VarRef)):
+                raise self.error(name, f"a lambda in a prim_func runs at compile time; it "
+                                       f"cannot read '{name.id}', {self.describe(value)}")
+            env[name.id] = value
+        code = compile(ast.Expression(node), self.prim.filename, "eval")
+        return eval(code, {"__builtins__": __builtins__, **env})
+
     def expr_JoinedStr(self, node):
         raise self.error(node, "f-strings are not supported in a prim_func")
 
@@ -542,4 +565,8 @@ class ExpressionMixin:
         try:
             return fn(*args, **kwargs)
         except Exception as e:  # a compile-time helper failed: say where
-            raise self.error(node, f"{type(e).__name__}: {e}") from None
+            from ..layout.errors import LayoutError  # (here: tlc.layout imports numpy)
+
+            # A T.Fragment's own message says what is wrong with the layout.
+            text = str(e) if isinstance(e, LayoutError) else f"{type(e).__name__}: {e}"
+            raise self.error(node, text) from None

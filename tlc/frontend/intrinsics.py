@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 
 from .. import ir
 from ..dialects import scf, tile
@@ -648,28 +649,55 @@ def call_use_swizzle(gen, node):
 
 
 def call_annotate_layout(gen, node):
-    from ..layout import SwizzledLayout
+    from ..layout import Fragment, SwizzledLayout
 
     gen.require_kernel(node, "T.annotate_layout")
     a = _args(gen, node, loops.annotate_layout)
     mapping = gen.eval(a["layout_map"])
     if not isinstance(mapping, dict):
         raise gen.error(a["layout_map"], "T.annotate_layout takes {buffer: layout}")
-    for buf, layout in mapping.items():
+    # Errors point at the layout's own expression when the dict is written out.
+    literal = a["layout_map"]
+    written = (isinstance(literal, ast.Dict) and None not in literal.keys
+               and len(literal.values) == len(mapping))
+    nodes = list(literal.values) if written else [literal] * len(mapping)
+    for (buf, layout), where in zip(mapping.items(), nodes):
         if not isinstance(buf, BufferRef):
-            raise gen.error(a["layout_map"], f"layout keys must be buffers, got {buf!r}")
+            raise gen.error(where, f"layout keys must be buffers, got {buf!r}")
         if isinstance(layout, SwizzledLayout):
             if layout.buffer is not None and layout.buffer is not buf:
-                raise gen.error(a["layout_map"], f"the layout made for '{layout.buffer.name}' "
-                                                 f"annotates '{buf.name}'")
+                raise gen.error(where, f"the layout made for '{layout.buffer.name}' "
+                                       f"annotates '{buf.name}'")
             if buf.place != "shared":
-                raise gen.error(a["layout_map"], f"a swizzled layout applies to shared buffers; "
-                                                 f"'{buf.name}' is {buf.place}")
+                raise gen.error(where, f"a swizzled layout applies to shared buffers; "
+                                       f"'{buf.name}' is {buf.place}")
             buf.value.owner.attributes["layout"] = ir.Attribute.parse(
                 f"#tile.shared<swizzle = {layout.attr()}>")
+        elif isinstance(layout, Fragment):
+            _annotate_fragment(gen, where, buf, layout)
         else:
-            raise gen.error(a["layout_map"], f"unsupported layout {layout!r} for '{buf.name}' "
-                                             "(tlc supports tlc.layout.make_swizzled_layout)")
+            raise gen.error(where, f"unsupported layout {layout!r} for '{buf.name}' "
+                                   "(tlc supports tlc.layout.make_swizzled_layout for shared "
+                                   "buffers and T.Fragment for fragments)")
+
+
+def _annotate_fragment(gen, where, buf: BufferRef, layout) -> None:
+    """Puts the #tile.layout of a T.Fragment on the fragment's allocation."""
+    from ..layout import LayoutError
+
+    if buf.place != "fragment":
+        raise gen.error(where, f"a T.Fragment layout applies to fragments (T.alloc_fragment); "
+                               f"'{buf.name}' is {buf.place}")
+    if tuple(buf.shape) != layout.shape:
+        raise gen.error(where, f"the layout is for shape {list(layout.shape)}, but "
+                               f"'{buf.name}' has shape {list(buf.shape)}")
+    threads = math.prod(gen.thread_dims)
+    try:
+        t, regs, amap = layout.tile_layout(threads, buf.name)
+    except LayoutError as e:
+        raise gen.error(where, str(e)) from None
+    buf.value.owner.attributes["layout"] = ir.Attribute.parse(
+        f"#tile.layout<threads = {t}, regs = {regs}, map = {amap}>")
 
 
 def call_Kernel(gen, node):

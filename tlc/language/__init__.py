@@ -62,6 +62,16 @@ from .types import (
 from ..frontend.prim_func import prim_func  # noqa: E402
 
 
+def __getattr__(name: str):
+    """T.Fragment (tlc.layout.Fragment), imported when first used: tlc.layout
+    needs numpy, which a compile does not otherwise load."""
+    if name == "Fragment":
+        from ..layout.fragment import Fragment
+
+        return Fragment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def const(names: str):
     """`M, N = T.const("M, N")`: sizes of an eager @tlc.jit kernel, taken from
     its tensor arguments' shapes (see tlc.eager); only valid there."""
@@ -90,7 +100,7 @@ INTRINSICS = [
 ]
 
 __all__ = [
-    "Buffer", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
+    "Buffer", "Fragment", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
     "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",

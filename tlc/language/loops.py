@@ -166,11 +166,14 @@ def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> Non
 
 @intrinsic
 def annotate_layout(layout_map: dict) -> None:
-    """Gives buffers their layouts: {shared buffer: tlc.layout.make_swizzled_layout(buf)}.
+    """Gives buffers their layouts: {shared buffer: tlc.layout.make_swizzled_layout(buf)}
+    or {fragment: T.Fragment(shape, ...)} (which thread and register hold each
+    element; on every thread of the block, an affine #tile.layout once inverted).
 
     Args:
         layout_map: a dict from buffers to layouts.
 
-    Example: `T.annotate_layout({A_s: make_swizzled_layout(A_s)})`
+    Example: `T.annotate_layout({A_s: make_swizzled_layout(A_s),
+    acc: T.Fragment(acc.shape, forward_thread_fn=lambda i, j: j * 4 + i // 16)})`
     """
     raise outside_prim_func("annotate_layout")

@@ -46,8 +46,9 @@ def plot(layout, path, *, buffer: str | None = None, rows=None, cols=None,
          color: str | None = None, stage: int | None = None) -> str:
     """Draws `layout` into `path` (`.svg` or `.png`) and returns the path.
 
-    layout: a `FragmentLayout` or `SharedLayout` (from `kernel.layouts()`), or
-        a compiled kernel with `buffer=` naming one of its buffers.
+    layout: a `FragmentLayout` or `SharedLayout` (from `kernel.layouts()`), a
+        `Fragment` (T.Fragment), or a compiled kernel with `buffer=` naming
+        one of its buffers.
     rows, cols: the window drawn: `n` (the first n), `(start, stop)` or
         `range(start, stop)`; at most 128 each. By default the first 64 rows
         and columns (the title says when that is not the whole buffer).
@@ -109,6 +110,10 @@ def plot_layout(layout, save_directory: str = "./tmp", name: str = "layout",
 
 
 def _resolve(layout, buffer):
+    from .fragment import Fragment
+
+    if isinstance(layout, Fragment):  # TileLang's T.Fragment, on the threads it names
+        layout = layout.to_layout()
     if isinstance(layout, (FragmentLayout, SharedLayout)):
         if buffer is not None:
             raise LayoutError(f"buffer={buffer!r} names a buffer of a kernel; the first "
@@ -122,8 +127,9 @@ def _resolve(layout, buffer):
         from .snapshot import kernel_layout
 
         return kernel_layout(layout, buffer)
-    raise LayoutError(f"plot draws a FragmentLayout or SharedLayout (kernel.layouts()), or "
-                      f"a compiled kernel with buffer=..., got {type(layout).__name__}")
+    raise LayoutError(f"plot draws a FragmentLayout or SharedLayout (kernel.layouts()), a "
+                      f"T.Fragment, or a compiled kernel with buffer=..., got "
+                      f"{type(layout).__name__}")
 
 
 def _window(spec, size: int, what: str) -> range:
