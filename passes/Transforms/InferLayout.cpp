@@ -203,8 +203,10 @@ LogicalResult inferReduce(ReduceOp reduce) {
     dst.setLayoutAttr(sliced->layout);
     return success();
   }
-  if (dst.getLayoutAttr() == sliced->layout)
+  if (equivalentLayouts(dst.getLayoutAttr(), sliced->layout)) {
+    dst.setLayoutAttr(sliced->layout); // an annotation's elements, written as the slice
     return success();
+  }
   InFlightDiagnostic diag = reduce.emitOpError(
       "needs its destination in the source's layout sliced along dimension ")
       << reduce.getDim() << ", but the destination already has another layout";
@@ -321,9 +323,11 @@ LogicalResult inferGemm(GemmOp gemm) {
     return failure();
   LayoutAttr layout =
       getAccumulatorLayout(gemm.getContext(), *part, kernel.getThreads());
-  if (!alloc.getLayout()) {
+  // An annotation holding the same elements is written as the tensor-core
+  // layout: the same code as an unannotated C.
+  if (!alloc.getLayout() || equivalentLayouts(alloc.getLayoutAttr(), layout)) {
     alloc.setLayoutAttr(layout);
-  } else if (!equivalentLayouts(alloc.getLayoutAttr(), layout)) {
+  } else {
     InFlightDiagnostic diag = gemm.emitOpError(
         "needs C in the tensor-core accumulator layout, but C already has "
         "another layout (from another gemm or an annotation)");
@@ -339,12 +343,10 @@ LogicalResult inferGemm(GemmOp gemm) {
                             "held M x K)");
   LayoutAttr aLayout = getOperandALayout(gemm.getContext(), *part,
                                          a.getType().getDimSize(1), kernel.getThreads());
-  if (!a.getLayout()) {
+  if (!a.getLayout() || equivalentLayouts(a.getLayoutAttr(), aLayout)) {
     a.setLayoutAttr(aLayout);
     return success();
   }
-  if (equivalentLayouts(a.getLayoutAttr(), aLayout))
-    return success();
   InFlightDiagnostic diag = gemm.emitOpError(
       "needs A in the tensor-core operand layout, but A already has another "
       "layout");

@@ -363,6 +363,24 @@ func.func @wgmma_accumulator() {
 
 // -----
 
+// An annotation (T.Fragment) that holds the accumulator's elements in the same
+// registers, written another way, is rewritten as the tensor-core layout, so
+// the gemm and its users are lowered as for an unannotated C.
+// CHECK-LABEL: func.func @annotated_accumulator
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 4) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, (d0 mod 4) * 2 + d1 mod 2)>}
+func.func @annotated_accumulator() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    %a = tile.alloc_shared : memref<16x16xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<16x8xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = (d0, d1) -> (d0 floordiv 4 + ((d1 floordiv 2) mod 2) * 8, d0 * 2 - (d0 floordiv 4) * 8 + d1 mod 2)>} : memref<16x8xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x8xf16, #gpu.address_space<workgroup>>, memref<16x8xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
 // 64 rows over two warpgroups (FullCol): with wgmma the warpgroups sit side
 // by side, warpgroup g holding columns 64 g .. 64 g + 63 of all 64 rows (its
 // four warps 16 rows each), so a row's maximum combines both warpgroups;

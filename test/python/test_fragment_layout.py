@@ -187,10 +187,6 @@ def test_accumulator_annotated_as_inferred_keeps_the_layout(target, bm, bk, tmp_
     ptxas.assemble(ptx, target, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tile-infer-layout keeps an annotation equivalent to the accumulator layout as written "
-    "(its affine map differs in form from passes/Mma.cpp's), so the store's index arithmetic "
-    "differs by a few instructions; needs inferGemm to adopt the canonical layout"))
 def test_accumulator_annotated_as_inferred_gives_identical_ptx():
     plain = tlc.compile(_gemm(), target="sm_80")
     annotated = tlc.compile(_gemm(_mma_accumulator), target="sm_80")

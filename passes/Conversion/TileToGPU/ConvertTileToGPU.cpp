@@ -155,7 +155,7 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
       return WalkResult::interrupt();
     }
     for (Operation *user : op->getUsers()) {
-      bool access = isa<memref::LoadOp, memref::StoreOp>(user);
+      bool access = isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(user);
       if (stage ? access || isa<TileDialect>(user->getDialect())
                 : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp>(user) ||
                       (access && user->getParentOfType<ParallelOp>()))
