@@ -1,5 +1,8 @@
-// RUN: tlc-opt %s -split-input-file --tile-target=sm_80 -tile-select-mma -tile-infer-layout -tile-allocate-shared-memory -tile-insert-barriers -tile-outline-kernels -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s
-// RUN: tlc-opt %s -split-input-file --tile-target=sm_90a -tile-select-mma -tile-infer-layout -tile-swizzle-shared-memory -tile-allocate-shared-memory -tile-insert-barriers -tile-outline-kernels -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
+// RUN: tlc-opt %s -split-input-file -convert-tile-to-gpu -canonicalize -verify-diagnostics | FileCheck %s
+
+// Each case is a kernel as tile-outline-kernels leaves it: layouts, #tile.mma,
+// #tile.shared, offsets and barriers already in the IR, so the conversion
+// alone is tested (its patterns decide nothing).
 
 // A dynamic-size tensor into a fragment: each thread issues 16-byte vector
 // loads guarded by the bounds (zero outside) and by row alignment (else
@@ -15,15 +18,18 @@
 // CHECK: vector.store %{{.*}}, %[[REGS]][%c0] {alignment = 16 : i64} : memref<8xf32>, vector<4xf32>
 // CHECK: vector.store %{{.*}}, %[[REGS]][%c4] {alignment = 16 : i64} : memref<8xf32>, vector<4xf32>
 // CHECK-NOT: tile.{{copy|fill|parallel|alloc}}
-func.func @load_dynamic(%A: memref<?x?xf32>, %B: memref<8x128xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %f = tile.alloc_fragment : memref<8x128xf32, #tile.space<fragment>>
-    tile.copy %A[%c0, %c0] [8, 128] to %f[%c0, %c0] [8, 128] : memref<?x?xf32> to memref<8x128xf32, #tile.space<fragment>>
-    tile.copy %f[%c0, %c0] [8, 128] to %B[%c0, %c0] [8, 128] : memref<8x128xf32, #tile.space<fragment>> to memref<8x128xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @load_dynamic_kernel {
+    gpu.func @load_dynamic(%arg0: memref<?x?xf32>, %arg1: memref<8x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<8x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [8, 128] to %0[%c0, %c0] [8, 128] : memref<?x?xf32> to memref<8x128xf32, #tile.space<fragment>>
+      tile.copy %0[%c0, %c0] [8, 128] to %arg1[%c0, %c0] [8, 128] : memref<8x128xf32, #tile.space<fragment>> to memref<8x128xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -40,22 +46,25 @@ func.func @load_dynamic(%A: memref<?x?xf32>, %B: memref<8x128xf32>) {
 // CHECK: memref.load %[[REGS]][%c3] : memref<4xf32>
 // CHECK: scf.if
 // CHECK-NEXT: vector.store %{{.*}} {alignment = 16 : i64} : memref<100x128xf32>, vector<4xf32>
-func.func @double(%A: memref<100x128xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %f = tile.alloc_fragment : memref<4x128xf32, #tile.space<fragment>>
-    %i = arith.muli %bx, %c4 : index
-    tile.copy %A[%i, %c0] [4, 128] to %f[%c0, %c0] [4, 128] : memref<100x128xf32> to memref<4x128xf32, #tile.space<fragment>>
-    tile.parallel (%ii, %jj) in [4, 128] {
-      %x = memref.load %f[%ii, %jj] : memref<4x128xf32, #tile.space<fragment>>
-      %y = arith.addf %x, %x : f32
-      memref.store %y, %f[%ii, %jj] : memref<4x128xf32, #tile.space<fragment>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @double_kernel {
+    gpu.func @double(%arg0: memref<100x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<4x128xf32, #tile.space<fragment>>
+      %1 = arith.muli %block_id_x, %c4 : index
+      tile.copy %arg0[%1, %c0] [4, 128] to %0[%c0, %c0] [4, 128] : memref<100x128xf32> to memref<4x128xf32, #tile.space<fragment>>
+      tile.parallel (%arg1, %arg2) in [4, 128] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} {
+        %2 = memref.load %0[%arg1, %arg2] : memref<4x128xf32, #tile.space<fragment>>
+        %3 = arith.addf %2, %2 : f32
+        memref.store %3, %0[%arg1, %arg2] : memref<4x128xf32, #tile.space<fragment>>
+      }
+      tile.copy %0[%c0, %c0] [4, 128] to %arg0[%1, %c0] [4, 128] : memref<4x128xf32, #tile.space<fragment>> to memref<100x128xf32>
+      gpu.return
     }
-    tile.copy %f[%c0, %c0] [4, 128] to %A[%i, %c0] [4, 128] : memref<4x128xf32, #tile.space<fragment>> to memref<100x128xf32>
   }
-  return
 }
 
 // -----
@@ -79,14 +88,17 @@ func.func @double(%A: memref<100x128xf32>) {
 // CHECK-NOT: vector.store
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
-func.func @to_shared(%A: memref<1024x1024xf16>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<1024x1024xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @to_shared_kernel {
+    gpu.func @to_shared(%arg0: memref<1024x1024xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 4096 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %c0] [64, 32] to %0[%c0, %c0] [64, 32] : memref<1024x1024xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -103,16 +115,19 @@ func.func @to_shared(%A: memref<1024x1024xf16>) {
 // CHECK: %[[SIZE:.*]] = arith.select %[[ALL]], %{{.*}}, %c0 : index
 // CHECK: nvgpu.device_async_copy %{{.*}}[%[[R]], %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], 8, %[[SIZE]] {bypassL1}
 // CHECK-NOT: scf.if
-func.func @predicated_async(%A: memref<1024x1024xf16>, %p: i1) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %A[%bx, %c0] [64, 32] to %s[%c0, %c0] [64, 32] if %p {async} : memref<1024x1024xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    nvvm.cp.async.commit.group
-    nvvm.cp.async.wait.group 0
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @predicated_async_kernel {
+    gpu.func @predicated_async(%arg0: memref<1024x1024xf16>, %arg1: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 4096 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%block_id_x, %c0] [64, 32] to %0[%c0, %c0] [64, 32] if %arg1 {async} : memref<1024x1024xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -125,18 +140,22 @@ func.func @predicated_async(%A: memref<1024x1024xf16>, %p: i1) {
 // CHECK-NEXT: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: } {tile.num_stages = 3 : i64}
-func.func @loop_barriers(%A: memref<1024x1024xf16>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c8 = arith.constant 8 : index
-  %zero = arith.constant 0.0 : f16
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 3 {
-      tile.fill %s, %zero : memref<64x32xf16, #gpu.address_space<workgroup>>, f16
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @loop_barriers_kernel {
+    gpu.func @loop_barriers(%arg0: memref<1024x1024xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 4096 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %cst = arith.constant 0.000000e+00 : f16
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.pipelined %arg1 = %c0 to %c8 step %c1 num_stages = 3 {
+        gpu.barrier
+        tile.fill %0, %cst : memref<64x32xf16, #gpu.address_space<workgroup>>, f16
+      }
+      gpu.return
     }
   }
-  return
 }
 
 // -----
@@ -151,17 +170,21 @@ func.func @loop_barriers(%A: memref<1024x1024xf16>) {
 // CHECK-COUNT-16: nvgpu.mma.sync
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: memref.store %{{.*}}, %[[REGS]][%c31]
-func.func @gemm_f16(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x64xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    tile.gemm %a, %b, %c {clear_accum} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @gemm_f16_kernel {
+    gpu.func @gemm_f16(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {offset = 4096 : i64} : memref<32x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 64] to %arg2[%c0, %c0] [64, 64] {tile.staging_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -171,17 +194,21 @@ func.func @gemm_f16(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memref<64x
 // CHECK-LABEL: gpu.func @gemm_bf16_nt
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x32xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
-func.func @gemm_bf16_nt(%C: memref<64x64xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared : memref<64x32xbf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<64x32xbf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    tile.gemm %a, %b, %c {transpose_b} : memref<64x32xbf16, #gpu.address_space<workgroup>>, memref<64x32xbf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @gemm_bf16_nt_kernel {
+    gpu.func @gemm_bf16_nt(%arg0: memref<64x64xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xbf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {offset = 4096 : i64} : memref<64x32xbf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      tile.gemm %0, %1, %2 {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>, transpose_b} : memref<64x32xbf16, #gpu.address_space<workgroup>>, memref<64x32xbf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 64] to %arg0[%c0, %c0] [64, 64] {tile.staging_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -194,14 +221,17 @@ func.func @gemm_bf16_nt(%C: memref<64x64xf32>) {
 // CHECK: arith.andi %{{.*}}, %c48
 // CHECK: arith.xori
 // CHECK: vector.store %{{.*}}, %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<2048xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-func.func @swizzled_store(%A: memref<64x32xf16>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>} : memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @swizzled_store_kernel {
+    gpu.func @swizzled_store(%arg0: memref<64x32xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 4096 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %c0] [64, 32] to %0[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -220,17 +250,20 @@ func.func @swizzled_store(%A: memref<64x32xf16>) {
 // CHECK: memref.store %{{.*}}, %[[SCRATCH]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[SCRATCH]]
-func.func @row_max(%X: memref<8x256xf32>, %Out: memref<8xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
-    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
-    tile.copy %X[%c0, %c0] [8, 256] to %x[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
-    tile.reduce %x to %m {kind = #tile.reduce_kind<max>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
-    tile.copy %m[%c0] [8] to %Out[%c0] [8] : memref<8xf32, #tile.space<fragment>> to memref<8xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @row_max_kernel {
+    gpu.func @row_max(%arg0: memref<8x256xf32>, %arg1: memref<8xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 64 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} : memref<8x256xf32, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [8, 256] to %0[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
+      tile.reduce %0 to %1 {clear, dim = 1 : i64, kind = #tile.reduce_kind<max>, tile.scratch_offset = 0 : i64} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+      tile.copy %1[%c0] [8] to %arg1[%c0] [8] : memref<8xf32, #tile.space<fragment>> to memref<8xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -242,23 +275,26 @@ func.func @row_max(%X: memref<8x256xf32>, %Out: memref<8xf32>) {
 // CHECK: memref.load %[[ROWS]][%c0] : memref<4xf32>
 // CHECK: arith.subf
 // CHECK: memref.load %[[ROWS]][%c3] : memref<4xf32>
-func.func @subtract_row(%X: memref<8x256xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
-    %m = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
-    tile.copy %X[%c0, %c0] [8, 256] to %x[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
-    tile.reduce %x to %m {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
-    tile.parallel (%i, %j) in [8, 256] {
-      %v = memref.load %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
-      %r = memref.load %m[%i] : memref<8xf32, #tile.space<fragment>>
-      %d = arith.subf %v, %r : f32
-      memref.store %d, %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @subtract_row_kernel {
+    gpu.func @subtract_row(%arg0: memref<8x256xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 64 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} : memref<8x256xf32, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [8, 256] to %0[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
+      tile.reduce %0 to %1 {clear, dim = 1 : i64, kind = #tile.reduce_kind<sum>, tile.scratch_offset = 0 : i64} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+      tile.parallel (%arg1, %arg2) in [8, 256] attributes {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} {
+        %2 = memref.load %0[%arg1, %arg2] : memref<8x256xf32, #tile.space<fragment>>
+        %3 = memref.load %1[%arg1] : memref<8xf32, #tile.space<fragment>>
+        %4 = arith.subf %2, %3 : f32
+        memref.store %4, %0[%arg1, %arg2] : memref<8x256xf32, #tile.space<fragment>>
+      }
+      tile.copy %0[%c0, %c0] [8, 256] to %arg0[%c0, %c0] [8, 256] : memref<8x256xf32, #tile.space<fragment>> to memref<8x256xf32>
+      gpu.return
     }
-    tile.copy %x[%c0, %c0] [8, 256] to %X[%c0, %c0] [8, 256] : memref<8x256xf32, #tile.space<fragment>> to memref<8x256xf32>
   }
-  return
 }
 
 // -----
@@ -274,22 +310,26 @@ func.func @subtract_row(%X: memref<8x256xf32>) {
 // CHECK: memref.load %[[P]][%c0] : memref<32xf16>
 // CHECK-NOT: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x64xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.mma.sync
-func.func @a_in_registers(%O: memref<64x64xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
-    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
-    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    tile.gemm %a, %b, %s {clear_accum, policy = #tile.warp_policy<full_row>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
-    tile.gemm %p, %v, %o {clear_accum, policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    tile.copy %o[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @a_in_registers_kernel {
+    gpu.func @a_in_registers(%arg0: memref<64x64xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {offset = 4096 : i64} : memref<32x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %3 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 8) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      %4 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + (((d1 mod 8) floordiv 2) mod 2) * 8, ((d1 floordiv 8) mod 4) * 16 + (d0 mod 4) * 2 + d1 mod 2 + ((d1 mod 8) floordiv 4) * 8)>} : memref<64x64xf16, #tile.space<fragment>>
+      %5 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 8) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      tile.gemm %0, %1, %3 {clear_accum, mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, policy = #tile.warp_policy<full_row>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.copy %3[%c0, %c0] [64, 64] to %4[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+      tile.gemm %4, %2, %5 {clear_accum, mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>, policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %5[%c0, %c0] [64, 64] to %arg0[%c0, %c0] [64, 64] {tile.staging_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -310,21 +350,25 @@ func.func @a_in_registers(%O: memref<64x64xf32>) {
 // CHECK-COUNT-32: vector.load %[[STAGE]][%{{.*}}] {alignment = 4 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK-NOT: vector.load %[[STAGE]]
 // CHECK: nvgpu.mma.sync
-func.func @layouts_disagree() {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
-    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    %p = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
-    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    tile.gemm %a, %b, %s : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
-    tile.gemm %p, %v, %o : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @layouts_disagree_kernel {
+    gpu.func @layouts_disagree() kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 8192 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {offset = 4096 : i64} : memref<32x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %3 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      %4 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 32) * 16 + (d0 mod 32) floordiv 4 + (((d1 mod 8) floordiv 2) mod 2) * 8, ((d1 floordiv 8) mod 4) * 16 + (d0 mod 4) * 2 + d1 mod 2 + ((d1 mod 8) floordiv 4) * 8)>} : memref<64x64xf16, #tile.space<fragment>>
+      %5 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      tile.gemm %0, %1, %3 {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %3[%c0, %c0] [64, 64] to %4[%c0, %c0] [64, 64] {tile.staging_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf16, #tile.space<fragment>>
+      tile.gemm %4, %2, %5 {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = registers, depth = 0>} : memref<64x64xf16, #tile.space<fragment>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -340,14 +384,17 @@ func.func @layouts_disagree() {
 // CHECK-NOT: scf.for
 // CHECK: vector.load %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<64x64xf32>, vector<4xf32>
-func.func @staged_epilogue(%C: memref<64x64xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
-    tile.copy %c[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @staged_epilogue_kernel {
+    gpu.func @staged_epilogue(%arg0: memref<64x64xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      tile.copy %0[%c0, %c0] [64, 64] to %arg0[%c0, %c0] [64, 64] {tile.staging_offset = 0 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -384,65 +431,68 @@ func.func @staged_epilogue(%C: memref<64x64xf32>) {
 // CHECK-COUNT-8: nvgpu.mma.sync
 // CHECK-NOT: gpu.barrier
 // CHECK: } {tile.num_stages = 3 : i64}
-func.func @prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
-  tile.kernel blocks(%arg2) in (%c1) threads = 128 {
-    %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
-    %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
-    %2 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    %c0_0 = arith.constant 0 : index
-    %3 = arith.muli %c1, %c0_0 : index
-    %4 = arith.addi %c0, %3 : index
-    %c0_1 = arith.constant 0 : index
-    %5 = arith.cmpi slt, %4, %arg1 : index
-    %6 = arith.muli %4, %c32 : index
-    %7 = tile.stage %0[%c0_1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%c0, %6] [64, 32] to %7[%c0, %c0] [64, 32] if %5 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    %8 = tile.stage %1[%c0_1] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%6, %c0] [32, 64] to %8[%c0, %c0] [32, 64] if %5 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    nvvm.cp.async.commit.group
-    %c1_2 = arith.constant 1 : index
-    %9 = arith.muli %c1, %c1_2 : index
-    %10 = arith.addi %c0, %9 : index
-    %c1_3 = arith.constant 1 : index
-    %11 = arith.cmpi slt, %10, %arg1 : index
-    %12 = arith.muli %10, %c32 : index
-    %13 = tile.stage %0[%c1_3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%c0, %12] [64, 32] to %13[%c0, %c0] [64, 32] if %11 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    nvvm.cp.async.commit.group
-    scf.for %arg3 = %c0 to %arg1 step %c1 {
-      %15 = arith.subi %arg3, %c0 : index
-      %16 = arith.divsi %15, %c1 : index
-      %c3 = arith.constant 3 : index
-      %17 = arith.remsi %16, %c3 : index
-      nvvm.cp.async.wait.group 1
-      gpu.barrier
-      %c2 = arith.constant 2 : index
-      %18 = arith.muli %c1, %c2 : index
-      %19 = arith.addi %arg3, %18 : index
-      %c3_4 = arith.constant 3 : index
-      %c2_5 = arith.constant 2 : index
-      %20 = arith.addi %16, %c2_5 : index
-      %21 = arith.remsi %20, %c3_4 : index
-      %22 = arith.cmpi slt, %19, %arg1 : index
-      %23 = arith.muli %19, %c32 : index
-      %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-      tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-      %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-      tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @prefetch_loop_kernel {
+    gpu.func @prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 24576 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 0 : i64} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 12288 : i64} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      %c0_0 = arith.constant 0 : index
+      %3 = arith.muli %c1, %c0_0 : index
+      %4 = arith.addi %c0, %3 : index
+      %c0_1 = arith.constant 0 : index
+      %5 = arith.cmpi slt, %4, %arg1 : index
+      %6 = arith.muli %4, %c32 : index
+      %7 = tile.stage %0[%c0_1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %6] [64, 32] to %7[%c0, %c0] [64, 32] if %5 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %8 = tile.stage %1[%c0_1] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%6, %c0] [32, 64] to %8[%c0, %c0] [32, 64] if %5 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
       nvvm.cp.async.commit.group
-      %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-      %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-      %28 = arith.muli %arg3, %c32 : index
-      tile.gemm %26, %27, %2 : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-    } {tile.num_stages = 3 : i64}
-    nvvm.cp.async.wait.group 0
+      %c1_2 = arith.constant 1 : index
+      %9 = arith.muli %c1, %c1_2 : index
+      %10 = arith.addi %c0, %9 : index
+      %c1_3 = arith.constant 1 : index
+      %11 = arith.cmpi slt, %10, %arg1 : index
+      %12 = arith.muli %10, %c32 : index
+      %13 = tile.stage %0[%c1_3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %12] [64, 32] to %13[%c0, %c0] [64, 32] if %11 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      scf.for %arg2 = %c0 to %arg1 step %c1 {
+        %15 = arith.subi %arg2, %c0 : index
+        %16 = arith.divsi %15, %c1 : index
+        %c3 = arith.constant 3 : index
+        %17 = arith.remsi %16, %c3 : index
+        nvvm.cp.async.wait.group 1
+        gpu.barrier
+        %c2 = arith.constant 2 : index
+        %18 = arith.muli %c1, %c2 : index
+        %19 = arith.addi %arg2, %18 : index
+        %c3_4 = arith.constant 3 : index
+        %c2_5 = arith.constant 2 : index
+        %20 = arith.addi %16, %c2_5 : index
+        %21 = arith.remsi %20, %c3_4 : index
+        %22 = arith.cmpi slt, %19, %arg1 : index
+        %23 = arith.muli %19, %c32 : index
+        %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        nvvm.cp.async.commit.group
+        %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        %28 = arith.muli %arg2, %c32 : index
+        tile.gemm %26, %27, %2 {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      } {tile.num_stages = 3 : i64}
+      nvvm.cp.async.wait.group 0
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -457,67 +507,70 @@ func.func @prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
 // CHECK-NOT: gpu.barrier
 // CHECK: nvgpu.ldmatrix
 // CHECK: } {tile.num_stages = 3 : i64}
-func.func @no_prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c32 = arith.constant 32 : index
-  tile.kernel blocks(%arg2) in (%c1) threads = 128 {
-    %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
-    %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
-    %2 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
-    %c0_0 = arith.constant 0 : index
-    %3 = arith.muli %c1, %c0_0 : index
-    %4 = arith.addi %c0, %3 : index
-    %c0_1 = arith.constant 0 : index
-    %5 = arith.cmpi slt, %4, %arg1 : index
-    %6 = arith.muli %4, %c32 : index
-    %7 = tile.stage %0[%c0_1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%c0, %6] [64, 32] to %7[%c0, %c0] [64, 32] if %5 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    %8 = tile.stage %1[%c0_1] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%6, %c0] [32, 64] to %8[%c0, %c0] [32, 64] if %5 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    nvvm.cp.async.commit.group
-    %c1_2 = arith.constant 1 : index
-    %9 = arith.muli %c1, %c1_2 : index
-    %10 = arith.addi %c0, %9 : index
-    %c1_3 = arith.constant 1 : index
-    %11 = arith.cmpi slt, %10, %arg1 : index
-    %12 = arith.muli %10, %c32 : index
-    %13 = tile.stage %0[%c1_3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%c0, %12] [64, 32] to %13[%c0, %c0] [64, 32] if %11 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-    %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
-    nvvm.cp.async.commit.group
-    scf.for %arg3 = %c0 to %arg1 step %c1 {
-      %15 = arith.subi %arg3, %c0 : index
-      %16 = arith.divsi %15, %c1 : index
-      %c3 = arith.constant 3 : index
-      %17 = arith.remsi %16, %c3 : index
-      nvvm.cp.async.wait.group 1
-      gpu.barrier
-      %c2 = arith.constant 2 : index
-      %18 = arith.muli %c1, %c2 : index
-      %19 = arith.addi %arg3, %18 : index
-      %c3_4 = arith.constant 3 : index
-      %c2_5 = arith.constant 2 : index
-      %20 = arith.addi %16, %c2_5 : index
-      %21 = arith.remsi %20, %c3_4 : index
-      %22 = arith.cmpi slt, %19, %arg1 : index
-      %23 = arith.muli %19, %c32 : index
-      %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-      tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-      %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-      tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @no_prefetch_loop_kernel {
+    gpu.func @no_prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 24576 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 0 : i64} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 12288 : i64} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+      %c0_0 = arith.constant 0 : index
+      %3 = arith.muli %c1, %c0_0 : index
+      %4 = arith.addi %c0, %3 : index
+      %c0_1 = arith.constant 0 : index
+      %5 = arith.cmpi slt, %4, %arg1 : index
+      %6 = arith.muli %4, %c32 : index
+      %7 = tile.stage %0[%c0_1] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %6] [64, 32] to %7[%c0, %c0] [64, 32] if %5 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %8 = tile.stage %1[%c0_1] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%6, %c0] [32, 64] to %8[%c0, %c0] [32, 64] if %5 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
       nvvm.cp.async.commit.group
-      %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-      %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-      %28 = arith.muli %arg3, %c32 : index
-      tile.gemm %26, %27, %2 : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
-      %zero = arith.constant 0.0 : f32
-      tile.fill %2, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
-    } {tile.num_stages = 3 : i64}
-    nvvm.cp.async.wait.group 0
+      %c1_2 = arith.constant 1 : index
+      %9 = arith.muli %c1, %c1_2 : index
+      %10 = arith.addi %c0, %9 : index
+      %c1_3 = arith.constant 1 : index
+      %11 = arith.cmpi slt, %10, %arg1 : index
+      %12 = arith.muli %10, %c32 : index
+      %13 = tile.stage %0[%c1_3] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%c0, %12] [64, 32] to %13[%c0, %c0] [64, 32] if %11 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      scf.for %arg2 = %c0 to %arg1 step %c1 {
+        %15 = arith.subi %arg2, %c0 : index
+        %16 = arith.divsi %15, %c1 : index
+        %c3 = arith.constant 3 : index
+        %17 = arith.remsi %16, %c3 : index
+        nvvm.cp.async.wait.group 1
+        gpu.barrier
+        %c2 = arith.constant 2 : index
+        %18 = arith.muli %c1, %c2 : index
+        %19 = arith.addi %arg2, %18 : index
+        %c3_4 = arith.constant 3 : index
+        %c2_5 = arith.constant 2 : index
+        %20 = arith.addi %16, %c2_5 : index
+        %21 = arith.remsi %20, %c3_4 : index
+        %22 = arith.cmpi slt, %19, %arg1 : index
+        %23 = arith.muli %19, %c32 : index
+        %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        nvvm.cp.async.commit.group
+        %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        %28 = arith.muli %arg2, %c32 : index
+        tile.gemm %26, %27, %2 {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+        %cst = arith.constant 0.000000e+00 : f32
+        tile.fill %2, %cst : memref<64x64xf32, #tile.space<fragment>>, f32
+      } {tile.num_stages = 3 : i64}
+      nvvm.cp.async.wait.group 0
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -532,33 +585,66 @@ func.func @no_prefetch_loop(%arg0: memref<256x256xf16>, %arg1: index) {
 // CHECK-NOT: wgmma
 // CHECK: nvgpu.ldmatrix
 // CHECK: nvgpu.mma.sync
-// WGMMA-LABEL: gpu.func @wgmma_gemm
-// WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// WGMMA-NEXT: gpu.barrier
-// WGMMA: memref.extract_aligned_pointer_as_index
-// WGMMA: nvvm.wgmma.fence.aligned
-// WGMMA: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
-// WGMMA: nvvm.wgmma.mma_async
-// WGMMA: nvvm.wgmma.mma_async
-// WGMMA: nvvm.wgmma.mma_async
-// WGMMA-NOT: nvvm.wgmma.mma_async
-// WGMMA: nvvm.wgmma.commit.group.sync.aligned
-// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// WGMMA-NOT: nvgpu.ldmatrix
-// WGMMA-NOT: nvgpu.mma.sync
-func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<64x128xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<128x64xf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %B[%c0, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
-    tile.gemm %a, %b, %c {clear_accum, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
-    tile.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @wgmma_gemm_kernel {
+    gpu.func @wgmma_gemm(%arg0: memref<64x64xf16>, %arg1: memref<128x64xf16>, %arg2: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 32768 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 8192 : i64} : memref<128x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 4) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [128, 64] to %1[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 1, warps_n = 4, a = shared, depth = 0>, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 128] to %arg2[%c0, %c0] [64, 128] {tile.staging_offset = 0 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      gpu.return
+    }
   }
-  return
+}
+
+// -----
+
+// An NT gemm wgmma can run (64 x 128 x K 64, 128 threads = one warpgroup;
+// the operands carry the 128-byte swizzle tile-swizzle-shared-memory gives).
+// With wgmma: a fence.proxy.async before every barrier (the threads' shared
+// writes, then the tensor cores' reads), descriptors from the operands'
+// shared addresses, and between a wgmma.fence and a commit + wait one
+// m64n128k16 per 16-deep K slice. Without it: ldmatrix + mma.sync.
+// CHECK-LABEL: gpu.func @wgmma_gemm
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK-NOT: nvgpu.mma.sync
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @wgmma_gemm_kernel {
+    gpu.func @wgmma_gemm(%arg0: memref<64x64xf16>, %arg1: memref<128x64xf16>, %arg2: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 32768 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 8192 : i64} : memref<128x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [128, 64] to %1[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 128] to %arg2[%c0, %c0] [64, 128] {tile.staging_offset = 0 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      gpu.return
+    }
+  }
 }
 
 // -----
@@ -571,26 +657,57 @@ func.func @wgmma_gemm(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<
 // CHECK: nvgpu.mma.sync
 // CHECK-NOT: wgmma
 // CHECK: gpu.return
-// WGMMA-LABEL: gpu.func @wgmma_deferred
-// WGMMA: nvvm.wgmma.commit.group.sync.aligned
-// WGMMA-NOT: nvvm.wgmma.wait.group.sync.aligned
-// WGMMA: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;", "=f,=f,{{.*}},=f,0,1,2,{{.*}},62,63"
-// WGMMA-NOT: nvvm.wgmma.wait.group.sync.aligned
-// WGMMA: gpu.return
-func.func @wgmma_deferred(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: memref<64x128xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %B[%c0, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
-    tile.gemm %a, %b, %c {clear_accum, transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
-    tile.wait_wgmma {pending = 0 : i64}
-    tile.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @wgmma_deferred_kernel {
+    gpu.func @wgmma_deferred(%arg0: memref<64x64xf16>, %arg1: memref<128x64xf16>, %arg2: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 32768 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {offset = 8192 : i64} : memref<128x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 64 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 4) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [128, 64] to %1[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 1, warps_n = 4, a = shared, depth = 0>, transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      tile.wait_wgmma {pending = 0 : i64}
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 128] to %arg2[%c0, %c0] [64, 128] {tile.staging_offset = 0 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      gpu.return
+    }
   }
-  return
+}
+
+// -----
+
+// A gemm issued with wg_wait = -1 commits its group and waits for nothing;
+// tile.wait_wgmma is one inline PTX wait whose operands are the completed
+// accumulator's 64 registers, tied in and out (no read of them moves above
+// it). On mma.sync the wait lowers to nothing.
+// CHECK-LABEL: gpu.func @wgmma_deferred
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;", "=f,=f,{{.*}},=f,0,1,2,{{.*}},62,63"
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: gpu.return
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @wgmma_deferred_kernel {
+    gpu.func @wgmma_deferred(%arg0: memref<64x64xf16>, %arg1: memref<128x64xf16>, %arg2: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 57344 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 8192 : i64} : memref<128x64xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [128, 64] to %1[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>, transpose_b, wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      tile.wait_wgmma %2 {pending = 0 : i64} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %2[%c0, %c0] [64, 128] to %arg2[%c0, %c0] [64, 128] {tile.staging_offset = 24576 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      gpu.return
+    }
+  }
 }
 
 // -----
@@ -600,27 +717,32 @@ func.func @wgmma_deferred(%A: memref<64x64xf16>, %B: memref<128x64xf16>, %C: mem
 // 128 bytes (16384 bytes) further for the second. The warpgroup index is
 // broadcast from lane 0 (ptxas then keeps the descriptors in uniform
 // registers).
-// WGMMA-LABEL: gpu.func @wgmma_warpgroups_along_n
-// WGMMA: gpu.shuffle  idx
-// WGMMA: arith.divui %{{.*}}, %c2_i64 : i64
-// WGMMA: %[[N:.*]] = arith.remui %{{.*}}, %c2_i64 : i64
-// WGMMA: arith.muli %[[N]], %c16384_i64 : i64
-// WGMMA: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
-// WGMMA-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
-// WGMMA-NOT: nvvm.wgmma.mma_async
-func.func @wgmma_warpgroups_along_n(%A: memref<64x64xf16>, %B: memref<64x256xf16>, %C: memref<64x256xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 256 {
-    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<64x256xf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<64x256xf32, #tile.space<fragment>>
-    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %B[%c0, %c0] [64, 256] to %b[%c0, %c0] [64, 256] : memref<64x256xf16> to memref<64x256xf16, #gpu.address_space<workgroup>>
-    tile.gemm %a, %b, %c {clear_accum, policy = #tile.warp_policy<full_col>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x256xf16, #gpu.address_space<workgroup>>, memref<64x256xf32, #tile.space<fragment>>
-    tile.copy %c[%c0, %c0] [64, 256] to %C[%c0, %c0] [64, 256] : memref<64x256xf32, #tile.space<fragment>> to memref<64x256xf32>
+// CHECK-LABEL: gpu.func @wgmma_warpgroups_along_n
+// CHECK: gpu.shuffle  idx
+// CHECK: arith.divui %{{.*}}, %c2_i64 : i64
+// CHECK: %[[N:.*]] = arith.remui %{{.*}}, %c2_i64 : i64
+// CHECK: arith.muli %[[N]], %c16384_i64 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @wgmma_warpgroups_along_n_kernel {
+    gpu.func @wgmma_warpgroups_along_n(%arg0: memref<64x64xf16>, %arg1: memref<64x256xf16>, %arg2: memref<64x256xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.shared_bytes = 65536 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 8192 : i64} : memref<64x256xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 256, regs = 64, map = (d0, d1) -> (((((d0 floordiv 32) floordiv 4) floordiv 2) * 4 + (d0 floordiv 32) mod 4) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, (((d0 floordiv 32) floordiv 4) mod 2) * 128 + ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x256xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [64, 256] to %1[%c0, %c0] [64, 256] : memref<64x256xf16> to memref<64x256xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 2, a = shared, depth = 0>, policy = #tile.warp_policy<full_col>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x256xf16, #gpu.address_space<workgroup>>, memref<64x256xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 256] to %arg2[%c0, %c0] [64, 256] {tile.staging_offset = 0 : i64} : memref<64x256xf32, #tile.space<fragment>> to memref<64x256xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -636,17 +758,20 @@ func.func @wgmma_warpgroups_along_n(%A: memref<64x64xf16>, %B: memref<64x256xf16
 // CHECK-NEXT: arith.index_castui %[[READ]] : i32 to index
 // CHECK-NOT: gpu.thread_id
 // CHECK: } {tile.tile_loop}
-func.func @tile_loop(%A: memref<64x128xf32>, %B: memref<64x128xf32>, %n: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-    scf.for %t = %c0 to %n step %c1 {
-      tile.copy %A[%c0, %c0] [64, 128] to %f[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
-      tile.copy %f[%c0, %c0] [64, 128] to %B[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
-    } {tile.tile_loop}
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @tile_loop_kernel {
+    gpu.func @tile_loop(%arg0: memref<64x128xf32>, %arg1: memref<64x128xf32>, %arg2: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<64x128xf32, #tile.space<fragment>>
+      scf.for %arg3 = %c0 to %arg2 step %c1 {
+        tile.copy %arg0[%c0, %c0] [64, 128] to %0[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
+        tile.copy %0[%c0, %c0] [64, 128] to %arg1[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      } {tile.tile_loop}
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -656,25 +781,30 @@ func.func @tile_loop(%A: memref<64x128xf32>, %B: memref<64x128xf32>, %n: index) 
 // B descriptors are N-major (leading offset 64 x 128 bytes between column
 // blocks, 1024 between 8-row groups: 0x4000004002000000 plus the address)
 // and the wgmma transposes B (layout row).
-// WGMMA-LABEL: gpu.func @wgmma_nn
-// WGMMA: arith.divui %{{.*}}, %c64 : index
-// WGMMA: arith.remui %{{.*}}, %c64 : index
-// WGMMA: nvvm.wgmma.fence.aligned
-// WGMMA: arith.ori %{{.*}}, %c4611686293338849280_i64 : i64
-// WGMMA: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
-func.func @wgmma_nn(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64x128xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x128xf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
-    tile.copy %B[%c0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
-    tile.gemm %a, %b, %c {clear_accum} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
-    tile.copy %c[%c0, %c0] [64, 128] to %C[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+// CHECK-LABEL: gpu.func @wgmma_nn
+// CHECK: arith.divui %{{.*}}, %c64 : index
+// CHECK: arith.remui %{{.*}}, %c64 : index
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.ori %{{.*}}, %c4611686293338849280_i64 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @wgmma_nn_kernel {
+    gpu.func @wgmma_nn(%arg0: memref<64x64xf16>, %arg1: memref<64x128xf16>, %arg2: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 32768 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 8192 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [64, 128] to %1[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 128] to %arg2[%c0, %c0] [64, 128] {tile.staging_offset = 0 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -693,20 +823,24 @@ func.func @wgmma_nn(%A: memref<64x64xf16>, %B: memref<64x128xf16>, %C: memref<64
 // CHECK: nvvm.mbarrier.init %[[P]]
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
 // CHECK-NOT: gpu.barrier
-func.func @consumer_barriers(%out: memref<64xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %one = arith.constant 1 : i32
-  %x = arith.constant 1.0 : f32
-  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
-    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
-    %p = tile.shared_ptr %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
-    nvvm.mbarrier.init %p, %one : !llvm.ptr<3>, i32
-    %s = tile.alloc_shared : memref<64xf32, #gpu.address_space<workgroup>>
-    tile.fill %s, %x : memref<64xf32, #gpu.address_space<workgroup>>, f32
-    tile.copy %s[%c0] [64] to %out[%c0] [64] : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @consumer_barriers_kernel {
+    gpu.func @consumer_barriers(%arg0: memref<64xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64, tile.shared_bytes = 384 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c1_i32 = arith.constant 1 : i32
+      %cst = arith.constant 1.000000e+00 : f32
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {offset = 0 : i64} : memref<2xi64, #gpu.address_space<workgroup>>
+      %1 = tile.shared_ptr %0[%c1] : memref<2xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+      nvvm.mbarrier.init %1, %c1_i32 : !llvm.ptr<3>, i32
+      %2 = tile.alloc_shared {offset = 128 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
+      tile.fill %2, %cst : memref<64xf32, #gpu.address_space<workgroup>>, f32
+      gpu.barrier
+      tile.copy %2[%c0] [64] to %arg0[%c0] [64] : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
+      gpu.return
+    }
   }
-  return
 }
 
 // -----
@@ -717,29 +851,97 @@ func.func @consumer_barriers(%out: memref<64xf32>) {
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
 // CHECK: scf.if %[[IN]] {
 // CHECK-NEXT: memref.atomic_rmw addf %{{.*}}, %{{.*}}[%{{.*}}] : (f32, memref<?xf32>) -> f32
-func.func @atomic_into_global(%out: memref<?xf32>) {
-  %c1 = arith.constant 1 : index
-  %x = arith.constant 1.0 : f32
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    tile.parallel (%i) in [128] {
-      %old = memref.atomic_rmw addf %x, %out[%i] : (f32, memref<?xf32>) -> f32
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @atomic_into_global_kernel {
+    gpu.func @atomic_into_global(%arg0: memref<?xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c1 = arith.constant 1 : index
+      %cst = arith.constant 1.000000e+00 : f32
+      %block_id_x = gpu.block_id  x
+      tile.parallel (%arg1) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} {
+        %0 = memref.atomic_rmw addf %cst, %arg0[%arg1] : (f32, memref<?xf32>) -> f32
+      }
+      gpu.return
     }
   }
-  return
 }
 
 // -----
 
 // Adding into a fragment atomically means nothing: an error.
-func.func @atomic_into_fragment() {
-  %c1 = arith.constant 1 : index
-  %x = arith.constant 1.0 : f32
-  tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %f = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
-    tile.parallel (%i) in [128] {
-      // expected-error @+1 {{'memref.atomic_rmw' op adds atomically into global tensors only}}
-      %old = memref.atomic_rmw addf %x, %f[%i] : (f32, memref<128xf32, #tile.space<fragment>>) -> f32
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @atomic_into_fragment_kernel {
+    gpu.func @atomic_into_fragment() kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c1 = arith.constant 1 : index
+      %cst = arith.constant 1.000000e+00 : f32
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} : memref<128xf32, #tile.space<fragment>>
+      tile.parallel (%arg0) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} {
+        // expected-error @+1 {{'memref.atomic_rmw' op adds atomically into global tensors only}}
+        %1 = memref.atomic_rmw addf %cst, %0[%arg0] : (f32, memref<128xf32, #tile.space<fragment>>) -> f32
+      }
+      gpu.return
     }
   }
-  return
+}
+
+// -----
+
+// What the patterns need must be in the IR: a fragment's layout.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @no_layout_kernel {
+    gpu.func @no_layout() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %cst = arith.constant 0.0 : f32
+      // expected-error @+1 {{'tile.alloc_fragment' op has no layout; run tile-infer-layout first}}
+      %0 = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
+      tile.fill %0, %cst : memref<128xf32, #tile.space<fragment>>, f32
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A gemm's instruction.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @no_mma_kernel {
+    gpu.func @no_mma() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %a = tile.alloc_shared {offset = 0 : i64} : memref<16x16xf16, #gpu.address_space<workgroup>>
+      %b = tile.alloc_shared {offset = 512 : i64} : memref<16x8xf16, #gpu.address_space<workgroup>>
+      %c = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = (d0, d1) -> (d0 floordiv 4 + (d1 floordiv 2) * 8, (d0 mod 4) * 2 + d1 mod 2)>} : memref<16x8xf32, #tile.space<fragment>>
+      // expected-error @+1 {{'tile.gemm' op has no #tile.mma: run tile-select-mma first}}
+      tile.gemm %a, %b, %c : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x8xf16, #gpu.address_space<workgroup>>, memref<16x8xf32, #tile.space<fragment>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A shared buffer's offset.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @no_offset_kernel {
+    gpu.func @no_offset() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %cst = arith.constant 0.0 : f16
+      // expected-error @+1 {{'tile.alloc_shared' op has no offset; run tile-allocate-shared-memory first}}
+      %0 = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.fill %0, %cst : memref<64x32xf16, #gpu.address_space<workgroup>>, f16
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A fragment element read outside a parallel loop has no thread to run it.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @fragment_outside_kernel {
+    gpu.func @fragment_outside(%out: memref<1xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} : memref<128xf32, #tile.space<fragment>>
+      // expected-error @+1 {{'memref.load' op uses a fragment in a way tlc cannot lower yet}}
+      %1 = memref.load %0[%c0] : memref<128xf32, #tile.space<fragment>>
+      memref.store %1, %out[%c0] : memref<1xf32>
+      gpu.return
+    }
+  }
 }
