@@ -1,6 +1,6 @@
 """Buffers, scalar variables and data movement: T.alloc_shared,
 T.alloc_fragment, T.alloc_local, T.alloc_var, T.alloc_global, T.copy, T.fill,
-T.clear."""
+T.clear, T.c2d_im2col (T.im2col)."""
 
 from __future__ import annotations
 
