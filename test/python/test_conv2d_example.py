@@ -143,3 +143,16 @@ def test_too_much_shared_memory_is_an_error_at_the_loop(conv):
     assert ("num_stages = 4 keeps 4 copies of 65536 bytes of shared buffers, more than the "
             "232448 bytes a block has on sm_90a") in str(e.value)
 
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_pipelined_ir_interprets_the_same(conv, target):
+    # The IR after tile-pipeline-loops (cp.async stages on sm_80) computes what the program does.
+    prim = conv.conv2d.factory(1, 16, 8, 8, 32, 3, 1, 1, 1, **SMALL)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 8, 8, 16)).astype(np.float16)
+    w = rng.standard_normal((144, 32)).astype(np.float16)
+    outs = [np.full((64, 32), np.nan, np.float16) for _ in range(2)]
+    tlc.interpret(prim, x, w, outs[0])
+    tlc.interpret(tlc.compile(prim, target=target).get_mlir("optimized"), x, w, outs[1])
+    np.testing.assert_array_equal(outs[0], outs[1])
