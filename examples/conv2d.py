@@ -27,7 +27,8 @@ im2col loads move 8 channels (16 bytes) at a time.
 On sm_90a, with block_K = 64 and 128 threads per 64 rows of block_M, the
 gemm runs on wgmma and the loop is warp-specialized: a producer warpgroup
 loads the weight slices by TMA, the consumers load the im2col slices and
-multiply. On sm_80 it runs on mma.sync, the weights by cp.async.
+multiply. On sm_80 it runs on mma.sync, the weights by cp.async (block_K = 32
+there: 126 registers a thread, where 64 takes 255).
 """
 
 import argparse
@@ -105,7 +106,8 @@ def main() -> int:
     a = ap.parse_args()
     factory = conv2d if a.target is None else tlc.jit(out_idx=[-1], target=a.target)(
         conv2d.factory)
-    kernel = factory(a.n, a.c, a.h, a.w, a.f, a.k, a.s, a.p, a.d)
+    options = {} if a.target in (None, "sm_90a") else {"block_K": 32}
+    kernel = factory(a.n, a.c, a.h, a.w, a.f, a.k, a.s, a.p, a.d, **options)
     ptx = kernel.get_kernel_source()
     print(f"compiled conv2d: {ptx.count('wgmma.mma_async')} wgmma, "
           f"{ptx.count('mma.sync')} mma.sync, {ptx.count('ld.global.v4')} 16-byte im2col "
