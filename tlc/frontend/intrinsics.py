@@ -18,6 +18,7 @@ from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
 from .threads import call_get_thread_binding, check_divergence, thread_dims  # noqa: F401
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
+from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {

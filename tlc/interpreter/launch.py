@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ir
-from . import async_copies, control, printf, scalar_ops, tile_ops  # noqa: F401  (op handlers)
+from . import (async_copies, control, printf, scalar_ops, tile_ops,  # noqa: F401  (op handlers)
+               vector_ops)
 from .arguments import bind_arguments, scratch_buffer
 from .errors import InterpreterError
 from .numerics import ElementType

@@ -13,7 +13,7 @@ from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, ge
                     serial, unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_shared, alloc_var,
-                     atomic_add, clear, copy, fill)
+                     atomic_add, c2d_im2col, clear, copy, fill, im2col)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -91,7 +91,7 @@ INTRINSICS = [
     "Kernel", "get_thread_binding", "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global", "copy", "fill",
-    "clear",
+    "clear", "c2d_im2col", "im2col",
     "atomic_add", "print",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",

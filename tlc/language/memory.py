@@ -1,6 +1,6 @@
 """Buffers, scalar variables and data movement: T.alloc_shared,
 T.alloc_fragment, T.alloc_local, T.alloc_var, T.alloc_global, T.copy, T.fill,
-T.clear."""
+T.clear, T.c2d_im2col (T.im2col)."""
 
 from __future__ import annotations
 
@@ -160,3 +160,57 @@ def clear(buffer) -> None:
     Example: `T.clear(C_f)`
     """
     raise outside_prim_func("clear")
+
+
+@intrinsic
+def c2d_im2col(img, col, nhw_step, c_step, kernel: int | tuple, stride: int | tuple,
+               dilation: int | tuple, pad: int | tuple, eviction_policy: str | None = None
+               ) -> None:
+    """Loads a tile of the im2col matrix of an NHWC image: the A operand of a 2-d
+    convolution written as an implicit GEMM.
+
+    The im2col matrix has one row per output pixel, m = (n, oh, ow) flattened
+    (ow fastest), and one column per reduction index, k = (kh, kw, c)
+    flattened (c fastest), which is the row order of KH x KW x C x F weights
+    seen as a (KH * KW * C) x F matrix. `col` (block_M x block_K) receives the
+    rows nhw_step * block_M ... and the columns c_step * block_K ...:
+
+        col[i, j] = img[n, oh * stride - pad + kh * dilation,
+                        ow * stride - pad + kw * dilation, c]
+
+    with OH = (H + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1 (OW
+    likewise); positions in the padding, rows past N * OH * OW and columns
+    past KH * KW * C are zero.
+
+    Args:
+        img: the N x H x W x C global tensor (H, W, C compile-time; N may be
+            T.dynamic).
+        col: the block_M x block_K destination, shared (a T.gemm operand) or
+            a fragment, of img's dtype.
+        nhw_step: which block of block_M output pixels (usually the block index).
+        c_step: which block of block_K reduction columns (the reduction loop's index).
+        kernel: the kernel size, an int or (KH, KW), compile-time.
+        stride: an int or (stride_h, stride_w), compile-time.
+        dilation: an int or (dilation_h, dilation_w), compile-time.
+        pad: the zero padding on each side, an int or (pad_h, pad_w), compile-time.
+        eviction_policy: cache eviction hints; not supported by tlc.
+
+    Example: `T.c2d_im2col(data, data_shared, by, k, 3, 1, 1, 1)`
+    """
+    raise outside_prim_func("c2d_im2col")
+
+
+@intrinsic
+def im2col(img, col, nhw_step, c_step, kernel: int | tuple, stride: int | tuple,
+           dilation: int | tuple, pad: int | tuple, eviction_policy: str | None = None,
+           annotations: dict | None = None) -> None:
+    """T.c2d_im2col under its newer TileLang name: see `help(T.c2d_im2col)`.
+
+    Args:
+        img, col, nhw_step, c_step, kernel, stride, dilation, pad: as T.c2d_im2col.
+        eviction_policy: cache eviction hints; not supported by tlc.
+        annotations: TileLang's lowering annotations; not supported by tlc.
+
+    Example: `T.im2col(data, data_shared, by, k, 3, 1, 1, 1)`
+    """
+    raise outside_prim_func("im2col")
