@@ -138,9 +138,9 @@ StringRef accessOf(Value tensor) {
     if (auto copy = dyn_cast<CopyOp>(user)) {
       reads |= copy.getSrc() == tensor;
       writes |= copy.getDst() == tensor;
-    } else if (isa<memref::LoadOp, TensorMapOp>(user)) { // TMA only loads
+    } else if (isa<memref::LoadOp, vector::LoadOp, TensorMapOp>(user)) { // TMA only loads
       reads = true;
-    } else if (isa<memref::StoreOp>(user)) {
+    } else if (isa<memref::StoreOp, vector::StoreOp>(user)) {
       writes = true;
     } else if (!isa<memref::DimOp>(user)) {
       reads = writes = true;

@@ -269,3 +269,18 @@ func.func @walk(%A: memref<?x?xf16> {tile.name = "A", tile.dims = ["M", "N"]}) {
   }
   return
 }
+
+// -----
+
+// Vector loads read a tensor and vector stores write one (T.c2d_im2col's
+// 16-byte runs), as element loads and stores do.
+// CHECK: tile.kernels = {vectors = {grid = ["1", "1", "1"], params = [{access = "read", dtype = "float16", kind = "tensor", name = "X", shape = [64]}, {access = "write", dtype = "float16", kind = "tensor", name = "Y", shape = [64]}], shared_bytes = 0 : i64, threads = [8, 1, 1]}}
+func.func @vectors(%X: memref<64xf16> {tile.name = "X"}, %Y: memref<64xf16> {tile.name = "Y"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 8 {
+    %v = vector.load %X[%c0] : memref<64xf16>, vector<8xf16>
+    vector.store %v, %Y[%c0] : memref<64xf16>, vector<8xf16>
+  }
+  return
+}

@@ -151,9 +151,6 @@ def test_ptx_loads_16_bytes(target, tmp_path):
     assemble(code, target, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="tile-outline-kernels' accessOf (OutlineKernels.cpp) "
-                   "counts a vector.load of a tensor as a read and a write: it needs "
-                   "vector::LoadOp beside memref::LoadOp")
 def test_image_is_read_only():
     meta = tlc.compile(im2col_program(2, 8, 8, 64, 64, 64, 3, 1, 1, 1)).artifact
     assert [p["access"] for p in meta["params"]] == ["read", "write"]
