@@ -187,6 +187,15 @@ def TileInsertBarriers : Pass<"tile-insert-barriers", "ModuleOp"> {
     barrier of `tile-pipeline-loops`; existing barriers count. No barrier
     goes where no hazard is.
 
+    Proxies: shared bytes the threads wrote (stores, cp.async: the generic
+    proxy) that a wgmma gemm then reads (the async proxy) need a
+    `fence.proxy.async` between, run by the writers after their writes: it
+    goes just before the last barrier between the writes and the gemm (the
+    pipeliner's, or the one hoisted before a loop), once; where no one barrier
+    is on every path there (or only the barrier inside a staged copy or a
+    reduction), a fence and a barrier of their own go before the gemm. Bytes
+    only TMA writes need none.
+
     Before:
 
     ```mlir
@@ -201,8 +210,17 @@ def TileInsertBarriers : Pass<"tile-insert-barriers", "ModuleOp"> {
     gpu.barrier
     tile.gemm %s, %b, %c : ...
     ```
+
+    With a wgmma gemm (`mma = #tile.mma<kind = wgmma, ...>`) reading `%s`:
+
+    ```mlir
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : ...
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    gpu.barrier
+    tile.gemm %s, %b, %c {mma = #tile.mma<kind = wgmma, ...>} : ...
+    ```
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
 def TileLowerFp8Conversions : Pass<"tile-lower-fp8-conversions"> {

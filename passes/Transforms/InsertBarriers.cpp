@@ -25,6 +25,7 @@
 #include "dialects/tile/LayoutMath.h"
 #include "passes/Passes.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::tile {
@@ -46,6 +47,17 @@ struct Interval {
   bool operator==(const Interval &o) const { return begin == o.begin && end == o.end; }
 };
 
+/// Generic-proxy writes a barrier has ordered but no fence.proxy.async yet:
+/// a fence just before that barrier would order them before later
+/// async-proxy reads. The barrier is named by a key: the gpu.barrier op, or
+/// the op a barrier this pass inserts goes before (the same in the dry runs
+/// over loops, which insert nothing, and the final walk).
+struct Unfenced {
+  Interval bytes;
+  Operation *barrier;
+  bool operator==(const Unfenced &o) const { return bytes == o.bytes && barrier == o.barrier; }
+};
+
 /// The shared bytes read and written since the last barrier (or by one op).
 struct Accesses {
   SmallVector<Interval> reads, writes;
@@ -53,21 +65,53 @@ struct Accesses {
   /// reads (a reduction's scratch, a copy's staging): they meet earlier
   /// accesses as writes, and after the op only its reads remain.
   std::optional<Interval> protocol;
+  /// Of one op: the bytes it reads through the async proxy (a wgmma gemm's
+  /// shared operands), and the bytes it writes through the generic proxy
+  /// (threads' stores and its protocol bytes; an async copy's separately:
+  /// cp.async writes through the generic proxy too, but only the pipeliner's
+  /// next wait + barrier publishes them).
+  SmallVector<Interval> asyncReads, genericWrites, asyncCopyWrites;
+  /// Of the state: generic writes since the last barrier, async copies'
+  /// writes the next barrier publishes, and writes ordered by a barrier but
+  /// not fenced.
+  SmallVector<Interval> unfencedSince, unpublished;
+  SmallVector<Unfenced> unfencedBefore;
 
-  void clear() {
+  /// A barrier (key: see Unfenced): reads and writes before it are ordered.
+  void barrier(Operation *key) {
     reads.clear();
     writes.clear();
+    for (ArrayRef<Interval> from : {ArrayRef<Interval>(unfencedSince), ArrayRef<Interval>(unpublished)})
+      for (const Interval &i : from)
+        addUnique(unfencedBefore, Unfenced{i, key});
+    unfencedSince.clear();
+    unpublished.clear();
   }
-  static void addUnique(SmallVector<Interval> &to, ArrayRef<Interval> from) {
-    for (const Interval &i : from)
+  template <typename T>
+  static void addUnique(SmallVector<T> &to, ArrayRef<T> from) {
+    for (const T &i : from)
       if (!llvm::is_contained(to, i))
         to.push_back(i);
   }
-  void merge(const Accesses &o) {
-    addUnique(reads, o.reads);
-    addUnique(writes, o.writes);
+  template <typename T>
+  static void addUnique(SmallVector<T> &to, const T &i) {
+    if (!llvm::is_contained(to, i))
+      to.push_back(i);
   }
-  size_t size() const { return reads.size() + writes.size(); }
+  /// The join of two paths, or an op's own accesses joined into the state.
+  void merge(const Accesses &o) {
+    addUnique<Interval>(reads, o.reads);
+    addUnique<Interval>(writes, o.writes);
+    addUnique<Interval>(unfencedSince, o.unfencedSince);
+    addUnique<Interval>(unfencedSince, o.genericWrites);
+    addUnique<Unfenced>(unfencedBefore, o.unfencedBefore);
+    addUnique<Interval>(unpublished, o.unpublished);
+    addUnique<Interval>(unpublished, o.asyncCopyWrites);
+  }
+  size_t size() const {
+    return reads.size() + writes.size() + unfencedSince.size() + unfencedBefore.size() +
+           unpublished.size();
+  }
   static bool any(ArrayRef<Interval> a, ArrayRef<Interval> b) {
     return llvm::any_of(a, [&](const Interval &x) {
       return llvm::any_of(b, [&](const Interval &y) { return x.overlaps(y); });
@@ -75,7 +119,9 @@ struct Accesses {
   }
   /// The op's accesses as earlier ones see them: its protocol bytes written.
   Accesses entry() const {
-    Accesses e{reads, writes, std::nullopt};
+    Accesses e;
+    e.reads = reads;
+    e.writes = writes;
     if (protocol)
       e.writes.push_back(*protocol);
     return e;
@@ -133,7 +179,7 @@ public:
 private:
   void visit(Operation *op, Accesses &state) {
     if (isa<gpu::BarrierOp>(op)) {
-      state.clear();
+      state.barrier(op);
       return;
     }
     if (isa<scf::ForOp, PipelinedOp, scf::WhileOp>(op)) {
@@ -153,18 +199,48 @@ private:
     if (cached == cache.end())
       cached = cache.try_emplace(op, accessesOf(op)).first;
     Accesses own = cached->second;
-    if (state.conflicts(own.entry())) {
-      if (insert) {
-        OpBuilder b(op);
-        gpu::BarrierOp::create(b, op->getLoc());
-      }
-      state.clear();
-    }
+    if (state.conflicts(own.entry()))
+      state.barrier(insertBarrier(op));
+    if (!own.asyncReads.empty())
+      fence(op, own.asyncReads, state);
     if (own.protocol) { // the lowering's own barrier, then its reads
-      state.clear();
+      state.reads.clear(); // (a barrier inside the op: no fence can go before it)
+      state.writes.clear();
       own.reads.push_back(*own.protocol);
     }
     state.merge(own);
+  }
+
+  /// A gpu.barrier before `op` when inserting (also in `inserted`); returns
+  /// `op`, the barrier's key.
+  Operation *insertBarrier(Operation *op) {
+    if (insert) {
+      OpBuilder b(op);
+      inserted[op] = gpu::BarrierOp::create(b, op->getLoc());
+    }
+    return op;
+  }
+
+  /// Orders the threads' writes of the bytes `op` reads through the async
+  /// proxy (a wgmma gemm's shared operands) before it: a fence.proxy.async
+  /// just before the barrier that ordered them (every writer runs it after
+  /// its writes; placed once the walk is done, as the barrier may be one
+  /// inserted later in a loop body); writes no barrier ordered yet (only the
+  /// one inside a staged copy or a reduction) get a barrier before `op`.
+  void fence(Operation *op, ArrayRef<Interval> asyncReads, Accesses &state) {
+    if (Accesses::any(asyncReads, state.unfencedSince))
+      state.barrier(insertBarrier(op));
+    SmallVector<Operation *> keys;
+    for (const Unfenced &u : state.unfencedBefore)
+      if (llvm::any_of(asyncReads, [&](const Interval &r) { return r.overlaps(u.bytes); }) &&
+          !llvm::is_contained(keys, u.barrier))
+        keys.push_back(u.barrier);
+    for (Operation *key : keys) {
+      if (insert)
+        fences.insert(key);
+      // The fence orders everything written before that barrier.
+      llvm::erase_if(state.unfencedBefore, [&](const Unfenced &u) { return u.barrier == key; });
+    }
   }
 
   /// Walks a loop's body until the state at its head stops growing (a dry
@@ -174,13 +250,8 @@ private:
     // once, before the loop, rather than by a barrier that every iteration
     // would pay (e.g. a tile loaded into shared memory before the loop and
     // read by each iteration's gemm).
-    if (state.size() != 0 && state.conflicts(bodyAccesses(op))) {
-      if (insert) {
-        OpBuilder b(op);
-        gpu::BarrierOp::create(b, op->getLoc());
-      }
-      state.clear();
-    }
+    if (state.size() != 0 && state.conflicts(bodyAccesses(op)))
+      state.barrier(insertBarrier(op));
     Accesses head = state;
     for (int i = 0; i < 8; ++i) {
       Accesses end = head;
@@ -226,16 +297,23 @@ private:
         a.reads.push_back(*i);
     };
     auto write = [&](Value v) {
-      if (std::optional<Interval> i = sharedInterval(v))
+      if (std::optional<Interval> i = sharedInterval(v)) {
         a.writes.push_back(*i);
+        a.genericWrites.push_back(*i);
+      }
     };
     auto protocol = [&](Operation *o, StringRef attr, int64_t bytes) {
-      if (auto at = o->getAttrOfType<IntegerAttr>(attr))
+      if (auto at = o->getAttrOfType<IntegerAttr>(attr)) {
         a.protocol = Interval{at.getInt(), at.getInt() + bytes};
+        a.genericWrites.push_back(*a.protocol);
+      }
     };
     if (auto copy = dyn_cast<CopyOp>(op)) {
-      if (copy.getAsync())
-        return a; // ordered by the pipeliner's wait + barrier
+      if (copy.getAsync()) { // ordered by the pipeliner's wait + barrier
+        if (std::optional<Interval> i = sharedInterval(copy.getDst()))
+          a.asyncCopyWrites.push_back(*i);
+        return a;
+      }
       read(copy.getSrc());
       write(copy.getDst());
       int64_t n = 1;
@@ -252,6 +330,8 @@ private:
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       read(gemm.getA());
       read(gemm.getB());
+      if (gemm.getMmaAttr() && gemm.getMmaAttr().getKind() == MmaKind::Wgmma)
+        a.asyncReads = a.reads; // the tensor cores read the shared operands
       return a;
     }
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
@@ -268,12 +348,37 @@ private:
         read(load.getMemRef());
       else if (auto store = dyn_cast<memref::StoreOp>(inner))
         write(store.getMemRef());
+      else if (auto load = dyn_cast<vector::LoadOp>(inner))
+        read(load.getBase());
+      else if (auto store = dyn_cast<vector::StoreOp>(inner))
+        write(store.getBase());
     });
     return a;
   }
 
+public:
+  /// After the final walk: a fence.proxy.async before each barrier a fence
+  /// was asked for.
+  void placeFences() {
+    for (Operation *key : fences) {
+      Operation *barrier = isa<gpu::BarrierOp>(key) ? key : inserted.lookup(key);
+      OpBuilder b(barrier ? barrier : key);
+      if (!barrier) // not inserted after all: a barrier of its own
+        barrier = gpu::BarrierOp::create(b, key->getLoc());
+      b.setInsertionPoint(barrier);
+      NVVM::FenceProxyOp::create(
+          b, key->getLoc(), NVVM::ProxyKindAttr::get(key->getContext(), NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(key->getContext(), NVVM::SharedSpace::shared_cta));
+    }
+  }
+
+private:
   bool insert;
   AccessCache &cache;
+  /// Keys (see Unfenced) of the barriers a fence goes before, and the
+  /// barriers this walk inserted, by key.
+  llvm::SetVector<Operation *> fences;
+  DenseMap<Operation *, Operation *> inserted;
 };
 
 struct TileInsertBarriers : mlir::tile::impl::TileInsertBarriersBase<TileInsertBarriers> {
@@ -286,6 +391,8 @@ void mlir::tile::insertBarriers(ModuleOp module) {
   module.walk([](KernelOp kernel) {
     Accesses state;
     AccessCache cache;
-    Analysis(true, cache).block(kernel.getBody().front(), state);
+    Analysis analysis(true, cache);
+    analysis.block(kernel.getBody().front(), state);
+    analysis.placeFences();
   });
 }

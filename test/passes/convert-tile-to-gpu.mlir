@@ -577,9 +577,9 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // An NT gemm wgmma can run (64 x 128 x K 64, 128 threads = one warpgroup;
 // the operands carry the 128-byte swizzle tile-swizzle-shared-memory gives).
-// With wgmma: a fence.proxy.async before every barrier (the threads' shared
-// writes, then the tensor cores' reads), descriptors from the operands'
-// shared addresses, and between a wgmma.fence and a commit + wait one
+// With wgmma: the fence.proxy.async tile-insert-barriers put before the
+// barrier (the threads' shared writes, then the tensor cores' reads) stays,
+// descriptors from the operands' shared addresses, and between a wgmma.fence and a commit + wait one
 // m64n128k16 per 16-deep K slice. Without it: ldmatrix + mma.sync.
 // CHECK-LABEL: gpu.func @wgmma_gemm
 // CHECK-NOT: wgmma
@@ -609,9 +609,9 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // An NT gemm wgmma can run (64 x 128 x K 64, 128 threads = one warpgroup;
 // the operands carry the 128-byte swizzle tile-swizzle-shared-memory gives).
-// With wgmma: a fence.proxy.async before every barrier (the threads' shared
-// writes, then the tensor cores' reads), descriptors from the operands'
-// shared addresses, and between a wgmma.fence and a commit + wait one
+// With wgmma: the fence.proxy.async tile-insert-barriers put before the
+// barrier (the threads' shared writes, then the tensor cores' reads) stays,
+// descriptors from the operands' shared addresses, and between a wgmma.fence and a commit + wait one
 // m64n128k16 per 16-deep K slice. Without it: ldmatrix + mma.sync.
 // CHECK-LABEL: gpu.func @wgmma_gemm
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -638,6 +638,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
       %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
       tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
       tile.copy %arg1[%c0, %c0] [128, 64] to %1[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
       gpu.barrier
       tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
       gpu.barrier

@@ -224,3 +224,133 @@ func.func @no_shared(%A: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// Async proxy: the threads write a wgmma gemm's operands (generic proxy),
+// the tensor cores read them (async proxy): a fence.proxy.async goes before
+// the barrier between, which every writer passes after its writes. An
+// mma.sync gemm reads through ldmatrix (generic): no fence.
+// CHECK-LABEL: func.func @fence_for_wgmma
+// CHECK: tile.copy
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK-LABEL: func.func @no_fence_for_mma_sync
+// CHECK: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK-NOT: nvvm.fence.proxy
+func.func @fence_for_wgmma(%A: memref<64x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+func.func @no_fence_for_mma_sync(%A: memref<64x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %a, %a, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// cp.async writes through the generic proxy too: in a pipelined loop of
+// wgmma gemms the fence goes before the pipeliner's own barrier, the one
+// between each stage's copies and the gemm reading it, in the body (once),
+// and no barrier is added.
+// CHECK-LABEL: func.func @fence_in_pipeline
+// CHECK: scf.for
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: return
+func.func @fence_in_pipeline(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 0 : i64} : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.cp.async.wait.group 1
+      gpu.barrier
+      %next = tile.stage %all[%k] : memref<3x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c0, %k] [64, 64] to %next[%c0, %c0] [64, 64] if %true {async} : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.commit.group
+      %cur = tile.stage %all[%k] : memref<3x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %cur, %cur, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A tile the threads store before a loop and every iteration's wgmma reads
+// (attention's Q): the fence goes before the barrier hoisted before the loop;
+// a buffer the threads never write (a TMA destination) needs none.
+// CHECK-LABEL: func.func @fence_hoisted
+// CHECK: tile.copy
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @fence_hoisted(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %q[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    scf.for %i = %c0 to %n step %c1 {
+      tile.gemm %q, %k, %s {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Writes after the last barrier, separated from the wgmma only by the
+// barrier inside a staged copy (no fence can go there): a fence and a barrier
+// of their own before the gemm.
+// CHECK-LABEL: func.func @fence_after_protocol
+// CHECK: tile.copy {{.*}} to %[[A:.*]][
+// CHECK-NEXT: tile.copy {{.*}}tile.staging_offset
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+func.func @fence_after_protocol(%A: memref<64x64xf16>, %O: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %d = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %d[%c0, %c0] [64, 64] to %O[%c0, %c0] [64, 64] {tile.staging_offset = 16384 : i64} : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32>
+    tile.gemm %a, %a, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}

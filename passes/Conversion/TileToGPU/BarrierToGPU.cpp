@@ -28,11 +28,6 @@ struct ConsumerBarrierLowering : TileOpLowering<gpu::BarrierOp> {
   LogicalResult matchAndRewrite(gpu::BarrierOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (info.usesWgmma) // threads' shared writes, visible to the tensor cores' reads
-      NVVM::FenceProxyOp::create(
-          rewriter, loc,
-          NVVM::ProxyKindAttr::get(op.getContext(), NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(op.getContext(), NVVM::SharedSpace::shared_cta));
     Type i32 = rewriter.getI32Type();
     NVVM::BarrierOp::create(rewriter, loc, Type(),
                             arith::ConstantIntOp::create(rewriter, loc, i32, kConsumerBarrier),

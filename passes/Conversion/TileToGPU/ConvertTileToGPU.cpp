@@ -238,13 +238,6 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
   if (failed(applyPartialConversion(func, target, std::move(patterns))))
     return failure();
 
-  if (info.usesWgmma && !warpSpecialized) // threads' shared writes, visible to the tensor cores
-    func.walk([&](gpu::BarrierOp barrier) {
-      OpBuilder fb(barrier);
-      NVVM::FenceProxyOp::create(
-          fb, barrier.getLoc(), NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-    });
   reloadThreadIndexPerTile(func);
   return success();
 }
