@@ -52,7 +52,7 @@ def digest(path: Path) -> dict:
 
 
 def manifest(out: Path) -> dict:
-    return {str(p.relative_to(out)): digest(p) for p in sorted(out.glob("build_*/*.tlcart"))}
+    return {str(p.relative_to(out)): digest(p) for p in sorted(out.glob("build_*/**/*.tlcart"))}
 
 
 def main() -> int:
