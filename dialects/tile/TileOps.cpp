@@ -5,6 +5,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -649,8 +650,38 @@ LogicalResult GemmOp::verify() {
               "i8 -> i32, f8E4M3FN|f8E5M2 -> f32)";
   if (std::optional<int64_t> wait = getWgWait(); wait && *wait < -1)
     return emitOpError("wg_wait must be -1 (no wait) or more, got ") << *wait;
+  if (failed(verifyPrefetch()))
+    return failure();
   if (MmaAttr mma = getMmaAttr())
     return verifyMma(*this, mma, m, n);
+  return success();
+}
+
+LogicalResult GemmOp::verifyPrefetch() {
+  if (getPrefetch().empty()) {
+    if (getPrefetchWait())
+      return emitOpError("has a prefetch_wait but no prefetch stages");
+    return success();
+  }
+  if (getPrefetch().size() != 4)
+    return emitOpError("prefetch takes 4 stages (A's and B's first, A's and B's next), got ")
+           << getPrefetch().size();
+  if (!getPrefetchWait() || *getPrefetchWait() < 0)
+    return emitOpError("prefetch needs a prefetch_wait of 0 or more");
+  for (auto [i, stage] : llvm::enumerate(getPrefetch())) {
+    Value operand = i % 2 ? getB() : getA();
+    if (stage.getType() != operand.getType() || !stage.getDefiningOp<StageOp>() ||
+        !operand.getDefiningOp<StageOp>() ||
+        stage.getDefiningOp<StageOp>().getSource() != operand.getDefiningOp<StageOp>().getSource())
+      return emitOpError("prefetch stage ")
+             << i << " must be a tile.stage of the buffer " << (i % 2 ? "B" : "A")
+             << " is a stage of";
+  }
+  if (MmaAttr mma = getMmaAttr(); mma && mma.getKind() != MmaKind::MmaSync)
+    return emitOpError("prefetches only on mma.sync");
+  auto loop = dyn_cast<scf::ForOp>((*this)->getParentOp());
+  if (!loop || (*this)->getNextNode() != loop.getBody()->getTerminator())
+    return emitOpError("prefetches only as the last op of an scf.for");
   return success();
 }
 

@@ -391,6 +391,17 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
     Supported element types (A and B alike -> C): f16 -> f32 or f16,
     bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
 
+    `prefetch` is `tile-pipeline-loops`' schedule for an mma.sync gemm that
+    is all its software-pipelined loop computes (the last op of the
+    `scf.for` it made, `A` and `B` this iteration's stages): the stages of
+    the first iteration (defined before the loop) and of the next one, A's
+    then B's. The loop then has no wait and barrier at its top: the gemm's
+    lowering waits for the cp.async groups until `prefetch_wait` are pending
+    and meets the block at a barrier once it has read its last K slice, and
+    loads the next stage's first slice before that slice's mma.sync, so that
+    its latency is hidden (the first iteration's first slice is loaded
+    after the wait and barrier the pipeliner puts before the loop).
+
     Example:
 
     ```mlir
@@ -414,16 +425,59 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
           memref<32x128xf16, #gpu.address_space<workgroup>>,
           memref<128x128xf32, #tile.space<fragment>>
     ```
+
+    In a pipelined loop, prefetching (`tile-pipeline-loops`; A and B are
+    stages of 3-stage buffers `%as`, `%bs`; `%fa`, `%fb` their stages 0,
+    defined before the loop):
+
+    ```mlir
+    %as = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x128x32xf16, #gpu.address_space<workgroup>>
+    %bs = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %fa = tile.stage %as[%c0] : memref<3x128x32xf16, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+    %fb = tile.stage %bs[%c0] : memref<3x32x128xf16, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+    scf.for %i = %c0 to %c3 step %c1 {
+      %s = arith.remsi %i, %c3 : index
+      %a = tile.stage %as[%s] : memref<3x128x32xf16, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+      %b = tile.stage %bs[%s] : memref<3x32x128xf16, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      %n1 = arith.addi %i, %c1 : index
+      %n = arith.remsi %n1, %c3 : index
+      %na = tile.stage %as[%n] : memref<3x128x32xf16, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+      %nb = tile.stage %bs[%n] : memref<3x32x128xf16, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c prefetch(%fa, %fb, %na, %nb) {prefetch_wait = 1 : i32}
+          : memref<128x32xf16, #gpu.address_space<workgroup>>,
+            memref<32x128xf16, #gpu.address_space<workgroup>>,
+            memref<128x128xf32, #tile.space<fragment>>,
+            memref<128x32xf16, #gpu.address_space<workgroup>>,
+            memref<32x128xf16, #gpu.address_space<workgroup>>,
+            memref<128x32xf16, #gpu.address_space<workgroup>>,
+            memref<32x128xf16, #gpu.address_space<workgroup>>
+    }
+    ```
   }];
   let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, AnyMemRef:$c,
+                       Variadic<AnyMemRef>:$prefetch,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        DefaultValuedAttr<Tile_WarpPolicyAttr,
                            "::mlir::tile::WarpPolicy::Square">:$policy,
                        UnitAttr:$clear_accum,
                        OptionalAttr<Tile_MmaAttr>:$mma,
-                       OptionalAttr<I64Attr>:$wg_wait);
+                       OptionalAttr<I64Attr>:$wg_wait,
+                       OptionalAttr<I32Attr>:$prefetch_wait);
   let assemblyFormat = [{
-    $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)
+    $a `,` $b `,` $c (`prefetch` `(` $prefetch^ `)`)? attr-dict `:` type($a) `,` type($b) `,` type($c)
+    (`,` type($prefetch)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// The stages a prefetching gemm reads ahead (see `prefetch`).
+    ::mlir::Value getFirstA() { return getPrefetch()[0]; }
+    ::mlir::Value getFirstB() { return getPrefetch()[1]; }
+    ::mlir::Value getNextA() { return getPrefetch()[2]; }
+    ::mlir::Value getNextB() { return getPrefetch()[3]; }
+    ::mlir::LogicalResult verifyPrefetch();
   }];
   let hasVerifier = 1;
 }

@@ -203,10 +203,14 @@ private:
       state.barrier(insertBarrier(op));
     if (!own.asyncReads.empty())
       fence(op, own.asyncReads, state);
-    if (own.protocol) { // the lowering's own barrier, then its reads
-      state.reads.clear(); // (a barrier inside the op: no fence can go before it)
+    auto gemm = dyn_cast<GemmOp>(op);
+    if (own.protocol || (gemm && !gemm.getPrefetch().empty())) {
+      // The lowering's own barrier (a prefetching gemm's after its reads of
+      // this iteration's stage), then its reads; no fence can go before it.
+      state.reads.clear();
       state.writes.clear();
-      own.reads.push_back(*own.protocol);
+      if (own.protocol)
+        own.reads.push_back(*own.protocol);
     }
     state.merge(own);
   }

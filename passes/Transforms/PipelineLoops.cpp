@@ -188,9 +188,32 @@ int64_t pendingWgmma(PipelinedOp loop) {
   return depth;
 }
 
+/// The gemm of `loop`'s body that may prefetch (see tile.gemm's `prefetch`):
+/// an mma.sync gemm that is the body's last op, reads A and B from two of
+/// the producers' buffers, and is all the body does besides its copies and
+/// pure index computations; null otherwise.
+GemmOp prefetchingGemm(PipelinedOp loop, ArrayRef<Producer> producers, int64_t pending) {
+  Block &body = loop.getBody().front();
+  auto gemm = body.empty() ? GemmOp() : dyn_cast<GemmOp>(body.back());
+  if (!gemm || pending != 0 || !gemm.getMmaAttr() ||
+      gemm.getMmaAttr().getKind() != MmaKind::MmaSync)
+    return GemmOp();
+  auto produced = [&](Value v) {
+    return llvm::any_of(producers, [&](Producer p) { return p.copy.getDst() == v; });
+  };
+  if (!produced(gemm.getA()) || !produced(gemm.getB()))
+    return GemmOp();
+  for (Operation &op : body)
+    if (&op != gemm.getOperation() && !isPure(&op) &&
+        !llvm::any_of(producers, [&](Producer p) { return p.copy.getOperation() == &op; }))
+      return GemmOp();
+  return gemm;
+}
+
 void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   int64_t stages = loop.getNumStages();
   int64_t pending = pendingWgmma(loop);
+  GemmOp prefetching = prefetchingGemm(loop, producers, pending);
   int64_t ahead = stages - 1 - pending; // tile-select-mma keeps this >= 1
   Location loc = loop.getLoc();
   OpBuilder b(loop);
@@ -222,8 +245,14 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   Value iv = forOp.getInductionVar();
   Value i = arith::DivSIOp::create(fb, loc, arith::SubIOp::create(fb, loc, iv, lb), step);
   Value stage = arith::RemSIOp::create(fb, loc, i, cst(fb, stages));
-  NVVM::CpAsyncWaitGroupOp::create(fb, loc, fb.getI32IntegerAttr(ahead - 1));
-  gpu::BarrierOp::create(fb, loc);
+  // Each iteration waits for its stage and meets the block before it issues
+  // the copies that overwrite the stage the last one read; a prefetching
+  // gemm does both itself, after reading its stage's last K slice, and the
+  // first iteration's wait and barrier go before the loop.
+  if (!prefetching) {
+    NVVM::CpAsyncWaitGroupOp::create(fb, loc, fb.getI32IntegerAttr(ahead - 1));
+    gpu::BarrierOp::create(fb, loc);
+  }
   Value aheadIv = arith::AddIOp::create(
       fb, loc, iv, arith::MulIOp::create(fb, loc, step, cst(fb, ahead)));
   Value aheadStage = arith::RemSIOp::create(
@@ -242,6 +271,28 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   for (Operation &op : loop.getBody().front())
     if (!skip.contains(&op))
       fb.clone(op, mapping);
+  if (prefetching) {
+    // The stages it reads ahead: the first iteration's (before the loop,
+    // after its wait and barrier) and the next one's.
+    auto gemm = cast<GemmOp>(mapping.lookup(prefetching.getOperation()));
+    auto stageOf = [&](OpBuilder &ob, Value buffer, Value index) -> Value {
+      auto alloc = buffer.getDefiningOp<AllocSharedOp>();
+      return StageOp::create(ob, loc, alloc.getType(), staged[alloc], index);
+    };
+    OpBuilder before(forOp);
+    Value c0 = cst(before, 0);
+    Value firstA = stageOf(before, prefetching.getA(), c0);
+    Value firstB = stageOf(before, prefetching.getB(), c0);
+    NVVM::CpAsyncWaitGroupOp::create(before, loc, before.getI32IntegerAttr(ahead - 1));
+    gpu::BarrierOp::create(before, loc);
+    OpBuilder inside(gemm);
+    Value next = arith::RemSIOp::create(
+        inside, loc, arith::AddIOp::create(inside, loc, i, cst(inside, 1)), cst(inside, stages));
+    Value nextA = stageOf(inside, prefetching.getA(), next);
+    Value nextB = stageOf(inside, prefetching.getB(), next);
+    gemm.getPrefetchMutable().assign(ValueRange{firstA, firstB, nextA, nextB});
+    gemm.setPrefetchWaitAttr(inside.getI32IntegerAttr(ahead - 1));
+  }
 
   b.setInsertionPointAfter(forOp);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));

@@ -400,11 +400,12 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // -----
 
 // Fragment prefetch: a loop tile-pipeline-loops made whose body is its
-// copies and one gemm on the current stage. The wait and barrier leave the
-// top of the body: the first iteration's first K slice is loaded before the
-// loop, and each iteration waits and meets after loading its last slice,
-// then loads the next stage's first slice into the carried registers before
-// issuing the last slice's mma.sync.
+// copies and one gemm on the current stage, which prefetches (its
+// `prefetch` stages): there is no wait and barrier at the top of the body;
+// the first iteration's first K slice is loaded before the loop (after the
+// pipeliner's wait and barrier there), and each iteration waits and meets
+// after loading its last slice, then loads the next stage's first slice into
+// the carried registers before issuing the last slice's mma.sync.
 // CHECK-LABEL: gpu.func @prefetch_loop
 // CHECK: %[[NEXT:.*]] = memref.alloca() : memref<32xf16>
 // CHECK: nvvm.cp.async.commit.group
@@ -438,8 +439,8 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
       %c1 = arith.constant 1 : index
       %c32 = arith.constant 32 : index
       %block_id_x = gpu.block_id  x
-      %0 = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 0 : i64} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
-      %1 = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 12288 : i64} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+      %0 = tile.alloc_shared {layout = #tile.shared<stages = 3, swizzle = <bits = 2, base = 4, shift = 3>>, offset = 0 : i64} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<stages = 3, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 12288 : i64} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
       %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
       %c0_0 = arith.constant 0 : index
       %3 = arith.muli %c1, %c0_0 : index
@@ -463,42 +464,51 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
       %14 = tile.stage %1[%c1_3] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
       tile.copy %arg0[%12, %c0] [32, 64] to %14[%c0, %c0] [32, 64] if %11 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
       nvvm.cp.async.commit.group
+      %c0_4 = arith.constant 0 : index
+      %15 = tile.stage %0[%c0_4] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %16 = tile.stage %1[%c0_4] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      nvvm.cp.async.wait.group 1
+      gpu.barrier
       scf.for %arg2 = %c0 to %arg1 step %c1 {
-        %15 = arith.subi %arg2, %c0 : index
-        %16 = arith.divsi %15, %c1 : index
+        %17 = arith.subi %arg2, %c0 : index
+        %18 = arith.divsi %17, %c1 : index
         %c3 = arith.constant 3 : index
-        %17 = arith.remsi %16, %c3 : index
-        nvvm.cp.async.wait.group 1
-        gpu.barrier
+        %19 = arith.remsi %18, %c3 : index
         %c2 = arith.constant 2 : index
-        %18 = arith.muli %c1, %c2 : index
-        %19 = arith.addi %arg2, %18 : index
-        %c3_4 = arith.constant 3 : index
-        %c2_5 = arith.constant 2 : index
-        %20 = arith.addi %16, %c2_5 : index
-        %21 = arith.remsi %20, %c3_4 : index
-        %22 = arith.cmpi slt, %19, %arg1 : index
-        %23 = arith.muli %19, %c32 : index
-        %24 = tile.stage %0[%21] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-        tile.copy %arg0[%c0, %23] [64, 32] to %24[%c0, %c0] [64, 32] if %22 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
-        %25 = tile.stage %1[%21] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-        tile.copy %arg0[%23, %c0] [32, 64] to %25[%c0, %c0] [32, 64] if %22 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        %20 = arith.muli %c1, %c2 : index
+        %21 = arith.addi %arg2, %20 : index
+        %c3_5 = arith.constant 3 : index
+        %c2_6 = arith.constant 2 : index
+        %22 = arith.addi %18, %c2_6 : index
+        %23 = arith.remsi %22, %c3_5 : index
+        %24 = arith.cmpi slt, %21, %arg1 : index
+        %25 = arith.muli %21, %c32 : index
+        %26 = tile.stage %0[%23] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        tile.copy %arg0[%c0, %25] [64, 32] to %26[%c0, %c0] [64, 32] if %24 {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %27 = tile.stage %1[%23] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        tile.copy %arg0[%25, %c0] [32, 64] to %27[%c0, %c0] [32, 64] if %24 {async} : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
         nvvm.cp.async.commit.group
-        %26 = tile.stage %0[%17] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
-        %27 = tile.stage %1[%17] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
-        %28 = arith.muli %arg2, %c32 : index
-        tile.gemm %26, %27, %2 {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+        %28 = tile.stage %0[%19] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %29 = tile.stage %1[%19] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        %30 = arith.muli %arg2, %c32 : index
+        %c3_7 = arith.constant 3 : index
+        %c1_8 = arith.constant 1 : index
+        %31 = arith.addi %18, %c1_8 : index
+        %32 = arith.remsi %31, %c3_7 : index
+        %33 = tile.stage %0[%32] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        %34 = tile.stage %1[%32] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        tile.gemm %28, %29, %2 prefetch(%15, %16, %33, %34) {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>, prefetch_wait = 1 : i32} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>, memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>
       } {tile.num_stages = 3 : i64}
       nvvm.cp.async.wait.group 0
       gpu.return
     }
   }
 }
-
 // -----
 
-// Something besides the gemm in the body (here a fill after it): the loop
-// keeps its wait and barrier at the top and no slice is carried.
+// A gemm without `prefetch` (tile-pipeline-loops chose none: here a fill
+// follows it): the loop keeps its wait and barrier at the top and no slice
+// is carried.
 // CHECK-LABEL: gpu.func @no_prefetch_loop
 // CHECK-NOT: memref<32xf16>
 // CHECK: scf.for

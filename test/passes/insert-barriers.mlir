@@ -354,3 +354,41 @@ func.func @fence_after_protocol(%A: memref<64x64xf16>, %O: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A prefetching gemm meets the block inside (after reading its stage's last
+// K slice; tile.gemm's `prefetch`): nothing goes before it in the loop, and a
+// write after the loop into bytes it read waits at a barrier.
+// CHECK-LABEL: func.func @prefetching_gemm
+// CHECK: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK: tile.gemm
+// CHECK-NEXT: {{^ +}}}{{$}}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.fill
+func.func @prefetching_gemm(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %as = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 0 : i64} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+    %bs = tile.alloc_shared {layout = #tile.shared<stages = 3>, offset = 12288 : i64} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %fa = tile.stage %as[%c0] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    %fb = tile.stage %bs[%c0] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    scf.for %i = %c0 to %n step %c1 {
+      %s = arith.remsi %i, %c3 : index
+      %a = tile.stage %as[%s] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %b = tile.stage %bs[%s] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      %i1 = arith.addi %i, %c1 : index
+      %t = arith.remsi %i1, %c3 : index
+      %na = tile.stage %as[%t] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      %nb = tile.stage %bs[%t] : memref<3x32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c prefetch(%fa, %fb, %na, %nb) {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>, prefetch_wait = 1 : i32} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>, memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>
+    }
+    tile.fill %as, %zero : memref<3x64x32xf16, #gpu.address_space<workgroup>>, f16
+  }
+  return
+}

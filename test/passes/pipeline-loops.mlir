@@ -51,6 +51,82 @@ func.func @gemm_loop(%A: memref<256x256xf16>, %n: index) {
 
 // -----
 
+// An mma.sync gemm that is all the body computes besides its copies
+// prefetches: the loop has no wait and barrier at its top; they go before the
+// loop, after the stages of the first iteration, and the gemm names those
+// and the next iteration's stages ((i + 1) % 3) and the wait count, which its
+// lowering uses after reading its last K slice.
+// CHECK-LABEL: func.func @prefetch_loop
+// CHECK: %[[A3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16
+// CHECK: %[[B3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[FA:.*]] = tile.stage %[[A3]][%[[C0]]]
+// CHECK-NEXT: %[[FB:.*]] = tile.stage %[[B3]][%[[C0]]]
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[I:.*]] = arith.divsi
+// CHECK: %[[S:.*]] = arith.remsi %[[I]]
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: %[[A:.*]] = tile.stage %[[A3]][%[[S]]]
+// CHECK: %[[B:.*]] = tile.stage %[[B3]][%[[S]]]
+// CHECK: %[[I1:.*]] = arith.addi %[[I]], %{{.*}}
+// CHECK: %[[N:.*]] = arith.remsi %[[I1]]
+// CHECK: %[[NA:.*]] = tile.stage %[[A3]][%[[N]]]
+// CHECK: %[[NB:.*]] = tile.stage %[[B3]][%[[N]]]
+// CHECK: tile.gemm %[[A]], %[[B]], %{{.*}} prefetch(%[[FA]], %[[FB]], %[[NA]], %[[NB]]) {{{.*}}prefetch_wait = 1 : i32}
+// CHECK-NEXT: } {tile.num_stages = 3 : i64}
+// A fill after the gemm: no prefetch, the wait and barrier at the top.
+// CHECK-LABEL: func.func @no_prefetch_loop
+// CHECK: scf.for
+// CHECK-NEXT: arith.subi
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: prefetch
+// CHECK: tile.fill
+func.func @prefetch_loop(%A: memref<256x256xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+func.func @no_prefetch_loop(%A: memref<256x256xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.fill %c, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+
+// -----
+
 // A copy whose start is read at run time from a table the kernel never
 // writes (a paged cache's block table) is pipelined: the table entry of an
 // iteration ahead is read under that iteration's predicate (past the end it

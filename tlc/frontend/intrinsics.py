@@ -566,7 +566,7 @@ def call_gemm(gen, node):
     policy = gen.eval_static(a["policy"])
     if policy not in _POLICIES:
         raise gen.error(a["policy"], f"policy must be a T.GemmWarpPolicy, got {policy!r}")
-    op = tile.GemmOp(A.value, B.value, C.value)
+    op = tile.GemmOp(A.value, B.value, C.value, [])
     if flag("transpose_A"):
         op.attributes["transpose_a"] = ir.UnitAttr.get()
     if flag("transpose_B"):

@@ -3,7 +3,7 @@ nvvm.cp.async.commit.group / wait.group and gpu.barrier.
 
 An async tile.copy reads its source when issued but writes its destination
 only when a wait.group completes the group it was committed in, as cp.async
-does; so interpreting the optimized IR checks the pipeliner's waits: a stage
+does (or a prefetching tile.gemm's own wait: tile_ops.py); so interpreting the optimized IR checks the pipeliner's waits: a stage
 read before its copy landed holds the previous tile (or, never written, is
 reported). The whole block runs as one thread here: a barrier has nothing to
 order.
@@ -24,14 +24,19 @@ def _commit(c, op):
     return step
 
 
+def complete_async_groups(st, n: int) -> None:
+    """All but the `n` most recently committed groups land."""
+    while len(st.async_groups) > n:
+        for write in st.async_groups.pop(0):
+            write()
+
+
 @handles("nvvm.cp.async.wait.group")
 def _wait(c, op):
     n = ir.IntegerAttr(op.attributes["n"]).value
 
     def step(st):
-        while len(st.async_groups) > n:  # all but the n most recent groups complete
-            for write in st.async_groups.pop(0):
-                write()
+        complete_async_groups(st, n)
 
     return step
 

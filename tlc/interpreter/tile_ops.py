@@ -13,6 +13,7 @@ from .. import ir
 from .buffers import Buffer
 from .numerics import convert, round_tf32
 from . import private
+from .async_copies import complete_async_groups
 from .program import handles
 
 _SPACES = {"#gpu.address_space<workgroup>": "shared", "#tile.space<fragment>": "fragment",
@@ -196,6 +197,10 @@ def _gemm(c, op):
     attrs = op.attributes
     trans_a, trans_b = "transpose_a" in attrs, "transpose_b" in attrs
     clear = "clear_accum" in attrs
+    # A prefetching gemm (tile-pipeline-loops' schedule) waits for the cp.async
+    # groups itself once it has read its stage: the next iteration's stage lands.
+    prefetch_wait = (ir.IntegerAttr(attrs["prefetch_wait"]).value
+                     if "prefetch_wait" in attrs else None)
 
     def step(st):
         env = st.env
@@ -216,6 +221,8 @@ def _gemm(c, op):
             total = total if clear else C.data.astype(np.int64) + total
         C.data[...] = C.etype.make(total)
         C.written[...] = True
+        if prefetch_wait is not None:
+            complete_async_groups(st, prefetch_wait)
 
     return step
 

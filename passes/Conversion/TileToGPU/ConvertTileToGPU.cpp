@@ -28,84 +28,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Whether `stage` is `((iv - lb) / step) % stages` of `loop`, the stage
-/// index tile-pipeline-loops gives each iteration; returns the iteration
-/// number `(iv - lb) / step` if so.
-Value iterationOfStage(scf::ForOp loop, Value stage, int64_t stages) {
-  auto rem = stage.getDefiningOp<arith::RemSIOp>();
-  if (!rem || getConstantIntValue(rem.getRhs()) != stages)
-    return Value();
-  auto div = rem.getLhs().getDefiningOp<arith::DivSIOp>();
-  if (!div || div.getRhs() != loop.getStep())
-    return Value();
-  auto sub = div.getLhs().getDefiningOp<arith::SubIOp>();
-  if (!sub || sub.getLhs() != loop.getInductionVar() || sub.getRhs() != loop.getLowerBound())
-    return Value();
-  return div.getResult();
-}
-
-/// Plans GemmPrefetch (see TileToGPU.h) for a gemm that is the last op of a
-/// loop tile-pipeline-loops made, reading both operands from its stages, in
-/// a body that otherwise only waits, meets, issues its async copies and
-/// computes indices: nothing else there touches shared memory, so moving the
-/// wait and barrier from the top of the body into the gemm's last K slice
-/// keeps every stage's reads before the barrier that lets it be refilled.
-void planPrefetch(GemmOp gemm, KernelInfo &info) {
-  auto loop = dyn_cast<scf::ForOp>(gemm->getParentOp());
-  auto stagesAttr = loop ? loop->getAttrOfType<IntegerAttr>("tile.num_stages") : nullptr;
-  if (!stagesAttr || gemm->getNextNode() != loop.getBody()->getTerminator())
-    return;
-  int64_t stages = stagesAttr.getInt();
-  auto stageA = gemm.getA().getDefiningOp<StageOp>();
-  auto stageB = gemm.getB().getDefiningOp<StageOp>();
-  if (!stageA || !stageB || stageA.getIndex() != stageB.getIndex())
-    return;
-  Value iteration = iterationOfStage(loop, stageA.getIndex(), stages);
-  if (!iteration)
-    return;
-  NVVM::CpAsyncWaitGroupOp wait;
-  gpu::BarrierOp barrier;
-  for (Operation &op : loop.getBody()->without_terminator()) {
-    if (&op == gemm.getOperation() || isPure(&op))
-      continue;
-    if (auto w = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op); w && !wait) {
-      wait = w;
-      continue;
-    }
-    if (auto bar = dyn_cast<gpu::BarrierOp>(op); bar && wait && !barrier) {
-      barrier = bar;
-      continue;
-    }
-    auto copy = dyn_cast<CopyOp>(op);
-    bool async = (copy && copy.getAsync()) || isa<NVVM::CpAsyncCommitGroupOp>(op);
-    if (!async || !barrier) // also: the copies come after the barrier
-      return;
-  }
-  if (!barrier || wait.getN() != stages - 2)
-    return;
-
-  Location loc = gemm.getLoc();
-  OpBuilder before(loop);
-  Value c0 = arith::ConstantIndexOp::create(before, loc, 0);
-  auto stageView = [&](OpBuilder &b, StageOp like, Value index) {
-    return StageOp::create(b, loc, like.getType(), like.getSource(), index).getResult();
-  };
-  OpBuilder inside(gemm);
-  Value next = arith::RemSIOp::create(
-      inside, loc,
-      arith::AddIOp::create(inside, loc, iteration,
-                            arith::ConstantIndexOp::create(inside, loc, 1)),
-      arith::ConstantIndexOp::create(inside, loc, stages));
-  info.prefetches[gemm] = GemmPrefetch{loop,
-                                  stageView(before, stageA, c0),
-                                  stageView(before, stageB, c0),
-                                  stageView(inside, stageA, next),
-                                  stageView(inside, stageB, next),
-                                  static_cast<int32_t>(wait.getN())};
-  wait.erase();
-  barrier.erase();
-}
-
 /// In each loop over a persistent kernel's tiles (kTileLoopAttr), the thread
 /// index is read anew by an opaque `mov` at the top of the body: what the
 /// body computes from it is then computed per tile where it is used, not
@@ -187,10 +109,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
   OpBuilder b(func.getBody());
   info.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   func.walk([&](GemmOp gemm) {
-    if (gemm.getMmaAttr().getKind() == MmaKind::Wgmma)
-      info.usesWgmma = true;
-    else
-      planPrefetch(gemm, info); // wgmma reads shared memory itself
+    info.usesWgmma |= gemm.getMmaAttr().getKind() == MmaKind::Wgmma;
   });
   bool shared = false;
   func.walk([&](Operation *op) {

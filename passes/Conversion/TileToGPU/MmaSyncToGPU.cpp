@@ -211,9 +211,12 @@ Slice restoreSlice(IndexBuilder &ib, const WarpPartition &p, Type elem, Value me
   return s;
 }
 
-/// The operands of the stages a prefetch reads, as converted.
-struct PrefetchOperands {
+/// A prefetching gemm's schedule (tile.gemm's `prefetch`): its loop, the
+/// stages it reads ahead as converted, and the cp.async wait count.
+struct Prefetch {
+  Operation *loop;
   SharedOperand firstA, firstB, nextA, nextB;
+  int32_t pending;
 };
 
 /// Emits `op` before it: each warp loads its A and B sub-tiles from shared
@@ -224,7 +227,7 @@ struct PrefetchOperands {
 LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOperand &A,
                         const SharedOperand &B, Value tid, int64_t threads, Value accRegs,
                         LayoutAttr accLayout, Value aRegs, LayoutAttr aLayout,
-                        const GemmPrefetch *prefetch, const PrefetchOperands *views) {
+                        const Prefetch *prefetch) {
   FailureOr<WarpPartition> part = selectedPartition(op);
   if (failed(part))
     return failure();
@@ -266,8 +269,8 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
   Value aFrom = aInRegisters ? aRegs : Value();
 
   // With prefetch: a register array carries the next slice over the back
-  // edge, filled first before the loop (after the wait and barrier that used
-  // to open each iteration).
+  // edge, filled first before the loop (after the pipeliner's wait and
+  // barrier there).
   Value carried;
   if (prefetch) {
     OpBuilder::InsertionGuard guard(b);
@@ -277,10 +280,8 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
     carried = memref::AllocaOp::create(b, loc, MemRefType::get({n}, in));
     b.setInsertionPoint(prefetch->loop);
     IndexBuilder pib{b, loc};
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(prefetch->pending));
-    gpu::BarrierOp::create(b, loc);
-    saveSlice(pib, loadSlice(pib, op, p, lanesOf(pib, tid, p), views->firstA, views->firstB,
-                             aFrom, k, 0),
+    saveSlice(pib, loadSlice(pib, op, p, lanesOf(pib, tid, p), prefetch->firstA,
+                             prefetch->firstB, aFrom, k, 0),
               carried);
   }
 
@@ -307,7 +308,7 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
       // and fetch its first slice while this slice's mma.sync run.
       NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(prefetch->pending));
       gpu::BarrierOp::create(b, loc);
-      saveSlice(ib, loadSlice(ib, op, p, lanes, views->nextA, views->nextB, aFrom, k, 0),
+      saveSlice(ib, loadSlice(ib, op, p, lanes, prefetch->nextA, prefetch->nextB, aFrom, k, 0),
                 carried);
     }
     for (int64_t i = 0; i < atomsM; ++i)
@@ -334,20 +335,18 @@ struct MmaSyncGemmLowering : TileOpLowering<GemmOp> {
     if (failed(c))
       return failure();
     std::optional<Fragment> a = fragmentOf(op.getA(), adaptor.getA());
-    auto it = info.prefetches.find(op);
-    const GemmPrefetch *prefetch = it == info.prefetches.end() ? nullptr : &it->second;
-    PrefetchOperands views;
-    if (prefetch) {
-      auto operand = [&](Value stage) {
-        return sharedOperand(stage, rewriter.getRemappedValue(stage));
+    std::optional<Prefetch> prefetch;
+    if (!op.getPrefetch().empty()) {
+      auto operand = [&](unsigned i) {
+        return sharedOperand(op.getPrefetch()[i], adaptor.getPrefetch()[i]);
       };
-      views = {operand(prefetch->firstA), operand(prefetch->firstB),
-               operand(prefetch->nextA), operand(prefetch->nextB)};
+      prefetch = Prefetch{op->getParentOp(), operand(0), operand(1), operand(2), operand(3),
+                          static_cast<int32_t>(*op.getPrefetchWait())};
     }
     if (failed(lowerGemm(rewriter, op, sharedOperand(op.getA(), adaptor.getA()),
                          sharedOperand(op.getB(), adaptor.getB()), info.tid, info.threads,
                          c->regs, c->layout, a ? a->regs : Value(),
-                         a ? a->layout : LayoutAttr(), prefetch, &views)))
+                         a ? a->layout : LayoutAttr(), prefetch ? &*prefetch : nullptr)))
       return failure();
     rewriter.eraseOp(op);
     return success();

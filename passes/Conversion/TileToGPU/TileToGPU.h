@@ -28,21 +28,6 @@
 
 namespace mlir::tile {
 
-/// Fragment prefetch for a gemm that is all a software-pipelined loop
-/// computes. Without it each iteration starts with the pipeliner's wait and
-/// barrier and then waits again for its first ldmatrix before any mma.sync
-/// can issue. With it the wait and barrier move to just before the mma.sync
-/// of the last 16-deep K slice, and right after them each warp loads the
-/// first slice of the next iteration's stage, whose latency that last slice's
-/// mma.sync hide; the first iteration's first slice is loaded before the loop.
-/// All reads of a stage still precede the barrier that lets it be refilled.
-struct GemmPrefetch {
-  Operation *loop;      ///< the pipelined scf.for
-  Value firstA, firstB; ///< stages of the first iteration (tile.stage, before the loop)
-  Value nextA, nextB;   ///< stages of the next iteration (tile.stage, in the loop)
-  int32_t pending;      ///< the pipeliner's cp.async wait count
-};
-
 /// What the patterns converting one kernel share.
 struct KernelInfo {
   Value tid;           ///< gpu.thread_id x
@@ -51,7 +36,6 @@ struct KernelInfo {
   /// Per-thread register arrays (fragments, locals) are allocated before it,
   /// in the kernel's entry block.
   Operation *entry = nullptr;
-  DenseMap<Operation *, GemmPrefetch> prefetches; ///< by mma.sync gemm
   bool usesWgmma = false; ///< some gemm of the kernel runs on wgmma
 };
 
