@@ -363,8 +363,10 @@ def Tile_MmaAttr : Tile_Attr<"Mma", "mma"> {
     - `a`: whether A is read from `shared` memory or from `registers`.
     - `depth`: wgmma groups left pending after the gemm (`wgmma.wait_group
       depth`); 0 waits for the gemm's own instructions; -1 waits for nothing
-      (TileLang's `wg_wait = -1`): a later `tile.wait_wgmma` completes it.
-      Always 0 for mma_sync.
+      (TileLang's `wg_wait = -1`): a later `tile.wait_wgmma` completes it, or
+      the wait of the wgmma gemm right after it that accumulates onto the
+      same registers (a chain, such as MLA's latent then rope scores, whose
+      wgmmas then run back to back). Always 0 for mma_sync.
 
     | kind     | atom       | warps per atom | A from            | B from |
     | -------- | ---------- | -------------- | ----------------- | ------ |

@@ -133,6 +133,20 @@ Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
         users.push_back(user);
         continue;
       }
+      // A chain (tile-select-mma: depth -1 before a gemm onto the same
+      // accumulator) runs until its last gemm's wait.
+      GemmOp last = gemm;
+      while (last.getMmaAttr() && last.getMmaAttr().getDepth() == -1) {
+        auto next = dyn_cast_or_null<GemmOp>(last->getNextNode());
+        if (!next || next.getC() != last.getC())
+          break;
+        last = next;
+      }
+      if (last != gemm && last.getMmaAttr() && last.getMmaAttr().getDepth() == 0) {
+        users.push_back(user);
+        users.push_back(last);
+        continue;
+      }
       return Lifetime();
     }
     if (isa<FillOp, ReduceOp, memref::LoadOp, memref::StoreOp>(user)) {

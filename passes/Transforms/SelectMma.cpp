@@ -282,6 +282,25 @@ LogicalResult linkWaits(Block &block) {
   return success();
 }
 
+/// A wgmma gemm followed right away by a wgmma gemm of the same shape
+/// accumulating onto the same registers (MLA's latent, then rope scores)
+/// waits for nothing (depth -1): the second one's wait completes both, and
+/// the tensor cores run the two back to back instead of draining between.
+void chainGemms(ModuleOp module) {
+  module.walk([](GemmOp gemm) {
+    MmaAttr mma = gemm.getMmaAttr();
+    auto next = dyn_cast_or_null<GemmOp>(gemm->getNextNode());
+    MmaAttr nextMma = next ? next.getMmaAttr() : MmaAttr();
+    if (!mma || mma.getKind() != MmaKind::Wgmma || mma.getDepth() < 0 || !nextMma ||
+        gemm.getWgWait() || next.getC() != gemm.getC() || next.getClearAccum() ||
+        nextMma.getKind() != MmaKind::Wgmma || nextMma.getDepth() < 0 ||
+        nextMma.getN() != mma.getN() || nextMma.getK() != mma.getK())
+      return;
+    gemm.setMmaAttr(MmaAttr::get(gemm.getContext(), mma.getKind(), mma.getM(), mma.getN(),
+                                 mma.getK(), mma.getWarpsM(), mma.getWarpsN(), mma.getA(), -1));
+  });
+}
+
 struct TileSelectMma : mlir::tile::impl::TileSelectMmaBase<TileSelectMma> {
   void runOnOperation() final {
     if (failed(selectMma(getOperation())))
@@ -302,6 +321,7 @@ LogicalResult mlir::tile::selectMma(ModuleOp module) {
   });
   if (result.wasInterrupted())
     return failure();
+  chainGemms(module);
   result = module.walk([&](KernelOp kernel) {
     return failed(linkWaits(kernel.getBody().front())) ? WalkResult::interrupt()
                                                         : WalkResult::advance();

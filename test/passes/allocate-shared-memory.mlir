@@ -253,3 +253,37 @@ func.func @no_reuse(%A: memref<32x64xf16>, %p: i1) {
   }
   return
 }
+
+// -----
+
+// A wgmma chain (tile-select-mma: depth -1 onto the same accumulator, then
+// a gemm that waits) reads its operands until its last gemm: %q and %k are
+// free after it and %o takes their bytes; a gemm left pending otherwise (its
+// wait elsewhere, %r) keeps its operands pinned.
+// CHECK-LABEL: func.func @chain_lifetime
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16
+// CHECK: tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x128xf16
+// CHECK: tile.alloc_shared {offset = 16384 : i64} : memref<64x64xf16
+func.func @chain_lifetime(%O: memref<64x128xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h0 = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %r = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.fill %q, %h0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.fill %k, %h0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.fill %r, %h0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.gemm %q, %k, %s {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %r, %r, %s {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.wait_wgmma %s {pending = 0 : i64} : memref<64x64xf32, #tile.space<fragment>>
+    tile.fill %o, %h0 : memref<64x128xf16, #gpu.address_space<workgroup>>, f16
+    tile.copy %o[%c0, %c0] [64, 128] to %O[%c0, %c0] [64, 128] : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x128xf16>
+  }
+  return
+}

@@ -561,3 +561,36 @@ func.func @deferred_never_waited() {
   return
 }
 }
+
+// -----
+
+// A chain: a wgmma gemm followed by one accumulating onto the same
+// registers (MLA's latent, then rope scores) waits for nothing (depth -1):
+// the last one's wait completes them all (here the first three). A gemm
+// with a wg_wait of its own keeps it, as does one followed by a gemm onto
+// another accumulator.
+// CHECK-LABEL: func.func @chain
+// CHECK: tile.gemm %{{.*}}, %{{.*}}, %[[S:.*]] {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>, transpose_b}
+// CHECK-NEXT: tile.gemm %{{.*}}, %{{.*}}, %[[S]] {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>, transpose_b}
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b, wg_wait = 0 : i64}
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b}
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b}
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @chain() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %t = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b, wg_wait = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %t {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}

@@ -242,15 +242,8 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
         NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  // A gemm accumulating onto the same registers right after this one (MLA's
-  // rope part after its latent part) waits for both groups: the wgmmas run
-  // back to back instead of the tensor cores draining in between.
-  auto next = dyn_cast_or_null<GemmOp>(op->getNextNode());
-  bool chained = next && next.getC() == op.getC() && !next.getClearAccum() &&
-                 next.getMmaAttr() && next.getMmaAttr().getKind() == MmaKind::Wgmma &&
-                 next.getMmaAttr().getN() == op.getMmaAttr().getN() &&
-                 next.getMmaAttr().getK() == op.getMmaAttr().getK();
-  if (!chained && op.getMmaAttr().getDepth() >= 0) // -1: a tile.wait_wgmma waits
+  // Depth -1: a tile.wait_wgmma, or the next gemm of a chain, waits.
+  if (op.getMmaAttr().getDepth() >= 0)
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
   for (int64_t r = 0; r < regs; ++r)
     memref::StoreOp::create(b, loc,
