@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/tile/LayoutMath.h"
+#include "dialects/tile/Layout.h"
 #include "passes/Passes.h"
 
 #include "llvm/Support/MathExtras.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/tile/LayoutMath.h"
+#include "dialects/tile/Layout.h"
 #include "passes/Target/Mma.h"
 #include "passes/Passes.h"
 

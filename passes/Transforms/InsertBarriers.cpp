@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/tile/LayoutMath.h"
+#include "dialects/tile/Layout.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/SetVector.h"

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/TileToGPU/TileToGPU.h"
-#include "dialects/tile/LayoutMath.h"
+#include "dialects/tile/Layout.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

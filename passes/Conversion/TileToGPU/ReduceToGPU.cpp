@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/TileToGPU/TileToGPU.h"
-#include "dialects/tile/LayoutMath.h"
+#include "dialects/tile/Layout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

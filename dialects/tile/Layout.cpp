@@ -1,0 +1,524 @@
+//===- Layout.cpp - The fragment-layout library ---------------------------===//
+//
+// See Layout.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tile/Layout.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t threads, int64_t regs, AffineMap map) {
+  if (threads <= 0 || regs <= 0)
+    return emitError() << "layout needs positive threads and regs, got threads = "
+                       << threads << ", regs = " << regs;
+  if (!map || map.getNumDims() != 2 || map.getNumSymbols() != 0)
+    return emitError() << "layout map must take (thread, register) and no "
+                          "symbols, got "
+                       << AffineMapAttr::get(map);
+  if (map.getNumResults() == 0)
+    return emitError() << "layout map must give at least one index";
+  // Evaluating the map (LayoutAttr::apply) folds it to constants: every
+  // floordiv, ceildiv and mod must divide by a positive constant.
+  std::optional<AffineExpr> badDivisor;
+  for (AffineExpr result : map.getResults())
+    result.walk([&](AffineExpr e) {
+      auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+      if (!bin || badDivisor ||
+          (e.getKind() != AffineExprKind::FloorDiv && e.getKind() != AffineExprKind::CeilDiv &&
+           e.getKind() != AffineExprKind::Mod))
+        return;
+      auto rhs = dyn_cast<AffineConstantExpr>(bin.getRHS());
+      if (!rhs || rhs.getValue() <= 0)
+        badDivisor = e;
+    });
+  if (badDivisor) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    badDivisor->print(os);
+    return emitError() << "layout map must divide by positive constants only, got `" << text
+                       << "`";
+  }
+  return success();
+}
+
+/// The value of `expr` at dims (d0, d1) = (thread, reg), by walking its tree:
+/// folding it through replaceDimsAndSymbols would unique a new expression per
+/// node and evaluation, which dominated the compile time of the layout passes.
+/// The verifier above guarantees positive constant divisors.
+static int64_t evaluate(AffineExpr expr, int64_t thread, int64_t reg) {
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(expr).getValue();
+  case AffineExprKind::DimId:
+    return cast<AffineDimExpr>(expr).getPosition() == 0 ? thread : reg;
+  case AffineExprKind::SymbolId:
+    llvm_unreachable("layout maps have no symbols");
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(expr);
+  int64_t l = evaluate(bin.getLHS(), thread, reg), r = evaluate(bin.getRHS(), thread, reg);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return l + r;
+  case AffineExprKind::Mul:
+    return l * r;
+  case AffineExprKind::FloorDiv:
+    return llvm::divideFloorSigned(l, r);
+  case AffineExprKind::CeilDiv:
+    return llvm::divideCeilSigned(l, r);
+  case AffineExprKind::Mod:
+    return llvm::mod(l, r);
+  default:
+    llvm_unreachable("not a binary affine expression");
+  }
+}
+
+SmallVector<int64_t> LayoutAttr::apply(int64_t thread, int64_t reg) const {
+  SmallVector<int64_t> result;
+  for (AffineExpr expr : getMap().getResults())
+    result.push_back(evaluate(expr, thread, reg));
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// LayoutEvaluator
+//===----------------------------------------------------------------------===//
+
+LayoutEvaluator::LayoutEvaluator(LayoutAttr layout) {
+  for (AffineExpr expr : layout.getMap().getResults())
+    results.push_back(flatten(expr));
+  values.resize(nodes.size());
+}
+
+int32_t LayoutEvaluator::flatten(AffineExpr expr) {
+  Node node{expr.getKind(), 0, -1, -1};
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant:
+    node.value = cast<AffineConstantExpr>(expr).getValue();
+    break;
+  case AffineExprKind::DimId:
+    node.value = cast<AffineDimExpr>(expr).getPosition() == 0 ? 0 : 1;
+    break;
+  case AffineExprKind::SymbolId:
+    llvm_unreachable("layout maps have no symbols");
+  default: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    node.lhs = flatten(bin.getLHS());
+    node.rhs = flatten(bin.getRHS());
+    break;
+  }
+  }
+  nodes.push_back(node);
+  return nodes.size() - 1;
+}
+
+void LayoutEvaluator::apply(int64_t thread, int64_t reg, SmallVectorImpl<int64_t> &out) {
+  for (auto [i, node] : llvm::enumerate(nodes)) {
+    int64_t v;
+    switch (node.kind) {
+    case AffineExprKind::Constant:
+      v = node.value;
+      break;
+    case AffineExprKind::DimId:
+      v = node.value == 0 ? thread : reg;
+      break;
+    case AffineExprKind::Add:
+      v = values[node.lhs] + values[node.rhs];
+      break;
+    case AffineExprKind::Mul:
+      v = values[node.lhs] * values[node.rhs];
+      break;
+    case AffineExprKind::FloorDiv:
+      v = llvm::divideFloorSigned(values[node.lhs], values[node.rhs]);
+      break;
+    case AffineExprKind::CeilDiv:
+      v = llvm::divideCeilSigned(values[node.lhs], values[node.rhs]);
+      break;
+    case AffineExprKind::Mod:
+      v = llvm::mod(values[node.lhs], values[node.rhs]);
+      break;
+    default:
+      llvm_unreachable("not an affine expression of a layout");
+    }
+    values[i] = v;
+  }
+  out.resize(results.size());
+  for (auto [k, at] : llvm::enumerate(results))
+    out[k] = values[at];
+}
+
+static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape);
+
+std::string LayoutAttr::checkCovers(ArrayRef<int64_t> shape) const {
+  auto &dialect = static_cast<TileDialect &>(getDialect());
+  std::pair<const void *, std::vector<int64_t>> key(getAsOpaquePointer(), shape.vec());
+  {
+    std::lock_guard<std::mutex> lock(dialect.coverageMutex);
+    auto it = dialect.coverage.find(key);
+    if (it != dialect.coverage.end())
+      return it->second;
+  }
+  std::string problem = coverageProblem(*this, shape);
+  std::lock_guard<std::mutex> lock(dialect.coverageMutex);
+  dialect.coverage.emplace(std::move(key), problem);
+  return problem;
+}
+
+static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape) {
+  if (shape.size() != layout.getRank())
+    return llvm::formatv("layout gives {0} indices but the tile has rank {1}",
+                         layout.getRank(), shape.size())
+        .str();
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  int64_t pairs = layout.getThreads() * layout.getRegs();
+  if (pairs % numel != 0)
+    return llvm::formatv("layout holds {0} registers in all (threads {1} x "
+                         "regs {2}), not a multiple of the tile's {3} elements",
+                         pairs, layout.getThreads(), layout.getRegs(), numel)
+        .str();
+  // Enumerating is exact and cheap at tile sizes (at most a few 10^4 pairs).
+  SmallVector<int64_t> counts(numel, 0);
+  LayoutEvaluator eval(layout);
+  SmallVector<int64_t> idx;
+  for (int64_t t = 0; t < layout.getThreads(); ++t) {
+    for (int64_t r = 0; r < layout.getRegs(); ++r) {
+      eval.apply(t, r, idx);
+      int64_t flat = 0;
+      for (auto [i, d] : llvm::zip(idx, shape)) {
+        if (i < 0 || i >= d)
+          return llvm::formatv("thread {0} register {1} maps outside the tile",
+                               t, r)
+              .str();
+        flat = flat * d + i;
+      }
+      ++counts[flat];
+    }
+  }
+  int64_t replication = pairs / numel;
+  for (int64_t f = 0; f < numel; ++f)
+    if (counts[f] != replication)
+      return llvm::formatv("element {0} (row-major) is held {1} times, "
+                           "expected {2}",
+                           f, counts[f], replication)
+          .str();
+  return "";
+}
+
+int64_t LayoutAttr::getContiguousRun() const {
+  int64_t run = 1;
+  for (int64_t candidate = 2; candidate <= getRegs(); candidate *= 2) {
+    if (getRegs() % candidate != 0)
+      break;
+    bool ok = true;
+    for (int64_t t = 0; t < getThreads() && ok; ++t) {
+      for (int64_t r = 0; r < getRegs() && ok; r += candidate) {
+        SmallVector<int64_t> first = apply(t, r);
+        if (first.back() % candidate != 0)
+          ok = false;
+        for (int64_t e = 1; e < candidate && ok; ++e) {
+          SmallVector<int64_t> idx = apply(t, r + e);
+          idx.back() -= e;
+          ok = idx == first;
+        }
+      }
+    }
+    if (!ok)
+      break;
+    run = candidate;
+  }
+  return run;
+}
+
+//===----------------------------------------------------------------------===//
+// Blocked layouts
+//===----------------------------------------------------------------------===//
+
+FailureOr<LayoutAttr> LayoutAttr::getBlocked(MLIRContext *ctx,
+                                             ArrayRef<int64_t> shape,
+                                             int64_t threads, int64_t vector,
+                                             std::string &why) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  int64_t inner = shape.back();
+  int64_t v = std::max<int64_t>(1, std::min(vector, inner));
+  while (v > 1 && (inner % v != 0 || numel % (threads * v) != 0))
+    v /= 2;
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr flat;
+  int64_t regs;
+  if (numel % threads == 0) {
+    regs = numel / threads;
+    flat = r.floorDiv(v) * (threads * v) + t * v + r % v;
+  } else if (threads % numel == 0) {
+    // Fewer elements than threads: every element is held by threads/numel
+    // threads (a replicated layout).
+    regs = 1;
+    flat = t % numel;
+  } else {
+    why = llvm::formatv("{0} elements cannot be spread evenly over {1} "
+                        "threads (make the tile a multiple of the thread "
+                        "count, or a divisor of it)",
+                        numel, threads)
+              .str();
+    return failure();
+  }
+  SmallVector<AffineExpr> results;
+  int64_t stride = numel;
+  for (auto [k, d] : llvm::enumerate(shape)) {
+    stride /= d;
+    AffineExpr idx = flat.floorDiv(stride);
+    if (k != 0)
+      idx = idx % d;
+    results.push_back(idx);
+  }
+  return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, results, ctx));
+}
+
+//===----------------------------------------------------------------------===//
+// Slices and equivalence
+//===----------------------------------------------------------------------===//
+
+
+namespace {
+
+/// Expresses the sorted list `reps` (starting at 0) as a mixed-radix number
+/// of register index r': sum_k ((r' floordiv prod_{l<k} m_l) mod m_k) * s_k.
+std::optional<AffineExpr> fitMixedRadix(ArrayRef<int64_t> reps, MLIRContext *ctx) {
+  AffineExpr r = getAffineDimExpr(1, ctx);
+  if (reps.empty() || reps.front() != 0)
+    return std::nullopt;
+  AffineExpr expr = getAffineConstantExpr(0, ctx);
+  SmallVector<int64_t> cur(reps);
+  int64_t below = 1; // product of the radices found so far
+  while (cur.size() > 1) {
+    int64_t stride = cur[1] - cur[0];
+    int64_t radix = 1;
+    while (radix < (int64_t)cur.size() && cur[radix] - cur[0] == radix * stride)
+      ++radix;
+    if (cur.size() % radix != 0 || stride <= 0)
+      return std::nullopt;
+    SmallVector<int64_t> next;
+    for (size_t k = 0; k < cur.size(); k += radix) {
+      for (int64_t q = 0; q < radix; ++q)
+        if (cur[k + q] - cur[k] != q * stride)
+          return std::nullopt;
+      next.push_back(cur[k] - cur[0]);
+    }
+    AffineExpr digit = r.floorDiv(below);
+    if (next.size() > 1)
+      digit = digit % radix;
+    expr = expr + digit * stride;
+    below *= radix;
+    // The outer digits index the group starts, relative to the first.
+    cur = next;
+    if (cur.size() > 1 && cur.front() != 0)
+      return std::nullopt;
+  }
+  // Verify: the fit reproduces every representative.
+  for (auto [i, rep] : llvm::enumerate(reps)) {
+    AffineExpr v = expr.replaceDimsAndSymbols(
+        {getAffineConstantExpr(0, ctx), getAffineConstantExpr(i, ctx)}, {});
+    if (cast<AffineConstantExpr>(v).getValue() != rep)
+      return std::nullopt;
+  }
+  return expr;
+}
+
+} // namespace
+
+namespace {
+/// A sliceLayout answer, as the dialect keeps it.
+struct SliceAnswer {
+  FailureOr<SlicedLayout> result;
+  std::string why;
+};
+} // namespace
+
+static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                            int64_t dim, std::string &why);
+
+FailureOr<SlicedLayout> mlir::tile::sliceLayout(LayoutAttr layout,
+                                                ArrayRef<int64_t> shape,
+                                                int64_t dim, std::string &why) {
+  // Layout inference and the lowerings slice the same layouts for every row
+  // vector access, and each slice enumerates threads x regs (32768
+  // evaluations for MLA's 64 x 512 accumulator): remember the answers.
+  auto &dialect = static_cast<TileDialect &>(layout.getDialect());
+  auto key = std::make_tuple(layout.getAsOpaquePointer(), shape.vec(), dim);
+  {
+    std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+    auto it = dialect.slicedLayouts.find(key);
+    if (it != dialect.slicedLayouts.end()) {
+      auto *answer = static_cast<const SliceAnswer *>(it->second.get());
+      why = answer->why;
+      return answer->result;
+    }
+  }
+  auto answer = std::make_shared<SliceAnswer>();
+  answer->result = computeSlice(layout, shape, dim, answer->why);
+  why = answer->why;
+  FailureOr<SlicedLayout> result = answer->result;
+  std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+  dialect.slicedLayouts.emplace(std::move(key), std::move(answer));
+  return result;
+}
+
+static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                            int64_t dim, std::string &why) {
+  MLIRContext *ctx = layout.getContext();
+  int64_t threads = layout.getThreads(), regs = layout.getRegs();
+  auto kept = [&](ArrayRef<int64_t> index) {
+    SmallVector<int64_t> out;
+    for (auto [k, i] : llvm::enumerate(index))
+      if ((int64_t)k != dim)
+        out.push_back(i);
+    return out;
+  };
+  // table[r][t]: the kept index of register r of thread t.
+  SmallVector<SmallVector<SmallVector<int64_t>>> table(regs);
+  LayoutEvaluator eval(layout);
+  SmallVector<int64_t> index;
+  for (int64_t r = 0; r < regs; ++r)
+    for (int64_t t = 0; t < threads; ++t) {
+      eval.apply(t, r, index);
+      table[r].push_back(kept(index));
+    }
+
+  // Registers holding the same slice on every thread form one class.
+  SlicedLayout out;
+  out.sourceToResult.assign(regs, -1);
+  SmallVector<int64_t> reps;
+  std::map<SmallVector<SmallVector<int64_t>>, int64_t> classOf;
+  for (int64_t r = 0; r < regs; ++r) {
+    auto [it, inserted] = classOf.try_emplace(table[r], reps.size());
+    if (inserted) {
+      reps.push_back(r);
+      out.resultToSources.emplace_back();
+    }
+    out.sourceToResult[r] = it->second;
+    out.resultToSources[it->second].push_back(r);
+  }
+
+  // Threads that differ only in a bit that never changes the kept index hold
+  // other parts of the same slices.
+  int64_t bits = llvm::Log2_64_Ceil(threads);
+  for (int64_t b = 0; b < bits; ++b) {
+    bool alongDim = (threads % (int64_t(2) << b) == 0);
+    for (int64_t t = 0; t < threads && alongDim; ++t) {
+      int64_t u = t ^ (int64_t(1) << b);
+      for (int64_t r = 0; r < regs && alongDim; ++r)
+        alongDim = table[r][t] == table[r][u];
+    }
+    if (alongDim)
+      (b < 5 ? out.laneMask : out.warpMask) |= int64_t(1) << b;
+  }
+
+  std::optional<AffineExpr> h = fitMixedRadix(reps, ctx);
+  if (!h) {
+    why = "the registers holding one row of this layout follow no affine "
+          "pattern, which tlc's reductions need";
+    return failure();
+  }
+  SmallVector<AffineExpr> results;
+  for (auto [k, e] : llvm::enumerate(layout.getMap().getResults()))
+    if ((int64_t)k != dim)
+      results.push_back(
+          simplifyAffineExpr(e.replaceDims({getAffineDimExpr(0, ctx), *h}), 2, 0));
+  if (results.empty())
+    results.push_back(getAffineConstantExpr(0, ctx));
+  out.layout = LayoutAttr::get(ctx, threads, reps.size(),
+                               AffineMap::get(2, 0, results, ctx));
+  SmallVector<int64_t> resultShape;
+  for (auto [k, d] : llvm::enumerate(shape))
+    if ((int64_t)k != dim)
+      resultShape.push_back(d);
+  if (resultShape.empty())
+    resultShape.push_back(1);
+  std::string problem = out.layout.checkCovers(resultShape);
+  if (!problem.empty()) {
+    why = "the sliced layout does not cover the result: " + problem;
+    return failure();
+  }
+  // Each result element must be held by exactly the threads the masks
+  // combine (a reduction visits each source element once).
+  int64_t numel = 1;
+  for (int64_t d : resultShape)
+    numel *= d;
+  int64_t holders = threads * int64_t(reps.size()) / numel;
+  int64_t group = int64_t(1) << llvm::popcount(uint64_t(out.laneMask | out.warpMask));
+  int64_t srcNumel = 1;
+  for (int64_t d : shape)
+    srcNumel *= d;
+  if (threads * regs != srcNumel || holders != group) {
+    why = llvm::formatv("this layout holds row elements in a pattern tlc's "
+                        "reductions do not combine ({0} holders per row, "
+                        "thread groups of {1}, {2} registers for {3} elements)",
+                        holders, group, threads * regs, srcNumel)
+              .str();
+    return failure();
+  }
+  return out;
+}
+
+std::optional<int64_t> mlir::tile::droppedDim(ValueRange indices, ValueRange ivs) {
+  if (indices.size() + 1 != ivs.size())
+    return std::nullopt;
+  for (int64_t d = 0; d < (int64_t)ivs.size(); ++d) {
+    SmallVector<Value> rest;
+    for (auto [k, iv] : llvm::enumerate(ivs))
+      if ((int64_t)k != d)
+        rest.push_back(iv);
+    if (llvm::equal(rest, indices))
+      return d;
+  }
+  return std::nullopt;
+}
+
+bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {
+  if (a == b)
+    return true;
+  if (a.getThreads() != b.getThreads() || a.getRegs() != b.getRegs() ||
+      a.getRank() != b.getRank())
+    return false;
+  // Enumerating costs thousands of map evaluations: the dialect (one per
+  // context) remembers the answers.
+  auto &dialect = static_cast<TileDialect &>(a.getDialect());
+  std::pair<const void *, const void *> key(a.getAsOpaquePointer(), b.getAsOpaquePointer());
+  {
+    std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+    auto it = dialect.equivalentLayouts.find(key);
+    if (it != dialect.equivalentLayouts.end())
+      return it->second;
+  }
+  bool same = true;
+  LayoutEvaluator evalA(a), evalB(b);
+  SmallVector<int64_t> ia, ib;
+  for (int64_t t = 0; t < a.getThreads() && same; ++t)
+    for (int64_t r = 0; r < a.getRegs() && same; ++r) {
+      evalA.apply(t, r, ia);
+      evalB.apply(t, r, ib);
+      same = ia == ib;
+    }
+  std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
+  dialect.equivalentLayouts.emplace(key, same);
+  return same;
+}

@@ -1,0 +1,86 @@
+//===- Layout.h - The fragment-layout library --------------------*- C++ -*-===//
+//
+// Everything tlc knows about a fragment layout (#tile.layout: which thread and
+// register hold each element of a tile), in one place:
+//
+//   - the attribute itself: its verifier, apply(thread, reg), the coverage
+//     check (every element held, replication consistent), the longest run of
+//     contiguous registers (LayoutAttr methods, Layout.cpp);
+//   - construction: blocked layouts sized for vector accesses
+//     (LayoutAttr::getBlocked; tensor-core layouts are built by the target's
+//     instructions, passes/Target/Mma.cpp, from these pieces);
+//   - evaluation: LayoutEvaluator, for loops over every (thread, register);
+//   - equality: equivalentLayouts compares the functions the maps describe
+//     (however they are written); an op that needs a given layout rewrites an
+//     equivalent one as that layout (tile-infer-layout), so one element
+//     placement has one form in the IR;
+//   - slicing: sliceLayout, the layout of a reduction's result and which
+//     threads a reduction must combine.
+//
+// The answers that cost an enumeration (equivalence, slices, coverage) are
+// cached in the tile dialect, i.e. per MLIR context.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLC_DIALECTS_TILE_LAYOUT_H
+#define TLC_DIALECTS_TILE_LAYOUT_H
+
+#include "dialects/tile/TileDialect.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir::tile {
+
+/// A layout sliced along one dimension: the layout of the tensor without that
+/// dimension, held by the same threads.
+struct SlicedLayout {
+  /// The layout of the result, every element held by every thread that held
+  /// a part of it.
+  LayoutAttr layout;
+  /// For each register of the source, the result register holding its slice.
+  SmallVector<int64_t> sourceToResult;
+  /// For each result register, the source registers sliced into it.
+  SmallVector<SmallVector<int64_t>> resultToSources;
+  /// Thread-index bits that move along the sliced dimension only, within a
+  /// warp (lanes) and across warps: the threads a reduction must combine.
+  int64_t laneMask = 0, warpMask = 0;
+};
+
+/// Slices `layout` (of a tile of `shape`) along `dim`; fails with the reason
+/// when the registers holding one slice do not form an affine pattern.
+FailureOr<SlicedLayout> sliceLayout(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                    int64_t dim, std::string &why);
+
+/// Whether two layouts place every (thread, register) on the same element
+/// (the same function, however their maps are written).
+bool equivalentLayouts(LayoutAttr a, LayoutAttr b);
+
+/// The loop dimension a row-vector access leaves out: `indices` must be the
+/// loop indices `ivs` with exactly one removed.
+std::optional<int64_t> droppedDim(ValueRange indices, ValueRange ivs);
+
+class LayoutEvaluator {
+public:
+  explicit LayoutEvaluator(LayoutAttr layout);
+
+  /// The indices `layout.apply(thread, reg)` gives, into `out` (resized).
+  void apply(int64_t thread, int64_t reg, SmallVectorImpl<int64_t> &out);
+
+private:
+  struct Node {
+    AffineExprKind kind;
+    int64_t value; ///< a constant; for a dim, 0 = thread, 1 = register
+    int32_t lhs, rhs;
+  };
+  int32_t flatten(AffineExpr expr);
+
+  SmallVector<Node> nodes;
+  SmallVector<int32_t> results;
+  SmallVector<int64_t> values;
+};
+
+} // namespace mlir::tile
+
+#endif // TLC_DIALECTS_TILE_LAYOUT_H
