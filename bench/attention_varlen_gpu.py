@@ -23,6 +23,7 @@ With GQA the peers get K and V with each head repeated for its query heads
 """
 
 import glob
+import inspect
 import os
 import sys
 
@@ -94,8 +95,13 @@ def main(art_dir: str) -> None:
                 f"SDPA/padded {tf(t_pad):4.0f} ({t_pad / t_tlc:.3f})")
         if varlen_attn is not None:
             try:
+                # Its causal switch changed between torch releases: is_causal, or a
+                # FlashAttention-style window (-1, 0) in torch 2.11.
+                params = inspect.signature(varlen_attn).parameters
+                mask = ({"is_causal": causal} if "is_causal" in params
+                        else {"window_size": [-1, 0] if causal else [-1, -1]})
                 t_var = graph_time_ms(lambda: varlen_attn(q, kr, vr, cu, cu, longest, longest,
-                                                          is_causal=causal))
+                                                          **mask))
                 line += f"  varlen_attn {tf(t_var):4.0f} ({t_var / t_tlc:.3f})"
             except Exception as e:  # noqa: BLE001 -- a peer torch lacks must not stop the run
                 line += f"  varlen_attn failed: {type(e).__name__}: {str(e)[:80]}"
