@@ -21,11 +21,6 @@ namespace mlir::tile {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
-/// On a tile.kernel (and its outlined gpu.func): the threads of the producer
-/// warpgroup tile-pipeline-loops added beside the kernel's own `threads`,
-/// which keep meaning the threads that run the program (the consumers).
-constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
-
 /// On an outlined kernel: how many of its last parameters are 128-byte
 /// tensor maps (tile.tensor_map), for tile-grid-constant-params.
 constexpr llvm::StringLiteral kTensorMapsAttr = "tile.tensor_maps";

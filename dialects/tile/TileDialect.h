@@ -33,6 +33,11 @@
 
 namespace mlir::tile {
 
+/// On a tile.kernel (and its outlined gpu.func): the threads of the producer
+/// warpgroup tile-pipeline-loops added beside the kernel's own `threads`,
+/// which keep meaning the threads that run the program (the consumers).
+constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
+
 /// Where a buffer lives in the memory hierarchy.
 enum class Place { Global, Shared, Fragment, Local, Unknown };
 

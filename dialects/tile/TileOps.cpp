@@ -64,6 +64,9 @@ FailureOr<int64_t> getEnclosingThreads(Operation *op) {
       int64_t threads = 1;
       for (int32_t d : *block)
         threads *= d;
+      // The tile program runs on the block less its producer warpgroup.
+      if (auto producers = func->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
+        threads -= producers.getInt();
       return threads;
     }
   return op->emitOpError("must be nested in a tile.kernel");

@@ -276,6 +276,18 @@ gpu.module @kernels {
 
 // -----
 
+// A warp-specialized kernel's layouts spread over its consumer threads, not
+// the whole block.
+gpu.module @kernels {
+  gpu.func @outlined_with_producer() kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64} {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout spreads over 256 threads but the kernel has 128}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 256, regs = 1, map = (d0, d1) -> (d0)>} : memref<256xf32, #tile.space<fragment>>
+    gpu.return
+  }
+}
+
+// -----
+
 func.func @alloc_fragment_layout_rank() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 4 {

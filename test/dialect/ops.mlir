@@ -575,6 +575,22 @@ module attributes {gpu.container_module} {
   }
 }
 
+// In a warp-specialized kernel (tile.producer_threads) the tile program runs
+// on the block less its producer warpgroup: a layout over the 128 consumer
+// threads of a 256-thread block.
+// CHECK-LABEL: gpu.func @outlined_with_producer(
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0)>} : memref<128xf32, #tile.space<fragment>>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @outlined_with_producer() kernel
+        attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64} {
+      %f = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0)>}
+          : memref<128xf32, #tile.space<fragment>>
+      gpu.return
+    }
+  }
+}
+
 // CHECK-LABEL: func.func @stage_and_async_copy
 // CHECK: %[[ALL:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[ONE:.*]] = tile.stage %[[ALL]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
