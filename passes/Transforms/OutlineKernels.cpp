@@ -92,6 +92,11 @@ FailureOr<std::string> gridExpr(Value value, func::FuncOp func) {
     std::optional<int64_t> index = dim.getConstantIndex();
     if (arg && index && arg.getOwner()->getParentOp() == func.getOperation()) {
       auto type = cast<MemRefType>(arg.getType());
+      if (*index < 0 || *index >= type.getRank()) {
+        dim.emitOpError("asks for dimension ") << *index << " of a rank-" << type.getRank()
+                                               << " tensor";
+        return failure();
+      }
       if (!type.isDynamicDim(*index))
         return std::to_string(type.getDimSize(*index));
       return dimName(func, arg.getArgNumber(), *index);

@@ -56,6 +56,19 @@ func.func @float_grid(%A: memref<?xf32>) {
 
 // -----
 
+// A grid from a dimension the tensor does not have (found by the fuzzer:
+// an assertion before).
+func.func @grid_of_missing_dim(%A: memref<?x?xf16>) {
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{'memref.dim' op asks for dimension 2 of a rank-2 tensor}}
+  %m = memref.dim %A, %c2 : memref<?x?xf16>
+  tile.kernel blocks(%bx) in (%m) threads = 128 {
+  }
+  return
+}
+
+// -----
+
 // Several kernels in one function are launched in order: each becomes its
 // own gpu.func (<func>_k<i>) with the function's ops before it, and the
 // metadata lists the launches, the parameters' access over all of them and
