@@ -4,7 +4,9 @@
 
 The kernel is TileLang's tutorial GEMM: shared-memory tiles of A and B copied
 in a T.Pipelined loop, T.gemm on tensor cores into a register fragment, and
-the fragment copied out. With --check (and a GPU), it compares with torch.
+the fragment copied out (or, with c_shared=True, staged through a shared tile
+as TileLang's Hopper examples write it: on sm_90a that tile leaves by a TMA
+store). With --check (and a GPU), it compares with torch.
 """
 
 import argparse
@@ -16,7 +18,7 @@ import tlc.language as T
 @tlc.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, threads=128, num_stages=2,
            dtype="float16", accum_dtype="float32", trans_A=False, trans_B=False,
-           policy=T.GemmWarpPolicy.Square, panel=0, wg_wait=None):
+           policy=T.GemmWarpPolicy.Square, panel=0, wg_wait=None, c_shared=False):
     A_shape = (K, M) if trans_A else (M, K)
     B_shape = (N, K) if trans_B else (K, N)
     A_tile = (block_K, block_M) if trans_A else (block_M, block_K)
@@ -29,6 +31,8 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, threads=128, num_stage
             A_shared = T.alloc_shared(A_tile, dtype)
             B_shared = T.alloc_shared(B_tile, dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            if c_shared:
+                C_shared = T.alloc_shared((block_M, block_N), dtype)
             if panel:
                 T.use_swizzle(panel_size=panel)  # block rasterization for L2 reuse
             T.clear(C_local)
@@ -47,7 +51,11 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, threads=128, num_stage
                 else:
                     T.gemm(A_shared, B_shared, C_local, transpose_A=trans_A,
                            transpose_B=trans_B, policy=policy, wg_wait=wg_wait)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            if c_shared:
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C[by * block_M, bx * block_N])
 
     return gemm
 

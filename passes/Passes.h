@@ -88,6 +88,10 @@ LogicalResult pipelineLoops(ModuleOp module);
 /// as it is.
 SmallVector<Value> pipelinedBuffers(PipelinedOp loop);
 
+/// Makes the copies of whole shared tiles to global tensors TMA stores
+/// (targets with TMA).
+void selectTmaStores(ModuleOp module);
+
 /// Swizzles the shared buffers read by gemms in `module`.
 void swizzleSharedMemory(ModuleOp module);
 

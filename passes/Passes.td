@@ -422,6 +422,56 @@ def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {
   }];
 }
 
+def TileSelectTmaStores : Pass<"tile-select-tma-stores", "ModuleOp"> {
+  let summary = "Store shared tiles to global tensors through TMA";
+  let description = [{
+    On a target with TMA (`#tile.target` feature `tma`), rewrites each
+    `tile.copy` of a whole 2-d shared tile to a global tensor parameter inside
+    a loop of the kernel into a `tile.tma_store`: the epilogue a program
+    stages through shared memory (`T.copy(C_local, C_shared); T.copy(C_shared,
+    C[by * 128, bx * 256])`), in a persistent kernel's loop over its tiles,
+    leaves the block through one bulk tensor store instead of every thread's
+    loads and stores, and the block goes on with its next tile. A store that
+    ends the kernel stays the threads': the block would wait for the TMA
+    unit's read of the tile before it exits (measured slower on the H200). The tile gets TMA's 128-byte swizzle as its
+    `#tile.shared` layout (column blocks of 128 bytes, `#tile.swizzle<bits =
+    3, base = 4, shift = 3>`), and a `tile.tensor_map` of the tensor (box: one
+    column block) goes to the top of the kernel. A copy stays as it is when
+    the tile is staged, has fewer than 8 or more than 256 rows, rows that are
+    not whole 128-byte blocks, a layout set for another use that is not
+    TMA's, a predicate or `disable_tma`; when the tensor TMA cannot map
+    (strides not multiples of 16 bytes), the element types differ, or the
+    kernel touches the tensor anywhere else (the store lands after the op
+    returns). Runs after `tile-pipeline-loops` and before
+    `tile-swizzle-shared-memory`; `tile-insert-barriers` orders the store.
+
+    Before:
+
+    ```mlir
+    %s = tile.alloc_shared : memref<128x256xf16, #gpu.address_space<workgroup>>
+    scf.for %t = %bx to %tiles step %blocks {
+      ...
+      tile.copy %s[%c0, %c0] [128, 256] to %C[%i, %j] [128, 256]
+          : memref<128x256xf16, #gpu.address_space<workgroup>> to memref<4096x4096xf16>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %map = tile.tensor_map %C {box = array<i64: 128, 64>, swizzle = 128 : i64}
+        : memref<4096x4096xf16> -> !llvm.ptr
+    %s = tile.alloc_shared {layout = #tile.shared<column_block = 64,
+           swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>}
+        : memref<128x256xf16, #gpu.address_space<workgroup>>
+    scf.for %t = %bx to %tiles step %blocks {
+      ...
+      tile.tma_store %s to %map[%i, %j] : memref<128x256xf16, #gpu.address_space<workgroup>>
+    }
+    ```
+  }];
+}
+
 def TileSetTarget : Pass<"tile-set-target", "ModuleOp"> {
   let summary = "Put a #tile.target on the module";
   let description = [{

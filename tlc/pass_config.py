@@ -7,7 +7,8 @@ Each TileLang key is one of three kinds here:
   flushes f32 denormals;
   `tl.disable_tma_lower` and `tl.disable_warp_specialized`, or
   `tl.enable_auto_warp_specialization` False, keep sm_90a's cp.async pipeline
-  instead of the warp-specialized TMA producer);
+  instead of the warp-specialized TMA producer, and shared tiles' stores to
+  global tensors as thread copies instead of TMA stores);
 - no use: it tunes a TileLang pass or a tool tlc does not have (TVM's CSE,
   nvcc, TileLang's own checks), or disables something tlc never does; it is
   accepted and reported once per process with a warning, and changes nothing;

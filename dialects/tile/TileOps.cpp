@@ -312,6 +312,56 @@ LogicalResult TensorMapOp::verify() {
   return success();
 }
 
+int64_t TmaStoreOp::getBoxColumns() {
+  auto alloc = getSrc().getDefiningOp<AllocSharedOp>();
+  if (int64_t block = alloc ? sharedLayout(alloc).getColumnBlock() : 0)
+    return block;
+  return getSrc().getType().getShape().back();
+}
+
+LogicalResult TmaStoreOp::verify() {
+  MemRefType src = getSrc().getType();
+  if (getPlace(src) != Place::Shared || src.getRank() != 2)
+    return emitOpError("stores a 2-d shared buffer, got ") << src;
+  auto alloc = getSrc().getDefiningOp<AllocSharedOp>();
+  SharedLayoutAttr layout = alloc ? sharedLayout(alloc) : SharedLayoutAttr();
+  if (!alloc || layout.getStages())
+    return emitOpError("stores a whole tile.alloc_shared buffer (not a stage or a view)");
+  int64_t columns = getBoxColumns(), rows = src.getDimSize(0);
+  int64_t bytes = columns * src.getElementTypeBitWidth() / 8;
+  SwizzleAttr swizzle = layout.getSwizzle();
+  if (bytes != 128 || !swizzle || swizzle.getBits() != 3 || swizzle.getBase() != 4 ||
+      swizzle.getShift() != 3)
+    return emitOpError("needs boxes of 128-byte rows with the 128-byte swizzle "
+                       "(column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, "
+                       "base = 4, shift = 3>), got ")
+           << bytes << "-byte rows and " << layout;
+  if (src.getShape().back() % columns)
+    return emitOpError("column blocks of ") << columns << " do not divide "
+                                            << src.getShape().back() << " columns";
+  auto map = getMap().getDefiningOp<TensorMapOp>();
+  if (!map)
+    return success(); // a kernel parameter once outlined
+  MemRefType tensor = map.getSrc().getType();
+  if (static_cast<int64_t>(getCoordinates().size()) != tensor.getRank())
+    return emitOpError("expected ") << tensor.getRank() << " coordinates for " << tensor << ", got "
+                                    << getCoordinates().size();
+  if (tensor.getElementType() != src.getElementType())
+    return emitOpError("stores ") << src.getElementType() << " elements into a tensor of "
+                                  << tensor.getElementType();
+  ArrayRef<int64_t> box = map.getBox();
+  int64_t boxRows = 1;
+  for (int64_t extent : box.drop_back())
+    boxRows *= extent;
+  if (box.back() != columns || boxRows != rows || map.getSwizzle() != 128) {
+    InFlightDiagnostic diag = emitOpError("the tensor map's box (");
+    llvm::interleave(box, [&](int64_t e) { diag << e; }, [&] { diag << " x "; });
+    return diag << ", swizzle " << map.getSwizzle() << ") is not one " << rows << " x "
+                << columns << " column block of the tile with the 128-byte swizzle";
+  }
+  return success();
+}
+
 LogicalResult SharedPtrOp::verify() {
   MemRefType type = getBuffer().getType();
   if (getPlace(type) != Place::Shared)

@@ -151,6 +151,13 @@ def Tile_StageOp : Tile_Op<"stage", [Pure]> {
 def Tile_LLVMPointer : Type<CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
                             "LLVM pointer", "::mlir::LLVM::LLVMPointerType">;
 
+def Tile_GenericPointer : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self) && "
+          "::llvm::cast<::mlir::LLVM::LLVMPointerType>($_self).getAddressSpace() == 0">,
+    "generic LLVM pointer", "::mlir::LLVM::LLVMPointerType"> {
+  let builderCall = "::mlir::LLVM::LLVMPointerType::get($_builder.getContext())";
+}
+
 def Tile_TensorMapOp : Tile_Op<"tensor_map", [Pure]> {
   let summary = "The TMA descriptor of a global tensor argument";
   let description = [{
@@ -209,6 +216,56 @@ def Tile_SharedPtrOp : Tile_Op<"shared_ptr", [Pure]> {
   let results = (outs Tile_LLVMPointer:$result);
   let assemblyFormat = "$buffer `[` $indices `]` attr-dict `:` type($buffer) `->` qualified(type($result))";
   let hasVerifier = 1;
+}
+
+def Tile_TmaStoreOp : Tile_Op<"tma_store"> {
+  let summary = "Store a shared tile to a global tensor through TMA (bulk tensor store)";
+  let description = [{
+    Writes the whole 2-d shared buffer `src` (an `R x C` tile) into the
+    global tensor `map` describes (a `tile.tensor_map`, after outlining its
+    kernel parameter), at element `coordinates` (one per tensor dimension,
+    outermost first): `cp.async.bulk.tensor` from shared to global, issued by
+    one thread and committed as one bulk async group. The map's box is one
+    `R x B` column block of the tile (its outer extents multiply to `R`, the
+    innermost is `B`: the buffer's `column_block`, else `C`); the tile is
+    `C / B` boxes side by side along the innermost dimension. Elements the
+    box puts outside the tensor are not written (the hardware clips them).
+    The buffer's swizzle must be the map's: 128-byte boxes with
+    `#tile.swizzle<bits = 3, base = 4, shift = 3>`.
+
+    The store reads `src` through the async proxy and after the op returns:
+    `tile-insert-barriers` puts a `fence.proxy.async` and a barrier between
+    the threads' writes of `src` and the store, and a
+    `cp.async.bulk.wait_group.read` (and a barrier) before anything writes
+    those bytes again and before the kernel ends. `tile-select-tma-stores`
+    makes these from `tile.copy`s of a shared tile to a global tensor on
+    targets with TMA.
+
+    Example:
+
+    ```mlir
+    func.func @store(%C: memref<4096x4096xf16>, %i: index, %j: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        %s = tile.alloc_shared {layout = #tile.shared<column_block = 64,
+               swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>}
+            : memref<128x256xf16, #gpu.address_space<workgroup>>
+        %map = tile.tensor_map %C {box = array<i64: 128, 64>, swizzle = 128}
+            : memref<4096x4096xf16> -> !llvm.ptr
+        tile.tma_store %s to %map[%i, %j] : memref<128x256xf16, #gpu.address_space<workgroup>>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$src, Tile_GenericPointer:$map,
+                       Variadic<Index>:$coordinates);
+  let assemblyFormat = "$src `to` $map `[` $coordinates `]` attr-dict `:` type($src)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Columns of one box: the buffer's column block, else all its columns.
+    int64_t getBoxColumns();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -117,7 +117,7 @@ bool overlap(const Lifetime &a, const Lifetime &b, Positions &pos) {
 
 /// The lifetime of a shared buffer: from its accesses when all of them are
 /// ordinary ones the barrier pass sees (synchronous copies, fills, element
-/// loads and stores, reductions, gemms waited for in the op); pinned when
+/// loads and stores, reductions, gemms waited for in the op, TMA stores); pinned when
 /// any access is asynchronous (cp.async, TMA, a wgmma group left pending,
 /// mbarriers) or not understood, or when it has none.
 Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
@@ -149,7 +149,10 @@ Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
       }
       return Lifetime();
     }
-    if (isa<FillOp, ReduceOp, memref::LoadOp, memref::StoreOp>(user)) {
+    // A TMA store reads its tile after the op too, but tile-insert-barriers
+    // waits for that read before any later write of the same bytes, whichever
+    // buffer they belong to then.
+    if (isa<FillOp, ReduceOp, memref::LoadOp, memref::StoreOp, TmaStoreOp>(user)) {
       users.push_back(user);
       continue;
     }

@@ -20,6 +20,13 @@
 // Async copies are ordered by the cp.async wait + barrier that
 // tile-pipeline-loops emits; existing gpu.barrier ops count as barriers.
 //
+// Bytes read through the async proxy (a wgmma gemm's operands, a TMA
+// store's tile) get a fence.proxy.async before the barrier that orders the
+// threads' writes of them. A TMA store (tile.tma_store) goes on reading its
+// tile after the op: before anything writes those bytes again, and at the
+// end of the kernel, its thread waits for the read
+// (cp.async.bulk.wait_group.read 0) and a barrier follows.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/tile/Layout.h"
@@ -71,11 +78,15 @@ struct Accesses {
   /// cp.async writes through the generic proxy too, but only the pipeliner's
   /// next wait + barrier publishes them).
   SmallVector<Interval> asyncReads, genericWrites, asyncCopyWrites;
+  /// Of one op: the bytes a bulk (TMA) store reads after the op returns.
+  SmallVector<Interval> bulkReads;
   /// Of the state: generic writes since the last barrier, async copies'
   /// writes the next barrier publishes, and writes ordered by a barrier but
   /// not fenced.
   SmallVector<Interval> unfencedSince, unpublished;
   SmallVector<Unfenced> unfencedBefore;
+  /// Of the state: bytes bulk stores may still be reading (no wait since).
+  SmallVector<Interval> storing;
 
   /// A barrier (key: see Unfenced): reads and writes before it are ordered.
   void barrier(Operation *key) {
@@ -107,10 +118,12 @@ struct Accesses {
     addUnique<Unfenced>(unfencedBefore, o.unfencedBefore);
     addUnique<Interval>(unpublished, o.unpublished);
     addUnique<Interval>(unpublished, o.asyncCopyWrites);
+    addUnique<Interval>(storing, o.storing);
+    addUnique<Interval>(storing, o.bulkReads);
   }
   size_t size() const {
     return reads.size() + writes.size() + unfencedSince.size() + unfencedBefore.size() +
-           unpublished.size();
+           unpublished.size() + storing.size();
   }
   static bool any(ArrayRef<Interval> a, ArrayRef<Interval> b) {
     return llvm::any_of(a, [&](const Interval &x) {
@@ -199,6 +212,8 @@ private:
     if (cached == cache.end())
       cached = cache.try_emplace(op, accessesOf(op)).first;
     Accesses own = cached->second;
+    if (Accesses::any(own.entry().writes, state.storing))
+      waitForStores(op, state);
     if (state.conflicts(own.entry()))
       state.barrier(insertBarrier(op));
     if (!own.asyncReads.empty())
@@ -223,6 +238,17 @@ private:
       inserted[op] = gpu::BarrierOp::create(b, op->getLoc());
     }
     return op;
+  }
+
+  /// Before `op`: the bulk stores' wait for their reads of shared memory,
+  /// then a barrier (the storing thread waited; the others wait for it).
+  void waitForStores(Operation *op, Accesses &state) {
+    if (insert) {
+      OpBuilder b(op);
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, op->getLoc(), 0, b.getUnitAttr());
+    }
+    state.storing.clear();
+    state.barrier(insertBarrier(op));
   }
 
   /// Orders the threads' writes of the bytes `op` reads through the async
@@ -254,7 +280,10 @@ private:
     // once, before the loop, rather than by a barrier that every iteration
     // would pay (e.g. a tile loaded into shared memory before the loop and
     // read by each iteration's gemm).
-    if (state.size() != 0 && state.conflicts(bodyAccesses(op)))
+    Accesses body = bodyAccesses(op);
+    if (Accesses::any(body.writes, state.storing))
+      waitForStores(op, state);
+    if (state.size() != 0 && state.conflicts(body))
       state.barrier(insertBarrier(op));
     Accesses head = state;
     for (int i = 0; i < 8; ++i) {
@@ -325,6 +354,12 @@ private:
         n *= d;
       int64_t width = std::max<int64_t>(1, copy.getDst().getType().getElementTypeBitWidth() / 8);
       protocol(op, "tile.staging_offset", n * width);
+      return a;
+    }
+    if (auto store = dyn_cast<TmaStoreOp>(op)) {
+      read(store.getSrc());
+      a.asyncReads = a.reads; // the TMA unit reads the tile
+      a.bulkReads = a.reads;  // and goes on after the op
       return a;
     }
     if (auto fill = dyn_cast<FillOp>(op)) {
@@ -398,5 +433,9 @@ void mlir::tile::insertBarriers(ModuleOp module) {
     Analysis analysis(true, cache);
     analysis.block(kernel.getBody().front(), state);
     analysis.placeFences();
+    if (!state.storing.empty()) { // the tile stays until the stores read it
+      OpBuilder b = OpBuilder::atBlockEnd(&kernel.getBody().front());
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, kernel.getLoc(), 0, b.getUnitAttr());
+    }
   });
 }

@@ -143,7 +143,11 @@ StringRef accessOf(Value tensor) {
     if (auto copy = dyn_cast<CopyOp>(user)) {
       reads |= copy.getSrc() == tensor;
       writes |= copy.getDst() == tensor;
-    } else if (isa<memref::LoadOp, vector::LoadOp, TensorMapOp>(user)) { // TMA only loads
+    } else if (auto map = dyn_cast<TensorMapOp>(user)) { // TMA loads, or stores
+      bool stores = llvm::any_of(map->getUsers(), [](Operation *u) { return isa<TmaStoreOp>(u); });
+      writes |= stores;
+      reads |= !stores;
+    } else if (isa<memref::LoadOp, vector::LoadOp>(user)) {
       reads = true;
     } else if (isa<memref::StoreOp, vector::StoreOp>(user)) {
       writes = true;

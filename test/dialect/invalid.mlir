@@ -1842,3 +1842,102 @@ func.func @prefetch_not_last(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @tma_store_unswizzled(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op needs boxes of 128-byte rows with the 128-byte swizzle}}
+    tile.tma_store %t to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_store_wide_rows(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op needs boxes of 128-byte rows with the 128-byte swizzle (column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>), got 256-byte rows}}
+    tile.tma_store %t to %map[%c0, %c0] : memref<64x128xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_store_stage(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.stage %t[%c0] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op stores a whole tile.alloc_shared buffer (not a stage or a view)}}
+    tile.tma_store %s to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_store_coordinates(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op expected 2 coordinates for 'memref<4096x4096xf16>', got 1}}
+    tile.tma_store %t to %map[%c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_store_box(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 128, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op the tensor map's box (128 x 64, swizzle 128) is not one 64 x 64 column block of the tile with the 128-byte swizzle}}
+    tile.tma_store %t to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_store_dtype(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<column_block = 32, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x64xf32, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op stores 'f32' elements into a tensor of 'f16'}}
+    tile.tma_store %t to %map[%c0, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @tma_store_fragment(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op stores a 2-d shared buffer, got 'memref<64x64xf16, #tile.space<fragment>>'}}
+    tile.tma_store %t to %map[%c0, %c0] : memref<64x64xf16, #tile.space<fragment>>
+  }
+  return
+}

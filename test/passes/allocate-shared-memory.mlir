@@ -287,3 +287,26 @@ func.func @chain_lifetime(%O: memref<64x128xf16>) {
   }
   return
 }
+
+// -----
+
+// A TMA-stored tile has an ordinary lifetime (tile-insert-barriers waits for
+// the store's read before the bytes are written again): %later takes the
+// bytes of %o once its store is issued.
+// CHECK-LABEL: func.func @tma_store_lifetime
+// CHECK: tile.alloc_shared {layout = {{.*}}, offset = 0 : i64} : memref<64x64xf16
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16
+func.func @tma_store_lifetime(%C: memref<4096x4096xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f0 = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<4096x4096xf16> -> !llvm.ptr
+    %o = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %later = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.fill %o, %f0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.tma_store %o to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.fill %later, %f0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+  }
+  return
+}

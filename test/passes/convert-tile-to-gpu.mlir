@@ -956,3 +956,32 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
     }
   }
 }
+
+// -----
+
+// tile.tma_store: thread 0 issues one bulk tensor store per 64-column block
+// (coordinates innermost first, the second block 64 columns on, from the
+// block's first element: 64 x 64 x 2 bytes past the first) and commits them
+// as one group.
+// CHECK-LABEL: gpu.func @tma_store
+// CHECK-SAME: %[[I:[^:]*]]: index, %[[J:[^:]*]]: index, %[[MAP:[^:]*]]: !llvm.ptr
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0 : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: %[[COL:.*]] = arith.index_cast %[[J]] : index to i32
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[I]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %{{.*}}, box[%[[COL]], %[[ROW]]]
+// CHECK: arith.addi %{{.*}}, %c8192 : index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[COL]], %c64_i32 : i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %{{.*}}, box[%[[NEXT]], %[[ROW]]]
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @tma_store_kernel {
+    gpu.func @tma_store(%arg0: memref<4096x4096xf16>, %i: index, %j: index, %map: !llvm.ptr) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64, tile.tensor_maps = 1 : i64} {
+      %0 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.tma_store %0 to %map[%i, %j] : memref<64x128xf16, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}

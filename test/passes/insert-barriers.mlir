@@ -392,3 +392,95 @@ func.func @prefetching_gemm(%n: index) {
   }
   return
 }
+
+// -----
+
+// A TMA store (tile.tma_store) reads its tile through the async proxy: the
+// threads' writes of the tile are fenced (fence.proxy.async) before the
+// barrier that orders them before the store. The store goes on reading
+// after the op: the tile's next write (the next iteration's) waits for the
+// read (cp.async.bulk.wait_group.read) with a barrier after it, and so does
+// the end of the kernel. A buffer the store does not read is written with
+// no wait.
+// CHECK-LABEL: func.func @tma_store
+// CHECK: scf.for
+// CHECK-NEXT: tile.copy %{{.*}} to %{{[0-9]+}}[
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %{{.*}} to %[[TILE:[0-9]+]][
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.tma_store %[[TILE]]
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+func.func @tma_store(%C: memref<4096x4096xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<4096x4096xf16> -> !llvm.ptr
+    %s = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %f = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.copy %f[%c0, %c0] [64, 64] to %o[%c0, %c0] [64, 64] : memref<64x64xf16, #tile.space<fragment>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %f[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<64x64xf16, #tile.space<fragment>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.tma_store %s to %map[%k, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A TMA store before a loop whose body rewrites the tile: the wait and its
+// barrier go before the loop, not into every iteration (whose barrier orders
+// one iteration's fill after the previous one's).
+// CHECK-LABEL: func.func @tma_store_before_loop
+// CHECK: tile.tma_store
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.fill
+// CHECK-NEXT: }
+// CHECK-NOT: nvvm.cp.async.bulk.wait_group
+func.func @tma_store_before_loop(%C: memref<4096x4096xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<4096x4096xf16> -> !llvm.ptr
+    %s = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.tma_store %s to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.fill %s, %cst : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    }
+  }
+  return
+}
+
+// -----
+
+// Bytes count, not buffers: a buffer given the stored tile's bytes (its
+// lifetime begins after the store) waits for the store's read before it is
+// written.
+// CHECK-LABEL: func.func @tma_store_bytes_reused
+// CHECK: tile.tma_store
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.fill
+// CHECK-NOT: nvvm.cp.async.bulk.wait_group
+func.func @tma_store_bytes_reused(%C: memref<4096x4096xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<4096x4096xf16> -> !llvm.ptr
+    %s = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared {offset = 4096 : i64} : memref<256xf32, #gpu.address_space<workgroup>>
+    tile.tma_store %s to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.fill %t, %cst : memref<256xf32, #gpu.address_space<workgroup>>, f32
+  }
+  return
+}

@@ -150,32 +150,44 @@ struct SharedPtrLowering : TileOpLowering<SharedPtrOp> {
   using TileOpLowering::TileOpLowering;
   LogicalResult matchAndRewrite(SharedPtrOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    std::optional<SharedBuffer> shared = sharedBufferOf(op.getBuffer(), adaptor.getBuffer());
-    auto [memref, indices] = sharedAddress(rewriter, loc, shared ? &*shared : nullptr,
-                                           adaptor.getBuffer(), adaptor.getIndices());
-    auto type = cast<MemRefType>(memref.getType());
-    Value linear = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    int64_t stride = 1;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-      if (ShapedType::isDynamic(type.getDimSize(d)) && d > 0)
-        return op.emitOpError("addresses a buffer of dynamic shape");
-      Value term = arith::MulIOp::create(rewriter, loc, indices[d],
-                                         arith::ConstantIndexOp::create(rewriter, loc, stride));
-      linear = arith::AddIOp::create(rewriter, loc, linear, term);
-      stride *= d > 0 ? type.getDimSize(d) : 1;
-    }
-    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, memref);
-    Value at = arith::AddIOp::create(
-        rewriter, loc, base,
-        arith::MulIOp::create(rewriter, loc, linear,
-                              arith::ConstantIndexOp::create(rewriter, loc, bytes)));
-    Value i64 = arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI64Type(), at);
-    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, op.getType(), i64);
+    FailureOr<Value> ptr = sharedElementPointer(rewriter, op, op.getBuffer(), adaptor.getBuffer(),
+                                                adaptor.getIndices());
+    if (failed(ptr))
+      return failure();
+    rewriter.replaceOp(op, *ptr);
     return success();
   }
 };
+
+} // namespace
+
+FailureOr<Value> mlir::tile::sharedElementPointer(OpBuilder &b, Operation *op, Value original,
+                                                  Value converted, ValueRange indices) {
+  Location loc = op->getLoc();
+  std::optional<SharedBuffer> shared = sharedBufferOf(original, converted);
+  auto [memref, at] = sharedAddress(b, loc, shared ? &*shared : nullptr, converted, indices);
+  auto type = cast<MemRefType>(memref.getType());
+  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  int64_t stride = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (ShapedType::isDynamic(type.getDimSize(d)) && d > 0)
+      return op->emitOpError("addresses a buffer of dynamic shape");
+    Value term =
+        arith::MulIOp::create(b, loc, at[d], arith::ConstantIndexOp::create(b, loc, stride));
+    linear = arith::AddIOp::create(b, loc, linear, term);
+    stride *= d > 0 ? type.getDimSize(d) : 1;
+  }
+  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, linear, arith::ConstantIndexOp::create(b, loc, bytes)));
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64)
+      .getResult();
+}
+
+namespace {
 
 /// memref.load/store of an element of a local buffer (its plain array) or of
 /// a shared buffer with a non-plain layout (its flat view, at the position

@@ -5,7 +5,8 @@
 // in place; any other copy spreads 16-byte vectors over the block so that
 // consecutive threads touch consecutive addresses. Global sides are masked,
 // shared sides swizzled; async copies become cp.async. A copy with a
-// `tile.staging_offset` goes through that shared buffer.
+// `tile.staging_offset` goes through that shared buffer. A tile.tma_store is
+// one thread's bulk tensor stores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -176,10 +177,49 @@ struct CopyLowering : TileOpLowering<CopyOp> {
   }
 };
 
+/// tile.tma_store: the program's first thread issues one bulk tensor store
+/// per column block of the tile (coordinates innermost first, as the map
+/// takes them) and commits them as one bulk async group.
+struct TmaStoreLowering : TileOpLowering<TmaStoreOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(TmaStoreOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MemRefType src = op.getSrc().getType();
+    int64_t block = op.getBoxColumns(), chunks = src.getDimSize(1) / block;
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, info.tid, zero);
+    auto branch = scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
+    OpBuilder b = OpBuilder::atBlockBegin(branch.thenBlock());
+    SmallVector<Value> coords;
+    for (Value c : llvm::reverse(adaptor.getCoordinates()))
+      coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), c));
+    for (int64_t j = 0; j < chunks; ++j) {
+      FailureOr<Value> from = sharedElementPointer(
+          b, op, op.getSrc(), adaptor.getSrc(),
+          ValueRange{zero, arith::ConstantIndexOp::create(b, loc, j * block)});
+      if (failed(from))
+        return failure();
+      SmallVector<Value> at = coords;
+      if (j)
+        at[0] = arith::AddIOp::create(
+            b, loc, coords[0], arith::ConstantIntOp::create(b, loc, b.getI32Type(), j * block));
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, adaptor.getMap(), *from, at,
+                                                         Value(), NVVM::TMAStoreMode::TILE,
+                                                         Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateCopyToGPUPatterns(const TypeConverter &converter,
                                            const KernelInfo &info,
                                            RewritePatternSet &patterns) {
-  patterns.add<CopyLowering>(converter, info); // tile.copy
+  patterns.add<CopyLowering,    // tile.copy
+               TmaStoreLowering // tile.tma_store
+               >(converter, info);
 }

@@ -9,7 +9,7 @@
 //   AllocToGPU.cpp     the type converter; tile.alloc_fragment/local/shared,
 //                      tile.stage, tile.shared_ptr, element accesses of
 //                      local and laid-out shared buffers
-//   CopyToGPU.cpp      tile.copy
+//   CopyToGPU.cpp      tile.copy, tile.tma_store
 //   FillToGPU.cpp      tile.fill
 //   ParallelToGPU.cpp  tile.parallel, tile.pipelined
 //   ReduceToGPU.cpp    tile.reduce
@@ -74,6 +74,12 @@ void populateWgmmaToGPUPatterns(const TypeConverter &converter, const KernelInfo
                                 RewritePatternSet &patterns);
 void populateBarrierToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
                                   RewritePatternSet &patterns);
+
+/// The shared-memory address (!llvm.ptr<3>) of element `indices` of the
+/// shared buffer `original` (converted: `converted`), its #tile.shared layout
+/// applied; an error on `op` for a buffer of dynamic shape.
+FailureOr<Value> sharedElementPointer(OpBuilder &b, Operation *op, Value original,
+                                      Value converted, ValueRange indices);
 
 /// The fragment operand `original` of an op being converted, with its
 /// converted registers (adaptor value); an error on `op` when it is not one.

@@ -1,0 +1,139 @@
+//===- SelectTmaStores.cpp - Shared -> global copies as TMA stores --------===//
+//
+// On a target with TMA, a tile.copy of a whole 2-d shared tile to a global
+// tensor inside a loop (an epilogue staged through shared memory: T.copy(
+// C_local, C_shared); T.copy(C_shared, C[...]), in a persistent kernel's loop
+// over its tiles) becomes a tile.tma_store: one thread hands the tile to the
+// TMA unit, which writes it to global memory (clipping what falls outside the
+// tensor) while the block goes on with its next tile. The tile is given
+// the layout TMA's 128-byte swizzle writes and reads (128-byte column
+// blocks, XOR-swizzled), and a tile.tensor_map of the tensor with one column
+// block as its box is created at the top of the kernel. Synchronisation is
+// tile-insert-barriers' (a fence and a barrier before the store, a bulk wait
+// before the tile is written again); copies that do not fit stay as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILESELECTTMASTORES
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-select-tma-stores"
+
+namespace {
+
+/// TMA's 128-byte swizzle: 16-byte chunks XOR-ed with the row within 8 rows
+/// of 128 bytes.
+constexpr int64_t kSwizzleBytes = 128;
+
+/// What T.copy(..., disable_tma=True) leaves on its copy.
+constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
+
+/// The column block (elements) the store's boxes take from `alloc`, or
+/// nothing when the tile cannot be stored through TMA's 128-byte swizzle.
+std::optional<int64_t> boxColumns(AllocSharedOp alloc) {
+  MemRefType type = alloc.getType();
+  int64_t bits = type.getElementTypeBitWidth();
+  if (type.getRank() != 2 || bits < 8 || bits % 8 || kSwizzleBytes % (bits / 8))
+    return std::nullopt;
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  int64_t block = kSwizzleBytes / (bits / 8);
+  if (rows % 8 || rows > 256 || columns % block)
+    return std::nullopt;
+  SharedLayoutAttr layout = sharedLayout(alloc);
+  if (layout.getStages())
+    return std::nullopt;
+  // A layout set for another use (a wgmma operand's column blocks, an
+  // annotated swizzle) is kept only when it already is TMA's.
+  if (layout.getColumnBlock() && layout.getColumnBlock() != block)
+    return std::nullopt;
+  if (!layout.getColumnBlock() && columns != block && layout.getSwizzle())
+    return std::nullopt;
+  if (SwizzleAttr s = layout.getSwizzle();
+      s && (s.getBits() != 3 || s.getBase() != 4 || s.getShift() != 3))
+    return std::nullopt;
+  return block;
+}
+
+/// Rewrites `copy` into a tile.tma_store when it fits; returns whether it did.
+bool selectTmaStore(CopyOp copy) {
+  TargetAttr target = TargetAttr::lookup(copy);
+  auto kernel = copy->getParentOfType<KernelOp>();
+  if (!target || !target.has(TargetFeature::Tma) || !kernel || copy.getAsync() ||
+      copy.getPred() || copy->hasAttr(kDisableTmaAttr))
+    return false;
+  // Only where the block has more to do after the store (the next tile of a
+  // persistent kernel): its wait then hides behind that work. A store that
+  // ends the kernel would have the block wait for the TMA unit's read before
+  // it exits, where the threads' own stores let it go at once (on the H200,
+  // FlashAttention's output 1-5% slower by TMA; a persistent GEMM's 0-3%
+  // faster: bench/results/2026-12-02/session11/).
+  if (!copy->getParentOfType<LoopLikeOpInterface>() ||
+      !kernel->isAncestor(copy->getParentOfType<LoopLikeOpInterface>()))
+    return false;
+  auto alloc = copy.getSrc().getDefiningOp<AllocSharedOp>();
+  MemRefType dst = copy.getDst().getType();
+  auto tensor = dyn_cast<BlockArgument>(copy.getDst());
+  if (!alloc || !tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()) ||
+      !tmaProblem(dst).empty() || dst.getElementType() != alloc.getType().getElementType())
+    return false;
+  // The whole tile, whose columns run along the tensor's innermost dimension.
+  MemRefType src = alloc.getType();
+  if (src.getRank() != 2 || copy.getSrcSizes() != src.getShape() ||
+      llvm::any_of(copy.getSrcOffsets(),
+                   [](Value o) { return getConstantIntValue(o) != int64_t(0); }) ||
+      copy.getDstSizes().back() != src.getDimSize(1))
+    return false;
+  // The store's writes land after the op returns: nothing else in the
+  // kernel may touch the tensor (the next kernel of a sequence sees them).
+  if (llvm::any_of(tensor.getUsers(), [&](Operation *user) {
+        return user != copy && !isa<memref::DimOp>(user) && kernel->isAncestor(user);
+      }))
+    return false;
+  std::optional<int64_t> block = boxColumns(alloc);
+  if (!block)
+    return false;
+
+  MLIRContext *ctx = copy.getContext();
+  int64_t columns = src.getDimSize(1);
+  SharedLayoutAttr layout = sharedLayout(alloc);
+  alloc.setLayoutAttr(layout.withColumnBlock(columns == *block ? 0 : *block)
+                          .withSwizzle(SwizzleAttr::get(ctx, 3, 4, 3)));
+  SmallVector<int64_t> box(copy.getDstSizes());
+  box.back() = *block;
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
+                                  copy.getDst(), b.getDenseI64ArrayAttr(box),
+                                  b.getI64IntegerAttr(kSwizzleBytes));
+  b.setInsertionPoint(copy);
+  TmaStoreOp::create(b, copy.getLoc(), copy.getSrc(), map, copy.getDstOffsets());
+  copy.erase();
+  return true;
+}
+
+struct TileSelectTmaStores : mlir::tile::impl::TileSelectTmaStoresBase<TileSelectTmaStores> {
+  void runOnOperation() final { selectTmaStores(getOperation()); }
+};
+
+} // namespace
+
+void mlir::tile::selectTmaStores(ModuleOp module) {
+  SmallVector<CopyOp> copies;
+  module.walk([&](CopyOp copy) {
+    if (getPlace(copy.getSrc().getType()) == Place::Shared &&
+        getPlace(copy.getDst().getType()) == Place::Global)
+      copies.push_back(copy);
+  });
+  for (CopyOp copy : copies)
+    selectTmaStore(copy);
+}
