@@ -38,6 +38,10 @@ namespace mlir::tile {
 /// which keep meaning the threads that run the program (the consumers).
 constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
 
+/// On a tile.copy: T.copy(..., disable_tma=True); tile-pipeline-loops and
+/// tile-select-tma-stores leave that copy off TMA.
+constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
+
 /// Where a buffer lives in the memory hierarchy.
 enum class Place { Global, Shared, Fragment, Local, Unknown };
 

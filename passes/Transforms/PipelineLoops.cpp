@@ -316,9 +316,6 @@ constexpr int64_t kTmaSwizzleBytes = 128;
 /// mbarrier.try_wait's suspend-time hint (ns) before it re-polls.
 constexpr int64_t kWaitTicks = 10000000;
 
-/// What T.copy(..., disable_tma=True) leaves on its copy.
-constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
-
 /// How a producer's copy becomes TMA loads: the tensor map's box (outermost
 /// first), and the boxes side by side along the innermost dimension that
 /// fill the buffer (one per 64-column block of an N-major wgmma operand).

@@ -35,9 +35,6 @@ namespace {
 /// of 128 bytes.
 constexpr int64_t kSwizzleBytes = 128;
 
-/// What T.copy(..., disable_tma=True) leaves on its copy.
-constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
-
 /// The column block (elements) the store's boxes take from `alloc`, or
 /// nothing when the tile cannot be stored through TMA's 128-byte swizzle.
 std::optional<int64_t> boxColumns(AllocSharedOp alloc) {
