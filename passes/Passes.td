@@ -431,7 +431,11 @@ def TileSelectTmaStores : Pass<"tile-select-tma-stores", "ModuleOp"> {
     stages through shared memory (`T.copy(C_local, C_shared); T.copy(C_shared,
     C[by * 128, bx * 256])`), in a persistent kernel's loop over its tiles,
     leaves the block through one bulk tensor store instead of every thread's
-    loads and stores, and the block goes on with its next tile. A store that
+    loads and stores, and the block goes on with its next tile. A whole
+    fragment copied straight to the tensor (`T.copy(C_local, C[...])`) is
+    first copied into a shared tile of the tensor's element type that the
+    pass adds, when the kernel's shared buffers (counted without any reuse)
+    leave room for it; then stored the same way. A store that
     ends the kernel stays the threads': the block would wait for the TMA
     unit's read of the tile before it exits (measured slower on the H200). The tile gets TMA's 128-byte swizzle as its
     `#tile.shared` layout (column blocks of 128 bytes, `#tile.swizzle<bits =

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILESELECTTMASTORES
 #include "passes/Passes.h.inc"
@@ -35,10 +37,10 @@ namespace {
 /// of 128 bytes.
 constexpr int64_t kSwizzleBytes = 128;
 
-/// The column block (elements) the store's boxes take from `alloc`, or
-/// nothing when the tile cannot be stored through TMA's 128-byte swizzle.
-std::optional<int64_t> boxColumns(AllocSharedOp alloc) {
-  MemRefType type = alloc.getType();
+/// The column block (elements) the store's boxes take from a tile of `type`
+/// laid out as `layout`, or nothing when it cannot be stored through TMA's
+/// 128-byte swizzle.
+std::optional<int64_t> boxColumns(MemRefType type, SharedLayoutAttr layout) {
   int64_t bits = type.getElementTypeBitWidth();
   if (type.getRank() != 2 || bits < 8 || bits % 8 || kSwizzleBytes % (bits / 8))
     return std::nullopt;
@@ -46,7 +48,6 @@ std::optional<int64_t> boxColumns(AllocSharedOp alloc) {
   int64_t block = kSwizzleBytes / (bits / 8);
   if (rows % 8 || rows > 256 || columns % block)
     return std::nullopt;
-  SharedLayoutAttr layout = sharedLayout(alloc);
   if (layout.getStages())
     return std::nullopt;
   // A layout set for another use (a wgmma operand's column blocks, an
@@ -61,7 +62,22 @@ std::optional<int64_t> boxColumns(AllocSharedOp alloc) {
   return block;
 }
 
-/// Rewrites `copy` into a tile.tma_store when it fits; returns whether it did.
+/// The shared bytes the kernel's buffers take, none sharing bytes (an upper
+/// bound of what tile-allocate-shared-memory will place).
+int64_t sharedBytesAtMost(KernelOp kernel) {
+  int64_t total = 0;
+  kernel.walk([&](AllocSharedOp alloc) {
+    MemRefType type = alloc.getType();
+    total += llvm::alignTo(type.getNumElements() * type.getElementTypeBitWidth() / 8, 128);
+  });
+  return total;
+}
+
+/// Rewrites `copy` (of a whole shared tile, or of a whole fragment, to a
+/// global tensor) into a tile.tma_store when it fits; returns whether it did.
+/// A fragment is first copied into a new shared tile of the tensor's element
+/// type, when the kernel's shared memory has room for one beside everything
+/// else (the accumulator of a GEMM whose epilogue copies it straight out).
 bool selectTmaStore(CopyOp copy) {
   TargetAttr target = TargetAttr::lookup(copy);
   auto kernel = copy->getParentOfType<KernelOp>();
@@ -78,13 +94,15 @@ bool selectTmaStore(CopyOp copy) {
       !kernel->isAncestor(copy->getParentOfType<LoopLikeOpInterface>()))
     return false;
   auto alloc = copy.getSrc().getDefiningOp<AllocSharedOp>();
+  auto fragment = copy.getSrc().getDefiningOp<AllocFragmentOp>();
   MemRefType dst = copy.getDst().getType();
   auto tensor = dyn_cast<BlockArgument>(copy.getDst());
-  if (!alloc || !tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()) ||
-      !tmaProblem(dst).empty() || dst.getElementType() != alloc.getType().getElementType())
+  if ((!alloc && !fragment) || !tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()) ||
+      !tmaProblem(dst).empty() ||
+      (alloc && dst.getElementType() != alloc.getType().getElementType()))
     return false;
   // The whole tile, whose columns run along the tensor's innermost dimension.
-  MemRefType src = alloc.getType();
+  MemRefType src = copy.getSrc().getType();
   if (src.getRank() != 2 || copy.getSrcSizes() != src.getShape() ||
       llvm::any_of(copy.getSrcOffsets(),
                    [](Value o) { return getConstantIntValue(o) != int64_t(0); }) ||
@@ -96,24 +114,42 @@ bool selectTmaStore(CopyOp copy) {
         return user != copy && !isa<memref::DimOp>(user) && kernel->isAncestor(user);
       }))
     return false;
-  std::optional<int64_t> block = boxColumns(alloc);
+  MLIRContext *ctx = copy.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  MemRefType tileType =
+      alloc ? alloc.getType()
+            : MemRefType::get(src.getShape(), dst.getElementType(), MemRefLayoutAttrInterface(),
+                              workgroup);
+  SharedLayoutAttr layout =
+      alloc ? sharedLayout(alloc) : SharedLayoutAttr::get(ctx, 0, 0, SwizzleAttr());
+  std::optional<int64_t> block = boxColumns(tileType, layout);
   if (!block)
     return false;
-
-  MLIRContext *ctx = copy.getContext();
-  int64_t columns = src.getDimSize(1);
-  SharedLayoutAttr layout = sharedLayout(alloc);
+  OpBuilder b(ctx);
+  if (fragment) {
+    int64_t bytes = tileType.getNumElements() * tileType.getElementTypeBitWidth() / 8;
+    if (sharedBytesAtMost(kernel) + bytes + 1024 > target.getSharedBytes())
+      return false; // no room: the copy stays (staged by its own lowering)
+    b.setInsertionPointAfter(fragment);
+    alloc = AllocSharedOp::create(b, copy.getLoc(), tileType, SharedLayoutAttr(), IntegerAttr());
+    if (auto name = fragment->getAttrOfType<StringAttr>("tile.name"))
+      alloc->setAttr("tile.name", b.getStringAttr(name.getValue() + " (its TMA store's tile)"));
+    b.setInsertionPoint(copy);
+    CopyOp::create(b, copy.getLoc(), copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(),
+                   alloc.getResult(), copy.getSrcOffsets(), copy.getSrcSizes(),
+                   /*pred=*/Value());
+  }
+  int64_t columns = tileType.getDimSize(1);
   alloc.setLayoutAttr(layout.withColumnBlock(columns == *block ? 0 : *block)
                           .withSwizzle(SwizzleAttr::get(ctx, 3, 4, 3)));
   SmallVector<int64_t> box(copy.getDstSizes());
   box.back() = *block;
-  OpBuilder b(ctx);
   b.setInsertionPointToStart(&kernel.getBody().front());
   Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
                                   copy.getDst(), b.getDenseI64ArrayAttr(box),
                                   b.getI64IntegerAttr(kSwizzleBytes));
   b.setInsertionPoint(copy);
-  TmaStoreOp::create(b, copy.getLoc(), copy.getSrc(), map, copy.getDstOffsets());
+  TmaStoreOp::create(b, copy.getLoc(), alloc.getResult(), map, copy.getDstOffsets());
   copy.erase();
   return true;
 }
@@ -127,7 +163,8 @@ struct TileSelectTmaStores : mlir::tile::impl::TileSelectTmaStoresBase<TileSelec
 void mlir::tile::selectTmaStores(ModuleOp module) {
   SmallVector<CopyOp> copies;
   module.walk([&](CopyOp copy) {
-    if (getPlace(copy.getSrc().getType()) == Place::Shared &&
+    Place from = getPlace(copy.getSrc().getType());
+    if ((from == Place::Shared || from == Place::Fragment) &&
         getPlace(copy.getDst().getType()) == Place::Global)
       copies.push_back(copy);
   });

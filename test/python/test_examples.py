@@ -10,7 +10,7 @@ EXAMPLES = {
     "gemm_relu.py": "compiled to PTX: 64 mma.sync, 24 cp.async",
     "softmax.py": "compiled row_softmax: 80 shuffles",
     "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",
-    "conv2d.py": "compiled conv2d: 4 wgmma, 0 mma.sync, 4 16-byte im2col loads, 2 TMA",
+    "conv2d.py": "compiled conv2d: 4 wgmma, 0 mma.sync, 4 16-byte im2col loads, 4 TMA",
     "attention.py": "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync",
     "attention_varlen.py": "compiled varlen attention: 16 wgmma, 4 TMA, 2 setmaxnreg, "
                            "0 mma.sync",
