@@ -91,3 +91,17 @@ def test_a_store_ending_the_kernel_stays_the_threads():
     assert "tile.tma_store" not in kernel.get_mlir("optimized")
     assert "global.shared::cta" not in kernel.get_kernel_source()
     assert "cp.async.bulk.tensor" in kernel.get_kernel_source()  # its loads are TMA's
+
+
+@pytest.mark.parametrize("stages,tma", [(3, True), (4, False)])
+def test_accumulator_copied_straight_out(stages, tma, tmp_path):
+    # examples/gemm.py's own epilogue, T.copy(C_local, C[...]): the compiler adds the
+    # shared tile for the TMA store when the budget has room (3 stages of 128x256x64:
+    # 144 KiB + 64 KiB), and leaves the threads' store when it has not (4 stages).
+    kernel = tlc.compile(gemm.matmul.factory(4096, 4096, 4096, 128, 256, 64, 256, stages,
+                                             panel=8), out_idx=[2], target="sm_90a")
+    optimized = kernel.get_mlir("optimized")
+    assert ("tile.tma_store" in optimized) == tma
+    assert (kernel.get_kernel_source().count(STORE) == 4) == tma
+    assert kernel.artifact["shared_bytes"] <= 232448
+    ptxas.assemble(kernel.get_kernel_source(), "sm_90a", tmp_path)
