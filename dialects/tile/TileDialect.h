@@ -42,6 +42,17 @@ constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
 /// tile-select-tma-stores leave that copy off TMA.
 constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
 
+/// TMA's 128-byte swizzle, the one wgmma's shared operands use too: 16-byte
+/// chunks XOR-ed with the row within 8 rows of 128 bytes
+/// (#tile.swizzle<bits = 3, base = 4, shift = 3>), a box's rows at most
+/// kTmaSwizzleBytes wide.
+constexpr int64_t kTmaSwizzleBytes = 128;
+SwizzleAttr tmaSwizzle(MLIRContext *ctx);
+bool isTmaSwizzle(SwizzleAttr swizzle);
+
+/// The bytes a buffer of `type` takes (its elements, rounded up to a byte).
+int64_t bufferBytes(MemRefType type);
+
 /// Where a buffer lives in the memory hierarchy.
 enum class Place { Global, Shared, Fragment, Local, Unknown };
 

@@ -329,9 +329,7 @@ LogicalResult TmaStoreOp::verify() {
     return emitOpError("stores a whole tile.alloc_shared buffer (not a stage or a view)");
   int64_t columns = getBoxColumns(), rows = src.getDimSize(0);
   int64_t bytes = columns * src.getElementTypeBitWidth() / 8;
-  SwizzleAttr swizzle = layout.getSwizzle();
-  if (bytes != 128 || !swizzle || swizzle.getBits() != 3 || swizzle.getBase() != 4 ||
-      swizzle.getShift() != 3)
+  if (bytes != kTmaSwizzleBytes || !isTmaSwizzle(layout.getSwizzle()))
     return emitOpError("needs boxes of 128-byte rows with the 128-byte swizzle "
                        "(column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, "
                        "base = 4, shift = 3>), got ")
@@ -353,7 +351,7 @@ LogicalResult TmaStoreOp::verify() {
   int64_t boxRows = 1;
   for (int64_t extent : box.drop_back())
     boxRows *= extent;
-  if (box.back() != columns || boxRows != rows || map.getSwizzle() != 128) {
+  if (box.back() != columns || boxRows != rows || map.getSwizzle() != kTmaSwizzleBytes) {
     InFlightDiagnostic diag = emitOpError("the tensor map's box (");
     llvm::interleave(box, [&](int64_t e) { diag << e; }, [&] { diag << " x "; });
     return diag << ", swizzle " << map.getSwizzle() << ") is not one " << rows << " x "
@@ -788,6 +786,16 @@ LogicalResult WaitWgmmaOp::verify() {
 //===----------------------------------------------------------------------===//
 // Shared-buffer queries
 //===----------------------------------------------------------------------===//
+
+SwizzleAttr mlir::tile::tmaSwizzle(MLIRContext *ctx) { return SwizzleAttr::get(ctx, 3, 4, 3); }
+
+bool mlir::tile::isTmaSwizzle(SwizzleAttr swizzle) {
+  return swizzle && swizzle.getBits() == 3 && swizzle.getBase() == 4 && swizzle.getShift() == 3;
+}
+
+int64_t mlir::tile::bufferBytes(MemRefType type) {
+  return llvm::divideCeil(type.getNumElements() * type.getElementTypeBitWidth(), 8);
+}
 
 SharedLayoutAttr mlir::tile::sharedLayout(AllocSharedOp alloc) {
   if (std::optional<SharedLayoutAttr> layout = alloc.getLayout())

@@ -26,11 +26,6 @@ using namespace mlir::tile;
 
 namespace {
 
-int64_t bufferBytes(MemRefType type) {
-  int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
-  return llvm::divideCeil(bits, 8);
-}
-
 /// When a piece of shared memory is in use: the top-level ops of `block`
 /// (indices first..last) that contain every access; a pinned piece is in use
 /// for the whole kernel.

@@ -145,10 +145,6 @@ struct Accesses {
   }
 };
 
-int64_t bytesOf(MemRefType type) {
-  return llvm::divideCeil(type.getNumElements() * type.getElementTypeBitWidth(), 8);
-}
-
 /// The bytes of the shared buffer `v` (a stage view counts as its whole
 /// buffer), if it is one with an offset.
 std::optional<Interval> sharedInterval(Value v) {
@@ -159,7 +155,7 @@ std::optional<Interval> sharedInterval(Value v) {
   if (!alloc || !alloc.getOffset())
     return std::nullopt;
   int64_t at = *alloc.getOffset();
-  return Interval{at, at + bytesOf(alloc.getType())};
+  return Interval{at, at + bufferBytes(alloc.getType())};
 }
 
 /// The scratch bytes tile-allocate-shared-memory gave a reduction across

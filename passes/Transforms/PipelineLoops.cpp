@@ -311,8 +311,6 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
 /// most a consumer thread takes.
 constexpr int32_t kProducerRegisters = 40, kConsumerRegisterCap = 232;
 constexpr int64_t kWarpgroup = 128;
-/// TMA's swizzle span, the one wgmma's operands use.
-constexpr int64_t kTmaSwizzleBytes = 128;
 /// mbarrier.try_wait's suspend-time hint (ns) before it re-polls.
 constexpr int64_t kWaitTicks = 10000000;
 
@@ -480,7 +478,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   }
 
   DenseMap<Operation *, AllocSharedOp> staged = stageBuffers(producers, stages);
-  auto swizzle = SwizzleAttr::get(ctx, 3, 4, 3); // TMA's and wgmma's 128 bytes
+  SwizzleAttr swizzle = tmaSwizzle(ctx);
   for (auto &[from, all] : staged)
     all.setLayoutAttr(sharedLayout(all).withSwizzle(swizzle));
 

@@ -33,19 +33,15 @@ using namespace mlir::tile;
 
 namespace {
 
-/// TMA's 128-byte swizzle: 16-byte chunks XOR-ed with the row within 8 rows
-/// of 128 bytes.
-constexpr int64_t kSwizzleBytes = 128;
-
 /// The column block (elements) the store's boxes take from a tile of `type`
 /// laid out as `layout`, or nothing when it cannot be stored through TMA's
 /// 128-byte swizzle.
 std::optional<int64_t> boxColumns(MemRefType type, SharedLayoutAttr layout) {
   int64_t bits = type.getElementTypeBitWidth();
-  if (type.getRank() != 2 || bits < 8 || bits % 8 || kSwizzleBytes % (bits / 8))
+  if (type.getRank() != 2 || bits < 8 || bits % 8 || kTmaSwizzleBytes % (bits / 8))
     return std::nullopt;
   int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
-  int64_t block = kSwizzleBytes / (bits / 8);
+  int64_t block = kTmaSwizzleBytes / (bits / 8);
   if (rows % 8 || rows > 256 || columns % block)
     return std::nullopt;
   if (layout.getStages())
@@ -56,8 +52,7 @@ std::optional<int64_t> boxColumns(MemRefType type, SharedLayoutAttr layout) {
     return std::nullopt;
   if (!layout.getColumnBlock() && columns != block && layout.getSwizzle())
     return std::nullopt;
-  if (SwizzleAttr s = layout.getSwizzle();
-      s && (s.getBits() != 3 || s.getBase() != 4 || s.getShift() != 3))
+  if (layout.getSwizzle() && !isTmaSwizzle(layout.getSwizzle()))
     return std::nullopt;
   return block;
 }
@@ -66,10 +61,7 @@ std::optional<int64_t> boxColumns(MemRefType type, SharedLayoutAttr layout) {
 /// bound of what tile-allocate-shared-memory will place).
 int64_t sharedBytesAtMost(KernelOp kernel) {
   int64_t total = 0;
-  kernel.walk([&](AllocSharedOp alloc) {
-    MemRefType type = alloc.getType();
-    total += llvm::alignTo(type.getNumElements() * type.getElementTypeBitWidth() / 8, 128);
-  });
+  kernel.walk([&](AllocSharedOp alloc) { total += llvm::alignTo(bufferBytes(alloc.getType()), 128); });
   return total;
 }
 
@@ -127,13 +119,11 @@ bool selectTmaStore(CopyOp copy) {
     return false;
   OpBuilder b(ctx);
   if (fragment) {
-    int64_t bytes = tileType.getNumElements() * tileType.getElementTypeBitWidth() / 8;
-    if (sharedBytesAtMost(kernel) + bytes + 1024 > target.getSharedBytes())
+    // 1024: the alignment a swizzled tile may need.
+    if (sharedBytesAtMost(kernel) + bufferBytes(tileType) + 1024 > target.getSharedBytes())
       return false; // no room: the copy stays (staged by its own lowering)
     b.setInsertionPointAfter(fragment);
     alloc = AllocSharedOp::create(b, copy.getLoc(), tileType, SharedLayoutAttr(), IntegerAttr());
-    if (auto name = fragment->getAttrOfType<StringAttr>("tile.name"))
-      alloc->setAttr("tile.name", b.getStringAttr(name.getValue() + " (its TMA store's tile)"));
     b.setInsertionPoint(copy);
     CopyOp::create(b, copy.getLoc(), copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(),
                    alloc.getResult(), copy.getSrcOffsets(), copy.getSrcSizes(),
@@ -141,13 +131,13 @@ bool selectTmaStore(CopyOp copy) {
   }
   int64_t columns = tileType.getDimSize(1);
   alloc.setLayoutAttr(layout.withColumnBlock(columns == *block ? 0 : *block)
-                          .withSwizzle(SwizzleAttr::get(ctx, 3, 4, 3)));
+                          .withSwizzle(tmaSwizzle(ctx)));
   SmallVector<int64_t> box(copy.getDstSizes());
   box.back() = *block;
   b.setInsertionPointToStart(&kernel.getBody().front());
   Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
                                   copy.getDst(), b.getDenseI64ArrayAttr(box),
-                                  b.getI64IntegerAttr(kSwizzleBytes));
+                                  b.getI64IntegerAttr(kTmaSwizzleBytes));
   b.setInsertionPoint(copy);
   TmaStoreOp::create(b, copy.getLoc(), alloc.getResult(), map, copy.getDstOffsets());
   copy.erase();

@@ -162,12 +162,11 @@ func.func @one_dimensional(%C: memref<4096xf32>) {
 
 // An accumulator copied straight to the tensor (T.copy(C_local, C[...])) in a
 // persistent loop: a shared tile of the tensor's element type is added for
-// it (named after the fragment), the fragment is copied (converted) into it
-// and the tile stored by TMA.
+// it, the fragment is copied (converted) into it and the tile stored by TMA.
 // CHECK-LABEL: func.func @from_registers
 // CHECK: %[[MAP:.*]] = tile.tensor_map %{{.*}} {box = array<i64: 128, 64>, swizzle = 128 : i64}
 // CHECK: %[[F:.*]] = tile.alloc_fragment
-// CHECK-NEXT: %[[S:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, tile.name = "acc (its TMA store's tile)"} : memref<128x256xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[S:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<128x256xf16, #gpu.address_space<workgroup>>
 // CHECK: tile.copy %[[F]][%{{.*}}, %{{.*}}] [128, 256] to %[[S]][%{{.*}}, %{{.*}}] [128, 256] : memref<128x256xf32, #tile.space<fragment>> to memref<128x256xf16, #gpu.address_space<workgroup>>
 // CHECK-NEXT: tile.tma_store %[[S]] to %[[MAP]]
 module attributes {tile.target = #tile.target<"sm_90a">} {
@@ -177,7 +176,7 @@ func.func @from_registers(%C: memref<4096x4096xf16>) {
   %c128 = arith.constant 128 : index
   %c256 = arith.constant 256 : index
   tile.kernel blocks(%bx, %by) in (%c32, %c32) threads = 256 {
-    %f = tile.alloc_fragment {tile.name = "acc"} : memref<128x256xf32, #tile.space<fragment>>
+    %f = tile.alloc_fragment : memref<128x256xf32, #tile.space<fragment>>
     scf.for %t = %bx to %c32 step %c32 {
       %i = arith.muli %by, %c128 : index
       %j = arith.muli %t, %c256 : index

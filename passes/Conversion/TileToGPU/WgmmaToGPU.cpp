@@ -92,8 +92,7 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     if (!shared)
       return failure();
     SwizzleAttr swizzle = shared->layout.getSwizzle();
-    if (!swizzle || swizzle.getBits() != 3 || swizzle.getBase() != 4 || swizzle.getShift() != 3 ||
-        shared->layout.getColumnBlock() != columnBlock)
+    if (!isTmaSwizzle(swizzle) || shared->layout.getColumnBlock() != columnBlock)
       return failure();
     Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared->flat);
     if (Value base = shared->base) // elements -> bytes
