@@ -5,8 +5,9 @@
 The kernel is TileLang's tutorial GEMM: shared-memory tiles of A and B copied
 in a T.Pipelined loop, T.gemm on tensor cores into a register fragment, and
 the fragment copied out (or, with c_shared=True, staged through a shared tile
-as TileLang's Hopper examples write it: on sm_90a that tile leaves by a TMA
-store). With --check (and a GPU), it compares with torch.
+as TileLang's Hopper examples write it; in sm_90a's persistent kernel either
+way leaves by a TMA store, the compiler adding the tile when the program has
+none). With --check (and a GPU), it compares with torch.
 """
 
 import argparse
