@@ -83,6 +83,14 @@ void insertBarriers(ModuleOp module);
 /// fails when a loop's stages cannot fit in the target's shared memory.
 LogicalResult pipelineLoops(ModuleOp module);
 
+/// Lowers each tile.pipeline of `module` to full and empty mbarriers per
+/// stage and checks the mbarrier protocol of every kernel.
+LogicalResult insertMbarriers(ModuleOp module);
+
+/// Checks the mbarrier ops of `kernel`: expect_tx bytes against the TMA
+/// loads completing on that barrier, waits against inits and arrivals.
+LogicalResult verifyMbarrierProtocol(KernelOp kernel);
+
 /// The shared buffers tile-pipeline-loops will multi-buffer in `loop` (the
 /// destinations of the copies it runs ahead); empty when it leaves the loop
 /// as it is.

@@ -352,8 +352,10 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     overlapped).
 
     On sm_90a a loop of TMA-shaped copies feeding wgmma gemms is instead
-    warp-specialized (a producer warpgroup issuing TMA loads under full and
-    empty mbarriers, the program's threads as consumers) and, with a 1-d or
+    warp-specialized (a producer warpgroup issuing TMA loads,
+    `tile.tma_load`, into the stages of a `tile.pipeline` it acquires, the
+    program's threads as consumers waiting for and releasing them;
+    `tile-insert-mbarriers` makes the mbarriers) and, with a 1-d or
     2-d grid and bounds independent of the block indices, persistent: each
     role walks the grid's tiles in an `scf.for` marked `tile.tile_loop`.
 
@@ -384,6 +386,64 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect"];
+}
+
+def TileInsertMbarriers : Pass<"tile-insert-mbarriers", "ModuleOp"> {
+  let summary = "Give each warp-specialized pipeline its full and empty mbarriers";
+  let description = [{
+    Lowers each `tile.pipeline` (the stages of a warp-specialized loop, as
+    `tile-pipeline-loops` records them) to two mbarriers per stage: `full`
+    (one arrival and the stage's TMA bytes) and `empty` (one arrival per
+    consumer warp), initialised by thread 0 where the pipeline is, the block
+    meeting after. Iteration `k` uses stage `k mod S` in round `k / S`:
+    `tile.producer_acquire` waits on the stage's empty barrier for the
+    flipped parity of its round (the first round passes at once) and expects
+    the bytes of the `tile.tma_load`s after it on the full barrier; each load
+    becomes one `cp.async.bulk.tensor` per column block completing on it;
+    `tile.consumer_wait` waits on the full barrier for the round's parity;
+    `tile.consumer_release` is lane 0 of each warp arriving on the empty one.
+
+    The protocol is checked, an error rather than a hang: before lowering, a
+    load with no acquire of its iteration before it in its block, an acquire
+    no load fills, waits on a pipeline nothing loads, a producer whose stages
+    no consumer releases, releases with no waits; after it, in every kernel,
+    each `mbarrier.arrive.expect_tx` against the bytes of the TMA loads that
+    complete on its barrier after it, each wait against an init with a
+    positive count and an arrival.
+
+    Before:
+
+    ```mlir
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    ...
+    tile.producer_acquire %pipe[%k] : !tile.pipeline
+    tile.tma_load %map[%row, %col] to %stage, %pipe[%k] : memref<64x64xf16, ...>, !tile.pipeline
+    ...
+    tile.consumer_wait %pipe[%k] : !tile.pipeline
+    tile.gemm ...
+    tile.consumer_release %pipe[%k] : !tile.pipeline
+    ```
+
+    After:
+
+    ```mlir
+    %full = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    %empty = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    scf.if %thread0 { nvvm.mbarrier.init ... nvvm.fence.mbarrier.init }
+    nvvm.barrier
+    ...
+    nvvm.mbarrier.try_wait.parity %empty_s, %free_parity, %ticks
+    nvvm.mbarrier.arrive.expect_tx %full_s, %c8192_i32
+    nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %map, %full_s, box[%col, %row]
+    ...
+    nvvm.mbarrier.try_wait.parity %full_s, %parity, %ticks
+    tile.gemm ...
+    scf.if %lane0 { nvvm.mbarrier.arrive %empty_s }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {

@@ -15,7 +15,14 @@ using namespace mlir::tile;
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tile/TileAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/tile/TileTypes.cpp.inc"
+
 void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/tile/TileTypes.cpp.inc"
+      >();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialects/tile/TileAttrs.cpp.inc"

@@ -28,6 +28,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tile/TileAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/tile/TileTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/tile/TileOps.h.inc"
 

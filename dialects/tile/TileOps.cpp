@@ -312,11 +312,56 @@ LogicalResult TensorMapOp::verify() {
   return success();
 }
 
+/// Columns of one TMA box of `tile`: its column block, else all columns.
+static int64_t boxColumns(MemRefType tile, SharedLayoutAttr layout) {
+  if (int64_t block = layout ? layout.getColumnBlock() : 0)
+    return block;
+  return tile.getShape().back();
+}
+
+/// What tile.tma_load and tile.tma_store share: a 2-d tile of boxes of
+/// 128-byte rows in TMA's swizzle, the tensor map's box one column block of
+/// it, one coordinate per tensor dimension, the same element type.
+/// `verb`/`preposition` word the dtype message ("stores ... into").
+static LogicalResult verifyTmaTile(Operation *op, MemRefType tile, SharedLayoutAttr layout,
+                                   Value mapValue, ValueRange coordinates, StringRef verb,
+                                   StringRef preposition) {
+  int64_t columns = boxColumns(tile, layout), rows = tile.getDimSize(0);
+  int64_t bytes = columns * tile.getElementTypeBitWidth() / 8;
+  if (bytes != kTmaSwizzleBytes || !isTmaSwizzle(layout.getSwizzle()))
+    return op->emitOpError("needs boxes of 128-byte rows with the 128-byte swizzle "
+                           "(column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, "
+                           "base = 4, shift = 3>), got ")
+           << bytes << "-byte rows and " << layout;
+  if (tile.getShape().back() % columns)
+    return op->emitOpError("column blocks of ") << columns << " do not divide "
+                                                << tile.getShape().back() << " columns";
+  auto map = mapValue.getDefiningOp<TensorMapOp>();
+  if (!map)
+    return success(); // a kernel parameter once outlined
+  MemRefType tensor = map.getSrc().getType();
+  if (static_cast<int64_t>(coordinates.size()) != tensor.getRank())
+    return op->emitOpError("expected ") << tensor.getRank() << " coordinates for " << tensor
+                                        << ", got " << coordinates.size();
+  if (tensor.getElementType() != tile.getElementType())
+    return op->emitOpError(verb) << " " << tile.getElementType() << " elements " << preposition
+                                 << " a tensor of " << tensor.getElementType();
+  ArrayRef<int64_t> box = map.getBox();
+  int64_t boxRows = 1;
+  for (int64_t extent : box.drop_back())
+    boxRows *= extent;
+  if (box.back() != columns || boxRows != rows || map.getSwizzle() != kTmaSwizzleBytes) {
+    InFlightDiagnostic diag = op->emitOpError("the tensor map's box (");
+    llvm::interleave(box, [&](int64_t e) { diag << e; }, [&] { diag << " x "; });
+    return diag << ", swizzle " << map.getSwizzle() << ") is not one " << rows << " x "
+                << columns << " column block of the tile with the 128-byte swizzle";
+  }
+  return success();
+}
+
 int64_t TmaStoreOp::getBoxColumns() {
   auto alloc = getSrc().getDefiningOp<AllocSharedOp>();
-  if (int64_t block = alloc ? sharedLayout(alloc).getColumnBlock() : 0)
-    return block;
-  return getSrc().getType().getShape().back();
+  return boxColumns(getSrc().getType(), alloc ? sharedLayout(alloc) : SharedLayoutAttr());
 }
 
 LogicalResult TmaStoreOp::verify() {
@@ -327,36 +372,38 @@ LogicalResult TmaStoreOp::verify() {
   SharedLayoutAttr layout = alloc ? sharedLayout(alloc) : SharedLayoutAttr();
   if (!alloc || layout.getStages())
     return emitOpError("stores a whole tile.alloc_shared buffer (not a stage or a view)");
-  int64_t columns = getBoxColumns(), rows = src.getDimSize(0);
-  int64_t bytes = columns * src.getElementTypeBitWidth() / 8;
-  if (bytes != kTmaSwizzleBytes || !isTmaSwizzle(layout.getSwizzle()))
-    return emitOpError("needs boxes of 128-byte rows with the 128-byte swizzle "
-                       "(column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, "
-                       "base = 4, shift = 3>), got ")
-           << bytes << "-byte rows and " << layout;
-  if (src.getShape().back() % columns)
-    return emitOpError("column blocks of ") << columns << " do not divide "
-                                            << src.getShape().back() << " columns";
-  auto map = getMap().getDefiningOp<TensorMapOp>();
-  if (!map)
-    return success(); // a kernel parameter once outlined
-  MemRefType tensor = map.getSrc().getType();
-  if (static_cast<int64_t>(getCoordinates().size()) != tensor.getRank())
-    return emitOpError("expected ") << tensor.getRank() << " coordinates for " << tensor << ", got "
-                                    << getCoordinates().size();
-  if (tensor.getElementType() != src.getElementType())
-    return emitOpError("stores ") << src.getElementType() << " elements into a tensor of "
-                                  << tensor.getElementType();
-  ArrayRef<int64_t> box = map.getBox();
-  int64_t boxRows = 1;
-  for (int64_t extent : box.drop_back())
-    boxRows *= extent;
-  if (box.back() != columns || boxRows != rows || map.getSwizzle() != kTmaSwizzleBytes) {
-    InFlightDiagnostic diag = emitOpError("the tensor map's box (");
-    llvm::interleave(box, [&](int64_t e) { diag << e; }, [&] { diag << " x "; });
-    return diag << ", swizzle " << map.getSwizzle() << ") is not one " << rows << " x "
-                << columns << " column block of the tile with the 128-byte swizzle";
-  }
+  return verifyTmaTile(*this, src, layout, getMap(), getCoordinates(), "stores", "into");
+}
+
+/// The staged allocation a tile.tma_load fills one stage of.
+static AllocSharedOp stagedAllocation(TmaLoadOp op) {
+  auto stage = op.getDst().getDefiningOp<StageOp>();
+  return stage ? stage.getSource().getDefiningOp<AllocSharedOp>() : AllocSharedOp();
+}
+
+int64_t TmaLoadOp::getBoxColumns() {
+  AllocSharedOp alloc = stagedAllocation(*this);
+  return boxColumns(getDst().getType(), alloc ? sharedLayout(alloc) : SharedLayoutAttr());
+}
+
+LogicalResult TmaLoadOp::verify() {
+  MemRefType dst = getDst().getType();
+  if (getPlace(dst) != Place::Shared || dst.getRank() != 2)
+    return emitOpError("loads into a 2-d shared buffer, got ") << dst;
+  AllocSharedOp alloc = stagedAllocation(*this);
+  if (!alloc)
+    return emitOpError("loads into one stage (a tile.stage) of a tile.alloc_shared buffer");
+  return verifyTmaTile(*this, dst, sharedLayout(alloc), getMap(), getCoordinates(), "loads",
+                       "from");
+}
+
+LogicalResult PipelineOp::verify() {
+  if (getConsumers() % 32)
+    return emitOpError("consumers must be whole warps (a multiple of 32 threads), got ")
+           << getConsumers();
+  if (!isa_and_nonnull<KernelOp>((*this)->getParentOp()))
+    return emitOpError("must be directly in a tile.kernel (every thread of the block "
+                       "initialises it)");
   return success();
 }
 

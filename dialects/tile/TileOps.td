@@ -201,8 +201,8 @@ def Tile_SharedPtrOp : Tile_Op<"shared_ptr", [Pure]> {
     shared buffer `buffer` (an allocation or one stage of one), after
     `tile-allocate-shared-memory` has placed it and with the buffer's swizzle
     and column blocks applied: what a TMA copy writes to, where an mbarrier
-    lives. `tile-pipeline-loops` uses it for the stage a TMA load fills and
-    for the mbarriers of each stage; `convert-tile-to-gpu` computes it.
+    lives. `tile-insert-mbarriers` uses it for the stage a TMA load fills
+    and for the mbarriers of each stage; `convert-tile-to-gpu` computes it.
 
     Example:
 
@@ -266,6 +266,158 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store"> {
     /// Columns of one box: the buffer's column block, else all its columns.
     int64_t getBoxColumns();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Pipelines of a warp-specialized loop (before tile-insert-mbarriers)
+//===----------------------------------------------------------------------===//
+
+def Tile_PipelineType : TypeDef<Tile_Dialect, "Pipeline"> {
+  let mnemonic = "pipeline";
+  let summary = "A ring of shared-memory stages a producer fills and consumers drain";
+  let description = [{
+    The handle of a `tile.pipeline`: its stages, the TMA loads that fill
+    them and the waits and releases of the threads that read them.
+    `tile-insert-mbarriers` turns each into a full and an empty mbarrier per
+    stage.
+  }];
+}
+
+def Tile_PipelineOp : Tile_Op<"pipeline"> {
+  let summary = "A producer/consumer pipeline of `stages` shared-memory stages";
+  let description = [{
+    The synchronization of a warp-specialized loop, as `tile-pipeline-loops`
+    decides it and before any mbarrier exists: a ring of `stages` stages,
+    iteration `k` of the loop using stage `k mod stages` in round
+    `k / stages`. A producer thread acquires a stage
+    (`tile.producer_acquire`), fills it with TMA loads (`tile.tma_load`); the
+    `consumers` threads wait for it (`tile.consumer_wait`), read it and
+    release it (`tile.consumer_release`, every consumer thread, so once per
+    consumer warp), after which the producer may refill it for round
+    `k / stages + 1`.
+
+    `tile-insert-mbarriers` gives each stage a full mbarrier (one arrival
+    and the stage's TMA bytes) and an empty one (one arrival per consumer
+    warp), initialised by thread 0 where this op is, the whole block meeting
+    after; it must be directly in a `tile.kernel`, where every thread runs
+    it.
+
+    Example:
+
+    ```mlir
+    %pipe = tile.pipeline stages = 3, consumers = 256 : !tile.pipeline
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$stages,
+                       ConfinedAttr<I64Attr, [IntMinValue<32>]>:$consumers);
+  let results = (outs Tile_PipelineType:$pipeline);
+  let assemblyFormat = "`stages` `=` $stages `,` `consumers` `=` $consumers attr-dict `:` qualified(type($pipeline))";
+  let hasVerifier = 1;
+}
+
+def Tile_ProducerAcquireOp : Tile_Op<"producer_acquire"> {
+  let summary = "The producer waits until iteration k's stage is free";
+  let description = [{
+    The thread running it waits until every consumer released stage
+    `k mod S` of `pipeline` in the round before (`k / S - 1`; the first
+    round's stages are free at once). The `tile.tma_load`s of iteration `k`
+    that follow it in its block fill the stage; `tile-insert-mbarriers`
+    expects their bytes on the stage's full mbarrier here.
+
+    Example:
+
+    ```mlir
+    %k = arith.constant 5 : index
+    %pipe = tile.pipeline stages = 3, consumers = 128 : !tile.pipeline
+    tile.producer_acquire %pipe[%k] : !tile.pipeline
+    ```
+  }];
+  let arguments = (ins Tile_PipelineType:$pipeline, Index:$iteration);
+  let assemblyFormat = "$pipeline `[` $iteration `]` attr-dict `:` qualified(type($pipeline))";
+}
+
+def Tile_TmaLoadOp : Tile_Op<"tma_load"> {
+  let summary = "Load a global box into one stage of a pipeline through TMA";
+  let description = [{
+    Fills the whole 2-d shared buffer `dst` (an `R x C` stage, a
+    `tile.stage` of a staged allocation) from the global tensor `map`
+    describes, at element `coordinates` (one per tensor dimension, outermost
+    first): `C / B` boxes side by side along the innermost dimension, `B`
+    the buffer's `column_block` (else `C`), completing on iteration `k`'s
+    stage of `pipeline`. Boxes that overhang the tensor read zeros. It must
+    follow a `tile.producer_acquire` of the same iteration in its block.
+
+    Example:
+
+    ```mlir
+    func.func @load(%A: memref<1024x1024xf16>, %row: index, %col: index, %k: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        %all = tile.alloc_shared {layout = #tile.shared<stages = 3,
+                 swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>}
+            : memref<3x64x64xf16, #gpu.address_space<workgroup>>
+        %pipe = tile.pipeline stages = 3, consumers = 128 : !tile.pipeline
+        %map = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128}
+            : memref<1024x1024xf16> -> !llvm.ptr
+        %view = tile.stage %all[%c1] : memref<3x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+        tile.producer_acquire %pipe[%k] : !tile.pipeline
+        tile.tma_load %map[%row, %col] to %view, %pipe[%k]
+            : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins Tile_GenericPointer:$map, Variadic<Index>:$coordinates,
+                       AnyStaticShapeMemRef:$dst, Tile_PipelineType:$pipeline,
+                       Index:$iteration);
+  let assemblyFormat = [{
+    $map `[` $coordinates `]` `to` $dst `,` $pipeline `[` $iteration `]` attr-dict
+    `:` type($dst) `,` qualified(type($pipeline))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Columns of one box: the staged buffer's column block, else all.
+    int64_t getBoxColumns();
+  }];
+}
+
+def Tile_ConsumerWaitOp : Tile_Op<"consumer_wait"> {
+  let summary = "A consumer waits until iteration k's stage is loaded";
+  let description = [{
+    The thread running it waits until the TMA loads of iteration `k` into
+    stage `k mod S` of `pipeline` have landed.
+
+    Example:
+
+    ```mlir
+    %k = arith.constant 5 : index
+    %pipe = tile.pipeline stages = 3, consumers = 128 : !tile.pipeline
+    tile.consumer_wait %pipe[%k] : !tile.pipeline
+    ```
+  }];
+  let arguments = (ins Tile_PipelineType:$pipeline, Index:$iteration);
+  let assemblyFormat = "$pipeline `[` $iteration `]` attr-dict `:` qualified(type($pipeline))";
+}
+
+def Tile_ConsumerReleaseOp : Tile_Op<"consumer_release"> {
+  let summary = "The consumers stop reading iteration k's stage";
+  let description = [{
+    Every consumer thread runs it once it (and the asynchronous reads it
+    started, such as wgmma groups it waited for) no longer reads stage
+    `k mod S` of `pipeline`; once all of them have, the producer may refill
+    the stage. Lowered to one arrival per warp.
+
+    Example:
+
+    ```mlir
+    %k = arith.constant 5 : index
+    %pipe = tile.pipeline stages = 3, consumers = 128 : !tile.pipeline
+    tile.consumer_release %pipe[%k] : !tile.pipeline
+    ```
+  }];
+  let arguments = (ins Tile_PipelineType:$pipeline, Index:$iteration);
+  let assemblyFormat = "$pipeline `[` $iteration `]` attr-dict `:` qualified(type($pipeline))";
 }
 
 //===----------------------------------------------------------------------===//

@@ -311,16 +311,12 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
 /// most a consumer thread takes.
 constexpr int32_t kProducerRegisters = 40, kConsumerRegisterCap = 232;
 constexpr int64_t kWarpgroup = 128;
-/// mbarrier.try_wait's suspend-time hint (ns) before it re-polls.
-constexpr int64_t kWaitTicks = 10000000;
 
-/// How a producer's copy becomes TMA loads: the tensor map's box (outermost
-/// first), and the boxes side by side along the innermost dimension that
-/// fill the buffer (one per 64-column block of an N-major wgmma operand).
+/// How a producer's copy becomes a TMA load: the tensor map's box
+/// (outermost first): one column block of the buffer (one per 64-column
+/// block of an N-major wgmma operand), the load taking them side by side.
 struct TmaCopy {
   SmallVector<int64_t> box;
-  int64_t chunks = 1, chunkColumns = 0;
-  int64_t bytes = 0; ///< one stage, all chunks
 };
 
 /// The TMA loads of a producer, or nothing when its copy does not fit TMA's
@@ -346,19 +342,17 @@ std::optional<TmaCopy> tmaCopy(Producer p) {
     return std::nullopt;
   TmaCopy t;
   t.box = SmallVector<int64_t>(sizes);
-  t.chunkColumns = columns;
+  int64_t chunkColumns = columns;
   if (int64_t block = sharedLayout(p.buffer).getColumnBlock()) {
-    t.chunkColumns = block;
-    if (columns % t.chunkColumns)
+    chunkColumns = block;
+    if (columns % chunkColumns)
       return std::nullopt;
-    t.chunks = columns / t.chunkColumns;
   }
-  if (t.chunkColumns * elem != kTmaSwizzleBytes)
+  if (chunkColumns * elem != kTmaSwizzleBytes)
     return std::nullopt;
-  t.box.back() = t.chunkColumns;
+  t.box.back() = chunkColumns;
   if (llvm::any_of(t.box, [](int64_t b) { return b > 256; }))
     return std::nullopt;
-  t.bytes = rows * columns * elem;
   return t;
 }
 
@@ -417,16 +411,15 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
 /// `threads` on, one of them issuing each iteration's TMA loads once the
 /// consumers released the stage) and the program's own threads as
 /// consumers (waiting for each stage's loads, releasing it once the gemms
-/// reading it completed):
+/// reading it completed), synchronised through a `tile.pipeline` of S
+/// stages (tile-insert-mbarriers makes its mbarriers):
 ///
-///   full[s], empty[s]: mbarriers per stage; full counts the TMA bytes,
-///   empty one arrival per consumer warp.
-///   producer, iteration k, stage s = k % S:
-///     wait empty[s] for parity ((k / S) & 1) ^ 1  (free at once the first round)
-///     arrive.expect_tx full[s], bytes; TMA loads -> stage s, on full[s]
+///   producer, global iteration k, stage s = k % S:
+///     tile.producer_acquire k; tile.tma_load per copy -> stage s
 ///   consumer, iteration k:
-///     wait full[s] for parity (k / S) & 1; the body on stage s
-///     arrive on empty[(k - D) % S] (D: the wgmma groups left pending)
+///     tile.consumer_wait k; the body on stage s
+///     tile.consumer_release k - D (D: the wgmma groups left pending;
+///       none before the kernel's iteration D)
 void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
                     ArrayRef<TmaCopy> tma) {
   auto kernel = cast<KernelOp>(loop->getParentOp());
@@ -435,13 +428,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   int64_t stages = loop.getNumStages(), threads = kernel.getThreads();
   int64_t pending = pendingWgmma(loop);
   Block &body = kernel.getBody().front();
-  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
-  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
-  auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+  Type i64 = IntegerType::get(ctx, 64);
   auto idx = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  auto c32 = [&](OpBuilder &b, int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, i32, v);
-  };
 
   // Ops computed from the block indices; the loop's bounds must not be, for
   // the kernel to walk its tiles itself (every tile then has the same
@@ -484,28 +472,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
 
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(&body);
-  auto barType = MemRefType::get({stages}, i64, MemRefLayoutAttrInterface(),
-                                 gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  Value full = AllocSharedOp::create(b, loc, barType, SharedLayoutAttr(), IntegerAttr());
-  Value empty = AllocSharedOp::create(b, loc, barType, SharedLayoutAttr(), IntegerAttr());
-  auto barrier = [&](OpBuilder &ob, Value bars, Value s) -> Value {
-    return SharedPtrOp::create(ob, loc, sharedPtr, bars, ValueRange{s});
-  };
+  Value pipe = PipelineOp::create(b, loc, PipelineType::get(ctx), stages, threads);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  // One thread initialises the barriers; the whole block meets after.
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(b, 0));
-  auto init = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  {
-    OpBuilder ib = OpBuilder::atBlockTerminator(init.thenBlock());
-    for (int64_t s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(ib, loc, barrier(ib, full, idx(ib, s)), c32(ib, 1), Value());
-      NVVM::MBarrierInitOp::create(ib, loc, barrier(ib, empty, idx(ib, s)),
-                                   c32(ib, threads / 32), Value());
-    }
-    NVVM::FenceMbarrierInitOp::create(ib, loc);
-  }
-  NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
-                          Value());
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
                                            idx(b, threads));
   auto roles = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
@@ -550,17 +518,13 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       mapping.map(arg, id);
     perTile(tb, mapping, arith::MulIOp::create(tb, loc, j, trips));
   };
-  // Global iteration k of the loop at `iv` (from `first`), its stage and
-  // the parity of its round.
+  // Global iteration k of the loop at `iv` (from `first`) and its stage.
   auto position = [&](OpBuilder &ob, Value iv, Value first) {
     Value k = arith::AddIOp::create(
         ob, loc, first,
         arith::DivSIOp::create(ob, loc, arith::SubIOp::create(ob, loc, iv, lb), step));
     Value s = arith::RemSIOp::create(ob, loc, k, idx(ob, stages));
-    Value round = arith::DivSIOp::create(ob, loc, k, idx(ob, stages));
-    Value parity = arith::IndexCastOp::create(
-        ob, loc, i32, arith::AndIOp::create(ob, loc, round, idx(ob, 1)));
-    return std::tuple<Value, Value, Value>{k, s, parity};
+    return std::pair<Value, Value>{k, s};
   };
 
   // The producer warpgroup.
@@ -577,9 +541,6 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       maps.push_back(TensorMapOp::create(lb0, loc, LLVM::LLVMPointerType::get(ctx),
                                          producers[n].copy.getSrc(), tma[n].box,
                                          kTmaSwizzleBytes));
-    int64_t bytes = 0;
-    for (const TmaCopy &t : tma)
-      bytes += t.bytes;
     forEachTile(lb0, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
       if (persistent) // the tile's values the copies read
         for (Operation *op : order)
@@ -589,36 +550,19 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
       OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
       Value iv = forOp.getInductionVar();
-      auto [k, s, parity] = position(fb, iv, firstK);
-      Value freeParity = arith::XOrIOp::create(fb, loc, parity, c32(fb, 1));
-      NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, empty, s), freeParity,
-                                            c32(fb, kWaitTicks));
-      Value fullBar = barrier(fb, full, s);
-      NVVM::MBarrierArriveExpectTxOp::create(fb, loc, Type(), fullBar, c32(fb, bytes),
-                                             NVVM::MemScopeKind::CTA, false, Value());
+      auto [k, s] = position(fb, iv, firstK);
+      ProducerAcquireOp::create(fb, loc, pipe, k);
       mapping.map(oldIv, iv);
       for (size_t n = 0; n < producers.size(); ++n) {
         Producer p = producers[n];
-        const TmaCopy &t = tma[n];
         for (Operation *op : p.slice)
           if (!mapping.contains(op->getResult(0)))
             fb.clone(*op, mapping);
         SmallVector<Value> coords;
-        for (Value o : llvm::reverse(p.copy.getSrcOffsets()))
-          coords.push_back(
-              arith::IndexCastOp::create(fb, loc, i32, mapping.lookupOrDefault(o)));
+        for (Value o : p.copy.getSrcOffsets())
+          coords.push_back(mapping.lookupOrDefault(o));
         Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
-        for (int64_t j = 0; j < t.chunks; ++j) {
-          SmallVector<Value> at = coords;
-          if (j)
-            at[0] = arith::AddIOp::create(fb, loc, coords[0], c32(fb, j * t.chunkColumns));
-          Value dst = SharedPtrOp::create(fb, loc, sharedPtr, view,
-                                          ValueRange{idx(fb, 0), idx(fb, j * t.chunkColumns)});
-          Value dstCluster = LLVM::AddrSpaceCastOp::create(fb, loc, clusterPtr, dst);
-          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-              fb, loc, dstCluster, maps[n], at, fullBar, ValueRange{}, Value(), Value(),
-              NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
-        }
+        TmaLoadOp::create(fb, loc, maps[n], coords, view, pipe, k);
       }
     });
   }
@@ -641,9 +585,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
         OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
         Value iv = forOp.getInductionVar();
-        auto [k, s, parity] = position(fb, iv, firstK);
-        NVVM::MBarrierTryWaitParityOp::create(fb, loc, barrier(fb, full, s), parity,
-                                              c32(fb, kWaitTicks));
+        auto [k, s] = position(fb, iv, firstK);
+        ConsumerWaitOp::create(fb, loc, pipe, k);
         IRMapping inner = mapping;
         inner.map(oldIv, iv);
         DenseSet<Operation *> skip;
@@ -658,22 +601,15 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         // Release the stage the gemms stopped reading: this iteration's, or
         // with D groups pending the one D iterations back (none before the
         // kernel's iteration D; across tiles the count goes on).
-        Value lane = arith::RemUIOp::create(fb, loc, tid, idx(fb, 32));
-        Value release =
-            arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::eq, lane, idx(fb, 0));
-        Value done = s;
         if (pending > 0) {
           Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
-          release = arith::AndIOp::create(
-              fb, loc, release,
-              arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0)));
-          done = arith::RemSIOp::create(
-              fb, loc, arith::AddIOp::create(fb, loc, back, idx(fb, stages)), idx(fb, stages));
+          Value seen = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0));
+          auto release = scf::IfOp::create(fb, loc, seen, /*withElseRegion=*/false);
+          OpBuilder rb = OpBuilder::atBlockTerminator(release.thenBlock());
+          ConsumerReleaseOp::create(rb, loc, pipe, back);
+        } else {
+          ConsumerReleaseOp::create(fb, loc, pipe, k);
         }
-        auto arrive = scf::IfOp::create(fb, loc, release, /*withElseRegion=*/false);
-        OpBuilder ab = OpBuilder::atBlockTerminator(arrive.thenBlock());
-        NVVM::MBarrierArriveOp::create(ab, loc, Type(), barrier(ab, empty, done), Value(),
-                                       NVVM::MemScopeKind::CTA, false);
         tb.setInsertionPointAfter(forOp);
         if (pending > 0)
           NVVM::WgmmaWaitGroupSyncOp::create(tb, loc, 0);
@@ -688,71 +624,6 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       op->erase();
   for (Producer p : producers)
     p.buffer.erase();
-}
-
-/// The buffer a tile.shared_ptr addresses (through a stage view), if any.
-Operation *barrierArray(Value ptr) {
-  auto sp = ptr.getDefiningOp<SharedPtrOp>();
-  return sp ? sp.getBuffer().getDefiningOp() : nullptr;
-}
-
-/// Checks the mbarrier protocol of a warp-specialized kernel, so that a
-/// mistake is an error here rather than a hang on the GPU: every
-/// arrive.expect_tx expects exactly the bytes of the TMA loads completing on
-/// that barrier after it in its block; every barrier waited on is
-/// initialised with a positive count and arrived on somewhere.
-LogicalResult verifyProtocol(KernelOp kernel) {
-  DenseMap<Operation *, int64_t> initCount;
-  DenseSet<Operation *> arrived;
-  SmallVector<NVVM::MBarrierTryWaitParityOp> waits;
-  WalkResult result = kernel.walk([&](Operation *op) {
-    if (auto init = dyn_cast<NVVM::MBarrierInitOp>(op)) {
-      std::optional<int64_t> count = getConstantIntValue(init.getCount());
-      if (Operation *bars = barrierArray(init.getAddr()))
-        initCount[bars] = count.value_or(1);
-      if (count && *count < 1)
-        return init.emitOpError("initialises an mbarrier with ")
-                   << *count << " arrivals: its phase can never complete",
-               WalkResult::interrupt();
-    } else if (auto arrive = dyn_cast<NVVM::MBarrierArriveOp>(op)) {
-      arrived.insert(barrierArray(arrive.getAddr()));
-    } else if (auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
-      waits.push_back(wait);
-    } else if (auto expect = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
-      arrived.insert(barrierArray(expect.getAddr()));
-      std::optional<int64_t> bytes = getConstantIntValue(expect.getTxcount());
-      int64_t loaded = 0;
-      for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
-        auto load = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(next);
-        if (!load || load.getMbar() != expect.getAddr())
-          continue;
-        auto map = load.getTmaDescriptor().getDefiningOp<TensorMapOp>();
-        if (!map) // a parameter already: outlined, nothing more to check here
-          return WalkResult::advance();
-        int64_t box = map.getSrc().getType().getElementTypeBitWidth() / 8;
-        for (int64_t extent : map.getBox())
-          box *= extent;
-        loaded += box;
-      }
-      if (!bytes || *bytes != loaded)
-        return expect.emitOpError("expects ")
-                   << (bytes ? std::to_string(*bytes) : std::string("a run-time count of"))
-                   << " bytes, but the TMA loads completing on this mbarrier after it bring "
-                   << loaded << ": the phase would never complete (or complete early)",
-               WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-  for (NVVM::MBarrierTryWaitParityOp wait : waits) {
-    Operation *bars = barrierArray(wait.getAddr());
-    if (!bars || !initCount.count(bars))
-      return wait.emitOpError("waits on an mbarrier that is never initialised");
-    if (!arrived.contains(bars))
-      return wait.emitOpError("waits on an mbarrier nothing arrives on: it would hang");
-  }
-  return success();
 }
 
 struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
@@ -793,14 +664,6 @@ SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
 }
 
 LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
-  SmallVector<KernelOp> specialized;
-  module.walk([&](KernelOp kernel) {
-    if (kernel->hasAttr(kProducerThreadsAttr))
-      specialized.push_back(kernel);
-  });
-  for (KernelOp kernel : specialized)
-    if (failed(verifyProtocol(kernel)))
-      return failure();
   SmallVector<PipelinedOp> loops;
   module.walk([&](PipelinedOp loop) { loops.push_back(loop); });
   for (PipelinedOp loop : loops) {
@@ -812,14 +675,10 @@ LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
     if (failed(checkDepth(loop, producers)))
       return failure();
     SmallVector<TmaCopy> tma;
-    if (canWarpSpecialize(loop, producers, tma)) {
-      auto kernel = cast<KernelOp>(loop->getParentOp());
+    if (canWarpSpecialize(loop, producers, tma))
       warpSpecialize(loop, producers, tma);
-      if (failed(verifyProtocol(kernel)))
-        return failure();
-    } else {
+    else
       pipeline(loop, producers);
-    }
   }
   return success();
 }

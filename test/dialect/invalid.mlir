@@ -1941,3 +1941,129 @@ func.func @tma_store_fragment(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf3
   }
   return
 }
+
+// -----
+
+func.func @pipeline_part_warp(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipeline' op consumers must be whole warps (a multiple of 32 threads), got 100}}
+    %pipe = tile.pipeline stages = 2, consumers = 100 : !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @pipeline_no_stages(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipeline' op attribute 'stages' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+    %pipe = tile.pipeline stages = 0, consumers = 128 : !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @pipeline_outside_kernel() {
+  // expected-error @+1 {{'tile.pipeline' op must be directly in a tile.kernel (every thread of the block initialises it)}}
+  %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+  return
+}
+
+// -----
+
+func.func @tma_load_not_a_stage(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %B {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op loads into one stage (a tile.stage) of a tile.alloc_shared buffer}}
+    tile.tma_load %map[%k, %c0] to %t, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @tma_load_unswizzled(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %view = tile.stage %all[%c1] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %B {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op needs boxes of 128-byte rows with the 128-byte swizzle}}
+    tile.tma_load %map[%k, %c0] to %view, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @tma_load_box(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2, column_block = 64, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
+    %view = tile.stage %all[%c1] : memref<2x64x128xf16, #gpu.address_space<workgroup>> to memref<64x128xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %B {box = array<i64: 128, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op the tensor map's box (128 x 64, swizzle 128) is not one 64 x 64 column block of the tile with the 128-byte swizzle}}
+    tile.tma_load %map[%k, %c0] to %view, %pipe[%k] : memref<64x128xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @tma_load_dtype(%F: memref<1024x1024xf32>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %view = tile.stage %all[%c1] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %F {box = array<i64: 64, 32>, swizzle = 128} : memref<1024x1024xf32> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op loads 'f16' elements from a tensor of 'f32'}}
+    tile.tma_load %map[%k, %c0] to %view, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @tma_load_coordinates(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %view = tile.stage %all[%c1] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %B {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op expected 2 coordinates for 'memref<1024x1024xf16>', got 1}}
+    tile.tma_load %map[%k] to %view, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+func.func @tma_load_fragment(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %B {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op loads into a 2-d shared buffer, got 'memref<64x64xf16, #tile.space<fragment>>'}}
+    tile.tma_load %map[%k, %c0] to %t, %pipe[%k] : memref<64x64xf16, #tile.space<fragment>>, !tile.pipeline
+  }
+  return
+}

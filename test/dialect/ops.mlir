@@ -605,6 +605,28 @@ func.func @tma_store(%O: memref<8x?x32x128xf16>, %b: index, %s: index, %h: index
   return
 }
 
+// CHECK-LABEL: func.func @pipeline_ops
+// CHECK: %[[PIPE:.*]] = tile.pipeline stages = 3, consumers = 256 : !tile.pipeline
+// CHECK: tile.producer_acquire %[[PIPE]][%{{.*}}] : !tile.pipeline
+// CHECK: tile.tma_load %{{.*}}[%{{.*}}, %{{.*}}] to %{{.*}}, %[[PIPE]][%{{.*}}] : memref<64x128xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+// CHECK: tile.consumer_wait %[[PIPE]][%{{.*}}] : !tile.pipeline
+// CHECK: tile.consumer_release %[[PIPE]][%{{.*}}] : !tile.pipeline
+func.func @pipeline_ops(%B: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 3, consumers = 256 : !tile.pipeline
+    %map = tile.tensor_map %B {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+    %view = tile.stage %all[%c1] : memref<3x64x128xf16, #gpu.address_space<workgroup>> to memref<64x128xf16, #gpu.address_space<workgroup>>
+    tile.producer_acquire %pipe[%k] : !tile.pipeline
+    tile.tma_load %map[%k, %c0] to %view, %pipe[%k] : memref<64x128xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+    tile.consumer_wait %pipe[%k] : !tile.pipeline
+    tile.consumer_release %pipe[%k] : !tile.pipeline
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @stage_and_async_copy
 // CHECK: %[[ALL:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[ONE:.*]] = tile.stage %[[ALL]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>

@@ -311,31 +311,23 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // -----
 
 // sm_90a, TMA-shaped copies, wgmma: warp-specialized. The kernel gains a
-// producer warpgroup (threads 128..255); thread 0 initialises a full (one
-// arrival + the TMA bytes) and an empty (one arrival per consumer warp)
-// mbarrier per stage; the producer's thread 128 waits for each stage to be
-// free (parity flipped: the first round passes at once), expects the
-// stage's bytes (64x64 + 64x128 f16 = 24576) and issues one TMA load for A
-// and one per 64-column block of the N-major B; the consumers wait for the
-// stage, run the gemm and, with no wgmma group left pending, release the
-// same stage from lane 0 of each warp. The kernel is persistent: each role
-// walks the tiles blockIdx.x, + gridDim.x, ... itself, recomputing what
-// depended on the block index (the row), and counts iterations globally
-// (tile j starts at j x the loop's trip count) so the phases go on.
+// producer warpgroup (threads 128..255) and a 2-stage tile.pipeline for its
+// 128 consumer threads (tile-insert-mbarriers makes its mbarriers); the
+// producer's thread 128 acquires each iteration's stage and fills it with
+// one TMA load per copy (the N-major B in 64-column blocks: the tensor
+// map's box is one of them); the consumers wait for the stage, run the
+// gemm and, with no wgmma group left pending, release the same iteration.
+// The kernel is persistent: each role walks the tiles blockIdx.x,
+// + gridDim.x, ... itself, recomputing what depended on the block index
+// (the row), and counts iterations globally (tile j starts at j x the
+// loop's trip count) so the stages' rounds go on.
 // CHECK-LABEL: func.func @warp_specialized
 // CHECK: tile.kernel blocks(%{{.*}}) in (%[[GRID:.*]]) threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64}
 // CHECK-DAG: %[[A:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-DAG: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2, column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x128xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[FULL:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
-// CHECK: %[[EMPTY:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[PIPE:.*]] = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+// CHECK-NOT: nvvm.mbarrier
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: scf.if
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
-// CHECK: nvvm.fence.mbarrier.init
-// CHECK: nvvm.barrier
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128
 // CHECK: %[[TRIPS:.*]] = arith.ceildivsi
 // CHECK: scf.if %[[PRODUCER]] {
@@ -351,34 +343,22 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // CHECK: %[[ROW:.*]] = arith.muli %[[T]], %c64
 // CHECK: scf.for %[[IV:.*]] = %c0 to %arg2 step %c1 {
 // CHECK: %[[KG:.*]] = arith.addi %[[FIRST]], %{{.*}}
-// CHECK: arith.remsi %[[KG]], %c2
-// CHECK: %[[FREE:.*]] = arith.xori %{{.*}}, %c1_i32
-// CHECK: %[[E:.*]] = tile.shared_ptr %[[EMPTY]]
-// CHECK: nvvm.mbarrier.try_wait.parity %[[E]], %[[FREE]]
-// CHECK: %[[F:.*]] = tile.shared_ptr %[[FULL]]
-// CHECK: nvvm.mbarrier.arrive.expect_tx %[[F]], %c24576_i32
+// CHECK: %[[S:.*]] = arith.remsi %[[KG]], %c2
+// CHECK: tile.producer_acquire %[[PIPE]][%[[KG]]] : !tile.pipeline
 // CHECK: %[[K:.*]] = arith.muli %[[IV]], %c64
-// CHECK: %[[KA:.*]] = arith.index_cast %[[K]] : index to i32
-// CHECK: %[[RA:.*]] = arith.index_cast %[[ROW]] : index to i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPA]], %[[F]], box[%[[KA]], %[[RA]]]
-// CHECK: %[[C0:.*]] = arith.index_cast %c0 : index to i32
-// CHECK: %[[KB:.*]] = arith.index_cast %[[K]] : index to i32
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %[[F]], box[%[[C0]], %[[KB]]]
-// CHECK: %[[C64:.*]] = arith.addi %[[C0]], %c64_i32
-// CHECK: tile.shared_ptr %{{.*}}[%{{.*}}, %c64{{.*}}]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAPB]], %[[F]], box[%[[C64]], %[[KB]]]
+// CHECK: %[[SA:.*]] = tile.stage %[[A]][%[[S]]]
+// CHECK: tile.tma_load %[[MAPA]][%[[ROW]], %[[K]]] to %[[SA]], %[[PIPE]][%[[KG]]] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+// CHECK: %[[SB:.*]] = tile.stage %[[B]][%[[S]]]
+// CHECK: tile.tma_load %[[MAPB]][%[[K]], %c0] to %[[SB]], %[[PIPE]][%[[KG]]] : memref<64x128xf16, #gpu.address_space<workgroup>>, !tile.pipeline
 // CHECK: } {tile.tile_loop}
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[GRID]] step
 // CHECK: scf.for
-// CHECK: %[[S:.*]] = arith.remsi %{{.*}}, %c2
-// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[KC:.*]] = arith.addi
+// CHECK: tile.consumer_wait %[[PIPE]][%[[KC]]] : !tile.pipeline
 // CHECK: tile.gemm
-// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
-// CHECK: scf.if
-// CHECK-NEXT: %[[R:.*]] = tile.shared_ptr %[[EMPTY]][%[[S]]]
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[R]]
+// CHECK-NEXT: tile.consumer_release %[[PIPE]][%[[KC]]] : !tile.pipeline
 // CHECK-NOT: nvvm.wgmma.wait.group
 // CHECK-NOT: nvvm.cp.async
 module attributes {tile.target = #tile.target<"sm_90a">} {
@@ -405,34 +385,25 @@ func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n
 // -----
 
 // Four stages, two consumer warpgroups, one wgmma group left pending: the
-// consumers release the stage of the iteration before (none in iteration
-// 0), and wait for all groups after the loop. 128 + 64 rows of 128 bytes
-// per stage: 24576 bytes expected. Registers: (65536 - 128 x 40) / 256
+// consumers release the iteration before (none in iteration 0), and wait
+// for all groups after the loop. Registers: (65536 - 128 x 40) / 256
 // rounded down to 8 = 232.
 // CHECK-LABEL: func.func @pending_release
 // CHECK: threads = 256 attributes {tile.persistent, tile.producer_threads = 128 : i64}
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
-// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// CHECK: %[[PIPE:.*]] = tile.pipeline stages = 4, consumers = 256 : !tile.pipeline
+// CHECK: tile.producer_acquire
+// CHECK-COUNT-2: tile.tma_load
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: %[[K:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: tile.consumer_wait %[[PIPE]][%[[K]]]
 // CHECK: tile.gemm
 // CHECK: %[[BACK:.*]] = arith.subi %[[K]], %c1
 // CHECK: %[[SEEN:.*]] = arith.cmpi sge, %[[BACK]], %c0
-// CHECK: %[[WHEN:.*]] = arith.andi %{{.*}}, %[[SEEN]]
-// CHECK: %[[STAGE:.*]] = arith.remsi %{{.*}}, %c4
-// CHECK: scf.if %[[WHEN]] {
-// CHECK-NEXT: %[[R:.*]] = tile.shared_ptr %{{.*}}[%[[STAGE]]]
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[R]]
-// CHECK: }
+// CHECK: scf.if %[[SEEN]] {
+// CHECK-NEXT: tile.consumer_release %[[PIPE]][%[[BACK]]]
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 module attributes {tile.target = #tile.target<"sm_90a">} {
@@ -478,55 +449,6 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
       tile.copy %A[%c64, %kk] [64, 64] to %b[%c0, %c0] [64, 64] : memref<?x?xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
       tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
     }
-  }
-  return
-}
-}
-
-// -----
-
-// The mbarrier protocol of a warp-specialized kernel is checked (here one
-// written by hand): an expect_tx whose byte count is not what the TMA loads
-// after it bring would hang or release the stage early.
-module attributes {tile.target = #tile.target<"sm_90a">} {
-func.func @wrong_bytes(%A: memref<1024x1024xf16>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c0_i32 = arith.constant 0 : i32
-  %one = arith.constant 1 : i32
-  %bytes = arith.constant 8192 : i32
-  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
-    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %full = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
-    %bar = tile.shared_ptr %full[%c0] : memref<1xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
-    nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
-    %map = tile.tensor_map %A {box = array<i64: 32, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
-    // expected-error @+1 {{'nvvm.mbarrier.arrive.expect_tx' op expects 8192 bytes, but the TMA loads completing on this mbarrier after it bring 4096}}
-    nvvm.mbarrier.arrive.expect_tx %bar, %bytes : !llvm.ptr<3>, i32
-    %dst = tile.shared_ptr %a[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
-    %dst7 = llvm.addrspacecast %dst : !llvm.ptr<3> to !llvm.ptr<7>
-    nvvm.cp.async.bulk.tensor.shared.cluster.global %dst7, %map, %bar, box[%c0_i32, %c0_i32] : !llvm.ptr<7>, !llvm.ptr
-    nvvm.mbarrier.try_wait.parity %bar, %c0_i32, %one : !llvm.ptr<3>, i32, i32
-  }
-  return
-}
-}
-
-// -----
-
-// A wait on an mbarrier that nothing arrives on would hang.
-module attributes {tile.target = #tile.target<"sm_90a">} {
-func.func @no_arrive() {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c0_i32 = arith.constant 0 : i32
-  %one = arith.constant 1 : i32
-  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
-    %empty = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
-    %bar = tile.shared_ptr %empty[%c0] : memref<1xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
-    nvvm.mbarrier.init %bar, %one : !llvm.ptr<3>, i32
-    // expected-error @+1 {{'nvvm.mbarrier.try_wait.parity' op waits on an mbarrier nothing arrives on: it would hang}}
-    nvvm.mbarrier.try_wait.parity %bar, %c0_i32, %one : !llvm.ptr<3>, i32, i32
   }
   return
 }

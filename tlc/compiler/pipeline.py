@@ -21,7 +21,7 @@ from .targets import PTX_FEATURES, Target, get_target
 
 OPTIMIZE_PIPELINE = (
     "builtin.module(tile-select-mma,tile-infer-layout,tile-pipeline-loops,"
-    "tile-select-tma-stores,tile-swizzle-shared-memory,tile-allocate-shared-memory,tile-insert-barriers)"
+    "tile-insert-mbarriers,tile-select-tma-stores,tile-swizzle-shared-memory,tile-allocate-shared-memory,tile-insert-barriers)"
 )
 
 GPU_PIPELINE = ("builtin.module(tile-outline-kernels,convert-tile-to-gpu,"

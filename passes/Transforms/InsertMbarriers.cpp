@@ -1,0 +1,347 @@
+//===- InsertMbarriers.cpp - mbarriers for warp-specialized pipelines -----===//
+//
+// tile-pipeline-loops records a warp-specialized loop's synchronisation as a
+// tile.pipeline: a producer thread acquires iteration k's stage
+// (tile.producer_acquire) and fills it (tile.tma_load); the consumers wait
+// for it (tile.consumer_wait) and release it (tile.consumer_release). This
+// pass makes that mbarriers:
+//
+//   full[s]  (1 arrival + the stage's TMA bytes), empty[s] (1 arrival per
+//   consumer warp), for s < S, initialised by thread 0 where the
+//   tile.pipeline is, the block meeting after;
+//   iteration k uses stage s = k mod S in round r = k / S, parity r & 1:
+//   acquire:  try_wait.parity empty[s], (r & 1) ^ 1  (round 0: at once)
+//             arrive.expect_tx full[s], bytes of the loads that follow
+//   tma_load: cp.async.bulk.tensor per column block, completing on full[s]
+//   wait:     try_wait.parity full[s], r & 1
+//   release:  lane 0 of each warp arrives on empty[s]
+//
+// The protocol is checked twice, so that a mistake is a compile-time error
+// rather than a hang on the GPU: before lowering, on the pipeline's ops (a
+// load not preceded by its iteration's acquire, an acquire with no load,
+// waits with nothing loading, a producer with no consumer releasing,
+// releases with no waits); after it, on the mbarrier ops of every kernel
+// (expect_tx bytes against the TMA loads completing on that barrier, every
+// wait against an init with a positive count and an arrival).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEINSERTMBARRIERS
+#include "passes/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#define DEBUG_TYPE "tile-insert-mbarriers"
+
+namespace {
+
+/// mbarrier.try_wait's suspend-time hint (ns) before it re-polls.
+constexpr int64_t kWaitTicks = 10000000;
+
+/// The ops of one tile.pipeline, in program order.
+struct PipelineUses {
+  SmallVector<ProducerAcquireOp> acquires;
+  SmallVector<TmaLoadOp> loads;
+  SmallVector<ConsumerWaitOp> waits;
+  SmallVector<ConsumerReleaseOp> releases;
+  /// The acquire each load follows.
+  DenseMap<Operation *, ProducerAcquireOp> loadAcquire;
+};
+
+/// The tile.producer_acquire of `pipe` that `load` follows in its block, if
+/// any (the nearest before it).
+ProducerAcquireOp acquireBefore(TmaLoadOp load) {
+  for (Operation *op = load->getPrevNode(); op; op = op->getPrevNode())
+    if (auto acquire = dyn_cast<ProducerAcquireOp>(op))
+      if (acquire.getPipeline() == load.getPipeline())
+        return acquire;
+  return ProducerAcquireOp();
+}
+
+/// Collects and checks the ops of `pipe`.
+FailureOr<PipelineUses> checkPipeline(PipelineOp pipe) {
+  PipelineUses uses;
+  Value p = pipe.getResult();
+  pipe->getParentOp()->walk([&](Operation *op) {
+    if (auto acquire = dyn_cast<ProducerAcquireOp>(op); acquire && acquire.getPipeline() == p)
+      uses.acquires.push_back(acquire);
+    else if (auto load = dyn_cast<TmaLoadOp>(op); load && load.getPipeline() == p)
+      uses.loads.push_back(load);
+    else if (auto wait = dyn_cast<ConsumerWaitOp>(op); wait && wait.getPipeline() == p)
+      uses.waits.push_back(wait);
+    else if (auto release = dyn_cast<ConsumerReleaseOp>(op); release && release.getPipeline() == p)
+      uses.releases.push_back(release);
+  });
+  int64_t stages = pipe.getStages();
+  for (TmaLoadOp load : uses.loads) {
+    ProducerAcquireOp acquire = acquireBefore(load);
+    if (!acquire)
+      return load.emitOpError("loads into a pipeline stage no tile.producer_acquire before it "
+                              "in its block acquired: it could overwrite a stage consumers "
+                              "still read");
+    if (acquire.getIteration() != load.getIteration())
+      return load.emitOpError("loads iteration ")
+             << load.getIteration() << "'s stage after the acquire of another iteration ("
+             << acquire.getIteration() << ")";
+    uses.loadAcquire[load] = acquire;
+  }
+  DenseSet<Operation *> filled;
+  for (auto &[load, acquire] : uses.loadAcquire)
+    filled.insert(acquire);
+  for (ProducerAcquireOp acquire : uses.acquires)
+    if (!filled.contains(acquire))
+      return acquire.emitOpError("acquires a stage that no tile.tma_load after it in its block "
+                                 "fills: its consumers would read a stage nothing loaded");
+  if (!uses.waits.empty() && uses.loads.empty())
+    return uses.waits.front().emitOpError(
+        "waits for a stage of a pipeline nothing loads: it would hang");
+  if (!uses.acquires.empty() && uses.releases.empty())
+    return uses.acquires.front().emitOpError("waits for stages of a ")
+           << stages << "-stage pipeline that no consumer releases: it would hang once the "
+           << stages << " stages are used";
+  if (!uses.releases.empty() && uses.waits.empty())
+    return uses.releases.front().emitOpError(
+        "releases a stage of a pipeline its consumers never wait for");
+  return uses;
+}
+
+/// The mbarriers of a tile.pipeline and how its ops address them.
+struct Barriers {
+  Value full, empty;
+  int64_t stages;
+  Location loc;
+
+  Value index(OpBuilder &b, int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(OpBuilder &b, int64_t v) const {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value at(OpBuilder &b, Value bars, Value s) const {
+    return SharedPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), bars,
+                               ValueRange{s});
+  }
+  /// The stage of iteration `k`: k mod S.
+  Value stage(OpBuilder &b, Value k) const {
+    return arith::RemSIOp::create(b, loc, k, index(b, stages));
+  }
+  /// The parity (r & 1, i32) of iteration `k`'s round r = k / S.
+  Value parity(OpBuilder &b, Value k) const {
+    Value round = arith::DivSIOp::create(b, loc, k, index(b, stages));
+    Value odd = arith::AndIOp::create(b, loc, round, index(b, 1));
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), odd);
+  }
+  void wait(OpBuilder &b, Value bars, Value s, Value parity) const {
+    Value ticks = i32(b, kWaitTicks);
+    Value bar = at(b, bars, s);
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity, ticks);
+  }
+};
+
+/// Allocates and initialises `pipe`'s barriers where it is.
+Barriers createBarriers(PipelineOp pipe) {
+  MLIRContext *ctx = pipe.getContext();
+  Location loc = pipe.getLoc();
+  int64_t stages = pipe.getStages();
+  OpBuilder b(pipe);
+  auto type = MemRefType::get({stages}, b.getI64Type(), MemRefLayoutAttrInterface(),
+                              gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  Value full = AllocSharedOp::create(b, loc, type, SharedLayoutAttr(), IntegerAttr());
+  Value empty = AllocSharedOp::create(b, loc, type, SharedLayoutAttr(), IntegerAttr());
+  Barriers bars{full, empty, stages, loc};
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, bars.index(b, 0));
+  auto init = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  OpBuilder ib = OpBuilder::atBlockTerminator(init.thenBlock());
+  for (int64_t s = 0; s < stages; ++s) {
+    for (auto [array, count] : {std::pair<Value, int64_t>{full, 1},
+                                {empty, pipe.getConsumers() / 32}}) {
+      Value bar = bars.at(ib, array, bars.index(ib, s));
+      NVVM::MBarrierInitOp::create(ib, loc, bar, bars.i32(ib, count), Value());
+    }
+  }
+  NVVM::FenceMbarrierInitOp::create(ib, loc);
+  NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
+                          Value());
+  return bars;
+}
+
+/// Replaces `pipe` and its ops by mbarriers.
+void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
+  MLIRContext *ctx = pipe.getContext();
+  Barriers bars = createBarriers(pipe);
+  Location loc = bars.loc;
+  // Per acquire: the full barrier its loads complete on.
+  DenseMap<Operation *, Value> fullOf;
+  for (ProducerAcquireOp acquire : uses.acquires) {
+    OpBuilder b(acquire);
+    // (Built one value a statement: argument order is the compiler's.)
+    Value s = bars.stage(b, acquire.getIteration());
+    Value parity = bars.parity(b, acquire.getIteration());
+    Value one = bars.i32(b, 1);
+    Value free = arith::XOrIOp::create(b, loc, parity, one);
+    bars.wait(b, bars.empty, s, free);
+    Value full = bars.at(b, bars.full, s);
+    int64_t bytes = 0;
+    for (auto &[load, by] : uses.loadAcquire)
+      if (by == acquire)
+        bytes += bufferBytes(cast<TmaLoadOp>(load).getDst().getType());
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, bars.i32(b, bytes),
+                                           NVVM::MemScopeKind::CTA, false, Value());
+    fullOf[acquire] = full;
+  }
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+  for (TmaLoadOp load : uses.loads) {
+    OpBuilder b(load);
+    Value full = fullOf[uses.loadAcquire[load]];
+    SmallVector<Value> coords; // innermost first, as TMA takes them
+    for (Value c : llvm::reverse(load.getCoordinates()))
+      coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), c));
+    int64_t columns = load.getBoxColumns();
+    int64_t chunks = load.getDst().getType().getShape().back() / columns;
+    for (int64_t j = 0; j < chunks; ++j) {
+      SmallVector<Value> at = coords;
+      if (j)
+        at[0] = arith::AddIOp::create(b, loc, coords[0], bars.i32(b, j * columns));
+      Value dst = SharedPtrOp::create(b, loc, sharedPtr, load.getDst(),
+                                      ValueRange{bars.index(b, 0), bars.index(b, j * columns)});
+      Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, dst);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, dstCluster, load.getMap(), at, full, ValueRange{}, Value(), Value(),
+          NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+    }
+  }
+  for (ConsumerWaitOp wait : uses.waits) {
+    OpBuilder b(wait);
+    Value s = bars.stage(b, wait.getIteration());
+    Value parity = bars.parity(b, wait.getIteration());
+    bars.wait(b, bars.full, s, parity);
+  }
+  for (ConsumerReleaseOp release : uses.releases) {
+    OpBuilder b(release);
+    Value s = bars.stage(b, release.getIteration());
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value lane = arith::RemUIOp::create(b, loc, tid, bars.index(b, 32));
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, bars.index(b, 0));
+    auto arrive = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    OpBuilder ab = OpBuilder::atBlockTerminator(arrive.thenBlock());
+    NVVM::MBarrierArriveOp::create(ab, loc, Type(), bars.at(ab, bars.empty, s), Value(),
+                                   NVVM::MemScopeKind::CTA, false);
+  }
+  for (Operation *op : uses.acquires)
+    op->erase();
+  for (Operation *op : uses.loads)
+    op->erase();
+  for (Operation *op : uses.waits)
+    op->erase();
+  for (Operation *op : uses.releases)
+    op->erase();
+  pipe.erase();
+}
+
+} // namespace
+
+/// The buffer a tile.shared_ptr addresses (through a stage view), if any.
+static Operation *barrierArray(Value ptr) {
+  auto sp = ptr.getDefiningOp<SharedPtrOp>();
+  return sp ? sp.getBuffer().getDefiningOp() : nullptr;
+}
+
+LogicalResult mlir::tile::verifyMbarrierProtocol(KernelOp kernel) {
+  DenseMap<Operation *, int64_t> initCount;
+  DenseSet<Operation *> arrived;
+  SmallVector<NVVM::MBarrierTryWaitParityOp> waits;
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (auto init = dyn_cast<NVVM::MBarrierInitOp>(op)) {
+      std::optional<int64_t> count = getConstantIntValue(init.getCount());
+      if (Operation *bars = barrierArray(init.getAddr()))
+        initCount[bars] = count.value_or(1);
+      if (count && *count < 1)
+        return init.emitOpError("initialises an mbarrier with ")
+                   << *count << " arrivals: its phase can never complete",
+               WalkResult::interrupt();
+    } else if (auto arrive = dyn_cast<NVVM::MBarrierArriveOp>(op)) {
+      arrived.insert(barrierArray(arrive.getAddr()));
+    } else if (auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
+      waits.push_back(wait);
+    } else if (auto expect = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
+      arrived.insert(barrierArray(expect.getAddr()));
+      std::optional<int64_t> bytes = getConstantIntValue(expect.getTxcount());
+      int64_t loaded = 0;
+      for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+        auto load = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(next);
+        if (!load || load.getMbar() != expect.getAddr())
+          continue;
+        auto map = load.getTmaDescriptor().getDefiningOp<TensorMapOp>();
+        if (!map) // a parameter already: outlined, nothing more to check here
+          return WalkResult::advance();
+        int64_t box = map.getSrc().getType().getElementTypeBitWidth() / 8;
+        for (int64_t extent : map.getBox())
+          box *= extent;
+        loaded += box;
+      }
+      if (!bytes || *bytes != loaded)
+        return expect.emitOpError("expects ")
+                   << (bytes ? std::to_string(*bytes) : std::string("a run-time count of"))
+                   << " bytes, but the TMA loads completing on this mbarrier after it bring "
+                   << loaded << ": the phase would never complete (or complete early)",
+               WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  for (NVVM::MBarrierTryWaitParityOp wait : waits) {
+    Operation *bars = barrierArray(wait.getAddr());
+    if (!bars || !initCount.count(bars))
+      return wait.emitOpError("waits on an mbarrier that is never initialised");
+    if (!arrived.contains(bars))
+      return wait.emitOpError("waits on an mbarrier nothing arrives on: it would hang");
+  }
+  return success();
+}
+
+LogicalResult mlir::tile::insertMbarriers(ModuleOp module) {
+  SmallVector<PipelineOp> pipes;
+  module.walk([&](PipelineOp pipe) { pipes.push_back(pipe); });
+  for (PipelineOp pipe : pipes) {
+    FailureOr<PipelineUses> uses = checkPipeline(pipe);
+    if (failed(uses))
+      return failure();
+    lowerPipeline(pipe, *uses);
+  }
+  // Ops of a pipeline outside the kernel of their tile.pipeline, or of one
+  // defined elsewhere, are left: the verifier's rules would have caught a
+  // pipeline value not defined by a tile.pipeline.
+  WalkResult left = module.walk([&](Operation *op) {
+    if (isa<ProducerAcquireOp, TmaLoadOp, ConsumerWaitOp, ConsumerReleaseOp>(op)) {
+      op->emitOpError("uses a pipeline that is not a tile.pipeline of its kernel");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (left.wasInterrupted())
+    return failure();
+  SmallVector<KernelOp> kernels;
+  module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
+  for (KernelOp kernel : kernels)
+    if (failed(verifyMbarrierProtocol(kernel)))
+      return failure();
+  return success();
+}
+
+namespace {
+struct TileInsertMbarriers : mlir::tile::impl::TileInsertMbarriersBase<TileInsertMbarriers> {
+  void runOnOperation() final {
+    if (failed(insertMbarriers(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
