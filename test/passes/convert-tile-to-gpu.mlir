@@ -985,3 +985,73 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
     }
   }
 }
+
+// -----
+
+// A vector store of a 16-byte run into a swizzled shared buffer (as
+// T.c2d_im2col writes its tile) stays one vector store, of the flat view at
+// the run's swizzled first element: the 128-byte swizzle moves whole 16-byte
+// chunks. One per register of the loop.
+// CHECK-LABEL: gpu.func @vector_into_swizzled
+// CHECK: %[[FLAT:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NOT: vector.store
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_into_swizzled_kernel {
+    gpu.func @vector_into_swizzled(%arg0: memref<64x64xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 8192 : i64} {
+      %c0 = arith.constant 0 : index
+      %c8 = arith.constant 8 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.parallel (%arg1, %arg2) in [64, 8] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> ((d1 * 128 + d0) floordiv 8, (d1 * 128 + d0) mod 8)>} {
+        %j = arith.muli %arg2, %c8 : index
+        %v = vector.load %arg0[%arg1, %j] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
+        vector.store %v, %0[%arg1, %j] {alignment = 16 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A run the op does not promise to be aligned could straddle two swizzled
+// chunks: an error, not a silently scattered store.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_unaligned_kernel {
+    gpu.func @vector_unaligned(%arg0: memref<64x64xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 8192 : i64} {
+      %c0 = arith.constant 0 : index
+      %c8 = arith.constant 8 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.parallel (%arg1, %arg2) in [64, 8] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> ((d1 * 128 + d0) floordiv 8, (d1 * 128 + d0) mod 8)>} {
+        %j = arith.muli %arg2, %c8 : index
+        %v = vector.load %arg0[%arg1, %j] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
+        // expected-error @+1 {{'vector.store' op accesses 8 elements of a laid-out shared buffer at once: a vector of 16 bytes needs an alignment of at least 16 bytes (a power of two) to stay contiguous in a laid-out shared buffer}}
+        vector.store %v, %0[%arg1, %j] {alignment = 2 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A swizzle of 8-byte chunks splits a 16-byte run.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_small_chunks_kernel {
+    gpu.func @vector_small_chunks(%arg0: memref<64x64xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 8192 : i64} {
+      %c0 = arith.constant 0 : index
+      %c8 = arith.constant 8 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 3, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.parallel (%arg1, %arg2) in [64, 8] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> ((d1 * 128 + d0) floordiv 8, (d1 * 128 + d0) mod 8)>} {
+        %j = arith.muli %arg2, %c8 : index
+        %v = vector.load %arg0[%arg1, %j] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
+        // expected-error @+1 {{'vector.store' op accesses 8 elements of a laid-out shared buffer at once: the swizzle moves 8-byte chunks, smaller than the 16-byte vector}}
+        vector.store %v, %0[%arg1, %j] {alignment = 16 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+      }
+      gpu.return
+    }
+  }
+}

@@ -44,6 +44,9 @@ def test_sm90a_wgmma_warp_specialized(conv, shape, tmp_path):
     # A 128 x 64 im2col slice over the 256 consumer threads: 4 runs of 8 channels each.
     assert code.count("ld.global.v4.b32") == 4
     assert "ld.global.b16" not in code
+    # ... each stored into the swizzled shared tile as one 16-byte vector.
+    assert code.count("st.shared.v4.b32") == 4
+    assert "st.shared.b16" not in code
     assemble(code, "sm_90a", tmp_path)
 
 
@@ -53,6 +56,7 @@ def test_sm80_mma_sync(conv, shape, tmp_path):
     code = compiled(conv, *shape, target="sm_80", block_K=32).get_kernel_source()
     assert "mma.sync" in code and "cp.async.cg" in code and "wgmma" not in code
     assert code.count("ld.global.v4.b32") == 2  # 128 x 32 over 256 threads
+    assert code.count("st.shared.v4.b32") == 2 and "st.shared.b16" not in code
     assemble(code, "sm_80", tmp_path)
 
 

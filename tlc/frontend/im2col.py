@@ -8,7 +8,8 @@ the reduction index (kh, kw, c), c fastest. When C and the tile's width are
 multiples of a vector of up to 16 bytes, an iteration moves one such vector
 of channels: they share (n, h, w), so one bounds check covers them and the
 read is one vector load (ld.global.v4 for 8 fp16), the pixel indices clamped
-to the tensor so the load never leaves it and the value zeroed outside; else
+to the tensor so the load never leaves it and the value zeroed outside, and
+the write into a shared tile one vector store (st.shared.v4); else
 (and into a fragment, whose accesses must be the loop's own elements) one
 element per iteration. Index arithmetic is in i32.
 """
@@ -181,8 +182,12 @@ def _build(img: BufferRef, col: BufferRef, steps, g: _Conv, V: int) -> None:
         at = [arith.index_cast(index, arith.select(inside, x, cst(0))) for x in (n, h, w)]
         loaded = vector.load(vt, img.value, at + [arith.index_cast(index, c)],
                              alignment=math.gcd(V * max(1, dtypes.bits(img.dtype) // 8), 16))
-        for e in range(V):
-            x = arith.select(inside, vector.extract(loaded, [], [e]), zero)
-            j = q if V == 1 else arith.addi(arith.muli(q, arith.constant(index, V)),
-                                            arith.constant(index, e))
-            memref.store(x, col.value, [i, j])
+        xs = [arith.select(inside, vector.extract(loaded, [], [e]), zero) for e in range(V)]
+        if V == 1:
+            memref.store(xs[0], col.value, [i, q])
+        else:
+            # One vector store of the run: a shared tile's swizzle and column
+            # blocks move 16-byte-aligned runs whole (the lowering checks it).
+            j = arith.muli(q, arith.constant(index, V))
+            vector.store(vector.from_elements(vt, xs), col.value, [i, j],
+                         alignment=V * max(1, dtypes.bits(img.dtype) // 8))

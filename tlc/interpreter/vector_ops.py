@@ -1,5 +1,6 @@
-"""1-d vectors: vector.load and vector.extract, as T.c2d_im2col reads the
-image (a run of channels per load).
+"""1-d vectors: vector.load, vector.extract, vector.from_elements and
+vector.store, as T.c2d_im2col moves the image (a run of channels per load,
+one per store into a shared tile).
 
 A vector value is a numpy array whose last axis holds the vector's elements
 (the axes before it are the lanes of a tile.parallel, if any). A vector.load
@@ -56,5 +57,35 @@ def _extract(c, op):
 
     def step(st):
         st.env[out] = st.env[src][..., position]
+
+    return step
+
+
+@handles("vector.from_elements")
+def _from_elements(c, op):
+    parts, out = [c.slot(v) for v in op.operands], c.slot(op.result)
+
+    def step(st):
+        st.env[out] = np.stack(np.broadcast_arrays(*[st.env[p] for p in parts]), axis=-1)
+
+    return step
+
+
+@handles("vector.store")
+def _store(c, op):
+    vtype = ir.VectorType(op.operands[0].type)
+    if len(vtype.shape) != 1:
+        raise c.site(op).error(f"the interpreter runs 1-d vector stores only, not {vtype}")
+    width = vtype.shape[0]
+    value, buf = c.slot(op.operands[0]), c.slot(op.operands[1])
+    indices = [c.slot(v) for v in list(op.operands)[2:]]
+    site = c.site(op)
+
+    def step(st):
+        b = st.env[buf]
+        at = [st.env[i] for i in indices]
+        v = st.env[value]
+        for e in range(width):
+            b.store(site, st, at[:-1] + [at[-1] + e], v[..., e])
 
     return step

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -211,6 +212,80 @@ struct ElementAccessLowering : TileOpLowering<AccessOp> {
   }
 };
 
+/// Why a run of `width` elements from an element of `shared` that its
+/// vector access promises to be `alignment`-byte aligned (in the buffer's
+/// own row-major order) might not be contiguous once laid out, or "" when
+/// it is: a run of R = width x element bytes, R a power of two at most the
+/// alignment, in rows (and column blocks, and stages) whose bytes R
+/// divides, and a swizzle that leaves the low log2(R) address bits alone.
+std::string vectorRunProblem(const SharedBuffer &shared, int64_t width,
+                             std::optional<uint64_t> alignment) {
+  int64_t elemBytes = std::max<int64_t>(1, shared.type.getElementTypeBitWidth() / 8);
+  int64_t run = width * elemBytes;
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  if (!llvm::isPowerOf2_64(run) || !alignment || int64_t(*alignment) < run) {
+    os << "a vector of " << run << " bytes needs an alignment of at least " << run
+       << " bytes (a power of two) to stay contiguous in a laid-out shared buffer";
+    return why;
+  }
+  if (shared.type.getShape().back() * elemBytes % run) {
+    os << "rows of " << shared.type.getShape().back() * elemBytes << " bytes are not whole "
+       << run << "-byte vectors";
+    return why;
+  }
+  if (int64_t block = shared.layout.getColumnBlock(); block && block * elemBytes % run) {
+    os << "column blocks of " << block * elemBytes << " bytes are not whole " << run
+       << "-byte vectors";
+    return why;
+  }
+  if (SwizzleAttr swizzle = shared.layout.getSwizzle();
+      swizzle && swizzle.getBits() && (int64_t(1) << swizzle.getBase()) < run) {
+    os << "the swizzle moves " << (int64_t(1) << swizzle.getBase()) << "-byte chunks, smaller "
+       << "than the " << run << "-byte vector";
+    return why;
+  }
+  return why;
+}
+
+/// vector.load/store of a run of elements of a shared buffer with a
+/// non-plain layout (T.c2d_im2col's 16-byte channel runs): one vector access
+/// of its flat view at the run's first element, when the layout keeps the
+/// run contiguous (else an error saying why); of other memrefs, the same op
+/// on the converted one.
+template <typename AccessOp>
+struct VectorAccessLowering : TileOpLowering<AccessOp> {
+  using TileOpLowering<AccessOp>::TileOpLowering;
+  using OpAdaptor = typename AccessOp::Adaptor;
+  LogicalResult matchAndRewrite(AccessOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (getPlace(op.getMemRefType()) == Place::Fragment)
+      return op.emitOpError("vector accesses of fragments are not supported");
+    VectorType vecType = op.getVectorType();
+    std::optional<SharedBuffer> shared = sharedBufferOf(op.getBase(), adaptor.getBase());
+    if (shared) {
+      if (vecType.getRank() != 1)
+        return op.emitOpError("accesses a laid-out shared buffer with a ")
+               << vecType.getRank() << "-d vector; only 1-d runs are supported";
+      std::string why = vectorRunProblem(*shared, vecType.getNumElements(), op.getAlignment());
+      if (!why.empty())
+        return op.emitOpError("accesses ") << vecType.getNumElements()
+                                           << " elements of a laid-out shared buffer at once: "
+                                           << why;
+    }
+    auto [memref, indices] = sharedAddress(rewriter, op.getLoc(), shared ? &*shared : nullptr,
+                                           adaptor.getBase(), adaptor.getIndices());
+    if constexpr (std::is_same_v<AccessOp, vector::LoadOp>)
+      rewriter.replaceOpWithNewOp<vector::LoadOp>(op, vecType, memref, indices,
+                                                  op.getNontemporal(), op.getAlignmentAttr());
+    else
+      rewriter.replaceOpWithNewOp<vector::StoreOp>(op, adaptor.getValueToStore(), memref,
+                                                   indices, op.getNontemporal(),
+                                                   op.getAlignmentAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateAllocToGPUPatterns(const TypeConverter &converter,
@@ -222,6 +297,8 @@ void mlir::tile::populateAllocToGPUPatterns(const TypeConverter &converter,
                StageLowering,                         // tile.stage
                SharedPtrLowering,                     // tile.shared_ptr
                ElementAccessLowering<memref::LoadOp>, // memref.load
-               ElementAccessLowering<memref::StoreOp> // memref.store
+               ElementAccessLowering<memref::StoreOp>, // memref.store
+               VectorAccessLowering<vector::LoadOp>,   // vector.load
+               VectorAccessLowering<vector::StoreOp>   // vector.store
                >(converter, info);
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
 
 namespace mlir::tile {
@@ -131,6 +132,10 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
       [&](memref::LoadOp op) { return converter.isLegal(op.getMemRef()); });
   target.addDynamicallyLegalOp<memref::StoreOp>(
       [&](memref::StoreOp op) { return converter.isLegal(op.getMemRef()); });
+  target.addDynamicallyLegalOp<vector::LoadOp>(
+      [&](vector::LoadOp op) { return converter.isLegal(op.getBase()); });
+  target.addDynamicallyLegalOp<vector::StoreOp>(
+      [&](vector::StoreOp op) { return converter.isLegal(op.getBase()); });
   target.addDynamicallyLegalOp<gpu::BarrierOp>([&](gpu::BarrierOp) { return !warpSpecialized; });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(ctx);
