@@ -13,7 +13,10 @@ test/gpu/multi_kernel_check.py reads:
   partial tiles in scratch, summed and cast by the second kernel);
 - decode_h{heads}_s{seq}_d{dim}_p{split}: examples/flash_decoding_split.py
   (split-KV decoding: partial O and LSE in scratch, then the combine), one
-  artifact for every batch (a dynamic size).
+  artifact for every batch (a dynamic size);
+- conv_view_{shape}_{target}: a convolution in TileLang's style whose 4-d
+  weights and output the kernel views as matrices (T.Tensor(shape, dtype,
+  X.data): parameters' memory passed with the views' shapes, no scratch).
 """
 
 import os
@@ -30,6 +33,39 @@ import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 
 TARGET = "sm_90a"
+
+
+def conv_view_program(N, C, H, W, F, K, S, D, P, block_M=128, block_N=128, block_K=64,
+                 num_stages=3, threads=256, dtype="float16", accum_dtype="float32"):
+    """A convolution as TileLang's example writes it: NHWC data, KH x KW x C x F
+    weights and an N x OH x OW x F output, the last two viewed inside the
+    kernel as the GEMM's K x F and M x F matrices (T.Tensor(shape, dtype,
+    X.data)); stride S, dilation D, padding P."""
+    KH, KW = K, K
+    OH = (H + 2 * P - D * (K - 1) - 1) // S + 1
+    OW = (W + 2 * P - D * (K - 1) - 1) // S + 1
+
+    @T.prim_func
+    def conv(data: T.Tensor((N, H, W, C), dtype), kernel: T.Tensor((KH, KW, C, F), dtype),
+             out: T.Tensor((N, OH, OW, F), dtype)):
+        with T.Kernel(T.ceildiv(F, block_N), T.ceildiv(N * OH * OW, block_M),
+                      threads=threads) as (bx, by):
+            data_shared = T.alloc_shared((block_M, block_K), dtype)
+            kernel_shared = T.alloc_shared((block_K, block_N), dtype)
+            out_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            out_shared = T.alloc_shared((block_M, block_N), dtype)
+            kernel_flat = T.Tensor((KH * KW * C, F), dtype, kernel.data)
+            out_flat = T.Tensor((N * OH * OW, F), dtype, out.data)
+            T.clear(out_local)
+            for k_iter in T.Pipelined(T.ceildiv(KH * KW * C, block_K), num_stages=num_stages):
+                T.c2d_im2col(data, data_shared, by, k_iter, KH, S, D, P)
+                T.copy(kernel_flat[k_iter * block_K, bx * block_N], kernel_shared)
+                T.gemm(data_shared, kernel_shared, out_local)
+            T.copy(out_local, out_shared)
+            T.copy(out_shared, out_flat[by * block_M, bx * block_N])
+
+    return conv
+
 
 
 def reverse_program():
@@ -71,6 +107,15 @@ def main(out: str) -> None:
         save(tlc.compile(prim, target=TARGET),
              {"kind": "decode", "heads": heads, "seq": seq, "dim": dim, "batches": [1, 3, 8]},
              os.path.join(out, f"decode_h{heads}_s{seq}_d{dim}_p{split}.tlcart"))
+    for (n, c, h, w, f, k, s, d, p), target, cfg in (
+            ((2, 64, 15, 17, 48, 3, 2, 1, 1), "sm_90a", {}),
+            ((2, 32, 12, 12, 40, 3, 1, 2, 2), "sm_90a", {}),
+            ((16, 64, 56, 56, 64, 3, 1, 1, 1), "sm_90a", {}),
+            ((2, 64, 15, 17, 48, 3, 2, 1, 1), "sm_80", {"block_K": 32})):
+        prim = conv_view_program(n, c, h, w, f, k, s, d, p, **cfg)
+        save(tlc.compile(prim, target=target),
+             {"kind": "conv_view", "shape": [n, c, h, w, f, k, s, d, p]},
+             os.path.join(out, f"conv_view_n{n}c{c}h{h}w{w}f{f}k{k}s{s}d{d}p{p}_{target}.tlcart"))
     print("wrote", len(os.listdir(out)), "artifacts under", out)
 
 

@@ -30,6 +30,9 @@ namespace {
 /// (T.alloc_global): the launcher allocates it, the caller never passes it.
 /// Scratch arguments follow the parameters.
 constexpr llvm::StringLiteral kArgScratchAttr = "tile.scratch";
+/// On a scratch argument: it is a view (`T.Tensor(shape, dtype, X.data)`) of
+/// the tensor parameter this names, which the launcher passes in its place.
+constexpr llvm::StringLiteral kArgViewOfAttr = "tile.view_of";
 
 /// The name of parameter `i` of `func`.
 std::string paramName(func::FuncOp func, unsigned i) {
@@ -234,6 +237,22 @@ FailureOr<ArrayAttr> paramsMetadata(func::FuncOp func, ValueRange uses,
   return b.getArrayAttr(params);
 }
 
+/// The tensor parameter scratch argument `i` is a view of (tile.view_of),
+/// if it names one of the same element type.
+std::optional<unsigned> viewBase(func::FuncOp func, unsigned i) {
+  auto base = func.getArgAttrOfType<StringAttr>(i, kArgViewOfAttr);
+  if (!base)
+    return std::nullopt;
+  for (unsigned p = 0, n = numParams(func); p < n; ++p) {
+    auto type = dyn_cast<MemRefType>(func.getArgument(p).getType());
+    if (type && paramName(func, p) == base.getValue() &&
+        type.getElementType() ==
+            cast<MemRefType>(func.getArgument(i).getType()).getElementType())
+      return p;
+  }
+  return std::nullopt;
+}
+
 /// The `scratch` metadata of `func` (name, dtype and shape of each
 /// T.alloc_global tensor); every dynamic size must be one a parameter has,
 /// since the launcher sizes the scratch from the arguments.
@@ -274,6 +293,14 @@ FailureOr<ArrayAttr> scratchMetadata(func::FuncOp func) {
     entry.set("name", b.getStringAttr(paramName(func, i)));
     entry.set("dtype", b.getStringAttr(*dtype));
     entry.set("shape", shapeOf(func, i));
+    if (auto base = func.getArgAttrOfType<StringAttr>(i, kArgViewOfAttr)) {
+      std::optional<unsigned> of = viewBase(func, i);
+      if (!of)
+        return emitError(arg.getLoc())
+               << "view '" << paramName(func, i) << "' is of '" << base.getValue()
+               << "', which is no tensor parameter of its element type";
+      entry.set("view_of", base);
+    }
     scratch.push_back(entry.getDictionary(ctx));
   }
   return b.getArrayAttr(scratch);
@@ -491,6 +518,26 @@ LogicalResult outlineFunc(func::FuncOp func, ArrayRef<KernelOp> kernels,
       paramsMetadata(func, func.getArguments(), params);
   if (failed(programParams))
     return failure();
+  // A tensor written or read through a view is written or read.
+  SmallVector<Attribute> merged(programParams->getValue());
+  for (unsigned i = params; i < func.getNumArguments(); ++i) {
+    std::optional<unsigned> of = viewBase(func, i);
+    if (!of)
+      continue;
+    NamedAttrList param(cast<DictionaryAttr>(merged[*of]).getValue());
+    StringRef mine = cast<StringAttr>(param.get("access")).getValue();
+    StringRef through = accessOf(func.getArgument(i));
+    bool reads = mine != "write" || through != "write";
+    bool writes = mine != "read" || through != "read";
+    // An unused parameter reads as "read"; its view decides then.
+    if (func.getArgument(*of).use_empty()) {
+      reads = through != "write";
+      writes = through != "read";
+    }
+    param.set("access", b.getStringAttr(reads && writes ? "readwrite" : writes ? "write" : "read"));
+    merged[*of] = param.getDictionary(ctx);
+  }
+  programParams = b.getArrayAttr(merged);
   SmallVector<Attribute> launches;
   for (auto [i, kernel] : llvm::enumerate(kernels)) {
     FailureOr<std::string> name = launchName(func, kernel, i, kernels.size());

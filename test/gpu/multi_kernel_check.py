@@ -137,7 +137,32 @@ def check_decode(kernel, check: dict, report) -> None:
     report("torch_op", op(q, k, v), decoding_reference(q, k, v), 1e-2, 1e-2)
 
 
-CHECKS = {"reverse": check_reverse, "splitk": check_splitk, "decode": check_decode}
+def check_conv_view(kernel, check: dict, report) -> None:
+    n, c, h, w, f, k, s, d, p = check["shape"]
+    oh = (h + 2 * p - d * (k - 1) - 1) // s + 1
+    ow = (w + 2 * p - d * (k - 1) - 1) // s + 1
+
+    def reference(x, wt):
+        y = torch.nn.functional.conv2d(x.float().permute(0, 3, 1, 2),
+                                       wt.float().permute(3, 2, 0, 1), stride=s, padding=p,
+                                       dilation=d)
+        return y.permute(0, 2, 3, 1)
+
+    for how in WAYS:
+        x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
+        wt = torch.randn(k, k, c, f, device="cuda", dtype=torch.float16)
+        o = poisoned((n, oh, ow, f), torch.float16)
+        run(kernel, [x, wt], [o], how)
+        report(how, o, reference(x, wt), 0.15, 1e-2)
+    op = torch_op(kernel, f"{kernel.name}_{kernel.target}_{'x'.join(map(str, check['shape']))}",
+                  1)
+    x = torch.randn(n, h, w, c, device="cuda", dtype=torch.float16)
+    wt = torch.randn(k, k, c, f, device="cuda", dtype=torch.float16)
+    report("torch_op", op(x, wt), reference(x, wt), 0.15, 1e-2)
+
+
+CHECKS = {"reverse": check_reverse, "splitk": check_splitk, "decode": check_decode,
+          "conv_view": check_conv_view}
 
 
 def main(argv: list[str]) -> int:

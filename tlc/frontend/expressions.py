@@ -9,7 +9,7 @@ from .. import ir
 from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
-from ..language.types import SymbolicDim, dtype as DType
+from ..language.types import SymbolicDim, Tensor, dtype as DType
 from . import dtypes, variables
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
 
@@ -160,7 +160,11 @@ class ExpressionMixin:
                 return tuple(base.shape)
             if node.attr == "dtype":
                 return DType(base.dtype)
-            raise self.error(node, f"buffers have .shape and .dtype, not .{node.attr}")
+            if node.attr == "data":
+                from .tensor_views import data_of
+
+                return data_of(self, base, node)
+            raise self.error(node, f"buffers have .shape, .dtype and .data, not .{node.attr}")
         if isinstance(base, (Affine, Scalar)):
             raise self.error(node, f"{self.describe(base)} has no attribute '{node.attr}'")
         try:
@@ -550,6 +554,10 @@ class ExpressionMixin:
             if handler is None:
                 raise self.error(node, f"T.{name} is not valid in an expression here")
             return handler(self, node)
+        if fn is Tensor and (len(node.args) > 2 or any(k.arg == "data" for k in node.keywords)):
+            from .tensor_views import call_tensor_view
+
+            return call_tensor_view(self, node)
         if isinstance(fn, DType):
             from .math_intrinsics import cast_to
 

@@ -38,7 +38,7 @@ def call_alloc_global(gen, node) -> BufferRef:
     return BufferRef(name, value, shape, str(dt), "global")
 
 
-def _shape(gen, node) -> tuple[list, list[str | int]]:
+def _shape(gen, node, what: str = "a T.alloc_global") -> tuple[list, list[str | int]]:
     """The sizes as the body sees them (ints, the symbols' Affines) and as the
     launch metadata names them (ints, symbol names)."""
     value = gen.eval(node)
@@ -53,11 +53,11 @@ def _shape(gen, node) -> tuple[list, list[str | int]]:
             shape.append(item)
             dims.append(by_identity[id(item)])
         else:
-            raise gen.error(node, "a T.alloc_global size is a positive int or a T.dynamic size "
+            raise gen.error(node, f"{what} size is a positive int or a T.dynamic size "
                                   "of a tensor parameter (the launcher sizes the tensor from "
                                   f"the arguments), got {gen.describe(item)}")
     if not shape:
-        raise gen.error(node, "T.alloc_global needs at least one size")
+        raise gen.error(node, f"{what} shape needs at least one size")
     return shape, dims
 
 
@@ -70,8 +70,10 @@ def _argument_names(func) -> dict[str, bool]:
     return names
 
 
-def _add_argument(gen, node, name: str, dims: list, dtype: str) -> ir.Value:
-    """Appends the scratch argument to the func being built; returns its value."""
+def _add_argument(gen, node, name: str, dims: list, dtype: str,
+                  extra: dict | None = None) -> ir.Value:
+    """Appends the scratch argument (with `extra` attributes: a view's) to the
+    func being built; returns its value."""
     func = gen.func
     dynamic = ir.ShapedType.get_dynamic_size()
     t = ir.MemRefType.get([d if isinstance(d, int) else dynamic for d in dims],
@@ -81,6 +83,7 @@ def _add_argument(gen, node, name: str, dims: list, dtype: str) -> ir.Value:
         "tile.dims": ir.ArrayAttr.get([ir.StringAttr.get("" if isinstance(d, int) else d)
                                        for d in dims]),
         SCRATCH_ATTR: ir.UnitAttr.get(),
+        **(extra or {}),
     }
     if dtypes.needs_tag(dtype):
         attrs["tile.dtype"] = ir.StringAttr.get(dtype)

@@ -17,7 +17,9 @@ import numpy as np
 from .. import ir
 from . import (async_copies, control, printf, scalar_ops, tile_ops,  # noqa: F401  (op handlers)
                vector_ops)
+from ..runtime.errors import ArgumentError
 from .arguments import bind_arguments, scratch_buffer
+from .buffers import Buffer
 from .errors import InterpreterError
 from .numerics import ElementType
 from .program import Compiler, State, func_ops, run_steps, source_name
@@ -34,6 +36,7 @@ class Param:
     dtype: str  # the user's dtype name ("float16", "uint8", ...)
     shape: tuple = ()  # ints, or symbol names ("M") / None for dynamic sizes
     scratch: bool = False  # a T.alloc_global tensor, allocated for each run
+    view_of: str = ""  # a T.Tensor(shape, dtype, X.data) view: X's name
 
 
 class Program:
@@ -68,15 +71,40 @@ class Program:
         """Runs the program on `args` (every parameter, in order); tensors the
         program writes are updated in place. Returns the names of those tensors."""
         bound = bind_arguments(self.name, self.params, args)
-        scratch = [scratch_buffer(p, bound.symbols) for p in self.scratch]
+        scratch = [view_buffer(p, self.params, bound) if p.view_of else
+                   scratch_buffer(p, bound.symbols) for p in self.scratch]
         state = State(self.frame_size, blocks)
         for slot, value in zip(self.arg_slots, bound.values + scratch, strict=True):
             state.env[slot] = value
         with np.errstate(all="ignore"):  # inf, NaN and wrap-around are results, as on the GPU
             run_steps(self.steps, state)
+        for p, buf in zip(self.scratch, scratch):
+            if p.view_of and buf.stored:  # written through its view
+                base = next(v for q, v in zip(self.params, bound.values) if q.name == p.view_of)
+                base.stored = True
         bound.write_back()
         return [p.name for p, v in zip(self.params, bound.values)
                 if p.kind == "tensor" and v.stored]
+
+
+def view_buffer(p, params, bound):
+    """A view's buffer: its tensor's storage with the view's shape (the same
+    memory, so writes through it reach the tensor)."""
+    shape = tuple(bound.symbols[d][0] if isinstance(d, str) else d for d in p.shape)
+    base = next((v for q, v in zip(params, bound.values)
+                 if q.name == p.view_of and q.kind == "tensor"), None)
+    if base is None:
+        raise InterpreterError(f"view '{p.name}' is of '{p.view_of}', which is no tensor "
+                               "parameter")
+    if int(np.prod(shape)) != base.data.size:
+        raise ArgumentError(f"view '{p.name}' {shape} has {int(np.prod(shape))} elements, but "
+                            f"argument '{p.view_of}' {base.data.shape} has {base.data.size}; "
+                            "a view has as many elements as its tensor")
+    data = base.data.reshape(shape)
+    if not np.shares_memory(data, base.data):
+        raise ArgumentError(f"argument '{p.view_of}' must be contiguous (view '{p.name}' is "
+                            "of its memory)")
+    return Buffer(p.name, "global", p.etype, data)
 
 
 def _params(compiler, fn, entry) -> list[Param]:
@@ -97,8 +125,10 @@ def _params(compiler, fn, entry) -> list[Param]:
                 if d is not None and "tile.dims" in d else [""] * t.rank
             shape = tuple(n if n != ir.ShapedType.get_dynamic_size() else (dims[k] or None)
                           for k, n in enumerate(t.shape))
+            view_of = ir.StringAttr(d["tile.view_of"]).value \
+                if d is not None and "tile.view_of" in d else ""
             params.append(Param(name, "tensor", etype, user_dtype or etype.describe(), shape,
-                                d is not None and "tile.scratch" in d))
+                                d is not None and "tile.scratch" in d, view_of))
         else:
             etype = compiler.etype(fn, t)
             params.append(Param(name, "scalar", etype, user_dtype or etype.describe()))

@@ -14,6 +14,11 @@ allocates the scratch tensors (their sizes are ints and size symbols of the
 parameters), then launches the kernels in order on one stream, so each sees
 what the kernels before it wrote.
 
+A scratch entry with "view_of": "X" is a view (`T.Tensor(shape, dtype,
+X.data)`): nothing is allocated; the call passes parameter X's memory with
+the entry's shape (tensor parameters are row-major and contiguous), after
+checking that the element counts agree.
+
 Scratch contents are undefined when a call starts. Where they come from:
 
 - torch tensor arguments: torch.empty on their device at every call, from
@@ -33,7 +38,7 @@ import threading
 import weakref
 
 from . import plans
-from .args import DeviceBuffer, bind
+from .args import DeviceBuffer, bind, tensor_arg
 from .driver import runtime
 from .dtypes import DTYPES
 from .errors import ArgumentError, ArtifactError
@@ -109,6 +114,9 @@ class KernelSequence:
             scratch = self._torch_scratch(shapes, torch_device, stream)
         else:
             scratch = self._driver_scratch(shapes, bound, stream)
+        for i, s in enumerate(self.scratch):
+            if s.view_of is not None:
+                scratch[i] = s.view(args[s.view_of], shapes[i], self.name)
         for kernel in self.kernels:
             kernel(*args, *scratch, stream=stream)
 
@@ -134,14 +142,16 @@ class KernelSequence:
         from .dtypes import torch_dtype
 
         where = torch.device("cuda", device)
-        made = [(shape, torch_dtype(s.dtype)) for shape, s in zip(shapes, self.scratch)]
+        # Views take no memory of their own (None here; __call__ fills them).
+        made = [(shape, torch_dtype(s.dtype)) if s.view_of is None else None
+                for shape, s in zip(shapes, self.scratch)]
         if stream is None:
-            return [torch.empty(shape, dtype=dt, device=where) for shape, dt in made]
+            return [m and torch.empty(m[0], dtype=m[1], device=where) for m in made]
         if not isinstance(stream, torch.cuda.Stream):  # allocate for the launch's stream
             stream = torch.cuda.ExternalStream(self.kernels[0]._stream_handle(stream),
                                                device=where)
         with torch.cuda.stream(stream):
-            return [torch.empty(shape, dtype=dt, device=where) for shape, dt in made]
+            return [m and torch.empty(m[0], dtype=m[1], device=where) for m in made]
 
     def _driver_scratch(self, shapes, bound, stream) -> list:
         """DeviceBuffers carved from the (context, stream)'s driver allocation."""
@@ -149,7 +159,10 @@ class KernelSequence:
         for shape, s in zip(shapes, self.scratch):
             total = -(-total // SCRATCH_ALIGNMENT) * SCRATCH_ALIGNMENT
             offsets.append(total)
-            total += _elements(shape) * DTYPES[s.dtype].itemsize
+            if s.view_of is None:  # views take no memory of their own
+                total += _elements(shape) * DTYPES[s.dtype].itemsize
+        if not total:
+            return [None] * len(self.scratch)
         rt = runtime()
         self.kernels[0]._enter(rt, bound)  # the arguments' device's context
         handle = 0 if stream is None else self.kernels[0]._stream_handle(stream)
@@ -163,15 +176,34 @@ class KernelSequence:
                     rt.mem_free(ptr)
                 ptr = rt.mem_alloc(total)
                 self._blocks[key] = (ptr, total, rt)
-        return [DeviceBuffer(ptr + off, s.dtype, tuple(shape))
+        return [DeviceBuffer(ptr + off, s.dtype, tuple(shape)) if s.view_of is None else None
                 for off, shape, s in zip(offsets, shapes, self.scratch)]
 
 
 class Scratch:
-    """One scratch tensor of a sequence: name, dtype, shape (ints and symbols)."""
+    """One scratch tensor of a sequence: name, dtype, shape (ints and symbols);
+    a view names the parameter (its 0-based position) whose memory it is."""
 
-    def __init__(self, name: str, dtype: str, shape: tuple):
+    def __init__(self, name: str, dtype: str, shape: tuple, view_of: int | None = None,
+                 base: str = ""):
         self.name, self.dtype, self.shape = name, dtype, shape
+        self.view_of, self.base = view_of, base
+
+    def view(self, arg, shape: tuple[int, ...], kernel: str):
+        """Parameter `arg`'s memory with this view's shape (its row-major
+        contiguity was checked with the arguments)."""
+        t = tensor_arg(arg, f"argument '{self.base}' of {kernel}")
+        if _elements(shape) != _elements(t.shape):
+            raise ArgumentError(
+                f"{kernel}: view '{self.name}' {tuple(shape)} has {_elements(shape)} "
+                f"elements, but argument '{self.base}' {tuple(t.shape)} has "
+                f"{_elements(t.shape)}; a view has as many elements as its tensor")
+        if t.is_torch:
+            if not arg.is_contiguous():
+                raise ArgumentError(f"{kernel}: argument '{self.base}' must be row-major "
+                                    f"contiguous (view '{self.name}' is of its memory)")
+            return arg.view(shape)
+        return DeviceBuffer(t.ptr, self.dtype, tuple(shape))
 
     def sized(self, symbols: dict[str, int], kernel: str) -> tuple[int, ...]:
         """The shape for a call whose size symbols are `symbols`."""
@@ -197,7 +229,14 @@ def _scratch(index: int, s, params) -> Scratch:
         raise ArtifactError(f"{where}: shape must list non-negative ints and size symbols of "
                             f"the parameters ({', '.join(sorted(symbols)) or 'none'}), "
                             f"got {shape!r}")
-    return Scratch(s["name"], s["dtype"], tuple(shape))
+    base = s.get("view_of")
+    if base is None:
+        return Scratch(s["name"], s["dtype"], tuple(shape))
+    at = [i for i, p in enumerate(params) if p.name == base and p.kind == "tensor"]
+    if not at or params[at[0]].dtype != s["dtype"]:
+        raise ArtifactError(f"{where}: a view of {base!r}, which is no {s['dtype']} tensor "
+                            "parameter")
+    return Scratch(s["name"], s["dtype"], tuple(shape), at[0], base)
 
 
 def _need(d: dict, key: str, kind: type):

@@ -1,0 +1,96 @@
+"""`T.Tensor(shape, dtype, X.data)`: another shape for a tensor parameter's
+memory, as TileLang writes `kernel_flat = T.Tensor((KH * KW * C, F), dtype,
+kernel.data)`.
+
+A view becomes an argument of the program's func.func after its parameters,
+like a T.alloc_global tensor (`tile.scratch`), marked `tile.view_of` with the
+parameter's name: the kernels address it as any tensor parameter (copies,
+TMA, element accesses), and the launcher passes the parameter's memory with
+the view's shape (tensor parameters are row-major and contiguous, so every
+shape of as many elements is a valid view); the caller never passes it. The
+element counts must agree: checked here when both shapes are static, at the
+call otherwise.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from . import dtypes
+from .global_scratch import _add_argument, _argument_names, _shape
+from .intrinsic_args import parse_dtype
+from .values import BufferRef
+
+VIEW_ATTR = "tile.view_of"
+
+
+class DataRef:
+    """`X.data` of a tensor parameter: its memory, to view with T.Tensor."""
+
+    def __init__(self, buffer: BufferRef):
+        self.buffer = buffer
+
+    def __repr__(self) -> str:
+        return f"{self.buffer.name}.data"
+
+
+def data_of(gen, buffer: BufferRef, node) -> DataRef:
+    """`buffer.data`: only a tensor parameter's memory can be viewed."""
+    params = _argument_names(gen.func)
+    if buffer.place != "global" or not params.get(buffer.name, False):
+        what = "a T.alloc_global tensor" if buffer.name in params else f"a {buffer.place} buffer"
+        raise gen.error(node, f"'{buffer.name}.data': only a tensor parameter's memory can be "
+                              f"viewed with T.Tensor(shape, dtype, X.data); '{buffer.name}' "
+                              f"is {what}")
+    return DataRef(buffer)
+
+
+def call_tensor_view(gen, node) -> BufferRef:
+    """`V = T.Tensor(shape, dtype, X.data)` in the prim_func's body."""
+    args = list(node.args)
+    kw = {k.arg: k.value for k in node.keywords}
+    names = ["shape", "dtype", "data"]
+    for k in kw:
+        if k not in names:
+            raise gen.error(node, f"T.Tensor(shape, dtype, data) got an unexpected argument "
+                                  f"'{k}' (strides, offsets and other buffer fields: not "
+                                  "supported)")
+    if len(args) > 3:
+        raise gen.error(node, f"T.Tensor(shape, dtype, data) takes 3 arguments, got {len(args)}")
+    given = dict(zip(names, args)) | kw
+    if "shape" not in given or "data" not in given:
+        raise gen.error(node, "a view is T.Tensor(shape, dtype, X.data)")
+    data = gen.eval(given["data"])
+    if not isinstance(data, DataRef):
+        raise gen.error(given["data"], "T.Tensor's third argument is a tensor parameter's "
+                                       f"memory, `X.data`; got {gen.describe(data)}")
+    base = data.buffer
+    shape, dims = _shape(gen, given["shape"], "a view's")
+    dt = str(parse_dtype(gen, given["dtype"])) if "dtype" in given else base.dtype
+    if dt != base.dtype:
+        raise gen.error(given["dtype"], f"a view of '{base.name}' ({base.dtype}) as {dt}: "
+                                        "a view keeps its tensor's dtype (reinterpreting "
+                                        "the bytes is not supported)")
+    static = base.static_shape()
+    if static is not None and all(isinstance(d, int) for d in shape):
+        n, m = _elements(shape), _elements(static)
+        if n != m:
+            raise gen.error(node, f"a view of '{base.name}' {tuple(static)} ({m} elements) as "
+                                  f"{tuple(shape)} ({n} elements): a view has as many "
+                                  "elements as its tensor")
+    name = gen.assigned_name(node) or f"{base.name}_view{gen.scratch}"
+    taken = _argument_names(gen.func)
+    if name in taken:
+        raise gen.error(node, f"T.Tensor view: '{name}' already names a "
+                              f"{'parameter' if taken[name] else 'global tensor or view'} of "
+                              f"'{gen.prim.name}'; give each view its own name")
+    value = _add_argument(gen, node, name, dims, dt,
+                          {VIEW_ATTR: ir.StringAttr.get(base.name)})
+    gen.scratch += 1
+    return BufferRef(name, value, shape, dt, "global")
+
+
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
