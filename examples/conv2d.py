@@ -11,9 +11,10 @@ of P on each side, stride S and dilation D (ints, or (h, w) pairs). As a
 GEMM: M = N * OH * OW output pixels, K = KH * KW * C, N = F. The weights are
 that K x F matrix as they lie in memory, and the output that M x F matrix,
 so the kernel takes both as their flattened 2-d views (`weight.view(-1, F)`
-and `out.view(-1, F)` in torch, no copy): TileLang's example makes those
+and `out.view(-1, F)` in torch, no copy); TileLang's example makes those
 views inside the kernel with `T.Tensor(shape, dtype, buf.data)`, which tlc
-does not have.
+takes too (bench/build_multi_kernel.py's `conv_view_program`; a program with
+views launches as a sequence, this one as a single kernel).
 
 A block computes block_M pixels x block_N filters. Each iteration of its
 T.Pipelined loop over the block_K-wide slices of K loads its slice of the
