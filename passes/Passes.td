@@ -406,7 +406,11 @@ def TileInsertMbarriers : Pass<"tile-insert-mbarriers", "ModuleOp"> {
     The protocol is checked, an error rather than a hang: before lowering, a
     load with no acquire of its iteration before it in its block, an acquire
     no load fills, waits on a pipeline nothing loads, a producer whose stages
-    no consumer releases, releases with no waits; after it, in every kernel,
+    no consumer releases, releases with no waits, and the arrivals a phase
+    gets (the threads the `scf.if` conditions on the thread index around
+    each op let through: exactly one per acquire, `consumers` threads with
+    one leader per consumer warp per release, one acquire and one release of
+    a pipeline per block); after it, in every kernel,
     each `mbarrier.arrive.expect_tx` against the bytes of the TMA loads that
     complete on its barrier after it, each wait against an init with a
     positive count and an arrival.

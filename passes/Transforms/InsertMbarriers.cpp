@@ -20,7 +20,9 @@
 // rather than a hang on the GPU: before lowering, on the pipeline's ops (a
 // load not preceded by its iteration's acquire, an acquire with no load,
 // waits with nothing loading, a producer with no consumer releasing,
-// releases with no waits); after it, on the mbarrier ops of every kernel
+// releases with no waits; and the arrivals per phase, from the threads the
+// conditions around each op let through: one thread per acquire, one lane
+// per consumer warp per release, one of each per block); after it, on the mbarrier ops of every kernel
 // (expect_tx bytes against the TMA loads completing on that barrier, every
 // wait against an init with a positive count and an arrival).
 //
@@ -30,6 +32,7 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/BitVector.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEINSERTMBARRIERS
@@ -64,6 +67,137 @@ ProducerAcquireOp acquireBefore(TmaLoadOp load) {
       if (acquire.getPipeline() == load.getPipeline())
         return acquire;
   return ProducerAcquireOp();
+}
+
+/// The value of index/integer `v` in thread `tid` (threadIdx.x), when it is
+/// computed from constants and the thread index by integer arithmetic.
+std::optional<int64_t> valueIn(Value v, int64_t tid) {
+  if (auto id = v.getDefiningOp<gpu::ThreadIdOp>())
+    return id.getDimension() == gpu::Dimension::x ? std::optional<int64_t>(tid) : std::nullopt;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp, arith::ExtSIOp>(op))
+    return valueIn(op->getOperand(0), tid);
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = valueIn(op->getOperand(0), tid);
+  std::optional<int64_t> b = valueIn(op->getOperand(1), tid);
+  if (!a || !b)
+    return std::nullopt;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::eq: return *a == *b;
+    case arith::CmpIPredicate::ne: return *a != *b;
+    case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return *a < *b;
+    case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return *a <= *b;
+    case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return *a > *b;
+    case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return *a >= *b;
+    }
+  }
+  if (isa<arith::AddIOp>(op)) return *a + *b;
+  if (isa<arith::SubIOp>(op)) return *a - *b;
+  if (isa<arith::MulIOp>(op)) return *a * *b;
+  if (isa<arith::AndIOp>(op)) return *a & *b;
+  if (isa<arith::OrIOp>(op)) return *a | *b;
+  if (isa<arith::XOrIOp>(op)) return *a ^ *b;
+  if (*b != 0 && isa<arith::DivUIOp, arith::DivSIOp>(op)) return *a / *b;
+  if (*b != 0 && isa<arith::RemUIOp, arith::RemSIOp>(op)) return *a % *b;
+  return std::nullopt;
+}
+
+/// Whether `v` depends on the thread index.
+bool dependsOnThread(Value v) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    Operation *op = x.getDefiningOp();
+    if (!op)
+      continue;
+    if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(op))
+      return true;
+    llvm::append_range(work, op->getOperands());
+  }
+  return false;
+}
+
+/// The threads of the block that run `op`, from the thread-dependent
+/// conditions of the scf.ifs around it (a condition that does not depend on
+/// the thread index lets all or none of them through, which changes no
+/// count of arrivals per phase); fails at `op` on one it cannot evaluate.
+FailureOr<llvm::BitVector> threadsRunning(Operation *op, int64_t total) {
+  llvm::BitVector threads(total, true);
+  for (Operation *child = op, *parent = op->getParentOp(); parent && !isa<KernelOp>(parent);
+       child = parent, parent = parent->getParentOp()) {
+    auto branch = dyn_cast<scf::IfOp>(parent);
+    if (!branch)
+      continue;
+    Value cond = branch.getCondition();
+    if (!dependsOnThread(cond))
+      continue;
+    bool inThen = branch.getThenRegion().isAncestor(child->getParentRegion());
+    for (int64_t t = 0; t < total; ++t) {
+      std::optional<int64_t> taken = valueIn(cond, t);
+      if (!taken)
+        return op->emitOpError("runs under a condition on the thread index that "
+                               "tile-insert-mbarriers cannot evaluate, so the arrivals on its "
+                               "mbarrier cannot be counted");
+      if ((*taken != 0) != inThen)
+        threads.reset(t);
+    }
+  }
+  return threads;
+}
+
+/// Checks that each phase of each barrier gets exactly the arrivals its
+/// init counts: one thread per acquire (its expect_tx is the full barrier's
+/// one arrival), lane 0 of each of the `consumers / 32` consumer warps per
+/// release (the empty barrier's count), and one acquire and one release of
+/// a pipeline in any block.
+LogicalResult checkArrivals(PipelineOp pipe, const PipelineUses &uses) {
+  auto kernel = pipe->getParentOfType<KernelOp>();
+  int64_t total = kernel.getThreads();
+  if (auto producer = kernel->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
+    total += producer.getInt();
+  DenseSet<Block *> blocks;
+  for (ProducerAcquireOp acquire : uses.acquires) {
+    if (!blocks.insert(acquire->getBlock()).second)
+      return acquire.emitOpError("is a second acquire of the pipeline in its block: the "
+                                 "stage's full barrier would get two arrivals a phase");
+    FailureOr<llvm::BitVector> threads = threadsRunning(acquire, total);
+    if (failed(threads))
+      return failure();
+    if (threads->count() != 1)
+      return acquire.emitOpError("is run by ")
+             << threads->count() << " threads of the block's " << total
+             << "; one thread acquires a stage (its expect_tx is the full barrier's one "
+                "arrival a phase)";
+  }
+  blocks.clear();
+  int64_t warps = pipe.getConsumers() / 32;
+  for (ConsumerReleaseOp release : uses.releases) {
+    if (!blocks.insert(release->getBlock()).second)
+      return release.emitOpError("is a second release of the pipeline in its block: the "
+                                 "stage's empty barrier would complete a phase early");
+    FailureOr<llvm::BitVector> threads = threadsRunning(release, total);
+    if (failed(threads))
+      return failure();
+    int64_t leaders = 0;
+    for (int64_t t = 0; t < total; t += 32)
+      leaders += threads->test(t);
+    if (leaders != warps || threads->count() != pipe.getConsumers())
+      return release.emitOpError("is run by ")
+             << threads->count() << " threads (" << leaders << " warp leaders) of the block's "
+             << total << ", but the pipeline has " << pipe.getConsumers()
+             << " consumer threads: its empty barriers count " << warps
+             << " arrivals a phase, one per consumer warp";
+  }
+  return success();
 }
 
 /// Collects and checks the ops of `pipe`.
@@ -110,6 +244,8 @@ FailureOr<PipelineUses> checkPipeline(PipelineOp pipe) {
   if (!uses.releases.empty() && uses.waits.empty())
     return uses.releases.front().emitOpError(
         "releases a stage of a pipeline its consumers never wait for");
+  if (failed(checkArrivals(pipe, uses)))
+    return failure();
   return uses;
 }
 

@@ -637,6 +637,186 @@ func.func @release_without_wait(%A: memref<1024x1024xf16>, %n: index) {
 
 // -----
 
+// An acquire every consumer thread runs: 128 expect_tx arrivals on a barrier that counts one.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @acquire_by_many(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %a = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %tid = gpu.thread_id x
+    %producer = arith.cmpi uge, %tid, %c128 : index
+    scf.if %producer {
+      %leader = arith.cmpi eq, %tid, %c128 : index
+      scf.if %leader {
+        %mapa = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+        %cS = arith.constant 2 : index
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %cS : index
+          %kk = arith.muli %k, %c64 : index
+          tile.producer_acquire %pipe[%k] : !tile.pipeline
+          %sa = tile.stage %a[%s] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+          tile.tma_load %mapa[%c0, %kk] to %sa, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+        }
+      }
+    } else {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.consumer_wait %pipe[%k] : !tile.pipeline
+        // expected-error @+1 {{'tile.producer_acquire' op is run by 128 threads of the block's 256; one thread acquires a stage (its expect_tx is the full barrier's one arrival a phase)}}
+        tile.producer_acquire %pipe[%k] : !tile.pipeline
+        %cS2 = arith.constant 2 : index
+        %s2 = arith.remsi %k, %cS2 : index
+        %sa2 = tile.stage %a[%s2] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+        %A_map = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+        tile.tma_load %A_map[%c0, %c0] to %sa2, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+        tile.consumer_release %pipe[%k] : !tile.pipeline
+      }
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// Only half the consumer threads release: the empty barrier would wait for 4 warps and get 2.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @half_the_consumers(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %a = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %tid = gpu.thread_id x
+    %producer = arith.cmpi uge, %tid, %c128 : index
+    scf.if %producer {
+      %leader = arith.cmpi eq, %tid, %c128 : index
+      scf.if %leader {
+        %mapa = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+        %cS = arith.constant 2 : index
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %cS : index
+          %kk = arith.muli %k, %c64 : index
+          tile.producer_acquire %pipe[%k] : !tile.pipeline
+          %sa = tile.stage %a[%s] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+          tile.tma_load %mapa[%c0, %kk] to %sa, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+        }
+      }
+    } else {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.consumer_wait %pipe[%k] : !tile.pipeline
+        %c64b = arith.constant 64 : index
+        %low = arith.cmpi ult, %tid, %c64b : index
+        scf.if %low {
+          // expected-error @+1 {{'tile.consumer_release' op is run by 64 threads (2 warp leaders) of the block's 256, but the pipeline has 128 consumer threads: its empty barriers count 4 arrivals a phase, one per consumer warp}}
+          tile.consumer_release %pipe[%k] : !tile.pipeline
+        }
+      }
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// Two releases of one iteration: the stage would be refilled while still read.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @released_twice(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %a = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %tid = gpu.thread_id x
+    %producer = arith.cmpi uge, %tid, %c128 : index
+    scf.if %producer {
+      %leader = arith.cmpi eq, %tid, %c128 : index
+      scf.if %leader {
+        %mapa = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+        %cS = arith.constant 2 : index
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %cS : index
+          %kk = arith.muli %k, %c64 : index
+          tile.producer_acquire %pipe[%k] : !tile.pipeline
+          %sa = tile.stage %a[%s] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+          tile.tma_load %mapa[%c0, %kk] to %sa, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+        }
+      }
+    } else {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.consumer_wait %pipe[%k] : !tile.pipeline
+        tile.consumer_release %pipe[%k] : !tile.pipeline
+        // expected-error @+1 {{'tile.consumer_release' op is a second release of the pipeline in its block: the stage's empty barrier would complete a phase early}}
+        tile.consumer_release %pipe[%k] : !tile.pipeline
+      }
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A condition on the thread index through a value only the launch knows: arrivals cannot be counted.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @unknown_threads(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64} {
+    %a = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %tid = gpu.thread_id x
+    %producer = arith.cmpi uge, %tid, %c128 : index
+    scf.if %producer {
+      %leader = arith.cmpi eq, %tid, %c128 : index
+      scf.if %leader {
+        %mapa = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+        %cS = arith.constant 2 : index
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %cS : index
+          %kk = arith.muli %k, %c64 : index
+          tile.producer_acquire %pipe[%k] : !tile.pipeline
+          %sa = tile.stage %a[%s] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+          tile.tma_load %mapa[%c0, %kk] to %sa, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+        }
+      }
+    } else {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.consumer_wait %pipe[%k] : !tile.pipeline
+        %dim = gpu.block_dim x
+        %half = arith.divui %dim, %c2 : index
+        %low = arith.cmpi ult, %tid, %half : index
+        scf.if %low {
+          // expected-error @+1 {{'tile.consumer_release' op runs under a condition on the thread index that tile-insert-mbarriers cannot evaluate}}
+          tile.consumer_release %pipe[%k] : !tile.pipeline
+        }
+      }
+    }
+  }
+  return
+}
+}
+
+// -----
+
 // The mbarrier protocol of every kernel is checked after lowering (here one
 // written by hand): an expect_tx whose byte count is not what the TMA loads
 // after it bring would hang or release the stage early.
