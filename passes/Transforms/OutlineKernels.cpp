@@ -139,10 +139,14 @@ FailureOr<std::string> gridExpr(Value value, func::FuncOp func) {
   return failure();
 }
 
-/// How the kernel uses a global tensor: "read", "write" or "readwrite".
-StringRef accessOf(Value tensor) {
-  bool reads = false, writes = false;
+/// How the kernel uses a global tensor: "read", "write" or "readwrite" (the
+/// uses inside `within` only, when given; "" when there are none there).
+StringRef accessOf(Value tensor, Operation *within = nullptr) {
+  bool reads = false, writes = false, used = false;
   for (Operation *user : tensor.getUsers()) {
+    if (within && !within->isAncestor(user))
+      continue;
+    used = true;
     if (auto copy = dyn_cast<CopyOp>(user)) {
       reads |= copy.getSrc() == tensor;
       writes |= copy.getDst() == tensor;
@@ -158,6 +162,8 @@ StringRef accessOf(Value tensor) {
       reads = writes = true;
     }
   }
+  if (within && !used)
+    return "";
   if (reads && writes)
     return "readwrite";
   return writes ? "write" : "read";
@@ -455,7 +461,45 @@ FailureOr<DictionaryAttr> outlineKernel(func::FuncOp func, KernelOp kernel,
 /// Checks that `func`'s kernels can be launched one after another: each is
 /// directly in the function, the last one ends it, and the ops between them
 /// only compute values (they are cloned into every later kernel).
+/// A kernel that writes a tensor parameter's memory under one name (the
+/// parameter, or a view of it) touches it under no other: the passes see two
+/// names as two tensors (a TMA store, a table read ahead of its iteration,
+/// the order of accesses), so the aliasing would go unseen.
+LogicalResult checkViewAliasing(func::FuncOp func, KernelOp kernel) {
+  unsigned params = numParams(func);
+  for (unsigned p = 0; p < params; ++p) {
+    SmallVector<unsigned> names{p};
+    for (unsigned i = params; i < func.getNumArguments(); ++i)
+      if (viewBase(func, i) == p)
+        names.push_back(i);
+    if (names.size() < 2)
+      continue;
+    SmallVector<unsigned> used;
+    std::optional<unsigned> writer;
+    for (unsigned i : names) {
+      StringRef access = accessOf(func.getArgument(i), kernel);
+      if (access.empty())
+        continue;
+      used.push_back(i);
+      if (access != "read")
+        writer = i;
+    }
+    if (writer && used.size() > 1) {
+      unsigned other = used.front() == *writer ? used[1] : used.front();
+      return kernel.emitOpError("writes the memory of '")
+             << paramName(func, p) << "' as '" << paramName(func, *writer)
+             << "' and also uses it as '" << paramName(func, other)
+             << "'; a kernel that writes a tensor must use one name for it (the parameter "
+                "or one view)";
+    }
+  }
+  return success();
+}
+
 LogicalResult checkSequence(func::FuncOp func, ArrayRef<KernelOp> kernels) {
+  for (KernelOp kernel : kernels)
+    if (failed(checkViewAliasing(func, kernel)))
+      return failure();
   if (func.getNumResults() != 0)
     return func.emitOpError("a tile program returns nothing; it writes its "
                             "outputs into tensor arguments");

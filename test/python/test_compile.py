@@ -400,6 +400,26 @@ def test_fp8_tensor_parameters(tmp_path):
     ptxas_ok(kernel.get_kernel_source(), tmp_path)
 
 
+def test_index_dense_array_is_a_message(tmp_path):
+    # MLIR's parser asserts on `array<index: ...>` (a fuzzer mutant of a
+    # tensor map's box): refused first, at the line and column.
+    text = 'func.func @f() {\n  %x = "tile.foo"() {box = array<index: 1>} : () -> ()\n}\n'
+    with pytest.raises(tlc.CompilationError,
+                       match=r"arr.mlir:2:28: error: a dense array's elements are integers"):
+        compiler.compile_text(text, "sm_90a", "arr.mlir")
+    path = tmp_path / "arr.mlir"
+    path.write_text(text)
+    result = run_cli(str(path), "-o", str(tmp_path / "arr.ptx"))
+    assert result.returncode == 1 and "not index: write array<i64: ...>" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "arr.ptx").exists()
+    # Inside a string it is text, not an array.
+    quoted = 'module attributes {tile.note = "array<index"} {\n}\n'
+    try:
+        compiler.compile_text(quoted, "sm_90a", "q.mlir")
+    except tlc.CompilationError as e:
+        assert "dense array" not in str(e)
+
+
 def test_deeply_nested_ir_is_a_message(tmp_path):
     # MLIR's parser recurses per nesting level: thousands of nested regions
     # used to overflow the stack. Refused first, at the line and column.

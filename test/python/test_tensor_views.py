@@ -242,3 +242,36 @@ def test_errors_name_the_line(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as e:
         prim.build_module()
     marked_lines.assert_error_at(e.value, THIS, LINES, marker, at, message)
+
+
+@T.prim_func
+def write_view_read_base(A: T.Tensor((4, 32), "float16")):
+    with T.Kernel(1, threads=128):  # E:alias
+        V = T.Tensor((128,), "float16", A.data)
+        for i in T.Parallel(128):
+            V[i] = A[i // 32, i % 32] + 1.0
+
+
+@T.prim_func
+def read_both(A: T.Tensor((4, 32), "float16"), B: T.Tensor((128,), "float16")):
+    with T.Kernel(1, threads=128):
+        V = T.Tensor((128,), "float16", A.data)
+        for i in T.Parallel(128):
+            B[i] = V[i] + A[i // 32, i % 32]
+
+
+def test_a_kernel_writing_a_tensor_uses_one_name_for_it():
+    # The passes would see two tensors (a TMA store or a read ahead of one
+    # could race with the other): an error at the kernel.
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(write_view_read_base, target="sm_90a")
+    marked_lines.assert_error_at(
+        e.value, THIS, LINES, "alias", "T.Kernel",
+        "writes the memory of 'A' as 'V' and also uses it as 'A'; a kernel that writes a "
+        "tensor must use one name for it (the parameter or one view)")
+    # Reading through both names is fine.
+    a = np.random.default_rng(2).standard_normal((4, 32)).astype(np.float16)
+    b = np.zeros(128, np.float16)
+    tlc.compile(read_both, target="sm_90a")
+    tlc.interpret(read_both, a, b)
+    np.testing.assert_array_equal(b, (a.reshape(-1).astype(np.float32) * 2).astype(np.float16))

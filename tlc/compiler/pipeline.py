@@ -7,6 +7,7 @@ same string a lit RUN line gives tlc-opt, so any dumped IR replays there.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .. import ir, timing
@@ -85,9 +86,26 @@ def _check_nesting(text: str, filename: str) -> None:
                     SourceLocation(filename, line, col))])
 
 
+#: A dense array of `index` elements (`array<index: ...>`), which MLIR's
+#: parser asserts on instead of rejecting (its elements must be iN or fN).
+_INDEX_ARRAY = re.compile(r"\barray\s*<\s*index\b")
+
+
+def _check_dense_arrays(text: str, filename: str) -> None:
+    for m in _INDEX_ARRAY.finditer(text):
+        if text.count('"', 0, m.start()) % 2:  # inside a string
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        raise CompilationError([Diagnostic(
+            "a dense array's elements are integers (i1 to i64) or floats, not index: "
+            "write array<i64: ...>", SourceLocation(filename, line, col))])
+
+
 def parse(text: str, context: ir.Context, filename: str = "<tile>") -> ir.Module:
     """Parses tile IR text, raising CompilationError at the faulty line."""
     _check_nesting(text, filename)
+    _check_dense_arrays(text, filename)
     try:
         with context, timing.stage("parse tile IR"):
             module = ir.Module.parse(text)
