@@ -3,7 +3,9 @@
     python bench/build_elementwise.py OUT_DIR
 
 Writes one .tlcart per (kernel, dtype, size) with a "check" entry for
-test/gpu/run_artifacts.py, which bench/elementwise_gpu.py also times.
+test/gpu/run_artifacts.py, which bench/elementwise_gpu.py also times:
+examples/elementwise.py's kernels, and vadd_parallel (the same sum written
+as a T.Parallel over global tensors, as TileLang's documentation writes it).
 """
 
 import os
@@ -12,6 +14,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 import elementwise  # noqa: E402
+import tlc  # noqa: E402
+import tlc.language as T  # noqa: E402
 from tlc import compiler, ir, runtime  # noqa: E402
 
 SIZES = [(4096, 4096), (1000, 1000)]
@@ -20,6 +24,23 @@ CASES = {
     "scale_bias": (elementwise.build_scale_bias, {"Y": "X * 2 + bias[None, :]"}),
     "stream_rows": (elementwise.build_stream_rows, {"Y": "X + 1"}),
 }
+
+
+def parallel_vadd(dtype: str):
+    """C = A + B as TileLang's documentation writes an elementwise kernel: a
+    T.Parallel over the block's tile indexing the global tensors directly (no
+    fragment; tlc gives each thread one element per register of it)."""
+    M, N = T.dynamic("M"), T.dynamic("N")
+
+    @T.prim_func
+    def vadd_parallel(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype),
+                      C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, 128), T.ceildiv(M, 32), threads=128) as (bx, by):
+            for i, j in T.Parallel(32, 128):
+                C[by * 32 + i, bx * 128 + j] = A[by * 32 + i, bx * 128 + j] + \
+                    B[by * 32 + i, bx * 128 + j]
+
+    return vadd_parallel
 
 
 def main(out: str) -> None:
@@ -37,6 +58,16 @@ def main(out: str) -> None:
                     stem = f"{name}_{dtype}_{m}x{n}"
                     runtime.save_artifact(artifact, os.path.join(out, stem + ".tlcart"))
                     print("wrote", stem)
+    for dtype in ("float32", "float16"):
+        artifact = tlc.compile(parallel_vadd(dtype), target="sm_90a").artifact
+        for m, n in SIZES:
+            check = {"symbols": {"M": m, "N": n}, "expect": {"C": "A + B"}, "seed": m}
+            if dtype == "float16":
+                check.update(atol=1e-2, rtol=1e-3)
+            artifact["check"] = check
+            stem = f"vadd_parallel_{dtype}_{m}x{n}"
+            runtime.save_artifact(artifact, os.path.join(out, stem + ".tlcart"))
+            print("wrote", stem)
 
 
 if __name__ == "__main__":

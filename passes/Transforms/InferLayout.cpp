@@ -214,6 +214,106 @@ LogicalResult inferReduce(ReduceOp reduce) {
   return diag;
 }
 
+/// Whether `v` depends on `iv` (through the ops of `body`).
+bool dependsOn(Value v, Value iv, Block &body) {
+  if (v == iv)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value o) { return dependsOn(o, iv, body); });
+}
+
+/// The largest power of two (at most 1 << 20) known to divide `v`.
+int64_t divisorOf(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c == 0 ? int64_t(1) << 20 : std::min<int64_t>(*c & -*c, int64_t(1) << 20);
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return std::min<int64_t>(divisorOf(mul.getLhs()) * divisorOf(mul.getRhs()), int64_t(1) << 20);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return std::min(divisorOf(add.getLhs()), divisorOf(add.getRhs()));
+  return 1;
+}
+
+} // namespace
+
+int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
+  Block &body = loop.getBody().front();
+  if (body.getNumArguments() == 0)
+    return 1;
+  Value j = body.getArguments().back();
+  int64_t width = 16, accesses = 0;
+  DenseSet<Operation *> lastIndices; // the `x + j` of an access's last index
+  for (Operation &op : body) {
+    if (op.getNumRegions())
+      return 1;
+    if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+      auto load = dyn_cast<memref::LoadOp>(op);
+      Value memref = load ? load.getMemRef() : cast<memref::StoreOp>(op).getMemRef();
+      ValueRange indices =
+          load ? load.getIndices() : cast<memref::StoreOp>(op).getIndices();
+      auto type = cast<MemRefType>(memref.getType());
+      if (getPlace(type) != Place::Global || indices.empty() ||
+          type.getElementTypeBitWidth() < 8 || type.getElementTypeBitWidth() % 8)
+        return 1;
+      for (Value index : indices.drop_back())
+        if (dependsOn(index, j, body))
+          return 1;
+      Value last = indices.back();
+      if (last != j) {
+        auto add = last.getDefiningOp<arith::AddIOp>();
+        if (!add || add->getBlock() != &body)
+          return 1;
+        Value other = add.getLhs() == j ? add.getRhs() : add.getRhs() == j ? add.getLhs() : Value();
+        if (!other || dependsOn(other, j, body))
+          return 1;
+        width = std::min(width, divisorOf(other)); // runs start on a run boundary
+        lastIndices.insert(add);
+      }
+      width = std::min(width, int64_t(16) / (type.getElementTypeBitWidth() / 8));
+      if (!type.isDynamicDim(type.getRank() - 1))
+        width = std::min<int64_t>(width, type.getShape().back() & -type.getShape().back());
+      ++accesses;
+      continue;
+    }
+    if (!isa<arith::ArithDialect>(op.getDialect()) ||
+        (!isa<arith::ConstantOp>(op) && !op.hasTrait<OpTrait::Elementwise>()))
+      return 1;
+    if (llvm::any_of(op.getResultTypes(), [](Type t) { return !t.isIntOrIndexOrFloat(); }))
+      return 1;
+  }
+  // The last index feeds only the accesses' last indices.
+  for (Operation *user : j.getUsers()) {
+    if (lastIndices.contains(user))
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(user);
+    auto store = dyn_cast<memref::StoreOp>(user);
+    if (!((load && load.getIndices().back() == j &&
+           llvm::count(load.getIndices(), j) == 1) ||
+          (store && store.getIndices().back() == j && store.getValue() != j &&
+           llvm::count(store.getIndices(), j) == 1)))
+      return 1;
+  }
+  for (Operation *add : lastIndices)
+    for (Operation *user : add->getResult(0).getUsers()) {
+      auto load = dyn_cast<memref::LoadOp>(user);
+      auto store = dyn_cast<memref::StoreOp>(user);
+      Value v = add->getResult(0);
+      if (!((load && load.getIndices().back() == v && llvm::count(load.getIndices(), v) == 1) ||
+            (store && store.getIndices().back() == v && store.getValue() != v &&
+             llvm::count(store.getIndices(), v) == 1)))
+        return 1;
+    }
+  if (!accesses)
+    return 1;
+  int64_t last = loop.getShape().back();
+  while (width > 1 && last % width)
+    width /= 2;
+  return std::max<int64_t>(width, 1);
+}
+
+namespace {
+
 LogicalResult inferParallel(ParallelOp loop) {
   if (loop.getLayout())
     return success();
@@ -266,11 +366,12 @@ LogicalResult inferParallel(ParallelOp loop) {
   if (first)
     return finish(first->first.getLayoutAttr());
   // No fragment: spread the iterations so consecutive threads take
-  // consecutive elements (coalesced when the body reads global memory).
+  // consecutive elements (coalesced when the body reads global memory), in
+  // runs of a 16-byte vector each where the body allows it.
   auto kernel = loop->getParentOfType<KernelOp>();
   std::string why;
   FailureOr<LayoutAttr> layout = LayoutAttr::getBlocked(
-      loop.getContext(), loop.getShape(), kernel.getThreads(), 1, why);
+      loop.getContext(), loop.getShape(), kernel.getThreads(), parallelVectorWidth(loop), why);
   if (failed(layout))
     return loop.emitOpError("cannot spread its iterations over ")
            << kernel.getThreads() << " threads: " << why;

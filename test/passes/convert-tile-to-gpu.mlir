@@ -1055,3 +1055,32 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
     }
   }
 }
+
+// -----
+
+// A loop over global tensors whose layout gives each thread runs of 8
+// consecutive f16 (tile-infer-layout's choice when the body allows it) moves
+// each run as one vector: a guarded vector load per input, the sum on
+// vector<8xf16>, a guarded vector store; 4 runs of the 32 registers.
+// CHECK-LABEL: gpu.func @vector_runs
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<64x256xf16>, vector<8xf16>
+// CHECK-NOT: vector.load %{{.*}} : memref<64x256xf16>, vector<8xf16>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf16>
+// CHECK: vector.store %{{.*}} : memref<64x256xf16>, vector<8xf16>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_runs_kernel {
+    gpu.func @vector_runs(%A: memref<64x256xf16>, %B: memref<64x256xf16>, %C: memref<64x256xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c128 = arith.constant 128 : index
+      %block_id_x = gpu.block_id  x
+      %col0 = arith.muli %block_id_x, %c128 : index
+      tile.parallel (%i, %j) in [32, 128] attributes {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) floordiv 128, ((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) mod 128)>} {
+        %col = arith.addi %col0, %j : index
+        %a = memref.load %A[%i, %col] : memref<64x256xf16>
+        %b = memref.load %B[%i, %col] : memref<64x256xf16>
+        %s = arith.addf %a, %b : f16
+        memref.store %s, %C[%i, %col] : memref<64x256xf16>
+      }
+      gpu.return
+    }
+  }
+}

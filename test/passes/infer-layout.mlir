@@ -50,15 +50,51 @@ func.func @replicated() {
 
 // -----
 
-// A loop that touches no fragment spreads its iterations one per thread.
+// A loop that touches no fragment spreads its iterations over the threads in
+// runs of consecutive elements (a 16-byte vector where the elements divide
+// evenly: here 256 f32 over 128 threads, runs of 2), which the lowering moves
+// as one vector each.
 // CHECK-LABEL: func.func @no_fragment
-// CHECK: tile.parallel (%{{.*}}) in [256] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d1 * 128 + d0)>}
+// CHECK: tile.parallel (%{{.*}}) in [256] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> ((d1 floordiv 2) * 256 + d0 * 2 + d1 mod 2)>}
 func.func @no_fragment(%A: memref<256xf32>) {
   %c1 = arith.constant 1 : index
   %one = arith.constant 1.0 : f32
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     tile.parallel (%i) in [256] {
       memref.store %one, %A[%i] : memref<256xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Runs need every access indexed by the last loop index in its last place:
+// a transposed read keeps one element per thread per register (coalesced
+// across the threads instead); so does a loop over a 2-byte tensor whose
+// offset is not a known multiple of the run.
+// CHECK-LABEL: func.func @no_runs
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [16, 64] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64, d0 mod 64)>}
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [16, 64] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64, d0 mod 64)>}
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [16, 64] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) floordiv 64, ((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) mod 64)>}
+func.func @no_runs(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %off: index) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.parallel (%i, %j) in [16, 64] {
+      %x = memref.load %A[%j, %i] : memref<64x64xf16>
+      memref.store %x, %B[%i, %j] : memref<64x64xf16>
+    }
+    tile.parallel (%i, %j) in [16, 64] {
+      %col = arith.addi %off, %j : index
+      %x = memref.load %A[%i, %col] : memref<64x64xf16>
+      memref.store %x, %B[%i, %j] : memref<64x64xf16>
+    }
+    tile.parallel (%i, %j) in [16, 64] {
+      %base = arith.muli %off, %c64 : index
+      %col = arith.addi %base, %j : index
+      %x = memref.load %A[%i, %col] : memref<64x64xf16>
+      memref.store %x, %B[%i, %j] : memref<64x64xf16>
     }
   }
   return

@@ -9,9 +9,11 @@
 
 #include "passes/Conversion/TileToGPU/TileToGPU.h"
 #include "dialects/tile/Layout.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -72,6 +74,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     });
     if (mismatch.wasInterrupted())
       return failure();
+    if (int64_t width = runWidth(loop, *layout); width > 1)
+      return vectorized(loop, *layout, width, rewriter);
 
     // Each thread runs the iterations of the elements it holds, unrolled so
     // register indices are constants.
@@ -93,6 +97,98 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
           return failure();
     }
     rewriter.eraseOp(loop);
+    return success();
+  }
+
+  /// The run of consecutive registers a thread holds along the loop's last
+  /// dimension (consecutive elements from a multiple of the run), when the
+  /// body can move it as one vector (parallelVectorWidth); else 1.
+  static int64_t runWidth(ParallelOp loop, LayoutAttr layout) {
+    int64_t width = std::min<int64_t>(parallelVectorWidth(loop), layout.getRegs());
+    if (width < 2 || layout.getRegs() % width)
+      return 1;
+    LayoutEvaluator eval(layout);
+    SmallVector<int64_t> first, at;
+    for (int64_t t = 0; t < layout.getThreads(); ++t)
+      for (int64_t r = 0; r < layout.getRegs(); r += width) {
+        eval.apply(t, r, first);
+        if (first.back() % width)
+          return 1;
+        for (int64_t e = 1; e < width; ++e) {
+          eval.apply(t, r + e, at);
+          at.back() -= e;
+          if (at != first)
+            return 1;
+        }
+      }
+    return width;
+  }
+
+  /// The body once per run of `width` registers: loads and stores of the
+  /// run as one guarded vector access (as tile copies make them), arithmetic
+  /// on vectors, values the run shares (indices, constants) as scalars.
+  LogicalResult vectorized(ParallelOp loop, LayoutAttr layout, int64_t width,
+                           ConversionPatternRewriter &b) const {
+    Block &body = loop.getBody().front();
+    Location loc = loop.getLoc();
+    auto sideOf = [&](Value memref) {
+      TileSide side;
+      side.buffer = b.getRemappedValue(memref);
+      side.type = cast<MemRefType>(side.buffer.getType());
+      side.place = Place::Global;
+      return side;
+    };
+    for (int64_t r = 0; r < layout.getRegs(); r += width) {
+      IRMapping mapping;
+      for (auto [iv, value] : llvm::zip(body.getArguments(), applyLayout(b, loc, layout, info.tid, r)))
+        mapping.map(iv, value);
+      DenseSet<Value> runs; // values that are vectors of the run
+      auto vectorOf = [&](Value v, Type elem) -> Value {
+        Value mapped = mapping.lookupOrDefault(v);
+        if (runs.contains(mapped))
+          return mapped;
+        return vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem), mapped);
+      };
+      for (Operation &op : body) {
+        if (auto load = dyn_cast<memref::LoadOp>(op)) {
+          SmallVector<Value> at;
+          for (Value i : load.getIndices())
+            at.push_back(mapping.lookupOrDefault(i));
+          Value vec = loadElements(b, op.getLoc(), sideOf(load.getMemRef()), at, width);
+          mapping.map(load.getResult(), vec);
+          runs.insert(vec);
+          continue;
+        }
+        if (auto store = dyn_cast<memref::StoreOp>(op)) {
+          SmallVector<Value> at;
+          for (Value i : store.getIndices())
+            at.push_back(mapping.lookupOrDefault(i));
+          storeElements(b, op.getLoc(), sideOf(store.getMemRef()), at,
+                        vectorOf(store.getValue(), store.getValue().getType()), width);
+          continue;
+        }
+        bool onRuns = llvm::any_of(op.getOperands(), [&](Value v) {
+          return runs.contains(mapping.lookupOrDefault(v));
+        });
+        if (!onRuns) {
+          b.clone(op, mapping);
+          continue;
+        }
+        // Elementwise: the same op on vectors of the run.
+        OperationState state(op.getLoc(), op.getName());
+        for (Value v : op.getOperands())
+          state.addOperands(vectorOf(v, v.getType()));
+        for (Type t : op.getResultTypes())
+          state.addTypes(VectorType::get({width}, t));
+        state.addAttributes(op.getAttrs());
+        Operation *vop = b.create(state);
+        for (auto [old, res] : llvm::zip(op.getResults(), vop->getResults())) {
+          mapping.map(old, res);
+          runs.insert(res);
+        }
+      }
+    }
+    b.eraseOp(loop);
     return success();
   }
 
