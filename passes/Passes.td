@@ -149,7 +149,10 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
     tensor-core layouts of the gemm's `#tile.mma` (from `tile-select-mma`) first, reduction results the source's layout sliced.
     Each `tile.parallel` takes the layout of the first placed fragment its
     body indexes; a loop that touches no fragment gets a blocked layout of
-    its own. A fragment placed otherwise gets a copy of its own in the loop's
+    its own, in runs of 16 bytes a thread when it indexes only global
+    tensors, each by its last index in the last place (`x + j`, x a known
+    multiple of the run), so that the lowering moves each run as one
+    vector. A fragment placed otherwise gets a copy of its own in the loop's
     layout, converted in before the loop (when read) and out after it (when
     written) by fragment copies, which go through shared memory.
 
