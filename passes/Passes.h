@@ -93,9 +93,10 @@ LogicalResult verifyMbarrierProtocol(KernelOp kernel);
 
 /// The run of elements (a power of two, 16 bytes at most, 1 when none) each
 /// thread of `loop` can take at once along its last dimension: a loop over
-/// global tensors only (no fragment, shared or local buffer), every access
-/// indexed by the last loop index in its last position (`x + j`, x of a
-/// known multiple of the run) and by the others elsewhere, everything else
+/// global tensors and shared buffers only (no fragment or local buffer),
+/// every access indexed by the last loop index in its last position (`x + j`,
+/// x of a known multiple of the run) and by the others elsewhere, or a load
+/// not indexed by it at all (shared by the run), everything else
 /// elementwise arithmetic. tile-infer-layout gives such a loop runs of that
 /// many consecutive registers; the lowering moves each run as one vector.
 int64_t parallelVectorWidth(ParallelOp loop);

@@ -150,9 +150,9 @@ def TileInferLayout : Pass<"tile-infer-layout", "ModuleOp"> {
     Each `tile.parallel` takes the layout of the first placed fragment its
     body indexes; a loop that touches no fragment gets a blocked layout of
     its own, in runs of 16 bytes a thread when it indexes only global
-    tensors, each by its last index in the last place (`x + j`, x a known
-    multiple of the run), so that the lowering moves each run as one
-    vector. A fragment placed otherwise gets a copy of its own in the loop's
+    tensors and shared buffers, each by its last index in the last place
+    (`x + j`, x a known multiple of the run) or, for a value it reads, not
+    at all, so that the lowering moves each run as one vector. A fragment placed otherwise gets a copy of its own in the loop's
     layout, converted in before the loop (when read) and out after it (when
     written) by fragment copies, which go through shared memory.
 

@@ -13,6 +13,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -253,9 +254,14 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
       ValueRange indices =
           load ? load.getIndices() : cast<memref::StoreOp>(op).getIndices();
       auto type = cast<MemRefType>(memref.getType());
-      if (getPlace(type) != Place::Global || indices.empty() ||
+      Place place = getPlace(type);
+      if ((place != Place::Global && place != Place::Shared) || indices.empty() ||
           type.getElementTypeBitWidth() < 8 || type.getElementTypeBitWidth() % 8)
         return 1;
+      // A load that every element of a run shares (a row's scale): one
+      // element, read once per run.
+      if (load && llvm::none_of(indices, [&](Value i) { return dependsOn(i, j, body); }))
+        continue;
       for (Value index : indices.drop_back())
         if (dependsOn(index, j, body))
           return 1;
@@ -276,7 +282,7 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
       ++accesses;
       continue;
     }
-    if (!isa<arith::ArithDialect>(op.getDialect()) ||
+    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
         (!isa<arith::ConstantOp>(op) && !op.hasTrait<OpTrait::Elementwise>()))
       return 1;
     if (llvm::any_of(op.getResultTypes(), [](Type t) { return !t.isIntOrIndexOrFloat(); }))

@@ -1084,3 +1084,31 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
     }
   }
 }
+
+// -----
+
+// Runs into a swizzled shared buffer, with a value the run shares: the
+// shared element is loaded once per run (guarded), broadcast, and each run
+// stored as one vector of the flat view at its swizzled first element.
+// CHECK-LABEL: gpu.func @vector_runs_shared
+// CHECK: %[[FLAT:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1024xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.if
+// CHECK: memref.load %{{.*}} : memref<16xf16>
+// CHECK: vector.broadcast %{{.*}} : f16 to vector<8xf16>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf16>
+// CHECK: vector.store %{{.*}}, %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<1024xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_runs_shared_kernel {
+    gpu.func @vector_runs_shared(%A: memref<16x64xf16>, %scale: memref<16xf16>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 2048 : i64} {
+      %block_id_x = gpu.block_id  x
+      %s = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<16x64xf16, #gpu.address_space<workgroup>>
+      tile.parallel (%i, %j) in [16, 64] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) floordiv 64, ((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) mod 64)>} {
+        %x = memref.load %A[%i, %j] : memref<16x64xf16>
+        %r = memref.load %scale[%i] : memref<16xf16>
+        %y = arith.mulf %x, %r : f16
+        memref.store %y, %s[%i, %j] : memref<16x64xf16, #gpu.address_space<workgroup>>
+      }
+      gpu.return
+    }
+  }
+}

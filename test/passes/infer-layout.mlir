@@ -102,6 +102,26 @@ func.func @no_runs(%A: memref<64x64xf16>, %B: memref<64x64xf16>, %off: index) {
 
 // -----
 
+// Runs also for a loop that writes a shared buffer and reads a value the
+// whole run shares (a row's scale): 16-byte runs of f16.
+// CHECK-LABEL: func.func @runs_into_shared
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [16, 64] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) floordiv 64, ((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) mod 64)>}
+func.func @runs_into_shared(%A: memref<16x64xf16>, %scale: memref<16xf16>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<16x64xf16, #gpu.address_space<workgroup>>
+    tile.parallel (%i, %j) in [16, 64] {
+      %x = memref.load %A[%i, %j] : memref<16x64xf16>
+      %r = memref.load %scale[%i] : memref<16xf16>
+      %y = arith.mulf %x, %r : f16
+      memref.store %y, %s[%i, %j] : memref<16x64xf16, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
 // A layout the program gives is kept.
 // CHECK-LABEL: func.func @given_layout
 // CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 1, map = (d0, d1) -> (d0)>}

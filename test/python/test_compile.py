@@ -562,3 +562,29 @@ def test_parallel_over_global_tensors_moves_16_byte_runs(tmp_path):
         c = np.zeros_like(a)
         tlc.interpret(prim, a, b, c)
         np.testing.assert_array_equal(c, a + b)
+
+
+def test_parallel_runs_into_shared_with_a_row_scale(tmp_path):
+    # Global -> swizzled shared in 16-byte runs (a gemm operand's buffer), each
+    # row scaled by a value of a vector the run shares, then copied out.
+    import tlc.language as T
+
+    @T.prim_func
+    def scaled(A: T.Tensor((256, 64), "float16"), S: T.Tensor((256,), "float16"),
+               B: T.Tensor((256, 64), "float16")):
+        with T.Kernel(4, threads=128) as bx:
+            s = T.alloc_shared((64, 64), "float16")
+            T.annotate_layout({s: tlc.layout.make_swizzled_layout(s)})
+            for i, j in T.Parallel(64, 64):
+                s[i, j] = A[bx * 64 + i, j] * S[bx * 64 + i]
+            T.copy(s, B[bx * 64, 0])
+
+    code = tlc.compile(scaled, target="sm_90a").get_kernel_source()
+    assert code.count("ld.global.v4.b32") == 4 and code.count("st.shared.v4.b32") == 4, code
+    ptxas_ok(code, tmp_path)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((256, 64)).astype(np.float16)
+    scale = rng.standard_normal(256).astype(np.float16)
+    b = np.zeros_like(a)
+    tlc.interpret(scaled, a, scale, b)
+    np.testing.assert_array_equal(b, a * scale[:, None])

@@ -142,7 +142,11 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       IRMapping mapping;
       for (auto [iv, value] : llvm::zip(body.getArguments(), applyLayout(b, loc, layout, info.tid, r)))
         mapping.map(iv, value);
-      DenseSet<Value> runs; // values that are vectors of the run
+      DenseSet<Value> runs;  // values that are vectors of the run
+      DenseSet<Value> fromJ{mapping.lookup(body.getArguments().back())}; // run indices
+      auto varies = [&](ValueRange indices) {
+        return llvm::any_of(indices, [&](Value i) { return fromJ.contains(mapping.lookupOrDefault(i)); });
+      };
       auto vectorOf = [&](Value v, Type elem) -> Value {
         Value mapped = mapping.lookupOrDefault(v);
         if (runs.contains(mapped))
@@ -154,7 +158,35 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
           SmallVector<Value> at;
           for (Value i : load.getIndices())
             at.push_back(mapping.lookupOrDefault(i));
-          Value vec = loadElements(b, op.getLoc(), sideOf(load.getMemRef()), at, width);
+          bool shared = getPlace(load.getMemRefType()) == Place::Shared;
+          Type elem = load.getType();
+          if (!varies(load.getIndices())) { // one element for the whole run
+            if (shared) {
+              b.clone(op, mapping);
+              continue;
+            }
+            Value tensor = b.getRemappedValue(load.getMemRef());
+            auto guard = scf::IfOp::create(b, op.getLoc(), TypeRange{elem},
+                                           insideBounds(b, op.getLoc(), tensor, at), true);
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPointToEnd(guard.thenBlock());
+            scf::YieldOp::create(b, op.getLoc(),
+                                 memref::LoadOp::create(b, op.getLoc(), tensor, at).getResult());
+            b.setInsertionPointToEnd(guard.elseBlock());
+            scf::YieldOp::create(
+                b, op.getLoc(),
+                arith::ConstantOp::create(b, op.getLoc(), elem, b.getZeroAttr(elem)).getResult());
+            mapping.map(load.getResult(), guard.getResult(0));
+            continue;
+          }
+          // Shared buffers: one vector access, aligned to the run (the
+          // buffer's layout is applied when it is lowered).
+          auto vecType = VectorType::get({width}, elem);
+          Value vec = shared ? vector::LoadOp::create(
+                                   b, op.getLoc(), vecType, load.getMemRef(), at, false,
+                                   llvm::Align(width * elem.getIntOrFloatBitWidth() / 8))
+                                   .getResult()
+                             : loadElements(b, op.getLoc(), sideOf(load.getMemRef()), at, width);
           mapping.map(load.getResult(), vec);
           runs.insert(vec);
           continue;
@@ -163,15 +195,23 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
           SmallVector<Value> at;
           for (Value i : store.getIndices())
             at.push_back(mapping.lookupOrDefault(i));
-          storeElements(b, op.getLoc(), sideOf(store.getMemRef()), at,
-                        vectorOf(store.getValue(), store.getValue().getType()), width);
+          Type elem = store.getValue().getType();
+          Value vec = vectorOf(store.getValue(), elem);
+          if (getPlace(store.getMemRefType()) == Place::Shared)
+            vector::StoreOp::create(b, op.getLoc(), vec, store.getMemRef(), at, false,
+                                    llvm::Align(width * elem.getIntOrFloatBitWidth() / 8));
+          else
+            storeElements(b, op.getLoc(), sideOf(store.getMemRef()), at, vec, width);
           continue;
         }
         bool onRuns = llvm::any_of(op.getOperands(), [&](Value v) {
           return runs.contains(mapping.lookupOrDefault(v));
         });
         if (!onRuns) {
-          b.clone(op, mapping);
+          Operation *copy = b.clone(op, mapping);
+          if (varies(op.getOperands()))
+            for (Value r : copy->getResults())
+              fromJ.insert(r);
           continue;
         }
         // Elementwise: the same op on vectors of the run.
