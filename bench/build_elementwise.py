@@ -50,24 +50,22 @@ def main(out: str) -> None:
         for name, (build, expect) in CASES.items():
             for dtype in ("float32", "float16"):
                 artifact = compiler.compile_module(build(dtype), "sm_90a").artifact()
-                for m, n in SIZES:
-                    check = {"symbols": {"M": m, "N": n}, "expect": expect, "seed": m}
-                    if dtype == "float16":
-                        check.update(atol=1e-2, rtol=1e-3)
-                    artifact["check"] = check
-                    stem = f"{name}_{dtype}_{m}x{n}"
-                    runtime.save_artifact(artifact, os.path.join(out, stem + ".tlcart"))
-                    print("wrote", stem)
+                save_sizes(out, name, dtype, artifact, expect)
     for dtype in ("float32", "float16"):
         artifact = tlc.compile(parallel_vadd(dtype), target="sm_90a").artifact
-        for m, n in SIZES:
-            check = {"symbols": {"M": m, "N": n}, "expect": {"C": "A + B"}, "seed": m}
-            if dtype == "float16":
-                check.update(atol=1e-2, rtol=1e-3)
-            artifact["check"] = check
-            stem = f"vadd_parallel_{dtype}_{m}x{n}"
-            runtime.save_artifact(artifact, os.path.join(out, stem + ".tlcart"))
-            print("wrote", stem)
+        save_sizes(out, "vadd_parallel", dtype, artifact, {"C": "A + B"})
+
+
+def save_sizes(out: str, name: str, dtype: str, artifact: dict, expect: dict) -> None:
+    """One artifact per size of SIZES, each with its check entry."""
+    for m, n in SIZES:
+        check = {"symbols": {"M": m, "N": n}, "expect": expect, "seed": m}
+        if dtype == "float16":
+            check.update(atol=1e-2, rtol=1e-3)
+        artifact["check"] = check
+        stem = f"{name}_{dtype}_{m}x{n}"
+        runtime.save_artifact(artifact, os.path.join(out, stem + ".tlcart"))
+        print("wrote", stem)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include "dialects/tile/Layout.h"
 #include "passes/Target/Mma.h"
 #include "passes/Passes.h"
+#include "passes/Conversion/TileToGPU/TileAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -225,17 +226,6 @@ bool dependsOn(Value v, Value iv, Block &body) {
   return llvm::any_of(def->getOperands(), [&](Value o) { return dependsOn(o, iv, body); });
 }
 
-/// The largest power of two (at most 1 << 20) known to divide `v`.
-int64_t divisorOf(Value v) {
-  if (std::optional<int64_t> c = getConstantIntValue(v))
-    return *c == 0 ? int64_t(1) << 20 : std::min<int64_t>(*c & -*c, int64_t(1) << 20);
-  if (auto mul = v.getDefiningOp<arith::MulIOp>())
-    return std::min<int64_t>(divisorOf(mul.getLhs()) * divisorOf(mul.getRhs()), int64_t(1) << 20);
-  if (auto add = v.getDefiningOp<arith::AddIOp>())
-    return std::min(divisorOf(add.getLhs()), divisorOf(add.getRhs()));
-  return 1;
-}
-
 } // namespace
 
 int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
@@ -273,7 +263,7 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
         Value other = add.getLhs() == j ? add.getRhs() : add.getRhs() == j ? add.getLhs() : Value();
         if (!other || dependsOn(other, j, body))
           return 1;
-        width = std::min(width, divisorOf(other)); // runs start on a run boundary
+        width = std::min(width, knownDivisor(other)); // runs start on a run boundary
         lastIndices.insert(add);
       }
       width = std::min(width, int64_t(16) / (type.getElementTypeBitWidth() / 8));

@@ -405,14 +405,8 @@ def test_index_dense_array_is_a_message(tmp_path):
     # MLIR's parser asserts on `array<index: ...>` (a fuzzer mutant of a
     # tensor map's box): refused first, at the line and column.
     text = 'func.func @f() {\n  %x = "tile.foo"() {box = array<index: 1>} : () -> ()\n}\n'
-    with pytest.raises(tlc.CompilationError,
-                       match=r"arr.mlir:2:28: error: a dense array's elements are integers"):
-        compiler.compile_text(text, "sm_90a", "arr.mlir")
-    path = tmp_path / "arr.mlir"
-    path.write_text(text)
-    result = run_cli(str(path), "-o", str(tmp_path / "arr.ptx"))
-    assert result.returncode == 1 and "not index: write array<i64: ...>" in result.stderr
-    assert "Traceback" not in result.stderr and not (tmp_path / "arr.ptx").exists()
+    assert_refused(text, "arr", r"arr.mlir:2:28: error: a dense array's elements are integers",
+                   "not index: write array<i64: ...>", tmp_path)
     # Inside a string it is text, not an array.
     quoted = 'module attributes {tile.note = "array<index"} {\n}\n'
     try:
@@ -425,14 +419,20 @@ def test_deeply_nested_ir_is_a_message(tmp_path):
     # MLIR's parser recurses per nesting level: thousands of nested regions
     # used to overflow the stack. Refused first, at the line and column.
     nested = "func.func @f() {\n" + "scf.execute_region {\n" * 6000 + "}\n" * 6001
-    with pytest.raises(tlc.CompilationError,
-                       match=r"deep.mlir:257:20: error: the IR nests deeper than 256 levels"):
-        compiler.compile_text(nested, "sm_90a", "deep.mlir")
-    path = tmp_path / "deep.mlir"
-    path.write_text(nested)
-    result = run_cli(str(path), "-o", str(tmp_path / "deep.ptx"))
-    assert result.returncode == 1 and "nests deeper than 256 levels" in result.stderr
-    assert "Traceback" not in result.stderr and not (tmp_path / "deep.ptx").exists()
+    assert_refused(nested, "deep", r"deep.mlir:257:20: error: the IR nests deeper than 256 levels",
+                   "nests deeper than 256 levels", tmp_path)
+
+
+def assert_refused(text: str, stem: str, match: str, cli_message: str, tmp_path) -> None:
+    """`text` is a CompilationError matching `match` from the compiler, and
+    from the tlc command a message with `cli_message`, no traceback, no output."""
+    with pytest.raises(tlc.CompilationError, match=match):
+        compiler.compile_text(text, "sm_90a", f"{stem}.mlir")
+    path = tmp_path / f"{stem}.mlir"
+    path.write_text(text)
+    result = run_cli(str(path), "-o", str(tmp_path / f"{stem}.ptx"))
+    assert result.returncode == 1 and cli_message in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / f"{stem}.ptx").exists()
 
 
 def test_fp8_conversions_use_the_hardware_cvt(repo, tmp_path):

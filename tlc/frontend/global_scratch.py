@@ -27,12 +27,8 @@ def call_alloc_global(gen, node) -> BufferRef:
     a = bind_args(gen, node, memory.alloc_global)
     shape, dims = _shape(gen, a["shape"])
     dt = parse_dtype(gen, a["dtype"])
-    name = gen.assigned_name(node) or f"global{gen.scratch}"
-    taken = _argument_names(gen.func)
-    if name in taken:
-        raise gen.error(node, f"T.alloc_global: '{name}' already names a "
-                              f"{'parameter' if taken[name] else 'T.alloc_global tensor'} of "
-                              f"'{gen.prim.name}'; give each global tensor its own name")
+    name = _free_name(gen, node, gen.assigned_name(node) or f"global{gen.scratch}",
+                      "T.alloc_global", "T.alloc_global tensor", "global tensor")
     value = _add_argument(gen, node, name, dims, str(dt))
     gen.scratch += 1
     return BufferRef(name, value, shape, str(dt), "global")
@@ -59,6 +55,16 @@ def _shape(gen, node, what: str = "a T.alloc_global") -> tuple[list, list[str | 
     if not shape:
         raise gen.error(node, f"{what} shape needs at least one size")
     return shape, dims
+
+
+def _free_name(gen, node, name: str, who: str, other: str, what: str) -> str:
+    """`name`, unless an argument of the func has it (an error at `node`)."""
+    taken = _argument_names(gen.func)
+    if name in taken:
+        raise gen.error(node, f"{who}: '{name}' already names a "
+                              f"{'parameter' if taken[name] else other} of "
+                              f"'{gen.prim.name}'; give each {what} its own name")
+    return name
 
 
 def _argument_names(func) -> dict[str, bool]:

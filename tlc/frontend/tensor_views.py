@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import ir
 from . import dtypes
-from .global_scratch import _add_argument, _argument_names, _shape
+from .global_scratch import _add_argument, _argument_names, _free_name, _shape
 from .intrinsic_args import parse_dtype
 from .values import BufferRef
 
@@ -77,12 +77,8 @@ def call_tensor_view(gen, node) -> BufferRef:
             raise gen.error(node, f"a view of '{base.name}' {tuple(static)} ({m} elements) as "
                                   f"{tuple(shape)} ({n} elements): a view has as many "
                                   "elements as its tensor")
-    name = gen.assigned_name(node) or f"{base.name}_view{gen.scratch}"
-    taken = _argument_names(gen.func)
-    if name in taken:
-        raise gen.error(node, f"T.Tensor view: '{name}' already names a "
-                              f"{'parameter' if taken[name] else 'global tensor or view'} of "
-                              f"'{gen.prim.name}'; give each view its own name")
+    name = _free_name(gen, node, gen.assigned_name(node) or f"{base.name}_view{gen.scratch}",
+                      "T.Tensor view", "global tensor or view", "view")
     value = _add_argument(gen, node, name, dims, dt,
                           {VIEW_ATTR: ir.StringAttr.get(base.name)})
     gen.scratch += 1

@@ -190,28 +190,6 @@ FailureOr<Value> mlir::tile::sharedElementPointer(OpBuilder &b, Operation *op, V
 
 namespace {
 
-/// memref.load/store of an element of a local buffer (its plain array) or of
-/// a shared buffer with a non-plain layout (its flat view, at the position
-/// the layout gives).
-template <typename AccessOp>
-struct ElementAccessLowering : TileOpLowering<AccessOp> {
-  using TileOpLowering<AccessOp>::TileOpLowering;
-  using OpAdaptor = typename AccessOp::Adaptor;
-  LogicalResult matchAndRewrite(AccessOp op, OpAdaptor adaptor,
-                                ConversionPatternRewriter &rewriter) const override {
-    if (getPlace(op.getMemRefType()) == Place::Fragment)
-      return failure(); // only tile.parallel bodies index fragments (its pattern)
-    std::optional<SharedBuffer> shared = sharedBufferOf(op.getMemref(), adaptor.getMemref());
-    auto [memref, indices] = sharedAddress(rewriter, op.getLoc(), shared ? &*shared : nullptr,
-                                           adaptor.getMemref(), adaptor.getIndices());
-    if constexpr (std::is_same_v<AccessOp, memref::LoadOp>)
-      rewriter.replaceOpWithNewOp<memref::LoadOp>(op, memref, indices);
-    else
-      rewriter.replaceOpWithNewOp<memref::StoreOp>(op, adaptor.getValue(), memref, indices);
-    return success();
-  }
-};
-
 /// Why a run of `width` elements from an element of `shared` that its
 /// vector access promises to be `alignment`-byte aligned (in the buffer's
 /// own row-major order) might not be contiguous once laid out, or "" when
@@ -248,35 +226,55 @@ std::string vectorRunProblem(const SharedBuffer &shared, int64_t width,
   return why;
 }
 
-/// vector.load/store of a run of elements of a shared buffer with a
-/// non-plain layout (T.c2d_im2col's 16-byte channel runs): one vector access
-/// of its flat view at the run's first element, when the layout keeps the
-/// run contiguous (else an error saying why); of other memrefs, the same op
+/// memref.load/store of an element of a local buffer (its plain array) or of
+/// a shared buffer with a non-plain layout (its flat view, at the position
+/// the layout gives); vector.load/store of a run of elements of one
+/// (T.c2d_im2col's 16-byte channel runs, T.Parallel's runs): one vector
+/// access of the flat view at the run's first element, when the layout keeps
+/// the run contiguous (else an error saying why). Other memrefs: the same op
 /// on the converted one.
 template <typename AccessOp>
-struct VectorAccessLowering : TileOpLowering<AccessOp> {
+struct ElementAccessLowering : TileOpLowering<AccessOp> {
   using TileOpLowering<AccessOp>::TileOpLowering;
   using OpAdaptor = typename AccessOp::Adaptor;
+  static constexpr bool kVector =
+      std::is_same_v<AccessOp, vector::LoadOp> || std::is_same_v<AccessOp, vector::StoreOp>;
   LogicalResult matchAndRewrite(AccessOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (getPlace(op.getMemRefType()) == Place::Fragment)
-      return op.emitOpError("vector accesses of fragments are not supported");
-    VectorType vecType = op.getVectorType();
-    std::optional<SharedBuffer> shared = sharedBufferOf(op.getBase(), adaptor.getBase());
-    if (shared) {
-      if (vecType.getRank() != 1)
+    Value original, converted;
+    if constexpr (kVector) {
+      original = op.getBase();
+      converted = adaptor.getBase();
+    } else {
+      original = op.getMemref();
+      converted = adaptor.getMemref();
+    }
+    if (getPlace(op.getMemRefType()) == Place::Fragment) {
+      if constexpr (kVector)
+        return op.emitOpError("vector accesses of fragments are not supported");
+      return failure(); // only tile.parallel bodies index fragments (its pattern)
+    }
+    std::optional<SharedBuffer> shared = sharedBufferOf(original, converted);
+    if constexpr (kVector) {
+      VectorType vecType = op.getVectorType();
+      if (shared && vecType.getRank() != 1)
         return op.emitOpError("accesses a laid-out shared buffer with a ")
                << vecType.getRank() << "-d vector; only 1-d runs are supported";
-      std::string why = vectorRunProblem(*shared, vecType.getNumElements(), op.getAlignment());
+      std::string why =
+          shared ? vectorRunProblem(*shared, vecType.getNumElements(), op.getAlignment()) : "";
       if (!why.empty())
         return op.emitOpError("accesses ") << vecType.getNumElements()
                                            << " elements of a laid-out shared buffer at once: "
                                            << why;
     }
     auto [memref, indices] = sharedAddress(rewriter, op.getLoc(), shared ? &*shared : nullptr,
-                                           adaptor.getBase(), adaptor.getIndices());
-    if constexpr (std::is_same_v<AccessOp, vector::LoadOp>)
-      rewriter.replaceOpWithNewOp<vector::LoadOp>(op, vecType, memref, indices,
+                                           converted, adaptor.getIndices());
+    if constexpr (std::is_same_v<AccessOp, memref::LoadOp>)
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(op, memref, indices);
+    else if constexpr (std::is_same_v<AccessOp, memref::StoreOp>)
+      rewriter.replaceOpWithNewOp<memref::StoreOp>(op, adaptor.getValue(), memref, indices);
+    else if constexpr (std::is_same_v<AccessOp, vector::LoadOp>)
+      rewriter.replaceOpWithNewOp<vector::LoadOp>(op, op.getVectorType(), memref, indices,
                                                   op.getNontemporal(), op.getAlignmentAttr());
     else
       rewriter.replaceOpWithNewOp<vector::StoreOp>(op, adaptor.getValueToStore(), memref,
@@ -298,7 +296,7 @@ void mlir::tile::populateAllocToGPUPatterns(const TypeConverter &converter,
                SharedPtrLowering,                     // tile.shared_ptr
                ElementAccessLowering<memref::LoadOp>, // memref.load
                ElementAccessLowering<memref::StoreOp>, // memref.store
-               VectorAccessLowering<vector::LoadOp>,   // vector.load
-               VectorAccessLowering<vector::StoreOp>   // vector.store
+               ElementAccessLowering<vector::LoadOp>,  // vector.load
+               ElementAccessLowering<vector::StoreOp>  // vector.store
                >(converter, info);
 }
