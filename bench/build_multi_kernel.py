@@ -36,33 +36,34 @@ TARGET = "sm_90a"
 
 
 def conv_view_program(N, C, H, W, F, K, S, D, P, block_M=128, block_N=128, block_K=64,
-                 num_stages=3, threads=256, dtype="float16", accum_dtype="float32"):
-    """A convolution as TileLang's example writes it: NHWC data, KH x KW x C x F
-    weights and an N x OH x OW x F output, the last two viewed inside the
-    kernel as the GEMM's K x F and M x F matrices (T.Tensor(shape, dtype,
-    X.data)); stride S, dilation D, padding P."""
-    KH, KW = K, K
+                      num_stages=3, threads=256, dtype="float16", accum_dtype="float32"):
+    """A 2-d convolution over NHWC images x with K x K x C x F filters w into
+    an N x OH x OW x F output y (stride S, dilation D, padding P), written in
+    TileLang's API with the filters and the output viewed inside the kernel
+    as the implicit GEMM's (K K C) x F and (N OH OW) x F matrices
+    (T.Tensor(shape, dtype, X.data)), the caller passing the 4-d tensors."""
     OH = (H + 2 * P - D * (K - 1) - 1) // S + 1
     OW = (W + 2 * P - D * (K - 1) - 1) // S + 1
+    rows, depth = N * OH * OW, K * K * C
 
     @T.prim_func
-    def conv(data: T.Tensor((N, H, W, C), dtype), kernel: T.Tensor((KH, KW, C, F), dtype),
-             out: T.Tensor((N, OH, OW, F), dtype)):
-        with T.Kernel(T.ceildiv(F, block_N), T.ceildiv(N * OH * OW, block_M),
-                      threads=threads) as (bx, by):
-            data_shared = T.alloc_shared((block_M, block_K), dtype)
-            kernel_shared = T.alloc_shared((block_K, block_N), dtype)
-            out_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-            out_shared = T.alloc_shared((block_M, block_N), dtype)
-            kernel_flat = T.Tensor((KH * KW * C, F), dtype, kernel.data)
-            out_flat = T.Tensor((N * OH * OW, F), dtype, out.data)
-            T.clear(out_local)
-            for k_iter in T.Pipelined(T.ceildiv(KH * KW * C, block_K), num_stages=num_stages):
-                T.c2d_im2col(data, data_shared, by, k_iter, KH, S, D, P)
-                T.copy(kernel_flat[k_iter * block_K, bx * block_N], kernel_shared)
-                T.gemm(data_shared, kernel_shared, out_local)
-            T.copy(out_local, out_shared)
-            T.copy(out_shared, out_flat[by * block_M, bx * block_N])
+    def conv(x: T.Tensor((N, H, W, C), dtype), w: T.Tensor((K, K, C, F), dtype),
+             y: T.Tensor((N, OH, OW, F), dtype)):
+        with T.Kernel(T.ceildiv(F, block_N), T.ceildiv(rows, block_M),
+                      threads=threads) as (col_block, row_block):
+            w_mat = T.Tensor((depth, F), dtype, w.data)
+            y_mat = T.Tensor((rows, F), dtype, y.data)
+            patches = T.alloc_shared((block_M, block_K), dtype)
+            filters = T.alloc_shared((block_K, block_N), dtype)
+            acc = T.alloc_fragment((block_M, block_N), accum_dtype)
+            staged = T.alloc_shared((block_M, block_N), dtype)
+            T.clear(acc)
+            for ko in T.Pipelined(T.ceildiv(depth, block_K), num_stages=num_stages):
+                T.c2d_im2col(x, patches, row_block, ko, K, S, D, P)
+                T.copy(w_mat[ko * block_K, col_block * block_N], filters)
+                T.gemm(patches, filters, acc)
+            T.copy(acc, staged)
+            T.copy(staged, y_mat[row_block * block_M, col_block * block_N])
 
     return conv
 

@@ -170,9 +170,9 @@ def test_tilelang_style_convolution_on_sm90a(tmp_path):
     art = tlc.compile(conv_program(16, 64, 56, 56, 64, 3, 1, 1, 1), target="sm_90a").artifact
     (k,) = art["kernels"]
     assert "wgmma.mma_async" in k["ptx"] and "cp.async.bulk.tensor" in k["ptx"]
-    assert sorted(m["param"] for m in k["tensor_maps"]) == ["kernel_flat", "out_flat"]
+    assert sorted(m["param"] for m in k["tensor_maps"]) == ["w_mat", "y_mat"]
     assert [(p["name"], p["access"]) for p in art["params"]] == \
-        [("data", "read"), ("kernel", "read"), ("out", "write")]
+        [("x", "read"), ("w", "read"), ("y", "write")]
     assemble(k["ptx"], "sm_90a", tmp_path)
 
 
