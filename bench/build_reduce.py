@@ -6,8 +6,8 @@ Row softmax (reductions across lanes and warps, row vectors in T.Parallel),
 the row max of A @ B (a reduction over the tensor-core accumulator), and row
 vectors used by a loop whose layout places their rows differently (the
 reduction of a narrow tile scaling a wide one): the compiler converts them;
-and reductions of a shared buffer and into one (row max and an accumulated
-column sum).
+reductions of a shared buffer and into one (row max and an accumulated
+column sum); and T.alloc_reducer kernels (examples/reducers.py).
 """
 
 import os
@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
+import reducers  # noqa: E402
 import softmax  # noqa: E402
 from checks import save_checked  # noqa: E402
 
@@ -87,6 +88,27 @@ def main(out: str) -> None:
              {"expect": {"C": "B * A.amax(dim=1, keepdim=True)"}, "atol": 1e-6, "rtol": 1e-6,
               "seed": m + k},
              os.path.join(out, f"scale_rows_by_max_{m}x{n}x{k}.tlcart"))
+    # T.alloc_reducer: sums and maxima at the loop's rows, a scalar read
+    # outside T.Parallel, minima at per-thread columns, int counts.
+    save(tlc.compile(reducers.row_stats(32, 64)),
+         {"expect": {"S": "A.float().sum(1)", "Mx": "A.float().abs().amax().reshape(1)"},
+          "atol": 1e-4, "rtol": 1e-5, "seed": 21},
+         os.path.join(out, "reducer_row_stats_32x64.tlcart"))
+    save(tlc.compile(reducers.rms_scale(8, 512)),
+         {"expect": {"Y": "X * torch.rsqrt(X.pow(2).mean(1, keepdim=True) + 1e-6)"},
+          "atol": 1e-5, "rtol": 1e-5, "seed": 22},
+         os.path.join(out, "reducer_rms_8x512.tlcart"))
+    save(tlc.compile(reducers.column_min_rounds(16, 64, 3)),
+         {"expect": {"Out": "A.amin(1).clamp(max=0.5)"}, "atol": 0, "rtol": 0, "seed": 23},
+         os.path.join(out, "reducer_colmin_16x64x3.tlcart"))
+    save(tlc.compile(reducers.count_classes(1024, 5)),
+         {"inputs": {"X": "randint(0, 1000)"},
+          "expect": {"H": "torch.zeros(2, 5, dtype=torch.int32, device=X.device).index_put_("
+                          "(torch.arange(1024, device=X.device) % 2, (X % 5).long()), "
+                          "torch.ones(1024, dtype=torch.int32, device=X.device), "
+                          "accumulate=True)"},
+          "atol": 0, "rtol": 0, "seed": 24},
+         os.path.join(out, "reducer_hist_1024.tlcart"))
     save(shared_reductions(64, 128),
          {"expect": {"Mx": "A.amax(dim=1)", "S": "1 + A.sum(dim=0)"}, "atol": 1e-4,
           "rtol": 1e-5, "seed": 11},

@@ -4,7 +4,10 @@
 // which runs through parallel loops to the fragments they combine with them;
 // other fragments get blocked layouts sized for 16-byte accesses; parallel
 // loops take the layout of the first placed fragment they index and convert
-// (through copies of their own) the fragments placed otherwise.
+// (through copies of their own) the fragments placed otherwise. Accesses
+// that reach the running thread's own registers wherever the loop puts an
+// iteration (a reducer's partials, reads of a fragment every thread holds
+// whole) neither place a loop nor are converted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +62,10 @@ getFragmentAccess(Operation *op) {
     return std::nullopt;
   auto alloc = memref.getDefiningOp<AllocFragmentOp>();
   if (!alloc)
+    return std::nullopt;
+  // A reducer's partials and reads of a fragment every thread holds whole
+  // reach the thread's own registers, wherever the loop puts its iterations.
+  if (privateAccess(op) != PrivateAccess::Layout)
     return std::nullopt;
   return std::make_pair(alloc, op);
 }

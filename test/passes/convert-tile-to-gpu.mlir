@@ -887,7 +887,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
       %block_id_x = gpu.block_id  x
       %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} : memref<128xf32, #tile.space<fragment>>
       tile.parallel (%arg0) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} {
-        // expected-error @+1 {{'memref.atomic_rmw' op adds atomically into global tensors only}}
+        // expected-error @+1 {{'memref.atomic_rmw' op adds atomically into global tensors and reducer partials only}}
         %1 = memref.atomic_rmw addf %cst, %0[%arg0] : (f32, memref<128xf32, #tile.space<fragment>>) -> f32
       }
       gpu.return
@@ -1108,6 +1108,50 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
         %y = arith.mulf %x, %r : f16
         memref.store %y, %s[%i, %j] : memref<16x64xf16, #gpu.address_space<workgroup>>
       }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A reducer's update combines into the running thread's register of the
+// element (the partials' row-major position, dimension 0 left out: here the
+// loop's row); a fragment every thread holds whole is read outside loops
+// from its registers, and copied out by thread 0 alone.
+// CHECK-LABEL: gpu.func @reducer_update
+// CHECK: memref.alloca() : memref<4xf32>
+// CHECK: %[[P:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[R:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[OLD:.*]] = memref.load %[[P]][%{{.*}}] : memref<4xf32>
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK: memref.store %[[NEW]], %[[P]][%{{.*}}] : memref<4xf32>
+// CHECK: gpu.shuffle  xor
+// CHECK: %[[S:.*]] = memref.load %[[R]][%c2] : memref<4xf32>
+// CHECK: memref.store %[[S]], %arg1[%c0] : memref<1xf32>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0 : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: vector.store %{{.*}}, %arg2[%c0] {{.*}} : memref<4xf32>, vector<4xf32>
+// CHECK-NOT: tile.{{copy|fill|parallel|alloc|reduce}}
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @reducer_update_kernel {
+    gpu.func @reducer_update(%arg0: memref<4x128xf32>, %arg1: memref<1xf32>, %arg2: memref<4xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 2048 : i64} {
+      %c0 = arith.constant 0 : index
+      %c2 = arith.constant 2 : index
+      %zero = arith.constant 0.0 : f32
+      %a = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<4x128xf32, #tile.space<fragment>>
+      %p = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d0, d1)>, tile.reducer} : memref<128x4xf32, #tile.space<fragment>>
+      %r = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1)>} : memref<4xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [4, 128] to %a[%c0, %c0] [4, 128] : memref<4x128xf32> to memref<4x128xf32, #tile.space<fragment>>
+      tile.fill %p, %zero : memref<128x4xf32, #tile.space<fragment>>, f32
+      tile.parallel (%i, %j) in [4, 128] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} {
+        %x = memref.load %a[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+        %w = memref.atomic_rmw addf %x, %p[%c0, %i] : (f32, memref<128x4xf32, #tile.space<fragment>>) -> f32
+      }
+      tile.reduce %p to %r {kind = #tile.reduce_kind<sum>, dim = 0 : i64, clear, tile.scratch_offset = 0 : i64} : memref<128x4xf32, #tile.space<fragment>> to memref<4xf32, #tile.space<fragment>>
+      %s = memref.load %r[%c2] : memref<4xf32, #tile.space<fragment>>
+      memref.store %s, %arg1[%c0] : memref<1xf32>
+      tile.copy %r[%c0] [4] to %arg2[%c0] [4] : memref<4xf32, #tile.space<fragment>> to memref<4xf32>
       gpu.return
     }
   }

@@ -607,3 +607,44 @@ func.func @shared_reduction() {
   }
   return
 }
+
+// -----
+
+// A reducer's partials (tile.reducer: thread t holds row t) and a fragment
+// every thread holds whole are accessed at indices that are not the loop's;
+// neither places the loop nor is converted: the loop takes %a's layout, and
+// the finalize's destination (%r) gets the partials' layout reduced along
+// the threads (every thread holding all 4 elements).
+// CHECK-LABEL: func.func @reducer_partials
+// CHECK: %[[R:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1)>} : memref<4xf32
+// CHECK: %[[P:.*]] = tile.alloc_fragment {{.*}}tile.reducer
+// CHECK: tile.copy %arg0
+// CHECK-NEXT: tile.fill %[[P]]
+// CHECK-NEXT: tile.parallel (%{{.*}}, %{{.*}}) in [4, 128] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[P]][%c0, %{{.*}}]
+// CHECK: tile.reduce %[[P]] to %[[R]] {clear, dim = 0 : i64, kind = #tile.reduce_kind<sum>}
+// CHECK-NEXT: tile.parallel (%{{.*}}) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>}
+// CHECK-NEXT: memref.load %[[R]][%c3]
+func.func @reducer_partials(%A: memref<4x128xf32>, %B: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<4x128xf32, #tile.space<fragment>>
+    %r = tile.alloc_fragment : memref<4xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d0, d1)>, tile.reducer} : memref<128x4xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [4, 128] to %a[%c0, %c0] [4, 128] : memref<4x128xf32> to memref<4x128xf32, #tile.space<fragment>>
+    tile.fill %p, %zero : memref<128x4xf32, #tile.space<fragment>>, f32
+    tile.parallel (%i, %j) in [4, 128] {
+      %x = memref.load %a[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+      %w = memref.atomic_rmw addf %x, %p[%c0, %i] : (f32, memref<128x4xf32, #tile.space<fragment>>) -> f32
+    }
+    tile.reduce %p to %r {kind = #tile.reduce_kind<sum>, dim = 0 : i64, clear} : memref<128x4xf32, #tile.space<fragment>> to memref<4xf32, #tile.space<fragment>>
+    tile.parallel (%k) in [128] {
+      %s = memref.load %r[%c3] : memref<4xf32, #tile.space<fragment>>
+      memref.store %s, %B[%k] : memref<128xf32>
+    }
+  }
+  return
+}

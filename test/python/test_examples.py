@@ -9,6 +9,7 @@ import pytest
 EXAMPLES = {
     "gemm_relu.py": "compiled to PTX: 64 mma.sync, 24 cp.async",
     "softmax.py": "compiled row_softmax: 80 shuffles",
+    "reducers.py": "compiled 4 reducer kernels:",
     "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",
     "conv2d.py": "compiled conv2d: 4 wgmma, 0 mma.sync, 4 16-byte im2col loads, 4 TMA",
     "attention.py": "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync",

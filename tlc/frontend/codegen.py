@@ -13,7 +13,7 @@ from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language.types import SymbolicDim, Tensor, dtype as DType
-from . import dtypes, variables
+from . import dtypes, reducers, variables
 from .expressions import ExpressionMixin
 from .values import Affine, BufferRef, Scalar, VarRef, index_value
 
@@ -64,6 +64,7 @@ class CodeGenerator(ExpressionMixin):
         self.in_kernel = False  # inside `with T.Kernel(...)`
         self.thread_dims = ()  # T.Kernel's threads, per dimension (x first)
         self.uses_thread_index = False  # T.get_thread_binding was called
+        self.reducers: list = []  # the kernel's T.alloc_reducer buffers
         self.statement = None  # the statement being built (visit_body)
         self.parallel_depth = 0
         self.outer_parallel = None  # the outermost tile.parallel being built
@@ -309,6 +310,8 @@ class CodeGenerator(ExpressionMixin):
                                "would still be compiled)")
 
     def stmt_Assign(self, node) -> None:
+        if reducers.update(self, node):  # R[i] = T.max(R[i], v) of a T.alloc_reducer
+            return
         value = self.eval(node.value)
         for target in node.targets:
             self.assign(target, value, node)
@@ -339,6 +342,8 @@ class CodeGenerator(ExpressionMixin):
             raise self.error(target, "can only assign to names and buffer elements")
 
     def stmt_AugAssign(self, node) -> None:
+        if reducers.update(self, node):  # R[i] += v of a T.alloc_reducer
+            return
         if isinstance(node.target, ast.Name):
             current = self.eval(node.target)
             value = self.binop(node.op, current, self.eval(node.value), node)

@@ -528,7 +528,11 @@ class ExpressionMixin:
                 return base[self.eval_static(node.slice)]
             raise self.error(node.value, f"cannot index {self.describe(base)}")
         buf, indices = self.subscript(node)
-        if buf.place == "fragment" and not self.parallel_depth:
+        if buf.reducer is not None:  # after T.finalize_reducer every thread holds it whole
+            from .reducers import check_read
+
+            check_read(self, node, buf)
+        elif buf.place == "fragment" and not self.parallel_depth:
             raise self.error(node, f"'{buf.name}' is a fragment: read its elements inside "
                                    "`for ... in T.Parallel(...)`")
         return self.load_element(buf, indices)

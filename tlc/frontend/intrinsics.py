@@ -17,6 +17,8 @@ from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
 from .threads import call_get_thread_binding, check_divergence, thread_dims  # noqa: F401
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
+from . import reducers
+from .reducers import call_alloc_reducer, call_finalize_reducer  # noqa: F401
 from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
 
@@ -57,7 +59,7 @@ _PLACE_SPACE = {
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
 
-def _buffer(gen, node, what: str) -> BufferRef:
+def _buffer(gen, node, what: str, reducer_ok: bool = False) -> BufferRef:
     var = variables.named(gen, node)
     if var is not None:
         raise gen.error(node, f"{what} must be a buffer; '{var.name}' is a T.alloc_var scalar "
@@ -65,6 +67,8 @@ def _buffer(gen, node, what: str) -> BufferRef:
     value = gen.eval(node)
     if not isinstance(value, BufferRef):
         raise gen.error(node, f"{what} must be a buffer, got {gen.describe(value)}")
+    if value.reducer is not None and not reducer_ok:
+        reducers.check_use(gen, node, value)
     return value
 
 
@@ -112,6 +116,7 @@ def kernel(gen, call, target, body) -> None:
                 for n, arg in zip(names, block.arguments):
                     gen.bind(n.id, Affine.leaf(arg))
             gen.visit_body(body)
+            reducers.check_finalized(gen)
         if gen.uses_thread_index:
             check_divergence(gen, op)
     finally:
@@ -535,17 +540,20 @@ def call_print(gen, node):
 def call_fill(gen, node):
     gen.require_kernel(node, "T.fill")
     a = _args(gen, node, memory.fill)
-    buf = _buffer(gen, a["buffer"], "T.fill's first argument")
+    buf = _buffer(gen, a["buffer"], "T.fill's first argument", reducer_ok=True)
     _fill(gen, node, buf, gen.eval(a["value"]))
 
 
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
     a = _args(gen, node, memory.clear)
-    _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument"), 0)
+    _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument", reducer_ok=True), 0)
 
 
 def _fill(gen, node, buf, value):
+    if buf.reducer is not None:
+        reducers.fill(gen, node, buf, value)
+        return
     if buf.place == "global":
         raise gen.error(node, f"'{buf.name}' is a global tensor; T.fill and T.clear take "
                               "shared, fragment or local buffers")

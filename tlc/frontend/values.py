@@ -99,6 +99,7 @@ class BufferRef:
     shape: list  # ints (static) or Affine (dynamic sizes of global tensors)
     dtype: str
     place: str  # "global" | "shared" | "fragment" | "local"
+    reducer: object = None  # T.alloc_reducer's state (tlc.frontend.reducers.Reducer)
 
     @property
     def rank(self) -> int:

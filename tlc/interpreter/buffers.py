@@ -153,24 +153,38 @@ class Buffer:
         if self.written is not None:
             self.written[index] = True
 
-    def atomic_add(self, site, state, indices, value) -> None:
-        """memref.atomic_rmw add (T.atomic_add) at `indices`: every running
-        lane adds, several to one element included; elements outside a tensor
-        get nothing. Each add rounds to the element type, as the hardware's."""
+    def atomic(self, site, state, indices, value, combine: str = "add") -> None:
+        """memref.atomic_rmw at `indices` (T.atomic_add's adds, a reducer's
+        max/min updates): every running lane combines its value in, several
+        into one element included; elements outside a tensor get nothing.
+        Each add rounds to the element type, as the hardware's."""
         index, inside, active = self.elements(site, state, indices, "adds into")
-        self.stored = True
+        if self.space == "global":
+            self.stored = True
         if index is None and np.ndim(value) == 0:
             index = tuple(indices)
-            self.data[index] = self.etype.make(self.data[index] + value)
+            self.data[index] = self.etype.make(_COMBINE[combine](self.data[index], value))
+            self._mark(index)
             return
         if index is None:  # one element, a value per thread
             index = tuple(np.asarray(i) for i in indices)
         index, values, _ = _running_lanes(index, inside, active, value)
+        self._mark(index)
+        if combine != "add":  # exact: no rounding
+            ufunc = np.maximum if combine == "max" else np.minimum
+            ufunc.at(self.data, index, values.astype(self.data.dtype))
+            return
         if self.etype.round is None and self.data.dtype.kind in "iu":
             np.add.at(self.data, index, values.astype(self.data.dtype))
             return
         for at, v in zip(zip(*index), values):  # one rounding per add, in lane order
             self.data[at] = self.etype.make(self.data[at] + v)
+
+    def _mark(self, index) -> None:
+        """Elements an atomic reached count as written (they held a value before:
+        the interpreter reports reads of unwritten ones elsewhere)."""
+        if self.written is not None:
+            self.written[index] = True
 
     def _check_race(self, site, state, index, values, lanes) -> None:
         """Two iterations of a tile.parallel storing different values to one
@@ -224,6 +238,9 @@ class Buffer:
                                  + _lane(state, bad), state.block)
         clipped = tuple(np.where(inside, i, 0) for i in indices)
         return clipped, (inside if masked else None), active
+
+
+_COMBINE = {"add": lambda a, b: a + b, "max": np.maximum, "min": np.minimum}
 
 
 def _running_lanes(index, inside, active, value):

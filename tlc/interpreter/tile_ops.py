@@ -110,12 +110,18 @@ def _store(c, op):
     return step
 
 
+# arith::AtomicRMWKind -> how lanes combine into an element: T.atomic_add's
+# adds, and the max/min updates of a T.alloc_reducer's partials.
+_ATOMIC_KINDS = {0: "add", 1: "add", 4: "max", 6: "max", 8: "min", 10: "min"}
+
+
 @handles("memref.atomic_rmw")
 def _atomic_rmw(c, op):
-    kind = op.attributes["kind"]  # arith::AtomicRMWKind: addf = 0, addi = 1
-    if ir.IntegerAttr(kind).value not in (0, 1):
-        raise c.site(op).error(f"memref.atomic_rmw of kind {kind} is not an add "
-                               "(T.atomic_add)", None)
+    kind = op.attributes["kind"]
+    combine = _ATOMIC_KINDS.get(ir.IntegerAttr(kind).value)
+    if combine is None:
+        raise c.site(op).error(f"memref.atomic_rmw of kind {kind} is not an add, max or min "
+                               "(T.atomic_add, a reducer's update)", None)
     value, buf = c.slot(op.operands[0]), c.slot(op.operands[1])
     indices = [c.slot(v) for v in list(op.operands)[2:]]
     site = c.site(op)
@@ -124,7 +130,7 @@ def _atomic_rmw(c, op):
         v = st.env[value]
         if st.threads is not None:  # the kernel's own code: every thread adds
             v = np.broadcast_to(v, (st.threads,))
-        st.env[buf].atomic_add(site, st, [st.env[i] for i in indices], v)
+        st.env[buf].atomic(site, st, [st.env[i] for i in indices], v, combine)
 
     return step
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, get_thread_binding,
                     serial, unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
-from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_shared, alloc_var,
-                     atomic_add, c2d_im2col, clear, copy, fill, im2col)
+from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, alloc_shared,
+                     alloc_var, atomic_add, c2d_im2col, clear, copy, fill, finalize_reducer,
+                     im2col)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -90,8 +91,8 @@ def empty(shape, dtype: str = "float32"):
 INTRINSICS = [
     "Kernel", "get_thread_binding", "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "Persistent", "use_swizzle", "annotate_layout",
-    "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global", "copy", "fill",
-    "clear", "c2d_im2col", "im2col",
+    "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
+    "alloc_reducer", "finalize_reducer", "copy", "fill", "clear", "c2d_im2col", "im2col",
     "atomic_add", "print",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",

@@ -1,6 +1,7 @@
 """Buffers, scalar variables and data movement: T.alloc_shared,
-T.alloc_fragment, T.alloc_local, T.alloc_var, T.alloc_global, T.copy, T.fill,
-T.clear, T.c2d_im2col (T.im2col)."""
+T.alloc_fragment, T.alloc_local, T.alloc_var, T.alloc_global,
+T.alloc_reducer, T.finalize_reducer, T.copy, T.fill, T.clear, T.c2d_im2col
+(T.im2col)."""
 
 from __future__ import annotations
 
@@ -92,6 +93,48 @@ def alloc_var(dtype: str, *args, scope: str = "local.var", init=None):
     Example: `acc = T.alloc_var("float32", init=0.0)`
     """
     raise outside_prim_func("alloc_var")
+
+
+@intrinsic
+def alloc_reducer(shape: int | tuple, dtype: str = "float32", op: str = "sum",
+                  replication: str | None = None) -> Buffer:
+    """A fragment that T.Parallel loops reduce into, each thread keeping its
+    own partial results until T.finalize_reducer combines them.
+
+    Between `T.fill(R, init)` (or `T.clear(R)`) and `T.finalize_reducer(R)`,
+    the loops update it only as `R[i] += v` (op "sum"), `R[i] = T.max(R[i], v)`
+    ("max") or `R[i] = T.min(R[i], v)` ("min"), at any index, from any
+    iteration; reading or copying it then is an error. After the finalize
+    every thread holds all of R: it is read anywhere, in T.Parallel or not.
+    A "sum" reducer starts at 0; "max" and "min" take part with their fill
+    value (T.fill(R, 0) then max: the result is at least 0).
+
+    Args:
+        shape: the static shape of the result.
+        dtype: float16, bfloat16, float32, int8/16/32 or uint8/16/32.
+        op: "sum", "max" or "min".
+        replication: "all" or None (every thread keeps a partial copy of the
+            whole reducer); "none" (an element per thread, the loops laid out
+            by it) is not supported.
+
+    Example: `s = T.alloc_reducer((1,), "float32", op="sum", replication="all")`
+    """
+    raise outside_prim_func("alloc_reducer")
+
+
+@intrinsic
+def finalize_reducer(reducer) -> None:
+    """Combines the threads' partial results of a T.alloc_reducer (warp
+    shuffles, then shared memory across warps); afterwards every thread holds
+    the whole result.
+
+    Args:
+        reducer: the T.alloc_reducer buffer, filled (T.fill / T.clear) and
+            updated in T.Parallel loops since.
+
+    Example: `T.finalize_reducer(s)`
+    """
+    raise outside_prim_func("finalize_reducer")
 
 
 @intrinsic

@@ -252,7 +252,22 @@ struct ElementAccessLowering : TileOpLowering<AccessOp> {
     if (getPlace(op.getMemRefType()) == Place::Fragment) {
       if constexpr (kVector)
         return op.emitOpError("vector accesses of fragments are not supported");
-      return failure(); // only tile.parallel bodies index fragments (its pattern)
+      if (op->template getParentOfType<ParallelOp>())
+        return failure(); // tile.parallel's pattern rewrites its body's accesses
+      // Outside loops: reads of a fragment every thread holds whole (a
+      // finalized reducer), from the thread's own registers.
+      std::optional<Fragment> fragment = fragmentOf(original, converted);
+      MemRefType type = op.getMemRefType();
+      if constexpr (std::is_same_v<AccessOp, memref::LoadOp>) {
+        if (fragment && holdsWholeTile(fragment->layout, type.getShape())) {
+          Value r = rowMajorPosition(rewriter, op.getLoc(), adaptor.getIndices(),
+                                     type.getShape());
+          rewriter.replaceOpWithNewOp<memref::LoadOp>(op, converted, ValueRange{r});
+          return success();
+        }
+      }
+      return op.emitOpError("reads or writes a fragment element outside a parallel loop; "
+                            "only reads of fragments every thread holds whole are lowered");
     }
     std::optional<SharedBuffer> shared = sharedBufferOf(original, converted);
     if constexpr (kVector) {

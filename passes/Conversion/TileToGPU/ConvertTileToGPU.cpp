@@ -81,13 +81,17 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
       bool access = isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(user);
       if (stage ? access || isa<TileDialect>(user->getDialect())
                 : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp>(user) ||
-                      (access && user->getParentOfType<ParallelOp>()))
+                      (access && user->getParentOfType<ParallelOp>()) ||
+                      (isa<memref::LoadOp>(user) &&
+                       holdsWholeTile(alloc.getLayoutAttr(), alloc.getType().getShape())))
         continue;
       if (stage)
         user->emitOpError("reads a pipelined shared buffer in a way tlc cannot lower yet");
       else
         user->emitOpError("uses a fragment in a way tlc cannot lower yet (fragments are read "
-                          "and written by tile.copy, tile.fill and tile.parallel)");
+                          "and written by tile.copy, tile.fill and tile.parallel; element "
+                          "reads outside them only where every thread holds the whole "
+                          "fragment)");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

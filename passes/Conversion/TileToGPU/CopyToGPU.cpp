@@ -125,6 +125,15 @@ LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const Kern
     TileSide regs{frag.buffer, regsType, Place::Local, {}, {layout.getRegs()}, std::nullopt,
                   LayoutAttr()};
     regs.offsets.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    // A fragment every thread holds whole (a finalized reducer) is written
+    // out by thread 0 alone, not once by every thread.
+    OpBuilder::InsertionGuard guard(b);
+    if (fromFragment && holdsWholeTile(layout, frag.type.getShape())) {
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, info.tid,
+                                          arith::ConstantIndexOp::create(b, loc, 0));
+      auto once = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      b.setInsertionPoint(once.thenBlock()->getTerminator());
+    }
     for (int64_t r = 0; r < layout.getRegs(); r += width) {
       SmallVector<Value> index = applyLayout(b, loc, layout, info.tid, r);
       SmallVector<Value> otherIdx =

@@ -44,12 +44,19 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     // along the missing dimension: register r of the loop reads the row
     // register sourceToResult[r].
     DenseMap<Operation *, SmallVector<int64_t>> rowAccesses;
+    // Accesses of the thread's own registers at any index (a reducer's
+    // partials, reads of a fragment every thread holds whole).
+    DenseMap<Operation *, PrivateAccess> privateAccesses;
     WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
       auto [memref, indices] = accessed(op);
       std::optional<Fragment> fragment =
           memref ? fragmentOf(memref, Value()) : std::optional<Fragment>();
       if (!fragment)
         return WalkResult::advance();
+      if (PrivateAccess how = privateAccess(op); how != PrivateAccess::Layout) {
+        privateAccesses[op] = how;
+        return WalkResult::advance();
+      }
       if (indices.size() < body.getNumArguments()) {
         std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
         std::string why;
@@ -92,8 +99,11 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       DenseMap<Operation *, int64_t> rowRegs;
       for (auto &[orig, regs] : rowAccesses)
         rowRegs[mapping.lookup(orig)] = regs[r];
+      DenseMap<Operation *, PrivateAccess> privateRegs;
+      for (auto &[orig, how] : privateAccesses)
+        privateRegs[mapping.lookup(orig)] = how;
       for (Operation *clone : clones)
-        if (failed(rewriteAccesses(rewriter, clone, r, rowRegs)))
+        if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs)))
           return failure();
     }
     rewriter.eraseOp(loop);
@@ -234,7 +244,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
 
   /// Redirects fragment accesses to register `reg` and guards global ones.
   LogicalResult rewriteAccesses(ConversionPatternRewriter &b, Operation *root, int64_t reg,
-                                const DenseMap<Operation *, int64_t> &rowRegs) const {
+                                const DenseMap<Operation *, int64_t> &rowRegs,
+                                const DenseMap<Operation *, PrivateAccess> &privateRegs) const {
     SmallVector<Operation *> accesses;
     root->walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
@@ -245,11 +256,25 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       b.setInsertionPoint(op);
       Location loc = op->getLoc();
       if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
-        // T.atomic_add into a global tensor: outside it, nothing is added.
-        if (getPlace(atomic.getMemRefType()) != Place::Global)
-          return atomic.emitOpError("adds atomically into global tensors only");
         if (!atomic.getResult().use_empty())
           return atomic.emitOpError("returns the previous value, which tlc does not support");
+        // A reducer's update (T.alloc_reducer): the running thread's own
+        // partial, read, combined and written back in its register.
+        auto partials = atomic.getMemref().getDefiningOp<AllocFragmentOp>();
+        if (partials && partials->hasAttr(kReducerAttr)) {
+          Value regs = b.getRemappedValue(atomic.getMemref());
+          Value r = rowMajorPosition(b, loc, atomic.getIndices().drop_front(),
+                                     partials.getType().getShape().drop_front());
+          Value old = memref::LoadOp::create(b, loc, regs, ValueRange{r});
+          Value updated = arith::getReductionOp(atomic.getKind(), b, loc, old, atomic.getValue());
+          memref::StoreOp::create(b, loc, updated, regs, ValueRange{r});
+          b.eraseOp(atomic);
+          continue;
+        }
+        // T.atomic_add into a global tensor: outside it, nothing is added.
+        if (getPlace(atomic.getMemRefType()) != Place::Global)
+          return atomic.emitOpError("adds atomically into global tensors and reducer "
+                                    "partials only");
         Value inside = insideBounds(b, loc, b.getRemappedValue(atomic.getMemref()),
                                     atomic.getIndices());
         auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
@@ -262,6 +287,14 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       if (std::optional<Fragment> fragment = fragmentOf(memref, b.getRemappedValue(memref))) {
         auto row = rowRegs.find(op); // a row vector: the register of this row
         Value r = arith::ConstantIndexOp::create(b, loc, row == rowRegs.end() ? reg : row->second);
+        // The thread's own registers, by position: a reducer's partials
+        // (dimension 0, the thread, left out) or a whole-tile read.
+        if (auto own = privateRegs.find(op); own != privateRegs.end()) {
+          ArrayRef<int64_t> shape = cast<MemRefType>(memref.getType()).getShape();
+          bool partials = own->second == PrivateAccess::Partials;
+          r = rowMajorPosition(b, loc, partials ? indices.drop_front() : indices,
+                               partials ? shape.drop_front() : shape);
+        }
         b.modifyOpInPlace(op, [&] {
           op->setOperand(load ? 0 : 1, fragment->regs);
           op->setOperands(load ? 1 : 2, indices.size(), ValueRange{r});

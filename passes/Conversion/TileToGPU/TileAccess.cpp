@@ -1,9 +1,11 @@
 //===- TileAccess.cpp - Per-thread loads and stores of tile elements ------===//
 
 #include "passes/Conversion/TileToGPU/TileAccess.h"
+#include "dialects/tile/Layout.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -546,6 +548,49 @@ std::optional<Fragment> mlir::tile::fragmentOf(Value original, Value regs) {
   if (!alloc || !alloc.getLayout())
     return std::nullopt;
   return Fragment{regs, *alloc.getLayout()};
+}
+
+bool mlir::tile::holdsWholeTile(LayoutAttr layout, ArrayRef<int64_t> shape) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  if (layout.getRegs() != numel || (int64_t)layout.getRank() != (int64_t)shape.size())
+    return false;
+  LayoutEvaluator eval(layout);
+  SmallVector<int64_t> index;
+  for (int64_t t = 0; t < layout.getThreads(); ++t)
+    for (int64_t r = 0; r < numel; ++r) {
+      eval.apply(t, r, index);
+      int64_t flat = 0;
+      for (auto [i, d] : llvm::zip(index, shape))
+        flat = flat * d + i;
+      if (flat != r)
+        return false;
+    }
+  return true;
+}
+
+PrivateAccess mlir::tile::privateAccess(Operation *access) {
+  auto load = dyn_cast<memref::LoadOp>(access);
+  Value memref = load ? load.getMemRef() : cast<memref::StoreOp>(access).getMemRef();
+  auto alloc = memref.getDefiningOp<AllocFragmentOp>();
+  if (!alloc)
+    return PrivateAccess::Layout;
+  if (alloc->hasAttr(kReducerAttr))
+    return PrivateAccess::Partials;
+  if (!load || !alloc.getLayout() ||
+      !holdsWholeTile(alloc.getLayoutAttr(), alloc.getType().getShape()))
+    return PrivateAccess::Layout;
+  return PrivateAccess::WholeTile;
+}
+
+Value mlir::tile::rowMajorPosition(OpBuilder &b, Location loc, ValueRange indices,
+                                   ArrayRef<int64_t> shape) {
+  IndexBuilder ib{b, loc};
+  Value flat = ib.c(0);
+  for (auto [i, d] : llvm::zip(indices, shape))
+    flat = ib.add(ib.mul(flat, d), i);
+  return flat;
 }
 
 TileSide mlir::tile::makeSide(Value original, Value converted, ValueRange offsets,

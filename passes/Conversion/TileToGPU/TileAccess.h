@@ -51,6 +51,38 @@ struct Fragment {
 /// converted registers `regs`; nothing for any other value.
 std::optional<Fragment> fragmentOf(Value original, Value regs);
 
+/// The attribute marking a fragment of per-thread partial results (the
+/// partials of a T.alloc_reducer): its dimension 0 is the thread, thread t
+/// holding row t (one register per element, row-major), and an element access
+/// inside a tile.parallel, whose first index is written 0, reaches the running
+/// thread's own row. tile-infer-layout leaves these accesses out of the loop's
+/// layout; tile.reduce along dimension 0 combines the rows.
+constexpr llvm::StringLiteral kReducerAttr = "tile.reducer";
+
+/// How a fragment element access inside a tile.parallel reaches its register
+/// when not through the loop's layout (Layout: the loop's own register, or a
+/// row vector's).
+enum class PrivateAccess {
+  Layout,     ///< by the loop's layout
+  Partials,   ///< a reducer's partials: the row-major position of indices 1..
+  WholeTile,  ///< a read of a fragment every thread holds whole (holdsWholeTile),
+              ///< at any index (R[0] in a loop over i): row-major
+};
+
+/// How `access` (a memref.load/store of a fragment inside a tile.parallel)
+/// reaches its register.
+PrivateAccess privateAccess(Operation *access);
+
+/// Whether every thread holds every element of `layout` (a tile of `shape`),
+/// register r holding the element at row-major position r: what a reduction
+/// over all threads leaves (T.finalize_reducer). Such a fragment is read at
+/// any index, inside T.Parallel or not, from the thread's own registers.
+bool holdsWholeTile(LayoutAttr layout, ArrayRef<int64_t> shape);
+
+/// The row-major position of `indices` in a tile of `shape`.
+Value rowMajorPosition(OpBuilder &b, Location loc, ValueRange indices,
+                       ArrayRef<int64_t> shape);
+
 /// One side of a data movement: a buffer (as converted), its tile-level
 /// type, and the region of it the tile occupies (start index and size per
 /// dimension of that type).
