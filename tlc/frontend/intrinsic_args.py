@@ -99,3 +99,17 @@ def parse_dtype(gen, node):
     except (ValueError, TypeError) as e:
         raise gen.error(node, str(e) if isinstance(value, str) else
                         f"expected a dtype such as \"float16\" or T.float16, got {value!r}") from None
+
+
+def static_shape(gen, node, what: str) -> tuple:
+    """A buffer's static shape argument: an int (one dimension) or a tuple of
+    positive ints; else an error at `node` naming `what` ("a fragment
+    buffer")."""
+    shape = gen.eval(node)
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or not shape or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
+        raise gen.error(node, f"{what} needs a static shape of positive ints, got "
+                              f"{gen.describe(shape)}")
+    return tuple(shape)

@@ -12,7 +12,7 @@ from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
 from . import dtypes, variables
 from .intrinsic_args import bind_args as _args
-from .intrinsic_args import static_bool
+from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
 from .threads import call_get_thread_binding, check_divergence, thread_dims  # noqa: F401
@@ -306,13 +306,7 @@ def _alloc(gen, node, place: str):
         raise gen.error(a["scope"], f"T.alloc_{place} takes scope "
                                     f"{' or '.join(map(repr, _SCOPES[place]))}, got "
                                     f"{scope!r} (other places have their own T.alloc_*)")
-    shape = gen.eval(a["shape"])
-    if isinstance(shape, int) and not isinstance(shape, bool):
-        shape = (shape,)
-    if not isinstance(shape, (tuple, list)) or not shape or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
-        raise gen.error(a["shape"], f"a {place} buffer needs a static shape of positive ints, "
-                                    f"got {gen.describe(shape)}")
+    shape = static_shape(gen, a["shape"], f"a {place} buffer")
     dt = _dtype(gen, a["dtype"])
     _check_on_chip_size(gen, a["shape"], place, shape, dt)
     space = ir.Attribute.parse(_PLACE_SPACE[place])

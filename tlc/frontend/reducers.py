@@ -30,7 +30,7 @@ from .. import ir
 from ..dialects import arith, tile
 from ..language import memory
 from . import dtypes
-from .intrinsic_args import bind_args, parse_dtype
+from .intrinsic_args import bind_args, parse_dtype, static_shape
 from .values import BufferRef, index_value
 
 _OPS = ("sum", "max", "min")
@@ -55,13 +55,7 @@ def call_alloc_reducer(gen, node) -> BufferRef:
     if gen.parallel_depth:
         raise gen.error(node, "T.alloc_reducer cannot be inside T.Parallel")
     a = bind_args(gen, node, memory.alloc_reducer)
-    shape = gen.eval(a["shape"])
-    if isinstance(shape, int) and not isinstance(shape, bool):
-        shape = (shape,)
-    if not isinstance(shape, (tuple, list)) or not shape or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
-        raise gen.error(a["shape"], f"a reducer needs a static shape of positive ints, got "
-                                    f"{gen.describe(shape)}")
+    shape = static_shape(gen, a["shape"], "a reducer")
     dt = parse_dtype(gen, a["dtype"])
     if str(dt) not in _DTYPES:
         raise gen.error(a["dtype"], f"a reducer's dtype is one of {', '.join(_DTYPES)}, got {dt}")
