@@ -644,9 +644,10 @@ void PipelinedOp::print(OpAsmPrinter &p) {
 LogicalResult PipelinedOp::verify() {
   if (failed(getEnclosingThreads(*this)))
     return failure();
-  if (getNumStages() < 1)
-    return emitOpError("num_stages must be at least 1, got ")
-           << getNumStages();
+  // I64Attr's accessor is unsigned: compare the signed value.
+  int64_t stages = getNumStagesAttr().getInt();
+  if (stages < 1)
+    return emitOpError("num_stages must be at least 1, got ") << stages;
   APInt step;
   if (matchPattern(getStep(), m_ConstantInt(&step)) && !step.isStrictlyPositive())
     return emitOpError("step must be positive, got ") << step.getSExtValue();

@@ -869,6 +869,21 @@ func.func @pipelined_zero_stages() {
 
 // -----
 
+// A negative count is no huge unsigned one.
+func.func @pipelined_negative_stages() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipelined' op num_stages must be at least 1, got -2}}
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = -2 {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @pipelined_zero_step() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
