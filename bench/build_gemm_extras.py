@@ -8,7 +8,8 @@
   bf16 output, at sizes no block divides;
 - the FullRow and FullCol warp policies, and an fp16 accumulator;
 - two chained gemms, the second's A in registers (examples/chained_gemm.py),
-  also with layouts that differ (converted through shared memory), by a
+  also with 128 rows on one warpgroup (two wgmma row blocks each) and
+  with layouts that differ (converted through shared memory), by a
   T.copy and by a T.Parallel that scales on the way;
 - fewer K iterations than pipeline stages.
 """
@@ -96,6 +97,12 @@ def main(out: str) -> None:
          {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
           "atol": 0.1, "rtol": 2e-2, "seed": 9},
          os.path.join(out, "chained_gemm_a_in_registers.tlcart"))
+    # 128 rows on one warpgroup: both gemms on wgmma with two m64 row blocks
+    # each (the second's A from registers, block by block).
+    save(chained_gemm.chained(1000, 64, 64, 64, block_M=128, threads=128),
+         {"expect": {"O": "((A.float() @ B.float()).half().float() @ V.float()).to(O.dtype)"},
+          "atol": 0.1, "rtol": 2e-2, "seed": 12},
+         os.path.join(out, "chained_gemm_two_row_blocks.tlcart"))
     # The first gemm's accumulator split Square, the second's A operand by
     # rows: the cast converts layouts through shared memory.
     # (sm_90, i.e. mma.sync: on sm_90a the first gemm runs on wgmma, whose

@@ -4,14 +4,16 @@
 
 A plain T.Pipelined loop of T.copy + T.gemm whose tiles TMA can load (K tile
 of 64 16-bit elements, row strides that are multiples of 16 bytes) compiles
-on sm_90a to a TMA producer warpgroup and wgmma consumer warpgroups. Writes
+on sm_90a to a TMA producer warpgroup and wgmma consumer warpgroups (one or
+more m64 row blocks each). Writes
 
 - OUT_DIR/checks: checked artifacts for test/gpu/run_artifacts.py: both
   dtypes, NN and NT, odd sizes (1000^3, 777 x 1000 x 520, K = 4095 whose row
   stride TMA cannot take), fewer K iterations than stages, a dynamic M with a
   fused bias + ReLU epilogue;
 - OUT_DIR/{nn,nt}_{float16,bfloat16}: benchmark artifacts bench_<config>_<size>
-  for bench/gemm_gpu.py (sizes 4096 and 8192);
+  for bench/gemm_gpu.py (sizes 4096 and 8192; configs of 256 threads unless
+  the name ends in t<threads>);
 - OUT_DIR/small_{nn,nt}: fp16 benchmark artifacts for 1024^3, 2048^3 and
   the decode shapes M = 64, 128 with N = K = 8192 (size tokens MxNxK).
 """
@@ -27,10 +29,13 @@ import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
 
+# (block_M, block_N, block_K, threads, stages); 128 x 128 on 128 threads and
+# 256 x 128 on 256 run two m64 row blocks per consumer warpgroup.
 CHECK_CONFIGS = [(128, 256, 64, 256, 3), (128, 128, 64, 256, 4), (64, 128, 64, 128, 4),
-                 (128, 128, 128, 256, 3)]
+                 (128, 128, 128, 256, 3), (128, 128, 64, 128, 3), (256, 128, 64, 256, 3)]
 BENCH_CONFIGS = [(128, 256, 64, 256, 3, 0), (128, 256, 64, 256, 4, 0), (128, 256, 64, 256, 3, 8),
-                 (128, 128, 64, 256, 4, 0), (128, 256, 128, 256, 2, 8), (128, 128, 128, 256, 3, 8)]
+                 (128, 128, 64, 256, 4, 0), (128, 256, 128, 256, 2, 8), (128, 128, 128, 256, 3, 8),
+                 (256, 128, 64, 256, 3, 8), (128, 128, 64, 128, 4, 8)]
 SMALL = [((1024, 1024, 1024), [(128, 128, 64, 256, 4), (64, 128, 64, 128, 4)]),
          ((2048, 2048, 2048), [(128, 128, 64, 256, 4), (128, 256, 64, 256, 3)]),
          ((64, 8192, 8192), [(64, 128, 64, 128, 4), (64, 64, 64, 128, 6)]),
@@ -106,7 +111,8 @@ def benches(out: str) -> None:
             os.makedirs(folder, exist_ok=True)
             for size in (4096, 8192):
                 for bm, bn, bk, threads, stages, panel in BENCH_CONFIGS:
-                    name = f"bench_{bm}x{bn}x{bk}s{stages}{f'p{panel}' if panel else ''}_{size}"
+                    name = (f"bench_{bm}x{bn}x{bk}s{stages}{f'p{panel}' if panel else ''}"
+                            f"{f't{threads}' if threads != 256 else ''}_{size}")
                     matmul(size, size, size, bm, bn, bk, threads, stages, dtype,
                            trans_B=trans_b, panel=panel).save(os.path.join(folder, name + ".tlcart"))
         folder = os.path.join(out, f"small_{layout}")

@@ -61,7 +61,10 @@ def report_compilation(print_ir: bool):
     print(f"built tile IR of '{program.name}' ({len(str(module).splitlines())} lines)")
     kernel = relu_matmul(*SIZE, *TILING)
     ptx = kernel.get_kernel_source()
-    print(f"compiled to PTX: {ptx.count('mma.sync')} mma.sync, "
+    # On sm_90a: a TMA producer warpgroup and one wgmma warpgroup (two m64
+    # row blocks of 128 columns, K 32 in two slices); on sm_80 mma.sync.
+    print(f"compiled to PTX: {ptx.count('wgmma.mma_async')} wgmma, "
+          f"{ptx.count('cp.async.bulk.tensor')} TMA, {ptx.count('mma.sync')} mma.sync, "
           f"{ptx.count('cp.async.cg')} cp.async")
     return kernel
 

@@ -460,18 +460,20 @@ def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {
     types, operand places, warp policy and the kernel's thread count, how each
     `tile.gemm` runs, and records it as its `mma` attribute (`#tile.mma`);
     layout inference and the lowering read it. On a target with `wgmma`, a
-    gemm runs on wgmma when A and B are in shared memory, A stored M x K with
-    K rows of 128 bytes, B stored N x K, or K x N with N a multiple of 64 (its
-    buffer then kept as 64-column blocks, `column_block = 64` in its
-    `#tile.shared` layout), 16-bit
-    inputs with an f32 accumulator, and one m64 row block per warpgroup: the
-    M / 64 row blocks each get the same number of warpgroups, which split N
-    between them (each a multiple of 8 columns up to 256, of 64 with an
-    N-major B; no split under the FullRow policy); every other gemm runs on
-    mma.sync m16n8k16 with the warps split by its policy. A gemm's `wg_wait`
-    becomes the wgmma depth: 0 is honoured; more pending groups are not
-    supported yet and are an error at the gemm, as is `wg_wait` on a gemm
-    that runs on mma.sync with a non-zero value.
+    gemm runs on wgmma when A and B are in shared memory (or A, 16-bit, in
+    registers), A stored M x K with K rows of whole 128-byte atoms (or, 16-bit,
+    of one 64- or 32-byte atom), B stored N x K, or K x N with N a multiple
+    of 64 (its buffer then kept as 64-column blocks, `column_block = 64` in
+    its `#tile.shared` layout), 16-bit or fp8 inputs with an f32
+    accumulator, and the m64 row blocks spread evenly: each row block gets
+    the same number of warpgroups, which split N between them (each a
+    multiple of 8 columns up to 256, of 64 with an N-major B; no split under
+    the FullRow policy), or, with more row blocks than warpgroups, each
+    warpgroup takes the same number of consecutive row blocks; every other
+    gemm runs on mma.sync m16n8k16 with the warps split by its policy. A
+    gemm's `wg_wait` becomes the wgmma depth when the loop allows it (else
+    an error at the gemm saying why), as is a positive `wg_wait` on a gemm
+    that runs on mma.sync.
 
     Before (sm_90a, 256 threads):
 

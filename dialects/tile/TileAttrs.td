@@ -356,10 +356,13 @@ def Tile_MmaAttr : Tile_Attr<"Mma", "mma"> {
     - `warps_m`, `warps_n`: how the block's warps split the M x N output;
       each warp holds `M / warps_m` x `N / warps_n`. For wgmma the four warps
       of a warpgroup stack along M, 16 rows each, and whole warpgroups tile
-      the output: `warps_m / 4` of them along M (one m64 row block each) by
-      `warps_n` along N (warpgroup g at row g / warps_n, column
-      g % warps_n). MLA decode's 64 x 512 output over two warpgroups is
-      `warps_m = 4, warps_n = 2`, each warpgroup 256 columns.
+      the output: `warps_m / 4` of them along M by `warps_n` along N
+      (warpgroup g at row g / warps_n, column g % warps_n), each holding one
+      m64 row block, or several consecutive ones (one instruction each) when
+      M is more than `16 * warps_m` rows. MLA decode's 64 x 512 output over
+      two warpgroups is `warps_m = 4, warps_n = 2`, each warpgroup 256
+      columns; a 128 x 128 block on one warpgroup is `warps_m = 4,
+      warps_n = 1`, two row blocks.
     - `a`: whether A is read from `shared` memory or from `registers`.
     - `depth`: wgmma groups left pending after the gemm (`wgmma.wait_group
       depth`); 0 waits for the gemm's own instructions; -1 waits for nothing

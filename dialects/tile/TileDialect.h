@@ -52,6 +52,12 @@ constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
 constexpr int64_t kTmaSwizzleBytes = 128;
 SwizzleAttr tmaSwizzle(MLIRContext *ctx);
 bool isTmaSwizzle(SwizzleAttr swizzle);
+/// The narrower swizzles TMA and wgmma share, for rows of `rowBytes` = 32, 64
+/// or 128 bytes: 16-byte chunks XOR-ed with the row within 8 rows
+/// (#tile.swizzle<bits = log2(rowBytes / 16), base = 4, shift = 3>); null
+/// for other widths. tmaSwizzleBytes is the inverse (0: none of them).
+SwizzleAttr tmaSwizzleForRows(MLIRContext *ctx, int64_t rowBytes);
+int64_t tmaSwizzleBytes(SwizzleAttr swizzle);
 
 /// The bytes a buffer of `type` takes (its elements, rounded up to a byte).
 int64_t bufferBytes(MemRefType type);

@@ -328,10 +328,11 @@ static LogicalResult verifyTmaTile(Operation *op, MemRefType tile, SharedLayoutA
                                    StringRef preposition) {
   int64_t columns = boxColumns(tile, layout), rows = tile.getDimSize(0);
   int64_t bytes = columns * tile.getElementTypeBitWidth() / 8;
-  if (bytes != kTmaSwizzleBytes || !isTmaSwizzle(layout.getSwizzle()))
-    return op->emitOpError("needs boxes of 128-byte rows with the 128-byte swizzle "
-                           "(column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, "
-                           "base = 4, shift = 3>), got ")
+  if (bytes != tmaSwizzleBytes(layout.getSwizzle()))
+    return op->emitOpError("needs boxes of 32-, 64- or 128-byte rows with the swizzle of "
+                           "their width (column_block * element bytes = 128 with "
+                           "#tile.swizzle<bits = 3, base = 4, shift = 3>, or a whole row of "
+                           "64 / 32 bytes with bits = 2 / 1), got ")
            << bytes << "-byte rows and " << layout;
   if (tile.getShape().back() % columns)
     return op->emitOpError("column blocks of ") << columns << " do not divide "
@@ -350,11 +351,12 @@ static LogicalResult verifyTmaTile(Operation *op, MemRefType tile, SharedLayoutA
   int64_t boxRows = 1;
   for (int64_t extent : box.drop_back())
     boxRows *= extent;
-  if (box.back() != columns || boxRows != rows || map.getSwizzle() != kTmaSwizzleBytes) {
+  if (box.back() != columns || boxRows != rows || (int64_t)map.getSwizzle() != bytes) {
     InFlightDiagnostic diag = op->emitOpError("the tensor map's box (");
     llvm::interleave(box, [&](int64_t e) { diag << e; }, [&] { diag << " x "; });
     return diag << ", swizzle " << map.getSwizzle() << ") is not one " << rows << " x "
-                << columns << " column block of the tile with the 128-byte swizzle";
+                << columns << " column block of the tile with the " << bytes
+                << "-byte swizzle";
   }
   return success();
 }
@@ -686,9 +688,11 @@ static LogicalResult verifyMma(GemmOp op, MmaAttr mma, int64_t m, int64_t n) {
     return op.emitOpError("mma partition has ")
            << mma.getWarpsM() << " x " << mma.getWarpsN() << " warps but the kernel has "
            << *threads << " threads";
-  // A wgmma warpgroup's four warps hold 16 rows each of its n columns.
+  // A wgmma warpgroup's four warps hold 16 rows each of its n columns, of
+  // one m64 row block or of several.
   bool tiles = mma.getKind() == MmaKind::Wgmma
-                   ? m == 16 * mma.getWarpsM() && n == mma.getN() * mma.getWarpsN()
+                   ? mma.getWarpsM() % 4 == 0 && m % (16 * mma.getWarpsM()) == 0 &&
+                         n == mma.getN() * mma.getWarpsN()
                    : m % (mma.getWarpsM() * mma.getM()) == 0 &&
                          n % (mma.getWarpsN() * mma.getN()) == 0;
   if (!tiles)
@@ -839,6 +843,26 @@ SwizzleAttr mlir::tile::tmaSwizzle(MLIRContext *ctx) { return SwizzleAttr::get(c
 
 bool mlir::tile::isTmaSwizzle(SwizzleAttr swizzle) {
   return swizzle && swizzle.getBits() == 3 && swizzle.getBase() == 4 && swizzle.getShift() == 3;
+}
+
+SwizzleAttr mlir::tile::tmaSwizzleForRows(MLIRContext *ctx, int64_t rowBytes) {
+  switch (rowBytes) {
+  case 32:
+    return SwizzleAttr::get(ctx, 1, 4, 3);
+  case 64:
+    return SwizzleAttr::get(ctx, 2, 4, 3);
+  case 128:
+    return tmaSwizzle(ctx);
+  default:
+    return SwizzleAttr();
+  }
+}
+
+int64_t mlir::tile::tmaSwizzleBytes(SwizzleAttr swizzle) {
+  if (!swizzle || swizzle.getBase() != 4 || swizzle.getShift() != 3 || swizzle.getBits() < 1 ||
+      swizzle.getBits() > 3)
+    return 0;
+  return int64_t(16) << swizzle.getBits();
 }
 
 int64_t mlir::tile::bufferBytes(MemRefType type) {

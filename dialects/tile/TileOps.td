@@ -231,7 +231,8 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store"> {
     `C / B` boxes side by side along the innermost dimension. Elements the
     box puts outside the tensor are not written (the hardware clips them).
     The buffer's swizzle must be the map's: 128-byte boxes with
-    `#tile.swizzle<bits = 3, base = 4, shift = 3>`.
+    `#tile.swizzle<bits = 3, base = 4, shift = 3>`, or whole rows of 64 or
+    32 bytes with `bits = 2` or `1` (the map's swizzle = the row's bytes).
 
     The store reads `src` through the async proxy and after the op returns:
     `tile-insert-barriers` puts a `fence.proxy.async` and a barrier between
@@ -346,6 +347,9 @@ def Tile_TmaLoadOp : Tile_Op<"tma_load"> {
     the buffer's `column_block` (else `C`), completing on iteration `k`'s
     stage of `pipeline`. Boxes that overhang the tensor read zeros. It must
     follow a `tile.producer_acquire` of the same iteration in its block.
+    The boxes' rows and swizzle are tile.tma_store's: 128-byte rows with the
+    128-byte swizzle, or whole rows of 64 / 32 bytes (K tiles of 32 / 16
+    16-bit elements) with the 64- / 32-byte one.
 
     Example:
 

@@ -59,7 +59,13 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
   AffineExpr atomJ = r.floorDiv(4) % p.atomsN();
   AffineExpr k = r % 4;
   auto [wm, wn] = p.warpAt(warp);
-  AffineExpr row = wm * p.tileM + atomI * kMmaM + lane.floorDiv(4) + k.floorDiv(2) * 8;
+  // mma.sync (and wgmma with one m64 row block per warpgroup): a warp's row
+  // atoms are contiguous; wgmma with several row blocks per warpgroup: the
+  // warpgroup's blocks are 64 rows apart, each warp 16 rows of every block.
+  AffineExpr rowBase = wm * p.tileM + atomI * kMmaM;
+  if (p.warpgroups && p.tileM > kMmaM)
+    rowBase = wm.floorDiv(4) * (4 * p.tileM) + (wm % 4) * kMmaM + atomI * kWgmmaM;
+  AffineExpr row = rowBase + lane.floorDiv(4) + k.floorDiv(2) * 8;
   AffineExpr col = wn * p.tileN + atomJ * kMmaN +
                    (lane % 4) * 2 + r % 2;
   int64_t regs = p.tileM * p.tileN / 32;
@@ -74,8 +80,11 @@ LayoutAttr mlir::tile::getOperandALayout(MLIRContext *ctx, const WarpPartition &
   int64_t kAtoms = k / kMmaK;
   AffineExpr atomI = r.floorDiv(8 * kAtoms), atomK = r.floorDiv(8) % kAtoms;
   AffineExpr e = r % 8;
-  AffineExpr row = p.warpAt(warp).first * p.tileM + atomI * kMmaM + lane.floorDiv(4) +
-                   (e.floorDiv(2) % 2) * 8;
+  AffineExpr wm = p.warpAt(warp).first;
+  AffineExpr rowBase = wm * p.tileM + atomI * kMmaM;
+  if (p.warpgroups && p.tileM > kMmaM) // several wgmma row blocks per warpgroup
+    rowBase = wm.floorDiv(4) * (4 * p.tileM) + (wm % 4) * kMmaM + atomI * kWgmmaM;
+  AffineExpr row = rowBase + lane.floorDiv(4) + (e.floorDiv(2) % 2) * 8;
   AffineExpr col = atomK * kMmaK + (lane % 4) * 2 + r % 2 + e.floorDiv(4) * 8;
   int64_t regs = p.atomsM() * kAtoms * 8;
   return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, {row, col}, ctx));
@@ -101,6 +110,16 @@ bool mlir::tile::isWgmmaFp8(Type type) {
 
 int64_t mlir::tile::wgmmaK(Type in) { return isWgmmaFp8(in) ? 32 : kWgmmaK; }
 
+int64_t mlir::tile::wgmmaKAtomBytes(MemRefType kMajor) {
+  int64_t bits = kMajor.getElementTypeBitWidth();
+  int64_t rowBytes = kMajor.getDimSize(1) * bits / 8;
+  if (rowBytes > 0 && rowBytes % kWgmmaAtomBytes == 0)
+    return kWgmmaAtomBytes;
+  if (bits == 16 && (rowBytes == 64 || rowBytes == 32))
+    return rowBytes;
+  return 0;
+}
+
 int64_t mlir::tile::wgmmaKBlock(MemRefType kMajor) {
   int64_t atom = kWgmmaAtomBytes * 8 / kMajor.getElementTypeBitWidth();
   return kMajor.getDimSize(1) > atom ? atom : 0;
@@ -125,9 +144,9 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   auto isBuffer = [](Value v) { return static_cast<bool>(sharedAllocation(v)); };
   int64_t kBytes = a.getDimSize(1) * a.getElementTypeBitWidth() / 8;
   if (!aRegisters &&
-      (kBytes % kWgmmaAtomBytes != 0 || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA()))))
+      (!wgmmaKAtomBytes(a) || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA()))))
     return failure();
-  if (aRegisters && op.getTransposeB() && kBytes % kWgmmaAtomBytes != 0)
+  if (aRegisters && op.getTransposeB() && !wgmmaKAtomBytes(b))
     return failure(); // a K-major B still has K rows of whole atoms
   if (fp8 && !op.getTransposeB())
     return failure(); // 8-bit wgmma reads K-major operands only
@@ -139,9 +158,21 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
     if (!isBuffer(op.getB()) || b.getDimSize(1) % kWgmmaColumnBlock != 0)
       return failure();
   }
-  // One m64 row block per warpgroup; the warpgroups of a row block split N.
+  // One m64 row block per warpgroup, the warpgroups of a row block
+  // splitting N; or, with fewer warpgroups than row blocks, as many row
+  // blocks per warpgroup as divide them evenly (A from shared memory).
   int64_t groups = threads / 128, m = c.getDimSize(0), n = c.getDimSize(1);
-  if (threads % 128 != 0 || m % kWgmmaM != 0 || groups % (m / kWgmmaM) != 0)
+  if (threads % 128 != 0 || m % kWgmmaM != 0)
+    return failure();
+  int64_t rowBlocks = m / kWgmmaM;
+  if (groups < rowBlocks) {
+    if (rowBlocks % groups != 0 || n > kWgmmaMaxN)
+      return failure();
+    WarpPartition p = warpgroupPartition(threads, n, 1);
+    p.tileM = kMmaM * (rowBlocks / groups);
+    return p;
+  }
+  if (groups % rowBlocks != 0)
     return failure();
   int64_t groupsN = groups / (m / kWgmmaM);
   if (groupsN > 1 && op.getPolicy() == WarpPolicy::FullRow)

@@ -66,6 +66,12 @@ constexpr int64_t kWgmmaColumnBlock = 64;
 /// The bytes of K a wgmma K-major operand row holds per swizzle atom.
 constexpr int64_t kWgmmaAtomBytes = 128;
 
+/// The swizzle atom (bytes of K per row) of a K-major wgmma operand stored
+/// as `kMajor` (rows x K): 128 for K rows of whole 128-byte atoms, the row
+/// itself for 16-bit K rows of 64 or 32 bytes (K tiles of 32 or 16, the 64-
+/// and 32-byte swizzles), else 0 (wgmma cannot read it).
+int64_t wgmmaKAtomBytes(MemRefType kMajor);
+
 /// The column block (in elements) of a K-major wgmma operand stored as
 /// `kMajor` (rows x K): one 128-byte swizzle atom of K per block when K
 /// spans several, else 0 (one atom, no blocks).
@@ -80,7 +86,8 @@ int64_t wgmmaK(Type in);
 
 /// The partition of a gemm that wgmma can run, or failure: A and B in shared
 /// memory, A stored M x K (K-major) with K rows of whole 128-byte swizzle
-/// atoms (several: stored as column blocks of one atom), B stored N x K
+/// atoms (several: stored as column blocks of one atom) or, 16-bit, of one
+/// 64- or 32-byte atom (wgmmaKAtomBytes), B stored N x K
 /// (K-major, likewise) or K x N (N-major, N a
 /// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
 /// in with an f32 accumulator, and one m64 row block per warpgroup: the
@@ -88,7 +95,11 @@ int64_t wgmmaK(Type in);
 /// (each a multiple of 8 up to 256 columns, of 64 when B is N-major; the
 /// FullRow policy allows no split). Each warp then holds 16 rows of its
 /// warpgroup's columns, which is both the wgmma accumulator fragment and the
-/// mma.sync layout of that partition in warpgroup order (tileM = 16).
+/// mma.sync layout of that partition in warpgroup order (tileM = 16). With
+/// fewer warpgroups than row blocks (block M 128 on one warpgroup, 256 on
+/// two), each warpgroup takes M / 64 / G consecutive row blocks (N up to
+/// 256): tileM = 16 per block, each warp holding 16 rows of every block of
+/// its warpgroup (getAccumulatorLayout, getOperandALayout).
 FailureOr<WarpPartition> wgmmaPartition(GemmOp op, int64_t threads);
 
 /// The partition the gemm's #tile.mma records, or an error on the gemm

@@ -317,11 +317,13 @@ constexpr int64_t kWarpgroup = 128;
 /// block of an N-major wgmma operand), the load taking them side by side.
 struct TmaCopy {
   SmallVector<int64_t> box;
+  int64_t swizzleBytes; ///< of the box's rows: 128, or a whole row of 64 / 32
 };
 
 /// The TMA loads of a producer, or nothing when its copy does not fit TMA's
-/// 128-byte swizzle: a whole 2-d buffer of 128-byte rows (or 128-byte
-/// column blocks), at least 8 rows, from a tensor TMA can map.
+/// swizzles: a whole 2-d buffer of 128-byte rows (or 128-byte column
+/// blocks), or of 64- or 32-byte rows (K tiles of 32 / 16 16-bit
+/// elements), at least 8 rows, from a tensor TMA can map.
 std::optional<TmaCopy> tmaCopy(Producer p) {
   CopyOp copy = p.copy;
   MemRefType src = copy.getSrc().getType();
@@ -348,8 +350,11 @@ std::optional<TmaCopy> tmaCopy(Producer p) {
     if (columns % chunkColumns)
       return std::nullopt;
   }
-  if (chunkColumns * elem != kTmaSwizzleBytes)
+  int64_t rowBytes = chunkColumns * elem;
+  if (rowBytes != kTmaSwizzleBytes &&
+      (chunkColumns != columns || (rowBytes != 64 && rowBytes != 32)))
     return std::nullopt;
+  t.swizzleBytes = rowBytes;
   t.box.back() = chunkColumns;
   if (llvm::any_of(t.box, [](int64_t b) { return b > 256; }))
     return std::nullopt;
@@ -466,9 +471,10 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   }
 
   DenseMap<Operation *, AllocSharedOp> staged = stageBuffers(producers, stages);
-  SwizzleAttr swizzle = tmaSwizzle(ctx);
-  for (auto &[from, all] : staged)
-    all.setLayoutAttr(sharedLayout(all).withSwizzle(swizzle));
+  for (auto [p, t] : llvm::zip(producers, tma)) {
+    AllocSharedOp all = staged[p.buffer];
+    all.setLayoutAttr(sharedLayout(all).withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
+  }
 
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(&body);
@@ -540,7 +546,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     for (size_t n = 0; n < producers.size(); ++n)
       maps.push_back(TensorMapOp::create(lb0, loc, LLVM::LLVMPointerType::get(ctx),
                                          producers[n].copy.getSrc(), tma[n].box,
-                                         kTmaSwizzleBytes));
+                                         tma[n].swizzleBytes));
     forEachTile(lb0, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
       if (persistent) // the tile's values the copies read
         for (Operation *op : order)

@@ -1866,7 +1866,7 @@ func.func @tma_store_unswizzled(%C: memref<4096x4096xf16>, %F: memref<4096x4096x
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %t = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
-    // expected-error @+1 {{'tile.tma_store' op needs boxes of 128-byte rows with the 128-byte swizzle}}
+    // expected-error @+1 {{'tile.tma_store' op needs boxes of 32-, 64- or 128-byte rows with the swizzle of their width}}
     tile.tma_store %t to %map[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
   }
   return
@@ -1880,7 +1880,7 @@ func.func @tma_store_wide_rows(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x128xf16, #gpu.address_space<workgroup>>
     %map = tile.tensor_map %C {box = array<i64: 64, 64>, swizzle = 128} : memref<4096x4096xf16> -> !llvm.ptr
-    // expected-error @+1 {{'tile.tma_store' op needs boxes of 128-byte rows with the 128-byte swizzle (column_block * element bytes = 128, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>), got 256-byte rows}}
+    // expected-error @+1 {{'tile.tma_store' op needs boxes of 32-, 64- or 128-byte rows with the swizzle of their width (column_block * element bytes = 128 with #tile.swizzle<bits = 3, base = 4, shift = 3>, or a whole row of 64 / 32 bytes with bits = 2 / 1), got 256-byte rows}}
     tile.tma_store %t to %map[%c0, %c0] : memref<64x128xf16, #gpu.address_space<workgroup>>
   }
   return
@@ -2014,8 +2014,25 @@ func.func @tma_load_unswizzled(%B: memref<1024x1024xf16>, %k: index) {
     %view = tile.stage %all[%c1] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
     %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
     %map = tile.tensor_map %B {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
-    // expected-error @+1 {{'tile.tma_load' op needs boxes of 128-byte rows with the 128-byte swizzle}}
+    // expected-error @+1 {{'tile.tma_load' op needs boxes of 32-, 64- or 128-byte rows with the swizzle of their width}}
     tile.tma_load %map[%k, %c0] to %view, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+  }
+  return
+}
+
+// -----
+
+// 64-byte rows need the 64-byte swizzle (bits = 2), not the 128-byte one.
+func.func @tma_load_narrow_rows_wide_swizzle(%A: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<2x128x32xf16, #gpu.address_space<workgroup>>
+    %view = tile.stage %all[%c1] : memref<2x128x32xf16, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %A {box = array<i64: 128, 32>, swizzle = 64} : memref<1024x1024xf16> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_load' op needs boxes of 32-, 64- or 128-byte rows with the swizzle of their width (column_block * element bytes = 128 with #tile.swizzle<bits = 3, base = 4, shift = 3>, or a whole row of 64 / 32 bytes with bits = 2 / 1), got 64-byte rows}}
+    tile.tma_load %map[%c0, %k] to %view, %pipe[%k] : memref<128x32xf16, #gpu.address_space<workgroup>>, !tile.pipeline
   }
   return
 }

@@ -627,6 +627,26 @@ func.func @pipeline_ops(%B: memref<1024x1024xf16>, %k: index) {
   return
 }
 
+// 64-byte rows (K tiles of 32 f16) with the 64-byte swizzle.
+// CHECK-LABEL: func.func @tma_load_64_byte_rows
+// CHECK: tile.tensor_map %{{.*}} {box = array<i64: 128, 32>, swizzle = 64 : i64}
+// CHECK: tile.tma_load %{{.*}}[%{{.*}}, %{{.*}}] to %{{.*}}, %{{.*}}[%{{.*}}] : memref<128x32xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+func.func @tma_load_64_byte_rows(%A: memref<1024x1024xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = #tile.swizzle<bits = 2, base = 4, shift = 3>>} : memref<2x128x32xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 : !tile.pipeline
+    %map = tile.tensor_map %A {box = array<i64: 128, 32>, swizzle = 64} : memref<1024x1024xf16> -> !llvm.ptr
+    %view = tile.stage %all[%c1] : memref<2x128x32xf16, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+    tile.producer_acquire %pipe[%k] : !tile.pipeline
+    tile.tma_load %map[%c0, %k] to %view, %pipe[%k] : memref<128x32xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+    tile.consumer_wait %pipe[%k] : !tile.pipeline
+    tile.consumer_release %pipe[%k] : !tile.pipeline
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @stage_and_async_copy
 // CHECK: %[[ALL:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[ONE:.*]] = tile.stage %[[ALL]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>

@@ -660,6 +660,36 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
 
 // -----
 
+// 128 rows on one warpgroup: two m64 row blocks, one m64n128k16 each per
+// 16-deep K slice (A's descriptor 64 rows of 64 bytes = 4096 bytes further
+// for the second), each into its own accumulator: half of the fragment's 128
+// registers. K tiles of 32
+// f16: rows of one 64-byte atom, descriptors in the 64-byte swizzle (mode 2
+// in bits 62-63), 8-row groups 512 bytes apart (the stride field, 32 << 32):
+// 2 << 62 | 32 << 32 | 1 << 16 = -9223371899415756800.
+// CHECK-LABEL: gpu.func @wgmma_two_row_blocks
+// CHECK-DAG: arith.constant -9223371899415756800 : i64
+// CHECK-DAG: arith.constant 4096 : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @wgmma_two_row_blocks_kernel {
+    gpu.func @wgmma_two_row_blocks(%arg0: memref<128x32xf16>, %arg1: memref<128x32xf16>, %arg2: memref<128x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>, offset = 0 : i64} : memref<128x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>, offset = 8192 : i64} : memref<128x32xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 128, map = (d0, d1) -> (((d0 floordiv 32) floordiv 4) * 128 + ((d0 floordiv 32) mod 4) * 16 + (d1 floordiv 64) * 64 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<128x128xf32, #tile.space<fragment>>
+      tile.gemm %0, %1, %2 {clear_accum, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, transpose_b} : memref<128x32xf16, #gpu.address_space<workgroup>>, memref<128x32xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A gemm issued with wg_wait = -1 commits its group and waits for nothing;
 // tile.wait_wgmma is one inline PTX wait whose operands are the completed
 // accumulator's 64 registers, tied in and out (no read of them moves above

@@ -384,6 +384,38 @@ func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n
 
 // -----
 
+// K tiles of 32 f16: A's rows are one 64-byte swizzle atom, loaded by TMA
+// with the 64-byte swizzle (its staged buffer bits = 2); B's K x N tile keeps
+// its 128-byte column blocks.
+// CHECK-LABEL: func.func @warp_specialized_64_byte_rows
+// CHECK-DAG: tile.alloc_shared {layout = #tile.shared<stages = 3, swizzle = <bits = 2, base = 4, shift = 3>>} : memref<3x128x32xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<3x32x128xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.tensor_map %arg0 {box = array<i64: 128, 32>, swizzle = 64 : i64}
+// CHECK: tile.tensor_map %arg1 {box = array<i64: 32, 64>, swizzle = 128 : i64}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @warp_specialized_64_byte_rows(%A: memref<1024x1024xf16>, %B: memref<1024x128xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<128x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %bx, %c128 : index
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%row, %kk] [128, 32] to %a[%c0, %c0] [128, 32] : memref<1024x1024xf16> to memref<128x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [32, 128] to %b[%c0, %c0] [32, 128] : memref<1024x128xf16> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<128x32xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
 // Four stages, two consumer warpgroups, one wgmma group left pending: the
 // consumers release the iteration before (none in iteration 0), and wait
 // for all groups after the loop. Registers: (65536 - 128 x 40) / 256

@@ -85,8 +85,9 @@ func.func @full_row_too_few_rows() {
 
 // -----
 
-// On sm_90a, a gemm wgmma cannot run (K rows of 64 bytes) stays on mma.sync,
-// as does every gemm when the target's features leave wgmma out.
+// On sm_90a, a gemm wgmma cannot run (K rows of 96 bytes: neither whole
+// 128-byte atoms nor one 64- or 32-byte one) stays on mma.sync, as does
+// every gemm when the target's features leave wgmma out.
 // CHECK-LABEL: func.func @narrow_k
 // CHECK: mma = #tile.mma<kind = mma_sync
 // CHECK-NOT: column_block
@@ -94,10 +95,75 @@ module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @narrow_k() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x48xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<48x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<64x48xf16, #gpu.address_space<workgroup>>, memref<48x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// K tiles of 32 and 16 f16 (rows of one 64- or 32-byte swizzle atom) run on
+// wgmma; an N-major B keeps its 64-column blocks.
+// CHECK-LABEL: func.func @narrow_k_atoms
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @narrow_k_atoms() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %a16 = tile.alloc_shared : memref<64x16xf16, #gpu.address_space<workgroup>>
+    %b16 = tile.alloc_shared : memref<64x16xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %c16 = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a16, %b16, %c16 {transpose_b} : memref<64x16xf16, #gpu.address_space<workgroup>>, memref<64x16xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// More m64 row blocks than warpgroups: each warpgroup takes consecutive
+// ones (128 rows on one warpgroup, 256 on two), A from shared memory or
+// registers; 192 rows on two warpgroups do not divide and stay on mma.sync.
+// CHECK-LABEL: func.func @row_blocks_per_warpgroup
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = registers, depth = 0>
+// CHECK-LABEL: func.func @row_blocks_two_warpgroups
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 0>
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = mma_sync
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @row_blocks_per_warpgroup() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<128x128xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<128x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %s {clear_accum} : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+    tile.gemm %p, %v, %o : memref<128x128xf16, #tile.space<fragment>>, memref<128x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+func.func @row_blocks_two_warpgroups() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<256x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<256x128xf32, #tile.space<fragment>>
+    %a3 = tile.alloc_shared : memref<192x64xf16, #gpu.address_space<workgroup>>
+    %c3 = tile.alloc_fragment : memref<192x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c : memref<256x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<256x128xf32, #tile.space<fragment>>
+    tile.gemm %a3, %b, %c3 : memref<192x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<192x128xf32, #tile.space<fragment>>
   }
   return
 }

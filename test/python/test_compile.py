@@ -203,14 +203,14 @@ def test_wgmma_on_sm90a_mma_sync_elsewhere(tmp_path):
         assert "wgmma" not in other and "mma.sync.aligned.m16n8k16" in other
 
 
-def test_wgmma_needs_the_128_byte_swizzle():
+def test_wgmma_needs_the_swizzle_of_its_rows():
     # Run without tile-swizzle-shared-memory, the operands would not match the
     # descriptors: the lowering refuses instead of computing garbage.
     ctx = compiler.new_context()
     module = compiler.parse(NT_GEMM, ctx, "nt.mlir")
     pipeline.set_target(module, "sm_90a")
     with pytest.raises(tlc.CompilationError, match="needs A and B in shared memory with "
-                                                   "the 128-byte swizzle for wgmma"):
+                                                   "the swizzle of their K rows for wgmma"):
         pipeline.run_pipeline(
             module, "builtin.module(tile-select-mma,tile-infer-layout,tile-allocate-shared-memory,"
             "tile-outline-kernels,convert-tile-to-gpu)", "gpu")

@@ -149,9 +149,11 @@ def test_too_much_shared_memory_is_an_error_at_the_loop(conv):
 
 
 
-@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
 def test_pipelined_ir_interprets_the_same(conv, target):
-    # The IR after tile-pipeline-loops (cp.async stages on sm_80) computes what the program does.
+    # The IR after tile-pipeline-loops (cp.async stages on sm_80 and sm_90)
+    # computes what the program does. (On sm_90a these blocks are a TMA
+    # producer and wgmma consumers, which the interpreter does not run.)
     prim = conv.conv2d.factory(1, 16, 8, 8, 32, 3, 1, 1, 1, **SMALL)
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 8, 8, 16)).astype(np.float16)

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 EXAMPLES = {
-    "gemm_relu.py": "compiled to PTX: 64 mma.sync, 24 cp.async",
+    "gemm_relu.py": "compiled to PTX: 4 wgmma, 5 TMA, 0 mma.sync, 0 cp.async",
     "softmax.py": "compiled row_softmax: 80 shuffles",
     "reducers.py": "compiled 4 reducer kernels:",
     "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",

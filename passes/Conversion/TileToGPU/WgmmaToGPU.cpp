@@ -1,7 +1,8 @@
 //===- WgmmaToGPU.cpp - tile.gemm -> sm_90a wgmma, tile.wait_wgmma --------===//
 //
-// Each warpgroup issues one wgmma.mma_async m64nNk16 per K slice on
-// shared-memory descriptors of its 64 rows of A (or A from its registers) and
+// Each warpgroup issues one wgmma.mma_async m64nNk16 per K slice (and per
+// row block, when it has several) on shared-memory descriptors of its 64
+// rows of A (or A from its registers) and
 // of B (128-byte swizzle, which tile-swizzle-shared-memory gave them), between
 // a wgmma.fence and a commit; the wait is as deep as the gemm's #tile.mma
 // says (or a tile.wait_wgmma's); the accumulator stays in the C fragment's
@@ -87,12 +88,12 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   // The shared address (bytes) of element [0, 0] of an operand; its buffer
   // must carry the 128-byte swizzle the descriptors below declare.
   Type in = op.getA().getType().getElementType();
-  auto address = [&](const std::optional<SharedBuffer> &shared,
-                     int64_t columnBlock) -> FailureOr<Value> {
+  auto address = [&](const std::optional<SharedBuffer> &shared, int64_t columnBlock,
+                     int64_t atomBytes) -> FailureOr<Value> {
     if (!shared)
       return failure();
     SwizzleAttr swizzle = shared->layout.getSwizzle();
-    if (!isTmaSwizzle(swizzle) || shared->layout.getColumnBlock() != columnBlock)
+    if (tmaSwizzleBytes(swizzle) != atomBytes || shared->layout.getColumnBlock() != columnBlock)
       return failure();
     Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared->flat);
     if (Value base = shared->base) // elements -> bytes
@@ -109,14 +110,20 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
                           "converting layouts is not supported yet");
   int64_t aBlock = aInRegisters ? 0 : wgmmaKBlock(op.getA().getType());
   int64_t bBlock = nMajorB ? kWgmmaColumnBlock : wgmmaKBlock(op.getB().getType());
+  // The swizzle atom of the K-major operands (A's K and a K-major B's are
+  // the same K): 128 bytes, or the whole row of 64 / 32; an N-major B is in
+  // 128-byte column blocks.
+  int64_t atom = wgmmaKAtomBytes(aInRegisters ? op.getB().getType() : op.getA().getType());
+  if (aInRegisters && nMajorB)
+    atom = kWgmmaAtomBytes;
   FailureOr<Value> aAddr =
-      aInRegisters ? FailureOr<Value>(Value()) : address(aShared, aBlock);
-  FailureOr<Value> bAddr = address(bShared, bBlock);
+      aInRegisters ? FailureOr<Value>(Value()) : address(aShared, aBlock, atom);
+  FailureOr<Value> bAddr = address(bShared, bBlock, nMajorB ? kWgmmaAtomBytes : atom);
   if (failed(aAddr) || failed(bAddr))
-    return op.emitOpError("needs A and B in shared memory with the 128-byte "
-                          "swizzle for wgmma (and an N-major B in 64-column "
-                          "blocks); run tile-select-mma and "
-                          "tile-swizzle-shared-memory");
+    return op.emitOpError("needs A and B in shared memory with the swizzle of their K "
+                          "rows for wgmma (128-byte, or 64 / 32 bytes for rows that "
+                          "narrow; an N-major B in 64-column blocks of the 128-byte "
+                          "one); run tile-select-mma and tile-swizzle-shared-memory");
   // This warpgroup's place in the grid of warpgroups (WarpPartition::warpAt):
   // its 64 rows of A (128 bytes each), and its tileN columns of B, which
   // start tileN rows further in a K-major B and tileN / 64 column blocks
@@ -136,11 +143,23 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   Value groupsN = c64(part.warpsN);
   Value groupM = arith::DivUIOp::create(b, loc, group, groupsN);
   Value groupN = arith::RemUIOp::create(b, loc, group, groupsN);
-  Value aRows = aInRegisters ? Value()
-                             : arith::AddIOp::create(
-                                   b, loc, *aAddr,
-                                   arith::MulIOp::create(b, loc, groupM, c64(kWgmmaM * 128)))
-                                   .getResult();
+  // The warpgroup's row blocks of 64 (several when it has more than one:
+  // consecutive blocks, 64 rows apart in each column block).
+  int64_t rowBlocks = part.tileM / kMmaM;
+  SmallVector<Value> aRows;
+  for (int64_t mt = 0; mt < rowBlocks && !aInRegisters; ++mt) {
+    Value block = rowBlocks == 1
+                      ? groupM
+                      : arith::AddIOp::create(
+                            b, loc, arith::MulIOp::create(b, loc, groupM, c64(rowBlocks)),
+                            c64(mt))
+                            .getResult();
+    // 64 rows of the atom's bytes (128, or the row itself for 64- and
+    // 32-byte rows).
+    aRows.push_back(arith::AddIOp::create(b, loc, *aAddr,
+                                          arith::MulIOp::create(b, loc, block,
+                                                                c64(kWgmmaM * atom))));
+  }
   if (part.warpsN > 1) {
     // Where the group's first column starts in B's #tile.shared layout
     // (whole 1024-byte swizzle periods: the descriptor's start address).
@@ -160,10 +179,13 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   // of K rows): the leading offset is between column blocks (K x 128
   // bytes), the stride between groups of 8 K rows (1024 bytes), and a K
   // slice starts 16 rows (2048 bytes) further.
-  auto fields = [](int64_t leading, int64_t stride) {
-    return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
+  // Narrower K-major atoms (64- / 32-byte rows: swizzle modes 2 / 3) have
+  // their 8-row groups 512 / 256 bytes apart.
+  auto fields = [](int64_t leading, int64_t stride, int64_t mode = 1) {
+    return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (mode << 62);
   };
-  int64_t kMajor = fields(16, 1024);
+  int64_t kMajor = atom == kWgmmaAtomBytes ? fields(16, 1024)
+                                           : fields(16, 8 * atom, atom == 64 ? 2 : 3);
   int64_t nMajor = fields(kRows * 128, 1024);
   auto descriptor = [&](Value start, int64_t bytes, int64_t fixed) {
     Value at = arith::AddIOp::create(b, loc, start, c64(bytes));
@@ -172,15 +194,22 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     return arith::OrIOp::create(b, loc, field, c64(fixed)).getResult();
   };
 
+  // One accumulator struct per row block: registers [mt * regs, (mt + 1) *
+  // regs) of the fragment (getAccumulatorLayout's register order).
   int64_t n = part.tileN, regs = n / 2;
   Type f32 = b.getF32Type();
   auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
-  Value acc = LLVM::UndefOp::create(b, loc, structType);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  for (int64_t r = 0; r < regs; ++r) {
-    Value v = op.getClearAccum() ? zero
-                                 : memref::LoadOp::create(b, loc, accRegs, ValueRange{ib.c(r)});
-    acc = LLVM::InsertValueOp::create(b, loc, acc, v, ArrayRef<int64_t>{r});
+  SmallVector<Value> accs;
+  for (int64_t mt = 0; mt < rowBlocks; ++mt) {
+    Value acc = LLVM::UndefOp::create(b, loc, structType);
+    for (int64_t r = 0; r < regs; ++r) {
+      Value v = op.getClearAccum()
+                    ? zero
+                    : memref::LoadOp::create(b, loc, accRegs, ValueRange{ib.c(mt * regs + r)});
+      acc = LLVM::InsertValueOp::create(b, loc, acc, v, ArrayRef<int64_t>{r});
+    }
+    accs.push_back(acc);
   }
   auto wgType = [&](Type t) {
     NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
@@ -190,14 +219,17 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     return NVVM::WGMMATypesAttr::get(ctx, kind);
   };
   auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
-  // A from registers: K slice k0's eight 16-bit values, packed in pairs.
-  auto registerA = [&](int64_t k0) {
+  // A from registers: K slice k0's eight 16-bit values of row block mt,
+  // packed in pairs (getOperandALayout's register order).
+  int64_t kAtoms = op.getA().getType().getDimSize(1) / kWgmmaK;
+  auto registerA = [&](int64_t mt, int64_t k0) {
     SmallVector<Value> packed;
     for (int64_t pair = 0; pair < 4; ++pair) {
       SmallVector<Value> two;
       for (int64_t e = 0; e < 2; ++e)
         two.push_back(memref::LoadOp::create(
-            b, loc, aRegs, ValueRange{ib.c((k0 / kWgmmaK) * 8 + pair * 2 + e)}));
+            b, loc, aRegs,
+            ValueRange{ib.c((mt * kAtoms + k0 / kWgmmaK) * 8 + pair * 2 + e)}));
       Value v = vector::FromElementsOp::create(b, loc, VectorType::get({2}, in), two);
       packed.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), v));
     }
@@ -205,10 +237,11 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   };
   // Packed before the fence, so no register the wgmmas read is written
   // between them (ptxas would otherwise fence each one).
-  SmallVector<SmallVector<Value>> aPacked;
+  SmallVector<SmallVector<SmallVector<Value>>> aPacked(rowBlocks);
   if (aInRegisters)
-    for (int64_t k0 = 0; k0 < op.getA().getType().getDimSize(1); k0 += kWgmmaK)
-      aPacked.push_back(registerA(k0));
+    for (int64_t mt = 0; mt < rowBlocks; ++mt)
+      for (int64_t k0 = 0; k0 < op.getA().getType().getDimSize(1); k0 += kWgmmaK)
+        aPacked[mt].push_back(registerA(mt, k0));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   int64_t k = op.getA().getType().getDimSize(1), step = op.getMmaAttr().getK();
   int64_t bytes = op.getA().getType().getElementTypeBitWidth() / 8;
@@ -225,29 +258,34 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     if (aInRegisters) {
       Value descB = nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
                             : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor);
-      acc = wgmmaRegisterA(b, loc, acc, aPacked[k0 / kWgmmaK], descB, n, in, nMajorB);
+      for (int64_t mt = 0; mt < rowBlocks; ++mt)
+        accs[mt] = wgmmaRegisterA(b, loc, accs[mt], aPacked[mt][k0 / kWgmmaK], descB, n, in,
+                                  nMajorB);
       continue;
     }
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, descriptor(aRows, kMajorAt(k0, aBlock, aRowsAll), kMajor),
-        nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
-                : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor),
-        NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
-        wgType(op.getB().getType().getElementType()),
-        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
-        NVVM::MMAIntOverflowAttr());
+    for (int64_t mt = 0; mt < rowBlocks; ++mt)
+      accs[mt] = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, accs[mt],
+          descriptor(aRows[mt], kMajorAt(k0, aBlock, aRowsAll), kMajor),
+          nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
+                  : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor),
+          NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
+          wgType(op.getB().getType().getElementType()),
+          NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+          NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
+          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
+          NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   // Depth -1: a tile.wait_wgmma, or the next gemm of a chain, waits.
   if (op.getMmaAttr().getDepth() >= 0)
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, op.getMmaAttr().getDepth());
-  for (int64_t r = 0; r < regs; ++r)
-    memref::StoreOp::create(b, loc,
-                            LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}),
-                            accRegs, ValueRange{ib.c(r)});
+  for (auto [mt, acc] : llvm::enumerate(accs))
+    for (int64_t r = 0; r < regs; ++r)
+      memref::StoreOp::create(b, loc,
+                              LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{r}),
+                              accRegs, ValueRange{ib.c(mt * regs + r)});
   return success();
 }
 
