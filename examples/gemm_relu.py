@@ -5,9 +5,10 @@ is still in registers, so C is written once, already rectified.
 
 A tlc program in TileLang's API (`import tlc as tilelang` is the only change
 a TileLang user makes). It prints the size of its tile IR (the IR itself with
---print-ir), compiles it to PTX for the default target (sm_90a: with 32-wide
-K slices the gemm runs on mma.sync, fed by cp.async), and on a machine with a
-GPU and torch runs it on random fp16 matrices against torch.relu(a @ b).
+--print-ir), compiles it to PTX for the default target (sm_90a: a TMA
+producer warpgroup and one wgmma warpgroup holding the block's two m64 row
+blocks; sm_80: mma.sync fed by cp.async), and on a machine with a GPU and
+torch runs it on random fp16 matrices against torch.relu(a @ b).
 """
 
 import sys
