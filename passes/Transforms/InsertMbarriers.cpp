@@ -164,12 +164,19 @@ LogicalResult checkArrivals(PipelineOp pipe, const PipelineUses &uses) {
   int64_t total = kernel.getThreads();
   if (auto producer = kernel->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
     total += producer.getInt();
+  // The threads running `op`, after checking it is the only `what` of the
+  // pipeline in its block (else `why` it may not be).
   DenseSet<Block *> blocks;
+  auto running = [&](Operation *op, StringRef what,
+                     StringRef why) -> FailureOr<llvm::BitVector> {
+    if (!blocks.insert(op->getBlock()).second)
+      return op->emitOpError("is a second ")
+             << what << " of the pipeline in its block: " << why;
+    return threadsRunning(op, total);
+  };
   for (ProducerAcquireOp acquire : uses.acquires) {
-    if (!blocks.insert(acquire->getBlock()).second)
-      return acquire.emitOpError("is a second acquire of the pipeline in its block: the "
-                                 "stage's full barrier would get two arrivals a phase");
-    FailureOr<llvm::BitVector> threads = threadsRunning(acquire, total);
+    FailureOr<llvm::BitVector> threads =
+        running(acquire, "acquire", "the stage's full barrier would get two arrivals a phase");
     if (failed(threads))
       return failure();
     if (threads->count() != 1)
@@ -181,10 +188,8 @@ LogicalResult checkArrivals(PipelineOp pipe, const PipelineUses &uses) {
   blocks.clear();
   int64_t warps = pipe.getConsumers() / 32;
   for (ConsumerReleaseOp release : uses.releases) {
-    if (!blocks.insert(release->getBlock()).second)
-      return release.emitOpError("is a second release of the pipeline in its block: the "
-                                 "stage's empty barrier would complete a phase early");
-    FailureOr<llvm::BitVector> threads = threadsRunning(release, total);
+    FailureOr<llvm::BitVector> threads =
+        running(release, "release", "the stage's empty barrier would complete a phase early");
     if (failed(threads))
       return failure();
     int64_t leaders = 0;

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 from .. import ir
+from ..errors import CompilationError
 from ..dialects import arith, tile
 from ..language import memory
 from . import dtypes
@@ -189,7 +190,7 @@ def update(gen, node) -> bool:
         return False
     try:
         buf = gen.lookup(target.value.id, target.value)
-    except Exception:  # an undefined name: the ordinary path reports it
+    except CompilationError:  # an undefined name: the ordinary path reports it
         return False
     if not isinstance(buf, BufferRef) or buf.reducer is None:
         return False

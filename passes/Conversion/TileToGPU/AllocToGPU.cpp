@@ -260,8 +260,8 @@ struct ElementAccessLowering : TileOpLowering<AccessOp> {
       MemRefType type = op.getMemRefType();
       if constexpr (std::is_same_v<AccessOp, memref::LoadOp>) {
         if (fragment && holdsWholeTile(fragment->layout, type.getShape())) {
-          Value r = rowMajorPosition(rewriter, op.getLoc(), adaptor.getIndices(),
-                                     type.getShape());
+          Value r = ownRegister(rewriter, op.getLoc(), original.getDefiningOp<AllocFragmentOp>(),
+                                adaptor.getIndices());
           rewriter.replaceOpWithNewOp<memref::LoadOp>(op, converted, ValueRange{r});
           return success();
         }

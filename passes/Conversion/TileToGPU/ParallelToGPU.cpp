@@ -46,15 +46,15 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     DenseMap<Operation *, SmallVector<int64_t>> rowAccesses;
     // Accesses of the thread's own registers at any index (a reducer's
     // partials, reads of a fragment every thread holds whole).
-    DenseMap<Operation *, PrivateAccess> privateAccesses;
+    SmallVector<Operation *> privateAccesses;
     WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
       auto [memref, indices] = accessed(op);
       std::optional<Fragment> fragment =
           memref ? fragmentOf(memref, Value()) : std::optional<Fragment>();
       if (!fragment)
         return WalkResult::advance();
-      if (PrivateAccess how = privateAccess(op); how != PrivateAccess::Layout) {
-        privateAccesses[op] = how;
+      if (privateAccess(op) != PrivateAccess::Layout) {
+        privateAccesses.push_back(op);
         return WalkResult::advance();
       }
       if (indices.size() < body.getNumArguments()) {
@@ -99,9 +99,9 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       DenseMap<Operation *, int64_t> rowRegs;
       for (auto &[orig, regs] : rowAccesses)
         rowRegs[mapping.lookup(orig)] = regs[r];
-      DenseMap<Operation *, PrivateAccess> privateRegs;
-      for (auto &[orig, how] : privateAccesses)
-        privateRegs[mapping.lookup(orig)] = how;
+      DenseSet<Operation *> privateRegs;
+      for (Operation *orig : privateAccesses)
+        privateRegs.insert(mapping.lookup(orig));
       for (Operation *clone : clones)
         if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs)))
           return failure();
@@ -245,7 +245,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   /// Redirects fragment accesses to register `reg` and guards global ones.
   LogicalResult rewriteAccesses(ConversionPatternRewriter &b, Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs,
-                                const DenseMap<Operation *, PrivateAccess> &privateRegs) const {
+                                const DenseSet<Operation *> &privateRegs) const {
     SmallVector<Operation *> accesses;
     root->walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
@@ -263,8 +263,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         auto partials = atomic.getMemref().getDefiningOp<AllocFragmentOp>();
         if (partials && partials->hasAttr(kReducerAttr)) {
           Value regs = b.getRemappedValue(atomic.getMemref());
-          Value r = rowMajorPosition(b, loc, atomic.getIndices().drop_front(),
-                                     partials.getType().getShape().drop_front());
+          Value r = ownRegister(b, loc, partials, atomic.getIndices());
           Value old = memref::LoadOp::create(b, loc, regs, ValueRange{r});
           Value updated = arith::getReductionOp(atomic.getKind(), b, loc, old, atomic.getValue());
           memref::StoreOp::create(b, loc, updated, regs, ValueRange{r});
@@ -285,16 +284,15 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       auto store = dyn_cast<memref::StoreOp>(op);
       auto [memref, indices] = accessed(op);
       if (std::optional<Fragment> fragment = fragmentOf(memref, b.getRemappedValue(memref))) {
-        auto row = rowRegs.find(op); // a row vector: the register of this row
-        Value r = arith::ConstantIndexOp::create(b, loc, row == rowRegs.end() ? reg : row->second);
-        // The thread's own registers, by position: a reducer's partials
-        // (dimension 0, the thread, left out) or a whole-tile read.
-        if (auto own = privateRegs.find(op); own != privateRegs.end()) {
-          ArrayRef<int64_t> shape = cast<MemRefType>(memref.getType()).getShape();
-          bool partials = own->second == PrivateAccess::Partials;
-          r = rowMajorPosition(b, loc, partials ? indices.drop_front() : indices,
-                               partials ? shape.drop_front() : shape);
-        }
+        // The thread's own registers by position (a reducer's partials, a
+        // whole-tile read), a row vector's register for this row, or the
+        // loop's register.
+        auto row = rowRegs.find(op);
+        Value r = privateRegs.contains(op)
+                      ? ownRegister(b, loc, memref.getDefiningOp<AllocFragmentOp>(), indices)
+                      : arith::ConstantIndexOp::create(b, loc, row == rowRegs.end() ? reg
+                                                                              : row->second)
+                            .getResult();
         b.modifyOpInPlace(op, [&] {
           op->setOperand(load ? 0 : 1, fragment->regs);
           op->setOperands(load ? 1 : 2, indices.size(), ValueRange{r});

@@ -584,8 +584,13 @@ PrivateAccess mlir::tile::privateAccess(Operation *access) {
   return PrivateAccess::WholeTile;
 }
 
-Value mlir::tile::rowMajorPosition(OpBuilder &b, Location loc, ValueRange indices,
-                                   ArrayRef<int64_t> shape) {
+Value mlir::tile::ownRegister(OpBuilder &b, Location loc, AllocFragmentOp fragment,
+                              ValueRange indices) {
+  ArrayRef<int64_t> shape = fragment.getType().getShape();
+  if (fragment->hasAttr(kReducerAttr)) {
+    shape = shape.drop_front();
+    indices = indices.drop_front();
+  }
   IndexBuilder ib{b, loc};
   Value flat = ib.c(0);
   for (auto [i, d] : llvm::zip(indices, shape))

@@ -79,9 +79,10 @@ PrivateAccess privateAccess(Operation *access);
 /// any index, inside T.Parallel or not, from the thread's own registers.
 bool holdsWholeTile(LayoutAttr layout, ArrayRef<int64_t> shape);
 
-/// The row-major position of `indices` in a tile of `shape`.
-Value rowMajorPosition(OpBuilder &b, Location loc, ValueRange indices,
-                       ArrayRef<int64_t> shape);
+/// The register of `fragment` (a reducer's partials, or a fragment every
+/// thread holds whole) that holds element `indices` in the running thread:
+/// their row-major position, the partials' dimension 0 (the thread) left out.
+Value ownRegister(OpBuilder &b, Location loc, AllocFragmentOp fragment, ValueRange indices);
 
 /// One side of a data movement: a buffer (as converted), its tile-level
 /// type, and the region of it the tile occupies (start index and size per

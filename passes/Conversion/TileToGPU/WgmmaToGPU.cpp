@@ -113,9 +113,9 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   // The swizzle atom of the K-major operands (A's K and a K-major B's are
   // the same K): 128 bytes, or the whole row of 64 / 32; an N-major B is in
   // 128-byte column blocks.
-  int64_t atom = wgmmaKAtomBytes(aInRegisters ? op.getB().getType() : op.getA().getType());
-  if (aInRegisters && nMajorB)
-    atom = kWgmmaAtomBytes;
+  int64_t atom = !aInRegisters ? wgmmaKAtomBytes(op.getA().getType())
+                 : nMajorB     ? kWgmmaAtomBytes
+                               : wgmmaKAtomBytes(op.getB().getType());
   FailureOr<Value> aAddr =
       aInRegisters ? FailureOr<Value>(Value()) : address(aShared, aBlock, atom);
   FailureOr<Value> bAddr = address(bShared, bBlock, nMajorB ? kWgmmaAtomBytes : atom);
@@ -148,12 +148,8 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   int64_t rowBlocks = part.tileM / kMmaM;
   SmallVector<Value> aRows;
   for (int64_t mt = 0; mt < rowBlocks && !aInRegisters; ++mt) {
-    Value block = rowBlocks == 1
-                      ? groupM
-                      : arith::AddIOp::create(
-                            b, loc, arith::MulIOp::create(b, loc, groupM, c64(rowBlocks)),
-                            c64(mt))
-                            .getResult();
+    Value block = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, groupM, c64(rowBlocks)), c64(mt));
     // 64 rows of the atom's bytes (128, or the row itself for 64- and
     // 32-byte rows).
     aRows.push_back(arith::AddIOp::create(b, loc, *aAddr,
