@@ -31,6 +31,11 @@ constexpr llvm::StringLiteral kTensorMapsAttr = "tile.tensor_maps";
 /// indices are not used.
 constexpr llvm::StringLiteral kPersistentAttr = "tile.persistent";
 
+/// The unit function-argument attribute marking a global scratch tensor
+/// (T.alloc_global, stream-K's partial tiles): the launcher allocates it, the
+/// caller never passes it. Scratch arguments follow the parameters.
+constexpr llvm::StringLiteral kArgScratchAttr = "tile.scratch";
+
 /// On the scf.for over a persistent kernel's tiles (tile-pipeline-loops):
 /// convert-tile-to-gpu reads the thread index afresh in its body, so that
 /// LLVM does not hoist every per-thread address of the body out of the loop
@@ -81,7 +86,8 @@ void insertBarriers(ModuleOp module);
 
 /// Multi-buffers and overlaps the copies of `module`'s pipelined loops;
 /// fails when a loop's stages cannot fit in the target's shared memory.
-LogicalResult pipelineLoops(ModuleOp module);
+/// With `streamK`, persistent GEMM loops share the last wave's iterations.
+LogicalResult pipelineLoops(ModuleOp module, bool streamK = true);
 
 /// Lowers each tile.pipeline of `module` to full and empty mbarriers per
 /// stage and checks the mbarrier protocol of every kernel.

@@ -362,6 +362,19 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     2-d grid and bounds independent of the block indices, persistent: each
     role walks the grid's tiles in an `scf.for` marked `tile.tile_loop`.
 
+    A persistent loop that only accumulates gemms into fragments zeroed
+    before it (a GEMM's main loop) is stream-K (with `stream-k`, the
+    default): the kernel runs on one block per SM; after the full waves of
+    tiles, the remaining tiles' K iterations are shared evenly by the
+    blocks (at least 4 each), a block whose share starts inside a tile
+    storing its partial sums of it (`tile.store_partials`) and raising a
+    flag (`tile.semaphore_signal`), the block with the tile's first
+    iterations waiting for the flags of the blocks after it
+    (`tile.semaphore_wait`), adding their partials in block order
+    (`tile.add_partials`) and running the epilogue. The scratch (one
+    `[SMs, tile...]` tensor per accumulator, the int32 flags zeroed by the
+    launcher) is appended to the function's arguments (`tile.scratch`).
+
     Before:
 
     ```mlir
@@ -387,6 +400,11 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     nvvm.cp.async.wait.group 0
     ```
   }];
+  let options = [
+    Option<"streamK", "stream-k", "bool", "true",
+           "Share the K iterations of the last wave's tiles of a persistent GEMM "
+           "between all blocks (stream-K)">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect"];
 }

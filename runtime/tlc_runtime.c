@@ -98,10 +98,14 @@ enum {
 /* Device memory, for the global scratch tensors (T.alloc_global) of a call
  * whose arguments are not torch tensors; resolved, not required, as only
  * those calls need them. Here the _v2 names are the right ones: the
- * unsuffixed cuMemAlloc/cuMemFree take 32-bit pointers. */
+ * unsuffixed cuMemAlloc/cuMemFree take 32-bit pointers. cuMemsetD8Async has
+ * no _v2: it came with 64-bit pointers (and, unsuffixed, takes NULL as the
+ * legacy default stream, as cuLaunchKernel does). */
 #define TLC_MEMORY_DRIVER_FUNCTIONS(X)                                         \
   X(cuMemAlloc_v2, (CUdeviceptr * p, size_t bytes))                            \
-  X(cuMemFree_v2, (CUdeviceptr p))
+  X(cuMemFree_v2, (CUdeviceptr p))                                             \
+  X(cuMemsetD8Async,                                                           \
+    (CUdeviceptr p, unsigned char value, size_t n, CUstream s))
 
 /* Entry points only some kernels need, resolved but not required at
  * initialisation: a driver older than CUDA 12.0 lacks cuTensorMapEncodeTiled
@@ -743,5 +747,25 @@ int tlc_rt_mem_free(void *ptr, char *err, size_t err_len) {
   CUresult rc = p_cuMemFree_v2((CUdeviceptr)(uintptr_t)ptr);
   if (rc != CUDA_SUCCESS)
     return cu_fail(rc, "cuMemFree", NULL, NULL, err, err_len);
+  return 0;
+}
+
+int tlc_rt_memset_d8_async(void *ptr, unsigned char value, size_t bytes,
+                           void *stream, char *err, size_t err_len) {
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  if (!p_cuMemsetD8Async)
+    return fail(err, err_len,
+                "tlc runtime: the CUDA driver (libcuda.so.1) lacks "
+                "cuMemsetD8Async, which zero-filled global scratch of "
+                "arguments that are not torch tensors needs");
+  CUresult rc = p_cuMemsetD8Async((CUdeviceptr)(uintptr_t)ptr, value, bytes,
+                                  (CUstream)stream);
+  if (rc != CUDA_SUCCESS) {
+    char suffix[96];
+    snprintf(suffix, sizeof suffix, " (setting %zu bytes of global scratch)",
+             bytes);
+    return cu_fail(rc, "cuMemsetD8Async", NULL, suffix, err, err_len);
+  }
   return 0;
 }

@@ -127,6 +127,13 @@ TLC_RT_API int tlc_rt_mem_alloc(size_t bytes, void **ptr_out, char *err,
 /* cuMemFree of a pointer tlc_rt_mem_alloc returned. */
 TLC_RT_API int tlc_rt_mem_free(void *ptr, char *err, size_t err_len);
 
+/* cuMemsetD8Async: sets `bytes` bytes from `ptr` (device memory of the
+ * current context) to `value`, in order on `stream` (NULL: the legacy default
+ * stream); for the zero-filled global scratch tensors of a kernel sequence. */
+TLC_RT_API int tlc_rt_memset_d8_async(void *ptr, unsigned char value,
+                                      size_t bytes, void *stream, char *err,
+                                      size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

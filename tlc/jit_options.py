@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .errors import CompilationError, Diagnostic, SourceLocation
-from .pass_config import FAST_MATH, NO_TMA, PassConfigEffects, apply_pass_configs
+from .pass_config import FAST_MATH, NO_STREAM_K, NO_TMA, PassConfigEffects, apply_pass_configs
 
 _BACKENDS = ("auto", "dlpack", "ctypes", "cython", "nvrtc", "tvm_ffi", "torch")
 _WARNED_BACKENDS: set[str] = set()
@@ -52,6 +52,8 @@ class JitOptions:
             target = "sm_90"  # the same chip without the wgmma path
         elif self.effects.disable_tma and target == "sm_90a":
             target += NO_TMA  # wgmma, but the cp.async pipeline
+        if self.effects.disable_stream_k and target.startswith("sm_90a"):
+            target += NO_STREAM_K  # the only architecture with stream-K
         if self.effects.fast_math:
             target += FAST_MATH
         return target

@@ -15,7 +15,11 @@ Each TileLang key is one of three kinds here:
 - cannot honour: it asks for an output or a behaviour tlc cannot give (extra
   nvcc flags, custom TVM passes, dumping CUDA source): an error.
 
-A key TileLang does not have is an error too.
+A key TileLang does not have is an error too, except tlc's own
+`tlc.disable_stream_k` (`PassConfigKey.TLC_DISABLE_STREAM_K`), honoured: True
+compiles sm_90a's persistent warp-specialized GEMMs without stream-K (a
+NO_STREAM_K target, `tile-pipeline-loops{stream-k=false}`), for comparisons;
+other targets have no stream-K, and there it is accepted and changes nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from .errors import CompilationError
 
 
 class PassConfigKey(str, enum.Enum):
-    """TileLang's pass-config keys (`tilelang.PassConfigKey`), by their TileLang names."""
+    """TileLang's pass-config keys (`tilelang.PassConfigKey`), by their TileLang
+    names, and tlc's own (`tlc.*`)."""
 
     TL_SIMPLIFY = "tl.Simplify"
     TL_DISABLE_BUFFER_INIT_CHECK = "tl.disable_buffer_init_check"
@@ -76,17 +81,23 @@ class PassConfigKey(str, enum.Enum):
     TIR_ADD_LOWER_PASS = "tir.add_lower_pass"
     TIR_NOALIAS = "tir.noalias"
     CUDA_KERNELS_OUTPUT_DIR = "cuda.kernels_output_dir"
+    TLC_DISABLE_STREAM_K = "tlc.disable_stream_k"
 
 
 _K = PassConfigKey
 
 # Keys tlc applies (see PassConfigEffects).
 _HONOURED = {_K.TL_DISABLE_WGMMA, _K.TL_DISABLE_TMA_LOWER, _K.TL_DISABLE_WARP_SPECIALIZED,
-             _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION, _K.TL_ENABLE_FAST_MATH}
+             _K.TL_ENABLE_AUTO_WARP_SPECIALIZATION, _K.TL_ENABLE_FAST_MATH,
+             _K.TLC_DISABLE_STREAM_K}
 
 #: The suffix of a target name whose TMA feature is turned off (what the TMA
 #: and warp-specialization keys do); tlc.compiler.targets reads it.
 NO_TMA = "+no_tma"
+
+#: The suffix of an sm_90a target name compiled without stream-K
+#: (tlc.disable_stream_k), after NO_TMA: tile-pipeline-loops{stream-k=false}.
+NO_STREAM_K = "+no_stream_k"
 
 #: The suffix of a target name compiled with fast math (tl.enable_fast_math):
 #: float arithmetic may be contracted (fma) and approximated, and f32
@@ -133,6 +144,9 @@ class PassConfigEffects:
     # tl.enable_fast_math: contraction and approximations allowed, f32
     # denormals flushed (a FAST_MATH target).
     fast_math: bool = False
+    # tlc.disable_stream_k: sm_90a persistent GEMMs without stream-K (a
+    # NO_STREAM_K target).
+    disable_stream_k: bool = False
 
 
 def _key(key) -> PassConfigKey:
@@ -158,7 +172,7 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
     if not isinstance(pass_configs, dict):
         raise CompilationError(f"pass_configs must be a dict of PassConfigKey -> value, got "
                                f"{type(pass_configs).__name__}")
-    disable_wgmma = disable_tma = fast_math = False
+    disable_wgmma = disable_tma = fast_math = disable_stream_k = False
     for raw, value in pass_configs.items():
         key = _key(raw)
         if key in _CANNOT:
@@ -174,6 +188,8 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
                 disable_tma |= not value
             elif key == _K.TL_ENABLE_FAST_MATH:
                 fast_math = bool(value)
+            elif key == _K.TLC_DISABLE_STREAM_K:
+                disable_stream_k = bool(value)
             else:
                 disable_tma |= bool(value)
         elif key.value not in _WARNED:
@@ -182,4 +198,4 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
             warnings.warn(f"tlc: pass_configs key '{key.value}' has no effect in tlc ({why})",
                           stacklevel=4)
     return PassConfigEffects(disable_wgmma=disable_wgmma, disable_tma=disable_tma,
-                             fast_math=fast_math)
+                             fast_math=fast_math, disable_stream_k=disable_stream_k)

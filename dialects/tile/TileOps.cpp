@@ -366,6 +366,47 @@ int64_t TmaStoreOp::getBoxColumns() {
   return boxColumns(getSrc().getType(), alloc ? sharedLayout(alloc) : SharedLayoutAttr());
 }
 
+/// A semaphore's flags are an int32 tensor in global memory, which other
+/// blocks see.
+static LogicalResult verifySemaphoreFlags(Operation *op, MemRefType flags) {
+  if (getPlace(flags) != Place::Global)
+    return op->emitOpError("flags must be a global tensor (other blocks read them), got ")
+           << flags;
+  return success();
+}
+
+LogicalResult SemaphoreSignalOp::verify() {
+  return verifySemaphoreFlags(*this, getFlags().getType());
+}
+
+LogicalResult SemaphoreWaitOp::verify() {
+  return verifySemaphoreFlags(*this, getFlags().getType());
+}
+
+/// A fragment and the global rows of partial sums that hold its elements.
+static LogicalResult verifyPartials(Operation *op, MemRefType fragment, MemRefType partials) {
+  if (getPlace(fragment) != Place::Fragment)
+    return op->emitOpError("moves the registers of a fragment, got ") << fragment;
+  if (getPlace(partials) != Place::Global)
+    return op->emitOpError("partials must be a global tensor, got ") << partials;
+  if (partials.getElementType() != fragment.getElementType())
+    return op->emitOpError("partials hold ")
+           << partials.getElementType() << " but the fragment holds "
+           << fragment.getElementType();
+  if (partials.isDynamicDim(1) || partials.getDimSize(1) != fragment.getNumElements())
+    return op->emitOpError("a row of partials holds the fragment's ")
+           << fragment.getNumElements() << " elements, got " << partials;
+  return success();
+}
+
+LogicalResult StorePartialsOp::verify() {
+  return verifyPartials(*this, getSrc().getType(), getPartials().getType());
+}
+
+LogicalResult AddPartialsOp::verify() {
+  return verifyPartials(*this, getDst().getType(), getPartials().getType());
+}
+
 LogicalResult TmaStoreOp::verify() {
   MemRefType src = getSrc().getType();
   if (getPlace(src) != Place::Shared || src.getRank() != 2)

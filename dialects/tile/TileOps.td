@@ -425,6 +425,145 @@ def Tile_ConsumerReleaseOp : Tile_Op<"consumer_release"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Semaphores between blocks
+//===----------------------------------------------------------------------===//
+
+def Tile_SemaphoreSignalOp : Tile_Op<"semaphore_signal"> {
+  let summary = "Publish the block's global writes and raise a flag";
+  let description = [{
+    Run by every thread of the block (of the consumers, in a
+    warp-specialized kernel) at the same point: once all of them have
+    arrived, the global-memory writes they made before it are made visible
+    at GPU scope and element `index` of the int32 tensor `flags` is set to
+    1. A block waiting for that flag with `tile.semaphore_wait` then sees
+    those writes. Lowered to a barrier of the block, then, on its first
+    thread, a GPU-scope memory fence and an atomic exchange.
+
+    `tile-pipeline-loops` uses a pair of these for stream-K: a block that
+    computed part of an output tile's K range stores its partial sums and
+    signals; the block finishing the tile waits for it and adds them.
+
+    Example:
+
+    ```mlir
+    func.func @publish(%flags: memref<?xi32>, %i: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        tile.semaphore_signal %flags[%i] : memref<?xi32>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I32], [1]>:$flags, Index:$index);
+  let assemblyFormat = "$flags `[` $index `]` attr-dict `:` type($flags)";
+  let hasVerifier = 1;
+}
+
+def Tile_SemaphoreWaitOp : Tile_Op<"semaphore_wait"> {
+  let summary = "Wait until another block raised a flag";
+  let description = [{
+    Run by every thread of the block (of the consumers, in a
+    warp-specialized kernel) at the same point: the block waits until
+    element `index` of the int32 tensor `flags` is nonzero, as a
+    `tile.semaphore_signal` of another block sets it; afterwards every
+    thread sees the global writes that block made before signalling.
+    Lowered to a spin of the block's first thread on an atomic read of the
+    flag, a GPU-scope memory fence, then a barrier of the block. The flag
+    is not reset: the launcher zeroes such flags before each launch.
+
+    The signalling block must be able to run while this one waits: every
+    block of the grid resident at once (a persistent kernel's grid of at
+    most one block per multiprocessor), or the signaller launched earlier.
+
+    Example:
+
+    ```mlir
+    func.func @acquire(%flags: memref<?xi32>, %i: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        tile.semaphore_wait %flags[%i] : memref<?xi32>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I32], [1]>:$flags, Index:$index);
+  let assemblyFormat = "$flags `[` $index `]` attr-dict `:` type($flags)";
+  let hasVerifier = 1;
+}
+
+def Tile_StorePartialsOp : Tile_Op<"store_partials"> {
+  let summary = "Store each thread's registers of a fragment into a row of a global tensor";
+  let description = [{
+    Every thread of the block (of the consumers, in a warp-specialized
+    kernel) stores its registers of the fragment `src` into row `row` of the
+    global tensor `partials`: registers 4q .. 4q + 3 of thread t at columns
+    (q x threads + t) x 4, one 16-byte store each, so that the block's
+    stores are contiguous whatever the fragment's layout. A row holds as
+    many elements as the fragment (its layout must place each 32-bit element
+    on one thread and register, four registers or a multiple of four a
+    thread). `tile.add_partials` with the same fragment layout reads them
+    back.
+
+    `tile-pipeline-loops` uses it for stream-K: a block that computed part
+    of an output tile's K range leaves its partial sums for the block that
+    finishes the tile.
+
+    Example:
+
+    ```mlir
+    func.func @leave(%partials: memref<?x8192xf32>, %slot: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+        tile.store_partials %acc to %partials[%slot] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$src, MemRefRankOf<[AnyFloat], [2]>:$partials,
+                       Index:$row);
+  let assemblyFormat = [{
+    $src `to` $partials `[` $row `]` attr-dict `:` type($src) `to` type($partials)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AddPartialsOp : Tile_Op<"add_partials"> {
+  let summary = "Add a row of partial sums stored by tile.store_partials to a fragment";
+  let description = [{
+    Every thread of the block (of the consumers, in a warp-specialized
+    kernel) adds to each of its registers of the fragment `dst` the value a
+    `tile.store_partials` of a fragment of the same layout left for that
+    thread and register in row `row` of `partials` (registers 4q .. 4q + 3
+    at columns (q x threads + t) x 4; a thread's loads are all issued before
+    the additions). The block that stored them must have published them
+    first (`tile.semaphore_signal`, waited for with `tile.semaphore_wait`).
+
+    Example:
+
+    ```mlir
+    func.func @gather(%partials: memref<?x8192xf32>, %slot: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+        tile.add_partials %partials[%slot] to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[AnyFloat], [2]>:$partials, Index:$row,
+                       AnyStaticShapeMemRef:$dst);
+  let assemblyFormat = [{
+    $partials `[` $row `]` `to` $dst attr-dict `:` type($partials) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

@@ -2,6 +2,7 @@
 
 #include "passes/Passes.h"
 #include "passes/Transforms/Rasterize.h"
+#include "passes/Transforms/StreamK.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,10 +27,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The unit function-argument attribute marking a global scratch tensor
-/// (T.alloc_global): the launcher allocates it, the caller never passes it.
-/// Scratch arguments follow the parameters.
-constexpr llvm::StringLiteral kArgScratchAttr = "tile.scratch";
 /// On a scratch argument: it is a view (`T.Tensor(shape, dtype, X.data)`) of
 /// the tensor parameter this names, which the launcher passes in its place.
 constexpr llvm::StringLiteral kArgViewOfAttr = "tile.view_of";
@@ -287,7 +284,8 @@ FailureOr<ArrayAttr> scratchMetadata(func::FuncOp func) {
              << "scratch tensor '" << paramName(func, i)
              << "' must be a row-major global tensor, got " << arg.getType();
     for (int64_t dim = 0; dim < memref.getRank(); ++dim)
-      if (memref.isDynamicDim(dim) && !symbols.contains(dimName(func, i, dim)))
+      if (memref.isDynamicDim(dim) && !symbols.contains(dimName(func, i, dim)) &&
+          dimName(func, i, dim) != kSmCountSymbol)
         return emitError(arg.getLoc())
                << "scratch tensor '" << paramName(func, i) << "' dim " << dim
                << " is the size '" << dimName(func, i, dim)
@@ -307,6 +305,8 @@ FailureOr<ArrayAttr> scratchMetadata(func::FuncOp func) {
                << "', which is no tensor parameter of its element type";
       entry.set("view_of", base);
     }
+    if (func.getArgAttr(i, kArgZeroFillAttr))
+      entry.set("zero_fill", b.getBoolAttr(true));
     scratch.push_back(entry.getDictionary(ctx));
   }
   return b.getArrayAttr(scratch);
@@ -324,8 +324,10 @@ FailureOr<NamedAttrList> launchMetadata(func::FuncOp func, KernelOp kernel) {
     sizes.push_back(*expr);
     grid.push_back(b.getStringAttr(*expr));
   }
-  if (kernel->hasAttr(kPersistentAttr)) // one block per SM at most
-    grid = {b.getStringAttr("min(" + llvm::join(sizes, " * ") + ", __sm_count__)")};
+  if (kernel->hasAttr(kStreamKAttr)) // one block per SM: all share the last wave
+    grid = {b.getStringAttr(kSmCountSymbol)};
+  else if (kernel->hasAttr(kPersistentAttr)) // one block per SM at most
+    grid = {b.getStringAttr("min(" + llvm::join(sizes, " * ") + ", " + kSmCountSymbol + ")")};
   while (grid.size() < 3)
     grid.push_back(b.getStringAttr("1"));
 

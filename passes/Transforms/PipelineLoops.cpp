@@ -29,8 +29,10 @@
 
 #include "passes/Passes.h"
 #include "passes/Transforms/Rasterize.h"
+#include "passes/Transforms/StreamK.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -426,7 +428,7 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
 ///     tile.consumer_release k - D (D: the wgmma groups left pending;
 ///       none before the kernel's iteration D)
 void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
-                    ArrayRef<TmaCopy> tma) {
+                    ArrayRef<TmaCopy> tma, bool streamKEnabled) {
   auto kernel = cast<KernelOp>(loop->getParentOp());
   MLIRContext *ctx = loop.getContext();
   Location loc = loop.getLoc();
@@ -451,6 +453,17 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
                     llvm::none_of(loop->getOperands(), [&](Value v) {
                       return v.getDefiningOp() && fromBlock.contains(v.getDefiningOp());
                     });
+  SmallVector<AllocFragmentOp> accumulators;
+  if (persistent && streamKEnabled && streamKMayPay(kernel, loop)) {
+    SmallVector<Operation *> copies;
+    for (Producer &p : producers)
+      copies.push_back(p.copy);
+    accumulators = streamKAccumulators(loop, copies);
+  }
+  bool streamK = !accumulators.empty();
+  StreamKScratch scratch;
+  if (streamK)
+    scratch = addStreamKScratch(kernel->getParentOfType<func::FuncOp>(), accumulators);
 
   // Which ops stay where both warp roles see them: allocations and pure ops
   // of values computed before the kernel's side effects (and, in a
@@ -492,27 +505,16 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
 
   // Runs `perTile` once per tile of this block: with the block indices for
   // a persistent kernel (tiles blockIdx.x, + gridDim.x, ... of the grid,
-  // rasterized as T.use_swizzle asked), else once with the block's own; it
-  // gets the mapping of the block indices and the tile's first global
+  // rasterized as T.use_swizzle asked; with stream-K, the block's pieces
+  // of tiles), else once with the block's own; it gets the mapping of the
+  // block indices and the tile's work: its loop's bounds and first global
   // iteration number.
-  auto forEachTile = [&](OpBuilder &ob,
-                         function_ref<void(OpBuilder &, IRMapping &, Value)> perTile) {
-    IRMapping mapping;
-    if (!persistent) {
-      perTile(ob, mapping, idx(ob, 0));
-      return;
-    }
-    Value cta = gpu::BlockIdOp::create(ob, loc, gpu::Dimension::x);
-    Value ctas = gpu::GridDimOp::create(ob, loc, gpu::Dimension::x);
+  struct TileWork {
+    Value firstK, from, to;
+    Value tiles, piece; // stream-K: the tile count and the piece's number
+  };
+  auto mapTile = [&](OpBuilder &tb, IRMapping &mapping, Value t) {
     ValueRange grid = kernel.getGrid();
-    Value tiles = grid[0];
-    for (Value size : grid.drop_front())
-      tiles = arith::MulIOp::create(ob, loc, tiles, size);
-    auto tileLoop = scf::ForOp::create(ob, loc, cta, tiles, ctas);
-    tileLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
-    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
-    Value t = tileLoop.getInductionVar();
-    Value j = arith::DivSIOp::create(tb, loc, arith::SubIOp::create(tb, loc, t, cta), ctas);
     SmallVector<Value> ids{t};
     if (grid.size() == 2) {
       ids = {arith::RemSIOp::create(tb, loc, t, grid[0]),
@@ -522,13 +524,57 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     }
     for (auto [arg, id] : llvm::zip(kernel.getBlockIndices(), ids))
       mapping.map(arg, id);
-    perTile(tb, mapping, arith::MulIOp::create(tb, loc, j, trips));
   };
-  // Global iteration k of the loop at `iv` (from `first`) and its stage.
-  auto position = [&](OpBuilder &ob, Value iv, Value first) {
+  auto forEachTile = [&](OpBuilder &ob,
+                         function_ref<void(OpBuilder &, IRMapping &, const TileWork &)> perTile) {
+    IRMapping mapping;
+    if (!persistent) {
+      perTile(ob, mapping, TileWork{idx(ob, 0), lb, ub});
+      return;
+    }
+    auto tileCount = [&] {
+      ValueRange grid = kernel.getGrid();
+      Value tiles = grid[0];
+      for (Value size : grid.drop_front())
+        tiles = arith::MulIOp::create(ob, loc, tiles, size);
+      return tiles;
+    };
+    if (streamK) {
+      // The schedule is built again in each piece (its values are not kept
+      // live across the piece loop; the consumers build it a third time
+      // after the main loop).
+      Value tiles = tileCount();
+      StreamKSchedule blockSchedule(ob, loc, tiles, trips);
+      auto pieceLoop =
+          scf::ForOp::create(ob, loc, idx(ob, 0), blockSchedule.pieces(), idx(ob, 1));
+      pieceLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
+      OpBuilder tb = OpBuilder::atBlockTerminator(pieceLoop.getBody());
+      StreamKSchedule schedule(tb, loc, tiles, trips, /*afresh=*/true);
+      Value u = pieceLoop.getInductionVar();
+      StreamKPiece piece = schedule.piece(tb, loc, u);
+      mapTile(tb, mapping, piece.tile);
+      auto bound = [&](Value i) {
+        return arith::AddIOp::create(tb, loc, lb, arith::MulIOp::create(tb, loc, i, step));
+      };
+      perTile(tb, mapping,
+              TileWork{piece.firstK, bound(piece.begin), bound(piece.end), tiles, u});
+      return;
+    }
+    Value cta = gpu::BlockIdOp::create(ob, loc, gpu::Dimension::x);
+    Value ctas = gpu::GridDimOp::create(ob, loc, gpu::Dimension::x);
+    auto tileLoop = scf::ForOp::create(ob, loc, cta, tileCount(), ctas);
+    tileLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
+    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+    Value t = tileLoop.getInductionVar();
+    Value j = arith::DivSIOp::create(tb, loc, arith::SubIOp::create(tb, loc, t, cta), ctas);
+    mapTile(tb, mapping, t);
+    perTile(tb, mapping, TileWork{arith::MulIOp::create(tb, loc, j, trips), lb, ub});
+  };
+  // Global iteration k of the loop at `iv` (from `first` at `from`) and its stage.
+  auto position = [&](OpBuilder &ob, Value iv, Value first, Value from) {
     Value k = arith::AddIOp::create(
         ob, loc, first,
-        arith::DivSIOp::create(ob, loc, arith::SubIOp::create(ob, loc, iv, lb), step));
+        arith::DivSIOp::create(ob, loc, arith::SubIOp::create(ob, loc, iv, from), step));
     Value s = arith::RemSIOp::create(ob, loc, k, idx(ob, stages));
     return std::pair<Value, Value>{k, s};
   };
@@ -547,16 +593,16 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       maps.push_back(TensorMapOp::create(lb0, loc, LLVM::LLVMPointerType::get(ctx),
                                          producers[n].copy.getSrc(), tma[n].box,
                                          tma[n].swizzleBytes));
-    forEachTile(lb0, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
+    forEachTile(lb0, [&](OpBuilder &tb, IRMapping &mapping, const TileWork &work) {
       if (persistent) // the tile's values the copies read
         for (Operation *op : order)
           if (fromBlock.contains(op) && moved.contains(op) &&
               (isPure(op) || isReadOnlyGlobalLoad(op)) && !op->getNumRegions())
             tb.clone(*op, mapping);
-      auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
+      auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step);
       OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
       Value iv = forOp.getInductionVar();
-      auto [k, s] = position(fb, iv, firstK);
+      auto [k, s] = position(fb, iv, work.firstK, work.from);
       ProducerAcquireOp::create(fb, loc, pipe, k);
       mapping.map(oldIv, iv);
       for (size_t n = 0; n < producers.size(); ++n) {
@@ -580,18 +626,25 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         kConsumerRegisterCap,
         (65536 - kWarpgroup * kProducerRegisters) / threads / 8 * 8);
     NVVM::SetMaxRegisterOp::create(cb, loc, regs, NVVM::SetMaxRegisterAction::increase);
-    forEachTile(cb, [&](OpBuilder &tb, IRMapping &mapping, Value firstK) {
+    forEachTile(cb, [&](OpBuilder &tb, IRMapping &mapping, const TileWork &work) {
+      SmallVector<Operation *> epilogue; // stream-K: after the loop, once per tile
+      bool afterLoop = false;
       for (Operation *op : order) {
         if (!moved.contains(op))
           continue;
+        if (afterLoop && work.piece) {
+          epilogue.push_back(op);
+          continue;
+        }
         if (op != loop.getOperation()) {
           tb.clone(*op, mapping);
           continue;
         }
-        auto forOp = scf::ForOp::create(tb, loc, lb, ub, step);
+        afterLoop = true;
+        auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step);
         OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
         Value iv = forOp.getInductionVar();
-        auto [k, s] = position(fb, iv, firstK);
+        auto [k, s] = position(fb, iv, work.firstK, work.from);
         ConsumerWaitOp::create(fb, loc, pipe, k);
         IRMapping inner = mapping;
         inner.map(oldIv, iv);
@@ -620,10 +673,20 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         if (pending > 0)
           NVVM::WgmmaWaitGroupSyncOp::create(tb, loc, 0);
       }
+      if (work.piece) {
+        StreamKSchedule schedule(tb, loc, work.tiles, trips, /*afresh=*/true);
+        finishStreamKPiece(tb, loc, schedule, work.piece, accumulators, scratch,
+                           [&](OpBuilder &eb) {
+                             for (Operation *op : epilogue)
+                               eb.clone(*op, mapping);
+                           });
+      }
     });
   }
   if (persistent)
     kernel->setAttr(kPersistentAttr, UnitAttr::get(ctx));
+  if (streamK)
+    kernel->setAttr(kStreamKAttr, UnitAttr::get(ctx));
   kernel->setAttr(kProducerThreadsAttr, IntegerAttr::get(i64, kWarpgroup));
   for (Operation *op : llvm::reverse(order))
     if (moved.contains(op))
@@ -633,8 +696,9 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
 }
 
 struct TilePipelineLoops : mlir::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
+  using Base::Base;
   void runOnOperation() final {
-    if (failed(pipelineLoops(getOperation())))
+    if (failed(pipelineLoops(getOperation(), streamK)))
       signalPassFailure();
   }
 };
@@ -669,7 +733,7 @@ SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
   return buffers;
 }
 
-LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
+LogicalResult mlir::tile::pipelineLoops(ModuleOp module, bool streamK) {
   SmallVector<PipelinedOp> loops;
   module.walk([&](PipelinedOp loop) { loops.push_back(loop); });
   for (PipelinedOp loop : loops) {
@@ -682,7 +746,7 @@ LogicalResult mlir::tile::pipelineLoops(ModuleOp module) {
       return failure();
     SmallVector<TmaCopy> tma;
     if (canWarpSpecialize(loop, producers, tma))
-      warpSpecialize(loop, producers, tma);
+      warpSpecialize(loop, producers, tma, streamK);
     else
       pipeline(loop, producers);
   }

@@ -2099,3 +2099,87 @@ func.func @tma_load_fragment(%B: memref<1024x1024xf16>, %k: index) {
   }
   return
 }
+
+// -----
+
+func.func @semaphore_signal_shared(%i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_shared : memref<4xi32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.semaphore_signal' op flags must be a global tensor (other blocks read them), got 'memref<4xi32, #gpu.address_space<workgroup>>'}}
+    "tile.semaphore_signal"(%f, %i) : (memref<4xi32, #gpu.address_space<workgroup>>, index) -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @semaphore_wait_shared(%i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_shared : memref<4xi32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.semaphore_wait' op flags must be a global tensor (other blocks read them), got 'memref<4xi32, #gpu.address_space<workgroup>>'}}
+    "tile.semaphore_wait"(%f, %i) : (memref<4xi32, #gpu.address_space<workgroup>>, index) -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @semaphore_wait_f32(%flags: memref<?xf32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.semaphore_wait' op operand #0 must be 1D memref of 32-bit signless integer values, but got 'memref<?xf32>'}}
+    "tile.semaphore_wait"(%flags, %i) : (memref<?xf32>, index) -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @store_partials_shared(%partials: memref<?x8192xf32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x128xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.store_partials' op moves the registers of a fragment, got 'memref<64x128xf32, #gpu.address_space<workgroup>>'}}
+    tile.store_partials %s to %partials[%i] : memref<64x128xf32, #gpu.address_space<workgroup>> to memref<?x8192xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @store_partials_short_row(%partials: memref<?x4096xf32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.store_partials' op a row of partials holds the fragment's 8192 elements, got 'memref<?x4096xf32>'}}
+    tile.store_partials %acc to %partials[%i] : memref<64x128xf32, #tile.space<fragment>> to memref<?x4096xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @add_partials_f16(%partials: memref<?x8192xf16>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.add_partials' op partials hold 'f16' but the fragment holds 'f32'}}
+    tile.add_partials %partials[%i] to %acc : memref<?x8192xf16> to memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @add_partials_shared_rows(%i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_shared : memref<2x8192xf32, #gpu.address_space<workgroup>>
+    %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.add_partials' op partials must be a global tensor, got 'memref<2x8192xf32, #gpu.address_space<workgroup>>'}}
+    tile.add_partials %p[%i] to %acc : memref<2x8192xf32, #gpu.address_space<workgroup>> to memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}

@@ -627,6 +627,31 @@ func.func @pipeline_ops(%B: memref<1024x1024xf16>, %k: index) {
   return
 }
 
+// CHECK-LABEL: func.func @semaphore_ops
+// CHECK: tile.semaphore_signal %{{.*}}[%{{.*}}] : memref<?xi32>
+// CHECK: tile.semaphore_wait %{{.*}}[%{{.*}}] : memref<?xi32>
+func.func @semaphore_ops(%flags: memref<?xi32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.semaphore_signal %flags[%i] : memref<?xi32>
+    tile.semaphore_wait %flags[%bx] : memref<?xi32>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @partials_ops
+// CHECK: tile.store_partials %[[ACC:.*]] to %{{.*}}[%{{.*}}] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+// CHECK: tile.add_partials %{{.*}}[%{{.*}}] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+func.func @partials_ops(%partials: memref<?x8192xf32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.store_partials %acc to %partials[%i] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+    tile.add_partials %partials[%bx] to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
 // 64-byte rows (K tiles of 32 f16) with the 64-byte swizzle.
 // CHECK-LABEL: func.func @tma_load_64_byte_rows
 // CHECK: tile.tensor_map %{{.*}} {box = array<i64: 128, 32>, swizzle = 64 : i64}

@@ -1186,3 +1186,66 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
     }
   }
 }
+
+// -----
+
+// Stream-K's exchange between blocks. tile.store_partials: registers
+// 4q .. 4q + 3 of thread t go to columns (q x 128 + t) x 4 of the row as one
+// 16-byte store (a warp's stores are 512 contiguous bytes);
+// tile.semaphore_signal: the consumers' barrier, then thread 0 fences at GPU
+// scope and sets the flag; tile.semaphore_wait: thread 0 spins on an atomic
+// read of the flag and fences, then the barrier; tile.add_partials: every
+// vector of the row loaded first, then added register by register.
+// CHECK-LABEL: gpu.func @stream_k_exchange
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[COL0:.*]] = arith.muli %[[TID]], %c4 : index
+// CHECK: %[[COL1:.*]] = arith.addi %[[COL0]], %c512 : index
+// CHECK: %[[V0:.*]] = vector.from_elements
+// CHECK: vector.store %[[V0]], %arg0[%arg2, %[[COL0]]] {alignment = 16 : i64} : memref<?x8192xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %arg0[%arg2, %[[COL1]]] {alignment = 16 : i64} : memref<?x8192xf32>, vector<4xf32>
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0 : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: nvvm.memory.barrier <gpu>
+// CHECK-NEXT: memref.atomic_rmw assign %c1_i32{{.*}}, %arg1[%arg2] : (i32, memref<?xi32>) -> i32
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: scf.while : () -> () {
+// CHECK-NEXT: %[[FLAG:.*]] = memref.atomic_rmw addi %c0_i32, %arg1[%arg3] : (i32, memref<?xi32>) -> i32
+// CHECK-NEXT: %[[UNSET:.*]] = arith.cmpi eq, %[[FLAG]], %c0_i32 : i32
+// CHECK-NEXT: scf.condition(%[[UNSET]])
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK: %[[THEIRS:.*]] = vector.load %arg0[%arg3, %{{.*}}] {alignment = 16 : i64} : memref<?x8192xf32>, vector<4xf32>
+// CHECK-COUNT-15: vector.load %arg0[%arg3
+// CHECK: %[[MINE:.*]] = memref.load %[[REGS:.*]][%c0] : memref<64xf32>
+// CHECK: %[[LANE:.*]] = vector.extract %[[THEIRS]][0] : f32 from vector<4xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[MINE]], %[[LANE]] : f32
+// CHECK: memref.store %[[SUM]], %[[REGS]][%c0] : memref<64xf32>
+// CHECK-NOT: tile.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @stream_k_exchange_kernel {
+    gpu.func @stream_k_exchange(%arg0: memref<?x8192xf32>, %arg1: memref<?xi32>, %arg2: index, %arg3: index) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64} {
+      %acc = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.store_partials %acc to %arg0[%arg2] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+      tile.semaphore_signal %arg1[%arg2] : memref<?xi32>
+      tile.semaphore_wait %arg1[%arg3] : memref<?xi32>
+      tile.add_partials %arg0[%arg3] to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A fragment whose layout holds elements twice (each thread all of a row
+// vector, say) has no one-register-per-element row: an error.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @partials_replicated_kernel {
+    gpu.func @partials_replicated(%arg0: memref<?x64xf32>, %arg1: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %v = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (d1)>} : memref<64xf32, #tile.space<fragment>>
+      // expected-error @+1 {{'tile.store_partials' op needs a fragment of 32-bit elements whose layout holds each element once, in a multiple of 4 registers (64 registers x 128 threads for 64 elements of 'f32')}}
+      tile.store_partials %v to %arg0[%arg1] : memref<64xf32, #tile.space<fragment>> to memref<?x64xf32>
+      gpu.return
+    }
+  }
+}

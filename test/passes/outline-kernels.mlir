@@ -123,6 +123,26 @@ func.func @lone(%S: memref<4xf32> {tile.name = "S", tile.scratch}) {
 
 // -----
 
+// A stream-K kernel (tile.stream_k) runs on one block per SM whatever its
+// tile count; its scratch may be sized by the SM count, and flags the
+// launcher must zero say so (zero_fill).
+// CHECK: tile.kernels = {sk = {launches = [{grid = ["__sm_count__", "1", "1"], name = "sk", params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["N"]}, {access = "write", dtype = "float32", kind = "tensor", name = "streamk_partials0", shape = ["__sm_count__", 8192]}, {access = "readwrite", dtype = "int32", kind = "tensor", name = "streamk_flags", shape = ["__sm_count__"]}], shared_bytes = 0 : i64, threads = [128, 1, 1]}], params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["N"]}], scratch = [{dtype = "float32", name = "streamk_partials0", shape = ["__sm_count__", 8192]}, {dtype = "int32", name = "streamk_flags", shape = ["__sm_count__"], zero_fill = true}]}}
+func.func @sk(%A: memref<?xf32> {tile.name = "A", tile.dims = ["N"]},
+              %P: memref<?x8192xf32> {tile.name = "streamk_partials0", tile.dims = ["__sm_count__", ""], tile.scratch},
+              %F: memref<?xi32> {tile.name = "streamk_flags", tile.dims = ["__sm_count__"], tile.scratch, tile.zero_fill}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c64) threads = 128 attributes {tile.persistent, tile.stream_k} {
+    %x = memref.load %A[%c0] : memref<?xf32>
+    memref.store %x, %P[%c0, %c0] : memref<?x8192xf32>
+    tile.semaphore_signal %F[%c0] : memref<?xi32>
+  }
+  return
+}
+
+// -----
+
 func.func @after_last(%A: memref<4xf32> {tile.name = "A"}) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

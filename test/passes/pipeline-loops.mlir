@@ -1,4 +1,5 @@
 // RUN: tlc-opt %s -split-input-file -tile-pipeline-loops -verify-diagnostics | FileCheck %s
+// RUN: tlc-opt %s -split-input-file -tile-pipeline-loops="stream-k=false" -verify-diagnostics | FileCheck %s --check-prefix=OFF
 
 // Three stages: the shared buffers get a stage dimension, two iterations are
 // issued ahead (each predicated on the trip count, each committing a group),
@@ -481,6 +482,152 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
       tile.copy %A[%c64, %kk] [64, 64] to %b[%c0, %c0] [64, 64] : memref<?x?xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
       tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
     }
+  }
+  return
+}
+}
+
+// -----
+
+// A GEMM's main loop (a zero-filled accumulator that only the gemm touches
+// before the epilogue) in a persistent kernel is stream-K: one block per SM
+// (tile.stream_k), the function gains the partial tiles' scratch (a row of
+// 64 x 128 f32 per SM) and the flags (zeroed by the launcher). Both roles
+// walk the block's pieces (a tile and a range [begin, end) of its
+// iterations, the global iteration count going on); after a piece the
+// consumers of the piece that owns the tile (begin = 0) add the partials of
+// the blocks after them that share it (waiting for each one's flag) and run
+// the epilogue; any other piece stores its partials and raises its flag.
+// CHECK-LABEL: func.func @stream_k
+// CHECK-SAME: %{{.*}}: memref<?x8192xf32> {tile.dims = ["__sm_count__", ""], tile.name = "streamk_partials0", tile.scratch}
+// CHECK-SAME: %[[FLAGS:.*]]: memref<?xi32> {tile.dims = ["__sm_count__"], tile.name = "streamk_flags", tile.scratch, tile.zero_fill}
+// CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64, tile.stream_k}
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[CTA:.*]] = gpu.block_id x
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1{{.*}} {
+// CHECK: %[[FROM:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
+// CHECK: %[[TO:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[FROM]] to %[[TO]] step %c1
+// CHECK: tile.producer_acquire
+// CHECK: } {tile.tile_loop}
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: gpu.block_id x
+// CHECK: scf.for
+// CHECK: tile.fill %[[ACC:.*]], %{{.*}} : memref<64x128xf32, #tile.space<fragment>>, f32
+// CHECK: scf.for
+// CHECK: tile.consumer_wait
+// CHECK: tile.gemm
+// CHECK: tile.consumer_release
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %ctaid.x;", "=r"
+// CHECK: %[[OWNS:.*]] = arith.cmpi eq, %[[BEGIN:.*]], %c0{{.*}} : index
+// CHECK: %[[SHORT:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK: %[[SHARED:.*]] = arith.andi %[[OWNS]], %[[SHORT]] : i1
+// CHECK: scf.if %[[SHARED]] {
+// CHECK: scf.while (%{{.*}} = %{{.*}}) : (i32) -> i32 {
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: ^bb0(%[[OTHER:.*]]: i32):
+// CHECK: %[[SLOT:.*]] = arith.index_cast %[[OTHER]] : i32 to index
+// CHECK: tile.semaphore_wait %[[FLAGS]][%[[SLOT]]] : memref<?xi32>
+// CHECK: tile.add_partials %[[PARTIALS:.*]][%[[SLOT]]] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+// CHECK: scf.if %[[OWNS]] {
+// CHECK: tile.copy %[[ACC]]
+// CHECK: } else {
+// CHECK: tile.store_partials %[[ACC]] to %[[PARTIALS]][%[[CTA:.*]]] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+// CHECK: tile.semaphore_signal %[[FLAGS]][%[[CTA]]] : memref<?xi32>
+// CHECK: } {tile.tile_loop}
+// OFF-LABEL: func.func @stream_k
+// OFF-NOT: streamk
+// OFF: threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64}
+// OFF-NOT: tile.semaphore
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @stream_k(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %C: memref<?x256xf32>, %n: index, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%tiles) threads = 128 {
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %bx, %c64 : index
+    tile.fill %c, %zero : memref<64x128xf32, #tile.space<fragment>>, f32
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<1024x256xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<?x256xf32>
+  }
+  return
+}
+}
+
+// -----
+
+// An accumulator that starts from ones (or that anything but the gemm
+// touches in the loop) cannot be summed from pieces: no stream-K.
+// CHECK-LABEL: func.func @stream_k_not_zeroed
+// CHECK: attributes {tile.persistent, tile.producer_threads = 128 : i64}
+// CHECK-NOT: tile.semaphore
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @stream_k_not_zeroed(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %C: memref<?x256xf32>, %n: index, %tiles: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%tiles) threads = 128 {
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %bx, %c64 : index
+    tile.fill %c, %one : memref<64x128xf32, #tile.space<fragment>>, f32
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<1024x256xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<?x256xf32>
+  }
+  return
+}
+}
+
+// -----
+
+// Tile and iteration counts known at compile time: stream-K only where it
+// pays on 132 SMs. 8 x 8 tiles of 16 iterations: a share of 8 plus the
+// fix-up is longer than a tile; the plain persistent kernel.
+// CHECK-LABEL: func.func @stream_k_not_paying
+// CHECK: attributes {tile.persistent, tile.producer_threads = 128 : i64}
+// CHECK-NOT: tile.semaphore
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @stream_k_not_paying(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %C: memref<1024x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c8, %c8) threads = 128 {
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.fill %c, %zero : memref<64x128xf32, #tile.space<fragment>>, f32
+    tile.pipelined %k = %c0 to %c16 step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %col] [64, 128] to %b[%c0, %c0] [64, 128] : memref<1024x1024xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %col] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<1024x1024xf32>
   }
   return
 }

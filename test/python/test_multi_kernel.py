@@ -281,6 +281,18 @@ def test_artifact_round_trip(compiled_two_step, tmp_path):
     assert json.loads(path.read_text()) == compiled_two_step.artifact
 
 
+def test_scratch_metadata_keeps_booleans():
+    # The compiler's zero_fill is a BoolAttr, which reads as -1 as an IntegerAttr.
+    from tlc import ir
+    from tlc.compiler.pipeline import _to_python
+
+    with ir.Context():
+        attr = ir.Attribute.parse('[{name = "F", dtype = "int32", shape = ["__sm_count__"], '
+                                  'zero_fill = true}, {n = 1 : i64}]')
+        assert _to_python(attr) == [{"name": "F", "dtype": "int32", "shape": ["__sm_count__"],
+                                     "zero_fill": True}, {"n": 1}]
+
+
 def test_single_kernel_artifact_is_still_version_1():
     art = tlc.compile(one_kernel, target="sm_90a").artifact
     assert art["version"] == 1 and "kernels" not in art and "scratch" not in art

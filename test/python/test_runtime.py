@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -211,7 +212,7 @@ def test_save_refuses_an_invalid_artifact(tmp_path):
                  {"name": "A", "kind": "scalar", "dtype": "int32"}], "grid": [1]}, "repeat"),
     ({"params": [{"name": "__sm_count__", "kind": "scalar", "dtype": "int32"}], "grid": [1]},
      "__sm_count__ is reserved"),
-    ({"params": [{"name": "A", "kind": "tensor", "dtype": "float32", "shape": ["__sm_count__"],
+    ({"params": [{"name": "__sm_count__", "kind": "tensor", "dtype": "float32", "shape": [4],
                   "access": "read"}], "grid": [1]}, "__sm_count__ is reserved"),
     ({"grid": ["min(N, __sm_count)"]}, "uses __sm_count"),
 ])
@@ -567,6 +568,11 @@ int cuMemAlloc_v2(unsigned long long *p, size_t n) {
   *p = next_alloc; next_alloc += (n + 0xffff) & ~0xffffull; return 0;
 }
 int cuMemFree_v2(unsigned long long p) { LOG("free %#llx\n", p); return 0; }
+int cuMemsetD8Async(unsigned long long p, unsigned char v, size_t n, void *stream) {
+  LOG("memset %#llx %u %zu %#lx ctx %#lx\n", p, v, n, (unsigned long)(uintptr_t)stream,
+      (unsigned long)(uintptr_t)current);
+  return 0;
+}
 #ifndef FAKE_NO_TMA /* a driver older than CUDA 12.0 */
 /* Logs its arguments; the map is the address, then the innermost size, then
    0x5a bytes. Address 0xbad0000 fails. */
@@ -707,6 +713,106 @@ def test_sequence_artifacts_are_checked():
                                                  "shape": ["K"]}]))
     with pytest.raises(ArtifactError, match="'kernels' lists no kernel"):
         Kernel.from_dict(sequence_dict(kernels=[]))
+
+
+def streamk_dict(flags=None):
+    """A sequence with per-multiprocessor scratch, as stream-K's: partials P
+    [__sm_count__, M] and zero-filled flags F [__sm_count__] (or `flags`)."""
+    partials = {"name": "P", "dtype": "float32", "shape": ["__sm_count__", "M"]}
+    flags = flags or {"name": "F", "dtype": "int32", "shape": ["__sm_count__"],
+                      "zero_fill": True}
+    tensors = [{"name": s["name"], "kind": "tensor", "dtype": s["dtype"], "shape": s["shape"],
+                "access": "readwrite"} for s in (partials, flags)]
+    kernels = [vadd_dict(name=name, params=vadd_dict()["params"] + tensors)
+               for name in ("vadd_k0", "vadd_k1")]
+    return sequence_dict(scratch=[partials, flags], kernels=kernels)
+
+
+def test_scratch_zero_fill_and_sm_count_are_checked():
+    k = Kernel.from_dict(streamk_dict())
+    assert [(s.shape, s.zero_fill) for s in k.scratch] == [
+        (("__sm_count__", "M"), False), (("__sm_count__",), True)]
+    assert k._uses_sm_count and not Kernel.from_dict(sequence_dict())._uses_sm_count
+    assert all(kernel._uses_sm_count for kernel in k.kernels)  # a size names it
+    for bad in ("yes", 1, None):
+        with pytest.raises(ArtifactError,
+                           match=rf"scratch 2 \('F'\): zero_fill must be true or false, "
+                                 rf"got {bad!r}"):
+            Kernel.from_dict(streamk_dict({"name": "F", "dtype": "int32",
+                                           "shape": ["__sm_count__"], "zero_fill": bad}))
+    # Other symbols are still only the parameters' sizes.
+    with pytest.raises(ArtifactError, match=r"shape must list non-negative ints, size symbols "
+                                            r"of the parameters \(M, N\) and __sm_count__, "
+                                            r"got \['__sm_count', 'M'\]"):
+        Kernel.from_dict(sequence_dict(scratch=[{"name": "S", "dtype": "float32",
+                                                 "shape": ["__sm_count", "M"]}]))
+    view = {"name": "V", "dtype": "float32", "shape": ["N", "M"], "view_of": "A"}
+    with pytest.raises(ArtifactError, match=r"scratch 1 \('V'\): a view takes no zero_fill"):
+        Kernel.from_dict(sequence_dict(scratch=[dict(view, zero_fill=False)]))
+
+
+def test_scratch_sized_with_sm_count():
+    partials, flags = Kernel.from_dict(streamk_dict()).scratch
+    assert partials.sized({"M": 64, "N": 1000}, "vadd", 132) == (132, 64)
+    assert flags.sized({}, "vadd", 100) == (100,)
+    with pytest.raises(ArgumentError, match="scratch tensor 'F' has size '__sm_count__', "
+                                            "which no argument gave"):
+        flags.sized({"M": 64}, "vadd")
+
+
+def test_fake_driver_sequence_sm_count_and_zero_fill(fake_driver, tmp_path):
+    """Driver scratch: sized by the device's multiprocessor count (asked once,
+    as grids ask it), the zero_fill entry cleared on the call's stream before
+    each call's launches."""
+    out, log = run_fake(fake_driver, tmp_path, """
+        k = rt.Kernel.from_dict(t.streamk_dict())
+        a, b, c = (t.CudaArray(s, ptr=p) for s, p in
+                   [((64, 1000), 0x10000), ((64, 1000), 0x20000), ((64, 1000), 0x30000)])
+        k(a, b, c, 0.5, stream=0x77)
+        k(a, b, c, 0.5)
+        print([tuple(x.shape) for x in k._driver_scratch(
+            [s.sized({"M": 64}, k.name, 100) for s in k.scratch],
+            rt.args.bind(k.name, k.params, (a, b, c, 0.5)), 0x77)])
+    """, sizes=[8] * 21 + [4] + [8] * 12, sms=100)
+    assert out.splitlines() == ["[(100, 64), (100,)]"]
+    events = [line for line in log if line.startswith(("sm_count", "alloc", "memset", "launch"))]
+    # P: 100 x 64 floats (25600 bytes, a multiple of 256), then F: 100 int32s.
+    assert events == ["sm_count of device 0", "alloc 26000 ctx 0x1000",
+                      "memset 0x50006400 0 400 0x77 ctx 0x1000"] + \
+        ["launch 8 2 1 128 1 1 0 0x77 ctx 0x1000"] * 2 + \
+        ["alloc 26000 ctx 0x1000",  # the default stream's own block
+         "memset 0x50016400 0 400 0 ctx 0x1000"] + ["launch 8 2 1 128 1 1 0 0 ctx 0x1000"] * 2 + \
+        ["memset 0x50006400 0 400 0x77 ctx 0x1000"]
+    values = [struct.unpack("<Q", v)[0] if len(v) == 8 else None for v in _params(log)]
+    assert values[22:34] == [0x50000000, 0x50000000, 0, 100, 64, 64, 1,
+                             0x50006400, 0x50006400, 0, 100, 1]
+
+
+def test_fake_driver_sequence_zero_fill_with_torch_tensors(fake_driver, tmp_path):
+    # torch tensors: torch.zeros for the zero_fill entry, torch.empty for the
+    # others, sized by the SM count of the tensors' device (cached per call
+    # key, which holds the device).
+    out, log = run_fake(fake_driver, tmp_path, FAKE_TORCH_EMPTY + textwrap.dedent("""
+        torch.device = lambda kind, index: t.FakeTorchDevice(kind, index)
+        torch.int32 = "int32"
+        empty = torch.empty
+        def made(kind, alloc):
+            def make(shape, dtype, device):
+                print(kind, tuple(shape), dtype, device)
+                return alloc(shape, dtype, device)
+            return make
+        torch.empty, torch.zeros = made("empty", empty), made("zeros", empty)
+        k = rt.Kernel.from_dict(t.streamk_dict())
+        for device in (0, 0, 1):
+            a, b, c = (T((64, 1000), device=("cuda", device), ptr=(device << 44) + p)
+                       for p in (0x10000, 0x20000, 0x30000))
+            k(a, b, c, 0.5)
+    """), sizes=[8] * 21 + [4] + [8] * 12, sms=100)
+    assert out.splitlines() == ["empty (100, 64) float32 cuda:0", "zeros (100,) int32 cuda:0"] * 2 \
+        + ["empty (100, 64) float32 cuda:1", "zeros (100,) int32 cuda:1"]
+    assert [line for line in log if line.startswith("sm_count")] == \
+        ["sm_count of device 0", "sm_count of device 1"]
+    assert sum(line.startswith("launch") for line in log) == 6 and "memset" not in str(log)
 
 
 def test_fake_driver_refuses_code_the_device_cannot_run(fake_driver, tmp_path):
@@ -894,6 +1000,21 @@ def test_sm_count_grid_needs_the_driver(runtime_lib):
         k.grid_for(CudaArray((1000,), "<f2"))
 
 
+def test_tensor_sized_sm_count():
+    # A tensor sized __sm_count__ (a sequence's per-multiprocessor scratch)
+    # must be the device's count: the kernel asks for it even when its grid
+    # does not name it.
+    k = Kernel.from_dict(vadd_dict(grid=["ceildiv(N, 128)"], params=sm_dict()["params"] + [
+        {"name": "P", "kind": "tensor", "dtype": "float32", "shape": ["__sm_count__", 4],
+         "access": "readwrite"}]))
+    assert k._uses_sm_count
+    bound = rt.args.bind(k.name, k.params, (CudaArray((1000,)), CudaArray((132, 4))))
+    assert k._grid(bound, 132) == (8, 1, 1)
+    with pytest.raises(ArgumentError, match="vadd: the tensor size __sm_count__ is 132, but the "
+                                            "device has 100 multiprocessors"):
+        k._grid(bound, 100)
+
+
 def test_fake_driver_sm_count_grid(fake_driver, tmp_path):
     # The grid takes the launch device's multiprocessor count, asked once per
     # device; kernels without __sm_count__ never ask.
@@ -1047,11 +1168,45 @@ def test_gpu_bad_ptx_reports_the_jit_log(runtime_lib):
     assert "JIT error log" in str(e.value)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not _have_cuda_torch(), reason="needs torch with a CUDA GPU")
+def test_gpu_zero_fill_scratch_starts_at_zero(runtime_lib):
+    # On memory left non-zero: torch's allocator hands the freed block out
+    # again, and the driver block is the one the previous call wrote.
+    import torch
+
+    k = Kernel.from_dict(streamk_dict())
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a, b, c = (torch.randn(64, 1000, device="cuda") for _ in range(3))
+    # Freed at once, into torch's pool of small blocks, where the scratch comes from.
+    torch.full((200_000,), -1, dtype=torch.int32, device="cuda")
+    shapes, device, _ = k._scratch_shapes((a, b, c, 0.5))
+    assert shapes == [(sms, 64), (sms,)]  # the driver's count is torch's
+    flags = k._torch_scratch(shapes, device, None)[1]
+    assert flags.shape == (sms,) and not flags.any()
+    args = (_CAI(a), _CAI(b), _CAI(c), 0.5)
+    for _ in range(2):  # the second call reuses the block, left at -1 by the first
+        shapes, _, bound = k._scratch_shapes(args)
+        buf = k._driver_scratch(shapes, bound, None)[1]
+        flags = torch.as_tensor(_CAI.of(buf.ptr, buf.shape, "<i4"), device="cuda")
+        torch.cuda.synchronize()
+        assert not flags.any()
+        flags.fill_(-1)
+        torch.cuda.synchronize()
+
+
 class _CAI:
     """Hides a torch tensor behind __cuda_array_interface__ only."""
 
     def __init__(self, t):
         self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+    @classmethod
+    def of(cls, ptr: int, shape, typestr: str) -> "_CAI":
+        """Device memory at ptr as a row-major array."""
+        return cls(types.SimpleNamespace(__cuda_array_interface__={
+            "version": 3, "shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+            "strides": None}))
 
 
 class _DLPack:

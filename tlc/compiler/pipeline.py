@@ -8,7 +8,7 @@ same string a lit RUN line gives tlc-opt, so any dumped IR replays there.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import ir, timing
 from ..passmanager import PassManager
@@ -16,7 +16,6 @@ from ..errors import CompilationError, Diagnostic, SourceLocation
 from .buffer_names import name_buffers
 from .fast_math import mark_fast_arithmetic, mark_flush_to_zero
 from .diagnostics import compilation_error
-from ..pass_config import FAST_MATH
 from .targets import PTX_FEATURES, Target, get_target
 
 
@@ -24,6 +23,15 @@ OPTIMIZE_PIPELINE = (
     "builtin.module(tile-select-mma,tile-infer-layout,tile-pipeline-loops,"
     "tile-insert-mbarriers,tile-select-tma-stores,tile-swizzle-shared-memory,tile-allocate-shared-memory,tile-insert-barriers)"
 )
+
+
+def optimize_pipeline(target: Target) -> str:
+    """OPTIMIZE_PIPELINE for `target`: a NO_STREAM_K target (tlc.disable_stream_k)
+    runs tile-pipeline-loops with its stream-k option off."""
+    if target.stream_k:
+        return OPTIMIZE_PIPELINE
+    return OPTIMIZE_PIPELINE.replace("tile-pipeline-loops,", "tile-pipeline-loops{stream-k=false},")
+
 
 GPU_PIPELINE = ("builtin.module(tile-outline-kernels,convert-tile-to-gpu,"
                 "tile-assume-param-alignment,canonicalize,cse)")
@@ -155,12 +163,14 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str,
 
 
 def _to_python(attr):
-    """Converts the metadata attribute tree (dict/array/str/int) to Python values."""
+    """Converts the metadata attribute tree (dict/array/str/bool/int) to Python values."""
     if isinstance(attr, ir.DictAttr):
         return {attr[i].name: _to_python(attr[i].attr) for i in range(len(attr))}
     if isinstance(attr, ir.ArrayAttr):
         return [_to_python(a) for a in attr]
     if isinstance(attr, ir.StringAttr):
+        return attr.value
+    if isinstance(attr, ir.BoolAttr):  # before IntegerAttr, which reads an i1 true as -1
         return attr.value
     if isinstance(attr, ir.IntegerAttr):
         return attr.value
@@ -276,7 +286,7 @@ def compile_module(module: ir.Module, target: str | Target | None = None,
     target = set_target(module, target)
     out = CompiledModule(target, module.context)
     steps = [
-        ("optimized", OPTIMIZE_PIPELINE),
+        ("optimized", optimize_pipeline(target)),
         ("gpu", GPU_PIPELINE),
         ("nvvm", nvvm_pipeline(target)),
         ("ptx", PTX_PIPELINE),
@@ -327,8 +337,10 @@ def set_target(module: ir.Module, target: str | Target | None) -> Target:
             raise CompilationError(
                 f"{_buffer_name(module)}: the module is for {existing} (its tile.target) but "
                 f"the target asked for is {get_target(target).arch}")
-        if target is not None and get_target(target).fast_math:
-            return get_target(get_target(existing).name + FAST_MATH)
+        if target is not None:  # what tile.target does not hold comes from the name asked for
+            asked = get_target(target)
+            return replace(get_target(existing), stream_k=asked.stream_k,
+                           fast_math=asked.fast_math)
         return get_target(existing)
     target = get_target(target)
     with module.context:

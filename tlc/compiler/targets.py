@@ -8,11 +8,11 @@ only the architecture's name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .._mlir_libs import _site_initialize_0 as _native
 from ..errors import CompilationError
-from ..pass_config import FAST_MATH, NO_TMA
+from ..pass_config import FAST_MATH, NO_STREAM_K, NO_TMA
 
 #: The architectures tlc knows (from the C++ table).
 TARGETS: tuple[str, ...] = tuple(_native.known_targets().split(", "))
@@ -38,6 +38,7 @@ class Target:
     arch: str  # e.g. "sm_90a"
     tma: bool = True  # False: the target's TMA feature is turned off
     fast_math: bool = False  # FAST_MATH: contraction, approximations, f32 denormals flushed
+    stream_k: bool = True  # False (NO_STREAM_K): persistent GEMMs without stream-K
 
     @property
     def chip(self) -> str:
@@ -46,7 +47,7 @@ class Target:
     @property
     def name(self) -> str:
         """The name get_target reads back (cache keys use it)."""
-        return (self.arch + ("" if self.tma else NO_TMA)
+        return (self.arch + ("" if self.tma else NO_TMA) + ("" if self.stream_k else NO_STREAM_K)
                 + (FAST_MATH if self.fast_math else ""))
 
     @property
@@ -59,13 +60,18 @@ class Target:
 
 def get_target(arch: str | Target | None) -> Target:
     """The Target for an architecture name ("sm_90a", "sm_80", ...; with
-    NO_TMA appended, the architecture without its TMA feature; with FAST_MATH
-    appended after that, compiled with fast math)."""
+    NO_TMA appended, the architecture without its TMA feature; with
+    NO_STREAM_K appended after that, compiled without stream-K; with FAST_MATH
+    appended last, compiled with fast math)."""
     if isinstance(arch, Target):
         return arch
     if arch and arch.endswith(FAST_MATH):
-        base = get_target(arch[:-len(FAST_MATH)])
-        return Target(base.arch, tma=base.tma, fast_math=True)
+        return replace(get_target(arch[:-len(FAST_MATH)]), fast_math=True)
+    if arch and arch.endswith(NO_STREAM_K):
+        base = get_target(arch[:-len(NO_STREAM_K)])
+        if base.arch != "sm_90a":
+            raise CompilationError(f"target '{arch}': only sm_90a has stream-K to turn off")
+        return replace(base, stream_k=False)
     if arch and arch.endswith(NO_TMA):
         base = get_target(arch[:-len(NO_TMA)])
         if base.arch != "sm_90a":

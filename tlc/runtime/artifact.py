@@ -13,8 +13,10 @@ the tlc compiler and this runtime, and the Kernel that launches one.
 A grid expression may name, besides the shape symbols and integer scalar
 parameters, the reserved symbol __sm_count__: the number of streaming
 multiprocessors of the device the launch runs on (for persistent kernels,
-e.g. "min(ceildiv(N, 128), __sm_count__)"). No parameter or shape symbol may
-be called that.
+e.g. "min(ceildiv(N, 128), __sm_count__)"). No parameter may be called that;
+a tensor size may (a sequence's per-multiprocessor scratch, e.g. stream-K
+partials ["__sm_count__", 128, 256]), and the argument's size must then be
+the device's count.
 
 A prim_func of several kernels, or with global scratch tensors
 (T.alloc_global), is a version-2 artifact: a sequence of version-1 kernels
@@ -95,10 +97,10 @@ class Kernel:
     def grid_for(self, *args) -> tuple[int, int, int]:
         """The launch grid for these arguments (checks them; launches nothing).
 
-        A kernel whose grid names __sm_count__ asks the runtime for the
-        multiprocessor count of the arguments' device (whose context it makes
-        current), so it needs the CUDA driver (LaunchError without one);
-        other kernels need no GPU here."""
+        A kernel whose grid or tensor sizes name __sm_count__ asks the
+        runtime for the multiprocessor count of the arguments' device (whose
+        context it makes current), so it needs the CUDA driver (LaunchError
+        without one); other kernels need no GPU here."""
         bound = bind(self.name, self.params, args, self.tensor_maps)
         if not self._uses_sm_count:
             return self._grid(bound)
@@ -245,7 +247,11 @@ class Kernel:
 
     def _grid(self, bound: Bound, sm_count: int | None = None) -> tuple[int, int, int]:
         """The grid of a checked call; sm_count is the value of __sm_count__,
-        given when the grid names it."""
+        given when the grid or a tensor size names it."""
+        if sm_count is not None and bound.symbols.get(SM_COUNT, sm_count) != sm_count:
+            raise ArgumentError(
+                f"{self.name}: the tensor size {SM_COUNT} is {bound.symbols[SM_COUNT]}, but "
+                f"the device has {sm_count} multiprocessors")
         symbols = bound.symbols if sm_count is None else {**bound.symbols, SM_COUNT: sm_count}
         dims = []
         for axis, expr in enumerate(self._grid_code):
@@ -302,10 +308,10 @@ class Kernel:
         # Grid expressions name tensor sizes, integer scalar parameters and
         # the device's multiprocessor count.
         symbols = {s for p in self.params for s in p.shape if isinstance(s, str)}
-        if SM_COUNT in symbols or SM_COUNT in names:
+        if SM_COUNT in names:
             raise ArtifactError(
-                f"{SM_COUNT} is reserved (the device's multiprocessor count in grid "
-                f"expressions) and cannot name a parameter or a shape symbol")
+                f"{SM_COUNT} is reserved (the device's multiprocessor count) and cannot name "
+                f"a parameter")
         symbols |= {p.name for p in self.params
                     if p.kind == "scalar" and DTYPES[p.dtype].kind in "iu"}
         self.grid_exprs = _dims(d, "grid", lambda v: _is_int(v) or isinstance(v, str))
@@ -313,7 +319,8 @@ class Kernel:
             self._grid_code = tuple(GridExpr(e, symbols | {SM_COUNT}) for e in self.grid_exprs)
         except ValueError as e:
             raise ArtifactError(str(e)) from None
-        self._uses_sm_count = any(SM_COUNT in e.symbols for e in self._grid_code)
+        self._uses_sm_count = SM_COUNT in symbols or any(SM_COUNT in e.symbols
+                                                         for e in self._grid_code)
         self.tensor_maps = tensor_maps.parse(d.get("tensor_maps"), self.params)
 
 

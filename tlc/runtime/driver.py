@@ -52,6 +52,7 @@ _SIGNATURES = {
 _LATER_SIGNATURES = {
     "tlc_rt_mem_alloc": [_c_size_t, _p_void_p],
     "tlc_rt_mem_free": [_c_void_p],
+    "tlc_rt_memset_d8_async": [_c_void_p, ctypes.c_ubyte, _c_size_t, _c_void_p],
 }
 
 
@@ -136,6 +137,11 @@ class Runtime:
     def mem_free(self, ptr: int) -> None:
         """Frees memory mem_alloc returned (cuMemFree)."""
         self._call_later("tlc_rt_mem_free", ptr)
+
+    def memset_d8_async(self, ptr: int, value: int, nbytes: int, stream: int) -> None:
+        """Sets `nbytes` bytes from `ptr` to `value`, in order on `stream` (a
+        CUstream handle, 0 the legacy default stream; cuMemsetD8Async)."""
+        self._call_later("tlc_rt_memset_d8_async", ptr, value, nbytes, stream or None)
 
     def init(self) -> None:
         self._call("tlc_rt_init")

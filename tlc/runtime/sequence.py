@@ -3,34 +3,43 @@
 
     {"format": "tlc-kernel", "version": 2, "name": "splitk", "target": "sm_90a",
      "params": [... the caller's parameters, as in version 1 ...],
-     "scratch": [{"name": "partial", "dtype": "float32", "shape": [4, "M", "N"]}],
+     "scratch": [{"name": "partial", "dtype": "float32", "shape": [4, "M", "N"]},
+                 {"name": "flags", "dtype": "int32", "shape": ["__sm_count__"],
+                  "zero_fill": true}],
      "kernels": [{... a complete version-1 artifact ...}, ...],
      "tlc_version": "0.1.0"}
 
 Each entry of "kernels" is a version-1 artifact (tlc/runtime/artifact.py)
 whose parameters are the sequence's "params" followed by its "scratch"
 tensors, in that order. A call checks the arguments against "params",
-allocates the scratch tensors (their sizes are ints and size symbols of the
-parameters), then launches the kernels in order on one stream, so each sees
-what the kernels before it wrote.
+allocates the scratch tensors (their sizes are ints, size symbols of the
+parameters and __sm_count__, the multiprocessor count of the call's device,
+as in grid expressions: per-multiprocessor scratch of persistent kernels,
+e.g. stream-K's partial tiles), then launches the kernels in order on one
+stream, so each sees what the kernels before it wrote.
 
 A scratch entry with "view_of": "X" is a view (`T.Tensor(shape, dtype,
 X.data)`): nothing is allocated; the call passes parameter X's memory with
 the entry's shape (tensor parameters are row-major and contiguous), after
 checking that the element counts agree.
 
-Scratch contents are undefined when a call starts. Where they come from:
+Scratch contents are undefined when a call starts, except those of an
+entry with "zero_fill": true (never a view), which are zeros when the first
+kernel starts: set at every call, on the call's stream, before the launches
+(e.g. stream-K's flags). Where they come from:
 
-- torch tensor arguments: torch.empty on their device at every call, from
-  torch's caching allocator on the launch stream (as out_idx outputs are), so
-  the memory returns to the allocator when the call returns and is reused by
-  later work on that stream only after these launches; CUDA-graph capture
-  and torch.compile see ordinary allocations.
+- torch tensor arguments: torch.empty (torch.zeros for "zero_fill") on
+  their device at every call, from torch's caching allocator on the launch
+  stream (as out_idx outputs are), so the memory returns to the allocator
+  when the call returns and is reused by later work on that stream only
+  after these launches; CUDA-graph capture and torch.compile see ordinary
+  allocations.
 - other arguments (__cuda_array_interface__, DLPack): one driver allocation
   per (CUDA context, stream), kept by the KernelSequence and reused by every
   later call on that stream, which the stream orders after the earlier
   launches; it grows (after a synchronize) when a call needs more, and is
-  freed when the KernelSequence is collected.
+  freed when the KernelSequence is collected. "zero_fill" entries are
+  cleared with cuMemsetD8Async on the call's stream at every call.
 """
 
 import copy
@@ -39,6 +48,7 @@ import weakref
 
 from . import plans
 from .args import DeviceBuffer, bind, tensor_arg
+from .artifact import SM_COUNT
 from .driver import runtime
 from .dtypes import DTYPES
 from .errors import ArgumentError, ArtifactError
@@ -69,7 +79,10 @@ class KernelSequence:
         self.kernels = tuple(Kernel(k) for k in kernels)
         self._check_kernel_params()
         self._signature = plans.Signature.of(self.params, set())
-        self._shapes: dict = {}  # plans.call_key -> (scratch shapes, torch device)
+        self._uses_sm_count = any(SM_COUNT in s.shape for s in self.scratch)
+        # plans.call_key -> (scratch shapes, torch device); the key holds each
+        # tensor's device, so shapes of __sm_count__ are per device.
+        self._shapes: dict = {}
         self._lock = threading.Lock()
         self._blocks: dict = {}  # (context, stream) -> (pointer, bytes) of driver scratch
         weakref.finalize(self, _free_blocks, self._blocks)
@@ -129,12 +142,24 @@ class KernelSequence:
         if cached is not None:
             return cached[0], cached[1], None
         bound = bind(self.name, self.params, args)
-        shapes = [s.sized(bound.symbols, self.name) for s in self.scratch]
+        sm_count = self._sm_count(bound) if self._uses_sm_count else None
+        shapes = [s.sized(bound.symbols, self.name, sm_count) for s in self.scratch]
         if called and bound.torch_device is not None:
             if len(self._shapes) >= plans.MAX_PLANS:
                 self._shapes.clear()
             self._shapes[called[0]] = (shapes, bound.torch_device)
         return shapes, bound.torch_device, bound
+
+    def _sm_count(self, bound) -> int:
+        """The multiprocessor count of a checked call's device: the value
+        its kernels' grids take for __sm_count__ (the same cache)."""
+        rt, first = runtime(), self.kernels[0]
+        if bound.torch_device is None:
+            return first._sm_count(rt, first._enter(rt, bound))
+        import torch
+
+        with torch.cuda.device(bound.torch_device):  # restores torch's current device
+            return first._sm_count(rt, first._enter(rt, bound))
 
     def _torch_scratch(self, shapes, device: int, stream) -> list:
         import torch
@@ -143,15 +168,15 @@ class KernelSequence:
 
         where = torch.device("cuda", device)
         # Views take no memory of their own (None here; __call__ fills them).
-        made = [(shape, torch_dtype(s.dtype)) if s.view_of is None else None
-                for shape, s in zip(shapes, self.scratch)]
+        made = [(torch.zeros if s.zero_fill else torch.empty, shape, torch_dtype(s.dtype))
+                if s.view_of is None else None for shape, s in zip(shapes, self.scratch)]
         if stream is None:
-            return [m and torch.empty(m[0], dtype=m[1], device=where) for m in made]
+            return [m and m[0](m[1], dtype=m[2], device=where) for m in made]
         if not isinstance(stream, torch.cuda.Stream):  # allocate for the launch's stream
             stream = torch.cuda.ExternalStream(self.kernels[0]._stream_handle(stream),
                                                device=where)
-        with torch.cuda.stream(stream):
-            return [m and torch.empty(m[0], dtype=m[1], device=where) for m in made]
+        with torch.cuda.stream(stream):  # torch.zeros fills on it too
+            return [m and m[0](m[1], dtype=m[2], device=where) for m in made]
 
     def _driver_scratch(self, shapes, bound, stream) -> list:
         """DeviceBuffers carved from the (context, stream)'s driver allocation."""
@@ -176,18 +201,23 @@ class KernelSequence:
                     rt.mem_free(ptr)
                 ptr = rt.mem_alloc(total)
                 self._blocks[key] = (ptr, total, rt)
+        for off, shape, s in zip(offsets, shapes, self.scratch):
+            if s.zero_fill and _elements(shape):
+                rt.memset_d8_async(ptr + off, 0, _elements(shape) * DTYPES[s.dtype].itemsize,
+                                   handle)
         return [DeviceBuffer(ptr + off, s.dtype, tuple(shape)) if s.view_of is None else None
                 for off, shape, s in zip(offsets, shapes, self.scratch)]
 
 
 class Scratch:
-    """One scratch tensor of a sequence: name, dtype, shape (ints and symbols);
-    a view names the parameter (its 0-based position) whose memory it is."""
+    """One scratch tensor of a sequence: name, dtype, shape (ints and symbols),
+    whether a call starts it at zero; a view names the parameter (its 0-based
+    position) whose memory it is."""
 
     def __init__(self, name: str, dtype: str, shape: tuple, view_of: int | None = None,
-                 base: str = ""):
+                 base: str = "", zero_fill: bool = False):
         self.name, self.dtype, self.shape = name, dtype, shape
-        self.view_of, self.base = view_of, base
+        self.view_of, self.base, self.zero_fill = view_of, base, zero_fill
 
     def view(self, arg, shape: tuple[int, ...], kernel: str):
         """Parameter `arg`'s memory with this view's shape (its row-major
@@ -205,8 +235,12 @@ class Scratch:
             return arg.view(shape)
         return DeviceBuffer(t.ptr, self.dtype, tuple(shape))
 
-    def sized(self, symbols: dict[str, int], kernel: str) -> tuple[int, ...]:
-        """The shape for a call whose size symbols are `symbols`."""
+    def sized(self, symbols: dict[str, int], kernel: str,
+              sm_count: int | None = None) -> tuple[int, ...]:
+        """The shape for a call whose size symbols are `symbols`; sm_count is
+        the value of __sm_count__, given when the shape names it."""
+        if sm_count is not None:
+            symbols = {**symbols, SM_COUNT: sm_count}
         try:
             return tuple(symbols[d] if isinstance(d, str) else d for d in self.shape)
         except KeyError as e:
@@ -225,13 +259,19 @@ def _scratch(index: int, s, params) -> Scratch:
     symbols = {d for p in params for d in p.shape if isinstance(d, str)}
     if not isinstance(shape, list) or not all(
             (isinstance(d, int) and not isinstance(d, bool) and d >= 0)
-            or (isinstance(d, str) and d in symbols) for d in shape):
-        raise ArtifactError(f"{where}: shape must list non-negative ints and size symbols of "
-                            f"the parameters ({', '.join(sorted(symbols)) or 'none'}), "
-                            f"got {shape!r}")
+            or (isinstance(d, str) and d in symbols | {SM_COUNT}) for d in shape):
+        raise ArtifactError(f"{where}: shape must list non-negative ints, size symbols of "
+                            f"the parameters ({', '.join(sorted(symbols)) or 'none'}) and "
+                            f"{SM_COUNT}, got {shape!r}")
+    zero_fill = s.get("zero_fill", False)
+    if not isinstance(zero_fill, bool):
+        raise ArtifactError(f"{where}: zero_fill must be true or false, got {zero_fill!r}")
     base = s.get("view_of")
     if base is None:
-        return Scratch(s["name"], s["dtype"], tuple(shape))
+        return Scratch(s["name"], s["dtype"], tuple(shape), zero_fill=zero_fill)
+    if "zero_fill" in s:
+        raise ArtifactError(f"{where}: a view takes no zero_fill (its memory is argument "
+                            f"{base!r}'s)")
     at = [i for i, p in enumerate(params) if p.name == base and p.kind == "tensor"]
     if not at or params[at[0]].dtype != s["dtype"]:
         raise ArtifactError(f"{where}: a view of {base!r}, which is no {s['dtype']} tensor "

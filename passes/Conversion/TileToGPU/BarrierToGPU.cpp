@@ -1,4 +1,4 @@
-//===- BarrierToGPU.cpp - Block barriers of a warp-specialized kernel -----===//
+//===- BarrierToGPU.cpp - Barriers and semaphores -------------------------===//
 //
 // In a warp-specialized kernel the tile program runs on the consumer warps
 // only: its barriers (tile-insert-barriers', and the ones the lowerings of
@@ -6,12 +6,18 @@
 // reads) are a named barrier of those threads, which the producer warps
 // never reach.
 //
+// tile.semaphore_signal / tile.semaphore_wait synchronise blocks through a
+// flag in global memory: the block's barrier, then its first thread alone
+// fences and raises the flag, or spins on it and fences.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/TileToGPU/TileToGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -38,10 +44,67 @@ struct ConsumerBarrierLowering : TileOpLowering<gpu::BarrierOp> {
   }
 };
 
+/// An `scf.if` on the block's first (consumer) thread; returns a builder in
+/// its body.
+OpBuilder onFirstThread(OpBuilder &b, Location loc, Value tid) {
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                      arith::ConstantIndexOp::create(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  return OpBuilder::atBlockTerminator(ifOp.thenBlock());
+}
+
+/// tile.semaphore_signal: barrier; thread 0: fence (the block's writes,
+/// ordered before it by the barrier, become visible at GPU scope first),
+/// then the flag set by an atomic exchange.
+struct SemaphoreSignalLowering : TileOpLowering<SemaphoreSignalOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(SemaphoreSignalOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    gpu::BarrierOp::create(rewriter, loc);
+    OpBuilder b = onFirstThread(rewriter, loc, info.tid);
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, one, adaptor.getFlags(),
+                                ValueRange{adaptor.getIndex()});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// tile.semaphore_wait: thread 0 spins on an atomic read of the flag (an
+/// add of 0: it reads the flag where every block's atomics meet, never a
+/// stale cached copy), then fences; the barrier after lets the block on.
+struct SemaphoreWaitLowering : TileOpLowering<SemaphoreWaitOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(SemaphoreWaitOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder b = onFirstThread(rewriter, loc, info.tid);
+    Type i32 = b.getI32Type();
+    auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    b.createBlock(&spin.getBefore());
+    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+    Value flag = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, zero,
+                                             adaptor.getFlags(), ValueRange{adaptor.getIndex()});
+    Value unset = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, flag, zero);
+    scf::ConditionOp::create(b, loc, unset, ValueRange{});
+    b.createBlock(&spin.getAfter());
+    scf::YieldOp::create(b, loc);
+    b.setInsertionPointAfter(spin);
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    gpu::BarrierOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateBarrierToGPUPatterns(const TypeConverter &converter,
                                               const KernelInfo &info,
                                               RewritePatternSet &patterns) {
   patterns.add<ConsumerBarrierLowering>(converter, info); // gpu.barrier
+  patterns.add<SemaphoreSignalLowering>(converter, info); // tile.semaphore_signal
+  patterns.add<SemaphoreWaitLowering>(converter, info);   // tile.semaphore_wait
 }

@@ -80,7 +80,8 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
     for (Operation *user : op->getUsers()) {
       bool access = isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(user);
       if (stage ? access || isa<TileDialect>(user->getDialect())
-                : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp>(user) ||
+                : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp, StorePartialsOp, AddPartialsOp>(
+                          user) ||
                       (access && user->getParentOfType<ParallelOp>()) ||
                       (isa<memref::LoadOp>(user) &&
                        holdsWholeTile(alloc.getLayoutAttr(), alloc.getType().getShape())))
@@ -146,6 +147,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
   populateAllocToGPUPatterns(converter, info, patterns);
   populateCopyToGPUPatterns(converter, info, patterns);
   populateFillToGPUPatterns(converter, info, patterns);
+  populatePartialsToGPUPatterns(converter, info, patterns);
   populateParallelToGPUPatterns(converter, info, patterns);
   populateReduceToGPUPatterns(converter, info, patterns);
   populateMmaSyncToGPUPatterns(converter, info, patterns);

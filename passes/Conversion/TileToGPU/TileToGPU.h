@@ -11,11 +11,13 @@
 //                      local and laid-out shared buffers
 //   CopyToGPU.cpp      tile.copy, tile.tma_store
 //   FillToGPU.cpp      tile.fill
+//   PartialsToGPU.cpp  tile.store_partials, tile.add_partials
 //   ParallelToGPU.cpp  tile.parallel, tile.pipelined
 //   ReduceToGPU.cpp    tile.reduce
 //   MmaSyncToGPU.cpp   tile.gemm on mma.sync
 //   WgmmaToGPU.cpp     tile.gemm on wgmma, tile.wait_wgmma
-//   BarrierToGPU.cpp   gpu.barrier among a warp-specialized kernel's consumers
+//   BarrierToGPU.cpp   gpu.barrier among a warp-specialized kernel's consumers,
+//                      tile.semaphore_signal/wait
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +74,8 @@ void populateMmaSyncToGPUPatterns(const TypeConverter &converter, const KernelIn
                                   RewritePatternSet &patterns);
 void populateWgmmaToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
                                 RewritePatternSet &patterns);
+void populatePartialsToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
+                                   RewritePatternSet &patterns);
 void populateBarrierToGPUPatterns(const TypeConverter &converter, const KernelInfo &info,
                                   RewritePatternSet &patterns);
 

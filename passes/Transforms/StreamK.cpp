@@ -1,0 +1,348 @@
+//===- StreamK.cpp - Stream-K work of a persistent GEMM kernel ------------===//
+//
+// The schedule (StreamK.h), with T tiles of K iterations each on G blocks:
+//
+//   waves = T / G full waves: block c computes tiles c, c + G, ... whole;
+//   the R = (T mod G) * K iterations left are shared by S blocks,
+//   S = max(T mod G, min(G, R / kStreamKMinIterations)), block c < S taking
+//   iterations [c * R / S, (c + 1) * R / S) of them, when a share plus the
+//   fix-up (kStreamKFixupIterations) is at most a tile's K iterations;
+//   else every tile is data-parallel (T / G rounded up waves).
+//
+// A block's pieces are its full-wave tiles, then its share cut at tile
+// boundaries. A tile's first iterations are the last piece of a block's
+// share; that block owns the tile (adds the partials, runs the epilogue).
+// The blocks after it that share the tile start their shares with it, so
+// each writes its partials in its first piece, before any wait of its own.
+// Every share is nonempty (R >= S).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Transforms/StreamK.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+// The schedule's arithmetic is 32-bit (64-bit divisions are long sequences
+// in SASS and held dozens of registers across the main loop); the
+// constructor falls back to data-parallel tiles where 32 bits may not hold
+// its products.
+Type i32(OpBuilder &b) { return b.getI32Type(); }
+Value cst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, i32(b), v);
+}
+Value toI32(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, i32(b), index);
+}
+Value toIndex(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value sub(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubIOp::create(b, loc, x, y);
+}
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulIOp::create(b, loc, x, y);
+}
+Value div(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivSIOp::create(b, loc, x, y);
+}
+Value cmp(OpBuilder &b, Location loc, arith::CmpIPredicate p, Value x, Value y) {
+  return arith::CmpIOp::create(b, loc, p, x, y);
+}
+Value select(OpBuilder &b, Location loc, Value c, Value x, Value y) {
+  return arith::SelectOp::create(b, loc, c, x, y);
+}
+
+/// A unique argument name of `func` starting with `stem`.
+std::string freshName(func::FuncOp func, StringRef stem) {
+  llvm::StringSet<> taken;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgNameAttr))
+      taken.insert(name.getValue());
+  std::string name = stem.str();
+  for (int n = 1; taken.contains(name); ++n)
+    name = (stem + "_" + Twine(n)).str();
+  return name;
+}
+
+Value addScratch(func::FuncOp func, StringRef stem, MemRefType type, bool zeroFill) {
+  MLIRContext *ctx = func.getContext();
+  Builder b(ctx);
+  SmallVector<Attribute> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(b.getStringAttr(type.isDynamicDim(d) ? kSmCountSymbol : ""));
+  SmallVector<NamedAttribute> attrs{
+      b.getNamedAttr(TileDialect::kArgNameAttr, b.getStringAttr(freshName(func, stem))),
+      b.getNamedAttr(TileDialect::kArgDimsAttr, b.getArrayAttr(dims)),
+      b.getNamedAttr(kArgScratchAttr, b.getUnitAttr())};
+  if (zeroFill)
+    attrs.push_back(b.getNamedAttr(kArgZeroFillAttr, b.getUnitAttr()));
+  unsigned at = func.getNumArguments();
+  if (failed(func.insertArgument(at, type, b.getDictionaryAttr(attrs), func.getLoc())))
+    return Value();
+  return func.getArgument(at);
+}
+
+/// Whether `op` (or an op inside it) may write global memory.
+bool writesGlobal(Operation *op) {
+  WalkResult found = op->walk([](Operation *inner) {
+    auto global = [](Value v) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      return type && getPlace(type) == Place::Global;
+    };
+    if ((isa<CopyOp>(inner) && global(cast<CopyOp>(inner).getDst())) ||
+        (isa<memref::StoreOp>(inner) && global(cast<memref::StoreOp>(inner).getMemRef())) ||
+        (isa<memref::AtomicRMWOp>(inner) &&
+         global(cast<memref::AtomicRMWOp>(inner).getMemref())) ||
+        isa<TmaStoreOp>(inner))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+} // namespace
+
+StreamKSchedule::StreamKSchedule(OpBuilder &b, Location loc, Value tiles, Value trips,
+                                 bool afresh)
+    : trips(trips) {
+  auto read = [&](StringRef reg, bool count) -> Value {
+    if (!afresh)
+      return toI32(b, loc,
+                   count ? Value(gpu::GridDimOp::create(b, loc, gpu::Dimension::x))
+                         : Value(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x)));
+    auto mov = LLVM::InlineAsmOp::create(
+        b, loc, i32(b), ValueRange{}, ("mov.u32 $0, " + reg + ";").str(), "=r",
+        /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    return mov.getResult(0);
+  };
+  block = read("%ctaid.x", false);
+  cta = toIndex(b, loc, block);
+  ctas = read("%nctaid.x", true);
+  // Shared only where the products below fit in 32 bits: T * K and G * G * K.
+  Type i64 = b.getI64Type();
+  auto wide = [&](Value v) { return arith::IndexCastOp::create(b, loc, i64, v); };
+  Value ctas64 = arith::ExtUIOp::create(b, loc, i64, ctas);
+  Value limit = arith::ConstantIntOp::create(b, loc, i64, int64_t(1) << 31);
+  Value fits = arith::AndIOp::create(
+      b, loc, cmp(b, loc, arith::CmpIPredicate::slt, mul(b, loc, wide(tiles), wide(trips)), limit),
+      cmp(b, loc, arith::CmpIPredicate::slt,
+          mul(b, loc, mul(b, loc, ctas64, ctas64), wide(trips)), limit));
+  tiles32 = toI32(b, loc, tiles);
+  trips32 = toI32(b, loc, trips);
+  Value zero = cst(b, loc, 0), one = cst(b, loc, 1);
+  Value fullWaves = div(b, loc, tiles32, ctas);
+  Value leftTiles = sub(b, loc, tiles32, mul(b, loc, fullWaves, ctas));
+  Value left = mul(b, loc, leftTiles, trips32);
+  // S blocks share the last wave, each at least kStreamKMinIterations; it
+  // is worth it when a share and the fix-up take less than a whole tile.
+  Value byMin = div(b, loc, left, cst(b, loc, kStreamKMinIterations));
+  Value blocks = arith::MaxSIOp::create(b, loc, leftTiles,
+                                        arith::MinSIOp::create(b, loc, ctas, byMin));
+  Value divisor = arith::MaxSIOp::create(b, loc, blocks, one);
+  Value share = div(b, loc, add(b, loc, left, sub(b, loc, divisor, one)), divisor);
+  Value shared = arith::AndIOp::create(
+      b, loc, fits,
+      cmp(b, loc, arith::CmpIPredicate::sle,
+          add(b, loc, share, cst(b, loc, kStreamKFixupIterations)), trips32));
+  Value ownTiles =
+      div(b, loc, add(b, loc, sub(b, loc, tiles32, block), sub(b, loc, ctas, one)), ctas);
+  waves = select(b, loc, shared, fullWaves, ownTiles);
+  Value remTiles = select(b, loc, shared, leftTiles, zero);
+  base = mul(b, loc, mul(b, loc, fullWaves, ctas), trips32);
+  rest = mul(b, loc, remTiles, trips32);
+  streamBlocks = select(b, loc, shared, blocks, zero);
+  start = add(b, loc, base, shareBound(b, loc, block));
+  end = add(b, loc, base, shareEnd(b, loc, block));
+  Value nonEmpty = cmp(b, loc, arith::CmpIPredicate::sgt, end, start);
+  Value firstTile = div(b, loc, start, trips32);
+  Value lastTile = div(b, loc, sub(b, loc, end, one), trips32);
+  Value streamPieces = select(b, loc, nonEmpty,
+                              add(b, loc, sub(b, loc, lastTile, firstTile), one), zero);
+  count = toIndex(b, loc, add(b, loc, waves, streamPieces));
+}
+
+Value StreamKSchedule::shareBound(OpBuilder &b, Location loc, Value c) const {
+  Value blocks = arith::MinSIOp::create(b, loc, c, streamBlocks);
+  Value divisor = arith::MaxSIOp::create(b, loc, streamBlocks, cst(b, loc, 1));
+  return div(b, loc, mul(b, loc, blocks, rest), divisor);
+}
+
+Value StreamKSchedule::shareEnd(OpBuilder &b, Location loc, Value c) const {
+  return shareBound(b, loc, add(b, loc, c, cst(b, loc, 1)));
+}
+
+Value StreamKSchedule::tileStart(OpBuilder &b, Location loc, Value tile) const {
+  return sub(b, loc, mul(b, loc, tile, trips32), base);
+}
+
+StreamKPiece StreamKSchedule::piece(OpBuilder &b, Location loc, Value index) const {
+  Value zero = cst(b, loc, 0);
+  Value u = toI32(b, loc, index);
+  Value inWaves = cmp(b, loc, arith::CmpIPredicate::slt, u, waves);
+  // A full wave's tile: c + u * G, every iteration.
+  Value waveTile = add(b, loc, block, mul(b, loc, u, ctas));
+  // The share's i-th tile, cut to the share.
+  Value i = sub(b, loc, u, waves);
+  Value shareTile = add(b, loc, div(b, loc, start, trips32), i);
+  Value tileFirst = mul(b, loc, shareTile, trips32);
+  Value shareBegin = arith::MaxSIOp::create(b, loc, sub(b, loc, start, tileFirst), zero);
+  Value shareEndIt = arith::MinSIOp::create(b, loc, trips32, sub(b, loc, end, tileFirst));
+  StreamKPiece p;
+  p.tile = toIndex(b, loc, select(b, loc, inWaves, waveTile, shareTile));
+  p.begin = toIndex(b, loc, select(b, loc, inWaves, zero, shareBegin));
+  p.end = toIndex(b, loc, select(b, loc, inWaves, trips32, shareEndIt));
+  Value waveK = mul(b, loc, u, trips32);
+  Value shareK = add(b, loc, mul(b, loc, waves, trips32),
+                     sub(b, loc, add(b, loc, tileFirst, shareBegin), start));
+  p.firstK = toIndex(b, loc, select(b, loc, inWaves, waveK, shareK));
+  return p;
+}
+
+SmallVector<AllocFragmentOp> mlir::tile::streamKAccumulators(PipelinedOp loop,
+                                                             ArrayRef<Operation *> copies) {
+  auto kernel = cast<KernelOp>(loop->getParentOp());
+  Block &kernelBody = kernel.getBody().front();
+  SmallVector<AllocFragmentOp> accs;
+  for (Operation &op : loop.getBody().front()) {
+    if (llvm::is_contained(copies, &op) || isPure(&op))
+      continue;
+    auto gemm = dyn_cast<GemmOp>(op);
+    auto acc = gemm ? gemm.getC().getDefiningOp<AllocFragmentOp>() : AllocFragmentOp();
+    if (!acc || gemm.getClearAccum() || acc->getBlock() != &kernelBody ||
+        !acc.getType().getElementType().isF32() || !acc.getLayout())
+      return {};
+    if (!llvm::is_contained(accs, acc))
+      accs.push_back(acc);
+  }
+  for (AllocFragmentOp acc : accs) {
+    int fills = 0;
+    for (OpOperand &use : acc->getUses()) {
+      Operation *user = kernelBody.findAncestorOpInBlock(*use.getOwner());
+      if (!user || loop->isBeforeInBlock(user))
+        continue; // after the loop: the epilogue
+      if (user == loop.getOperation()) {
+        auto gemm = dyn_cast<GemmOp>(use.getOwner());
+        if (!gemm || gemm.getC() != acc.getResult() || gemm.getA() == acc.getResult() ||
+            gemm.getB() == acc.getResult())
+          return {};
+        continue;
+      }
+      auto fill = dyn_cast<FillOp>(use.getOwner());
+      if (!fill || !matchPattern(fill.getValue(), m_AnyZeroFloat()))
+        return {};
+      ++fills;
+    }
+    if (fills != 1)
+      return {};
+  }
+  for (Operation &op : kernelBody) {
+    if (&op == loop.getOperation())
+      break;
+    if (writesGlobal(&op))
+      return {};
+  }
+  return accs;
+}
+
+bool mlir::tile::streamKMayPay(KernelOp kernel, PipelinedOp loop) {
+  int64_t tiles = 1;
+  for (Value size : kernel.getGrid()) {
+    std::optional<int64_t> n = getConstantIntValue(size);
+    if (!n)
+      return true;
+    if (*n == 1)
+      return false;
+    tiles *= *n;
+  }
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0)
+    return true;
+  return streamKPays(tiles, llvm::divideCeil(std::max<int64_t>(*ub - *lb, 0), *step),
+                     kStreamKPlanningSMs);
+}
+
+bool mlir::tile::streamKPays(int64_t tiles, int64_t trips, int64_t sms) {
+  int64_t left = tiles % sms * trips;
+  int64_t blocks = std::max(tiles % sms, std::min(sms, left / kStreamKMinIterations));
+  int64_t divisor = std::max<int64_t>(blocks, 1);
+  return left > 0 && (left + divisor - 1) / divisor + kStreamKFixupIterations <= trips;
+}
+
+StreamKScratch mlir::tile::addStreamKScratch(func::FuncOp func,
+                                             ArrayRef<AllocFragmentOp> accumulators) {
+  StreamKScratch scratch;
+  for (size_t n = 0; n < accumulators.size(); ++n) {
+    AllocFragmentOp acc = accumulators[n];
+    SmallVector<int64_t> shape{ShapedType::kDynamic, acc.getType().getNumElements()};
+    scratch.partials.push_back(
+        addScratch(func, ("streamk_partials" + Twine(n)).str(),
+                   MemRefType::get(shape, acc.getType().getElementType()), false));
+  }
+  Builder b(func.getContext());
+  scratch.flags = addScratch(func, "streamk_flags",
+                             MemRefType::get({ShapedType::kDynamic}, b.getI32Type()), true);
+  return scratch;
+}
+
+void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
+                                    const StreamKSchedule &schedule, Value u,
+                                    ArrayRef<AllocFragmentOp> accumulators,
+                                    const StreamKScratch &scratch,
+                                    function_ref<void(OpBuilder &)> epilogue) {
+  StreamKPiece piece = schedule.piece(b, loc, u);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = cst(b, loc, 1);
+  // The piece with the tile's first iteration owns the tile (it is the last
+  // piece of its block's share); the blocks after it that share the tile
+  // began their shares with the rest of it, so their partials are ready
+  // early: waiting for them never waits for a wait of theirs.
+  Value owns = cmp(b, loc, arith::CmpIPredicate::eq, piece.begin, zero);
+  Value shared = arith::AndIOp::create(
+      b, loc, owns, cmp(b, loc, arith::CmpIPredicate::slt, piece.end, schedule.trips));
+
+  auto gather = scf::IfOp::create(b, loc, shared, /*withElseRegion=*/false);
+  {
+    OpBuilder gb = OpBuilder::atBlockTerminator(gather.thenBlock());
+    Value tileEnd = schedule.tileStart(gb, loc, add(gb, loc, toI32(gb, loc, piece.tile), one));
+    Type type = i32(gb);
+    auto blocks = scf::WhileOp::create(gb, loc, TypeRange{type},
+                                       ValueRange{add(gb, loc, schedule.block, one)});
+    Block *before = gb.createBlock(&blocks.getBefore(), {}, {type}, {loc});
+    Value c = before->getArgument(0);
+    // Block c's share starts at the end of block c - 1's.
+    Value more = cmp(gb, loc, arith::CmpIPredicate::slt,
+                     schedule.shareEnd(gb, loc, sub(gb, loc, c, one)), tileEnd);
+    scf::ConditionOp::create(gb, loc, more, ValueRange{c});
+    Block *after = gb.createBlock(&blocks.getAfter(), {}, {type}, {loc});
+    Value other = after->getArgument(0);
+    Value slot = toIndex(gb, loc, other);
+    SemaphoreWaitOp::create(gb, loc, scratch.flags, slot);
+    for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
+      AddPartialsOp::create(gb, loc, partials, slot, AllocFragmentOp(acc).getResult());
+    scf::YieldOp::create(gb, loc, ValueRange{add(gb, loc, other, one)});
+  }
+
+  auto finish = scf::IfOp::create(b, loc, owns, /*withElseRegion=*/true);
+  OpBuilder eb = OpBuilder::atBlockTerminator(finish.thenBlock());
+  epilogue(eb);
+  OpBuilder pb = OpBuilder::atBlockTerminator(finish.elseBlock());
+  for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
+    StorePartialsOp::create(pb, loc, AllocFragmentOp(acc).getResult(), partials, schedule.cta);
+  SemaphoreSignalOp::create(pb, loc, scratch.flags, schedule.cta);
+}

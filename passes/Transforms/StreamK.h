@@ -1,0 +1,145 @@
+//===- StreamK.h - Stream-K work of a persistent GEMM kernel ----*- C++ -*-===//
+//
+// A persistent kernel walks its output tiles on min(tiles, SMs) blocks.
+// When the tiles do not fill the last wave (fewer tiles than SMs: small or
+// K-heavy GEMMs; or a remainder after full waves), the blocks of that wave
+// idle while the others finish whole tiles. Stream-K gives every block an
+// equal share of the remaining tiles' K iterations instead: a block whose
+// share starts inside a tile stores its partial sums of that tile (fp32, as
+// the accumulator holds them) and raises a flag, first thing; the block
+// that computes the tile's first iterations (at the end of its share) waits
+// for those flags, adds the partials (in a fixed order: the result does not
+// depend on timing) and runs the epilogue. Waits only point to blocks of
+// higher index for partials they write before they wait for anything, so
+// with all blocks resident at once (one per SM) nothing waits in a cycle.
+//
+// tile-pipeline-loops builds it for the warp-specialized persistent loop:
+// both roles walk the same pieces (an output tile and a range of its K
+// iterations), the mbarrier iteration count running on across pieces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TLC_PASSES_TRANSFORMS_STREAMK_H
+#define TLC_PASSES_TRANSFORMS_STREAMK_H
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tile {
+
+/// On a tile.kernel whose persistent loop is stream-K: it is launched on
+/// one block per SM whatever its tile count (tile-outline-kernels).
+constexpr llvm::StringLiteral kStreamKAttr = "tile.stream_k";
+
+/// On a scratch argument (tile.scratch): the launcher zeroes it before every
+/// call (stream-K's flags). Its metadata entry says "zero_fill".
+constexpr llvm::StringLiteral kArgZeroFillAttr = "tile.zero_fill";
+
+/// The size symbol of the device's multiprocessor count, in scratch sizes
+/// (as in persistent grids).
+constexpr llvm::StringLiteral kSmCountSymbol = "__sm_count__";
+
+/// The fewest K iterations a block's stream-K share has (fewer blocks share
+/// the rest when it is small).
+constexpr int64_t kStreamKMinIterations = 8;
+
+/// What sharing a tile costs, in K iterations: the partial tiles' stores,
+/// the flags' round trips and the owner's loads, and the stream-K kernel's
+/// longer code. Stream-K is used only where a share plus this is at most a
+/// whole tile's iterations. Measured on the H200 (bench/gemm.md, session
+/// 14): a share of 61 of 125 iterations gained 12%, 47 of 64 lost 9%, 66 of
+/// 128 broke even.
+constexpr int64_t kStreamKFixupIterations = 48;
+
+/// The multiprocessor count the compiler plans for when the tile and
+/// iteration counts are known at compile time (sm_90a's H100 SXM and H200:
+/// 132): where stream-K would not pay on it, the kernel is compiled without
+/// it. The kernel itself splits by the count it runs on.
+constexpr int64_t kStreamKPlanningSMs = 132;
+
+/// The accumulators of `loop` when its iterations can be split between
+/// blocks and summed (stream-K): the body only copies (`copies`, its
+/// producers), computes pure values and accumulates wgmma gemms into fp32 fragments of
+/// the kernel that are zero-filled before the loop and touched by nothing
+/// else before or in it; nothing before the loop writes global memory (a
+/// piece of a tile runs it again). Empty otherwise.
+SmallVector<AllocFragmentOp> streamKAccumulators(PipelinedOp loop,
+                                                 ArrayRef<Operation *> copies);
+
+/// Whether stream-K may pay for `loop`'s persistent kernel: unknown tile or
+/// iteration counts may; known ones must on kStreamKPlanningSMs blocks, in
+/// a grid of more than one row and column of tiles (with one, a decode
+/// shape's M = 64 or 128, the kernel streams the other operand once and is
+/// bound by memory: sharing its K loop measured 4-19% slower).
+bool streamKMayPay(KernelOp kernel, PipelinedOp loop);
+
+/// Whether `tiles` tiles of `trips` K iterations on `sms` blocks would share
+/// the last wave (the schedule's own test, at compile time).
+bool streamKPays(int64_t tiles, int64_t trips, int64_t sms);
+
+/// One piece of a block's work: output tile `tile` (linear, before
+/// rasterization), its K iterations [begin, end) of `trips`, the first of
+/// them the block's iteration `firstK` (its mbarrier count).
+struct StreamKPiece {
+  Value tile, begin, end, firstK;
+};
+
+/// The pieces of this block (gpu.block_id x of gpu.grid_dim x blocks):
+/// the full waves' tiles data-parallel, then its share of the rest. Where
+/// sharing does not pay (short K loops), every tile is data-parallel.
+class StreamKSchedule {
+public:
+  /// `afresh`: the block index and count are read by opaque asm, so that
+  /// LLVM computes the schedule again where it is built instead of keeping
+  /// the values of an earlier copy live (registers across the main loop).
+  StreamKSchedule(OpBuilder &b, Location loc, Value tiles, Value trips, bool afresh = false);
+
+  /// How many pieces this block has.
+  Value pieces() const { return count; }
+  /// Piece `u` (0 <= u < pieces()).
+  StreamKPiece piece(OpBuilder &b, Location loc, Value u) const;
+  /// The end of block `c`'s stream-K share (i32), relative to the first
+  /// stream-K iteration (its start is the end of block c - 1's).
+  Value shareEnd(OpBuilder &b, Location loc, Value c) const;
+  /// The first iteration of `tile` (i32), relative to the first stream-K
+  /// iteration.
+  Value tileStart(OpBuilder &b, Location loc, Value tile) const;
+
+  Value cta, trips; ///< this block's index, the iterations of a tile (index)
+  Value block;      ///< this block's index (i32)
+
+private:
+  /// The start of block `c`'s share, relative to the first stream-K iteration.
+  Value shareBound(OpBuilder &b, Location loc, Value c) const;
+
+  Value tiles32, trips32, ctas, waves, base, streamBlocks, rest, start, end, count;
+};
+
+/// The scratch a stream-K kernel's blocks exchange partial tiles through:
+/// one [SMs x elements] tensor per accumulator (tile.store_partials rows),
+/// and the int32 flags, one per
+/// block, zeroed by the launcher.
+struct StreamKScratch {
+  SmallVector<Value> partials;
+  Value flags;
+};
+
+/// Appends the scratch arguments for `accumulators` to `func`.
+StreamKScratch addStreamKScratch(func::FuncOp func, ArrayRef<AllocFragmentOp> accumulators);
+
+/// At `b`: the block holds the partial sums of piece `u` of `schedule` in
+/// `accumulators`. A piece
+/// from the tile's first iteration owns the tile: when it stops before the
+/// tile's end, it waits for each later block that computed the rest and
+/// adds that block's partials; then it runs `epilogue`. Any other piece
+/// stores its partials for the owner and signals it.
+void finishStreamKPiece(OpBuilder &b, Location loc, const StreamKSchedule &schedule, Value u,
+                        ArrayRef<AllocFragmentOp> accumulators,
+                        const StreamKScratch &scratch,
+                        function_ref<void(OpBuilder &)> epilogue);
+
+} // namespace mlir::tile
+
+#endif // TLC_PASSES_TRANSFORMS_STREAMK_H
