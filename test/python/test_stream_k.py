@@ -75,26 +75,31 @@ def test_stream_k_kernels_do_not_spill(config, tmp_path):
     ptxas.assemble(kernel.get_kernel_source(), "sm_90a", tmp_path)
 
 
-def test_dynamic_size_leaves_the_choice_to_the_kernel():
-    # With M dynamic the tile count is known only at the launch: the kernel is
-    # compiled with stream-K, and its schedule decides per launch.
+def gemm_from(start: float):
+    """A GEMM with M dynamic (its tile count known only at the launch) whose
+    accumulator starts at `start`."""
     M = T.dynamic("M")
 
     @T.prim_func
-    def dyn(A: T.Tensor((M, 1024), "float16"), B: T.Tensor((1024, 1024), "float16"),
-            C: T.Tensor((M, 1024), "float16")):
+    def prog(A: T.Tensor((M, 1024), "float16"), B: T.Tensor((1024, 1024), "float16"),
+             C: T.Tensor((M, 1024), "float32")):
         with T.Kernel(8, T.ceildiv(M, 128), threads=128) as (bx, by):
             A_s = T.alloc_shared((128, 64), "float16")
             B_s = T.alloc_shared((64, 128), "float16")
             acc = T.alloc_fragment((128, 128), "float32")
-            T.clear(acc)
+            T.fill(acc, start)
             for k in T.Pipelined(16, num_stages=3):
                 T.copy(A[by * 128, k * 64], A_s)
                 T.copy(B[k * 64, bx * 128], B_s)
                 T.gemm(A_s, B_s, acc)
             T.copy(acc, C[by * 128, bx * 128])
 
-    kernel = tlc.compile(dyn, out_idx=[2], target="sm_90a")
+    return tlc.compile(prog, out_idx=[2], target="sm_90a")
+
+
+def test_dynamic_size_leaves_the_choice_to_the_kernel():
+    # The kernel is compiled with stream-K; its schedule decides per launch.
+    kernel = gemm_from(0.0)
     assert kernel.artifact["version"] == 2
     assert kernel.artifact["kernels"][0]["grid"][0] == "__sm_count__"
 
@@ -102,21 +107,7 @@ def test_dynamic_size_leaves_the_choice_to_the_kernel():
 def test_accumulator_not_started_at_zero_is_not_stream_k():
     # An accumulator filled with ones before the loop cannot be summed from
     # pieces of its K range (each would add the ones again).
-    @T.prim_func
-    def ones_plus(A: T.Tensor((1024, 1024), "float16"), B: T.Tensor((1024, 1024), "float16"),
-                  C: T.Tensor((1024, 1024), "float32")):
-        with T.Kernel(8, 8, threads=128) as (bx, by):
-            A_s = T.alloc_shared((128, 64), "float16")
-            B_s = T.alloc_shared((64, 128), "float16")
-            acc = T.alloc_fragment((128, 128), "float32")
-            T.fill(acc, 1.0)
-            for k in T.Pipelined(16, num_stages=3):
-                T.copy(A[by * 128, k * 64], A_s)
-                T.copy(B[k * 64, bx * 128], B_s)
-                T.gemm(A_s, B_s, acc)
-            T.copy(acc, C[by * 128, bx * 128])
-
-    kernel = tlc.compile(ones_plus, out_idx=[2], target="sm_90a")
+    kernel = gemm_from(1.0)
     optimized = kernel.get_mlir("optimized")
     assert "tile.persistent" in optimized and "tile.stream_k" not in optimized
     assert kernel.artifact["version"] == 1
