@@ -362,18 +362,22 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     2-d grid and bounds independent of the block indices, persistent: each
     role walks the grid's tiles in an `scf.for` marked `tile.tile_loop`.
 
-    A persistent loop that only accumulates gemms into fragments zeroed
-    before it (a GEMM's main loop) is stream-K (with `stream-k`, the
-    default): the kernel runs on one block per SM; after the full waves of
-    tiles, the remaining tiles' K iterations are shared evenly by the
-    blocks (at least 4 each), a block whose share starts inside a tile
+    A persistent loop that only accumulates gemms into fp32 fragments
+    zeroed before it (a GEMM's main loop) is stream-K (with `stream-k`, the
+    default) where that pays: where a share plus an estimated 48 iterations
+    of fix-up is at most a tile's K iterations (decided here on 132 SMs
+    when the tile and iteration counts are constants, leaving out grids of
+    one row or column of tiles; else by the kernel at each launch). The
+    kernel runs on one block per SM; after the full waves of tiles, the
+    remaining tiles' K iterations are shared evenly by the blocks (at least
+    8 each), a block whose share starts inside a tile
     storing its partial sums of it (`tile.store_partials`) and raising a
     flag (`tile.semaphore_signal`), the block with the tile's first
     iterations waiting for the flags of the blocks after it
     (`tile.semaphore_wait`), adding their partials in block order
     (`tile.add_partials`) and running the epilogue. The scratch (one
-    `[SMs, tile...]` tensor per accumulator, the int32 flags zeroed by the
-    launcher) is appended to the function's arguments (`tile.scratch`).
+    `[SMs, tile elements]` tensor per accumulator, the int32 flags zeroed by
+    the launcher) is appended to the function's arguments (`tile.scratch`).
 
     Before:
 
