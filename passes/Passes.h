@@ -60,6 +60,12 @@ void assumeParamAlignment(Operation *root);
 /// byval __grid_constant__ (128 bytes, 64-byte aligned).
 void markGridConstantParams(Operation *root);
 
+/// The special register `reg` ("%tid.x", "%ctaid.x", ...) as an i32, read by
+/// a volatile `mov`: LLVM neither merges it with another read nor hoists it,
+/// so what is computed from it is computed where it is read instead of
+/// being kept live (registers) from an earlier read.
+Value readRegisterAfresh(OpBuilder &b, Location loc, StringRef reg);
+
 /// Lowers the tile ops inside the outlined kernels of `module`.
 LogicalResult convertTileToGPU(ModuleOp module);
 

@@ -389,6 +389,9 @@ static LogicalResult verifyPartials(Operation *op, MemRefType fragment, MemRefTy
     return op->emitOpError("moves the registers of a fragment, got ") << fragment;
   if (getPlace(partials) != Place::Global)
     return op->emitOpError("partials must be a global tensor, got ") << partials;
+  if (!fragment.getElementType().isF32())
+    return op->emitOpError("moves fp32 partial sums (16-byte vectors of four registers), got ")
+           << fragment.getElementType();
   if (partials.getElementType() != fragment.getElementType())
     return op->emitOpError("partials hold ")
            << partials.getElementType() << " but the fragment holds "

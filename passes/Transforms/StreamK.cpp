@@ -118,20 +118,11 @@ bool writesGlobal(Operation *op) {
 StreamKSchedule::StreamKSchedule(OpBuilder &b, Location loc, Value tiles, Value trips,
                                  bool afresh)
     : trips(trips) {
-  auto read = [&](StringRef reg, bool count) -> Value {
-    if (!afresh)
-      return toI32(b, loc,
-                   count ? Value(gpu::GridDimOp::create(b, loc, gpu::Dimension::x))
-                         : Value(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x)));
-    auto mov = LLVM::InlineAsmOp::create(
-        b, loc, i32(b), ValueRange{}, ("mov.u32 $0, " + reg + ";").str(), "=r",
-        /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
-    return mov.getResult(0);
-  };
-  block = read("%ctaid.x", false);
+  block = afresh ? readRegisterAfresh(b, loc, "%ctaid.x")
+                 : toI32(b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   cta = toIndex(b, loc, block);
-  ctas = read("%nctaid.x", true);
+  ctas = afresh ? readRegisterAfresh(b, loc, "%nctaid.x")
+                : toI32(b, loc, gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   // Shared only where the products below fit in 32 bits: T * K and G * G * K.
   Type i64 = b.getI64Type();
   auto wide = [&](Value v) { return arith::IndexCastOp::create(b, loc, i64, v); };

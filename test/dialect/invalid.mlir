@@ -2161,7 +2161,7 @@ func.func @store_partials_short_row(%partials: memref<?x4096xf32>, %i: index) {
 
 // -----
 
-func.func @add_partials_f16(%partials: memref<?x8192xf16>, %i: index) {
+func.func @add_partials_mismatch(%partials: memref<?x8192xf16>, %i: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
@@ -2180,6 +2180,18 @@ func.func @add_partials_shared_rows(%i: index) {
     %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     // expected-error @+1 {{'tile.add_partials' op partials must be a global tensor, got 'memref<2x8192xf32, #gpu.address_space<workgroup>>'}}
     tile.add_partials %p[%i] to %acc : memref<2x8192xf32, #gpu.address_space<workgroup>> to memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @store_partials_f16(%partials: memref<?x8192xf16>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %acc = tile.alloc_fragment : memref<64x128xf16, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.store_partials' op moves fp32 partial sums (16-byte vectors of four registers), got 'f16'}}
+    tile.store_partials %acc to %partials[%i] : memref<64x128xf16, #tile.space<fragment>> to memref<?x8192xf16>
   }
   return
 }

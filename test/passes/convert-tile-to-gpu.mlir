@@ -1243,7 +1243,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
   gpu.module @partials_replicated_kernel {
     gpu.func @partials_replicated(%arg0: memref<?x64xf32>, %arg1: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
       %v = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (d1)>} : memref<64xf32, #tile.space<fragment>>
-      // expected-error @+1 {{'tile.store_partials' op needs a fragment of 32-bit elements whose layout holds each element once, in a multiple of 4 registers (64 registers x 128 threads for 64 elements of 'f32')}}
+      // expected-error @+1 {{'tile.store_partials' op needs a fragment layout that holds each element once, in a multiple of 4 registers (64 registers x 128 threads for 64 elements)}}
       tile.store_partials %v to %arg0[%arg1] : memref<64xf32, #tile.space<fragment>> to memref<?x64xf32>
       gpu.return
     }

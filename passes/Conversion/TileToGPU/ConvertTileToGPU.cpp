@@ -47,11 +47,8 @@ void reloadThreadIndexPerTile(gpu::GPUFuncOp func) {
   for (scf::ForOp loop : loops) {
     OpBuilder b(loop.getBody(), loop.getBody()->begin());
     Location loc = loop.getLoc();
-    auto read = LLVM::InlineAsmOp::create(
-        b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, %tid.x;", "=r",
-        /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
-    Value local = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), read.getResult(0));
+    Value local = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                               readRegisterAfresh(b, loc, "%tid.x"));
     for (gpu::ThreadIdOp id : ids)
       id.getResult().replaceUsesWithIf(local, [&](OpOperand &use) {
         return loop->isProperAncestor(use.getOwner());
@@ -181,6 +178,14 @@ struct ConvertTileToGPU : mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGP
 };
 
 } // namespace
+
+Value mlir::tile::readRegisterAfresh(OpBuilder &b, Location loc, StringRef reg) {
+  auto mov = LLVM::InlineAsmOp::create(
+      b, loc, b.getI32Type(), ValueRange{}, ("mov.u32 $0, " + reg + ";").str(), "=r",
+      /*has_side_effects=*/true, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  return mov.getResult(0);
+}
 
 LogicalResult mlir::tile::convertTileToGPU(ModuleOp module) {
   SmallVector<gpu::GPUFuncOp> kernels;

@@ -38,13 +38,12 @@ struct PartialsLowering : TileOpLowering<Op> {
       return failure();
     auto type = cast<MemRefType>(original.getType());
     int64_t count = f->layout.getRegs(), threads = this->info.threads;
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
-    if (count * threads != type.getNumElements() || count % kVector || bytes != 4)
-      return op.emitOpError("needs a fragment of 32-bit elements whose layout holds each "
-                            "element once, in a multiple of ")
+    // (The verifier made the elements fp32: a vector of kVector is 16 bytes.)
+    if (count * threads != type.getNumElements() || count % kVector)
+      return op.emitOpError("needs a fragment layout that holds each element once, in a "
+                            "multiple of ")
              << kVector << " registers (" << count << " registers x " << threads
-             << " threads for " << type.getNumElements() << " elements of "
-             << type.getElementType() << ")";
+             << " threads for " << type.getNumElements() << " elements)";
     Location loc = op.getLoc();
     Value partials = adaptor.getPartials(), row = adaptor.getRow();
     auto vecType = VectorType::get({kVector}, type.getElementType());
