@@ -86,6 +86,29 @@ SharedLayoutAttr sharedLayout(AllocSharedOp alloc);
 /// for anything else (a view, a fragment, a global tensor).
 AllocSharedOp sharedAllocation(Value buffer);
 
+/// The threads of the block that run some code: `count` threads from
+/// `first`, the warpgroups of a tile.ws (empty `warpgroups`: the whole
+/// block).
+struct ThreadGroup {
+  int64_t first = 0, count = 0;
+  SmallVector<int64_t> warpgroups;
+  bool whole() const { return warpgroups.empty(); }
+  bool operator==(const ThreadGroup &o) const {
+    return first == o.first && count == o.count && warpgroups == o.warpgroups;
+  }
+};
+
+/// The threads that run `op`: its innermost tile.ws's, else its kernel's
+/// (a tile.kernel, or the gpu.func tile-outline-kernels made of one, less a
+/// producer warpgroup the compiler added). An error at `op` outside a
+/// kernel.
+FailureOr<ThreadGroup> threadGroupOf(Operation *op);
+
+/// The threads that hold the buffer `alloc` allocates (a fragment): those of
+/// the tile.ws its uses are in, else the kernel's; an error at the
+/// allocation naming two uses when they run on different threads.
+FailureOr<ThreadGroup> bufferThreadGroup(Operation *alloc);
+
 } // namespace mlir::tile
 
 #endif // TLC_DIALECTS_TILE_TILEDIALECT_H

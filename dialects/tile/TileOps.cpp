@@ -55,8 +55,9 @@ std::string describePlace(MemRefType type) {
 }
 
 /// The thread count of the kernel `op` is nested in: a tile.kernel, or the
-/// gpu.func kernel that tile-outline-kernels made of one.
-FailureOr<int64_t> getEnclosingThreads(Operation *op) {
+/// gpu.func kernel that tile-outline-kernels made of one (less its producer
+/// warpgroup: the tile program runs on the rest).
+FailureOr<int64_t> getKernelThreads(Operation *op) {
   if (auto kernel = op->getParentOfType<KernelOp>())
     return kernel.getThreads();
   if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
@@ -64,12 +65,19 @@ FailureOr<int64_t> getEnclosingThreads(Operation *op) {
       int64_t threads = 1;
       for (int32_t d : *block)
         threads *= d;
-      // The tile program runs on the block less its producer warpgroup.
       if (auto producers = func->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
         threads -= producers.getInt();
       return threads;
     }
   return op->emitOpError("must be nested in a tile.kernel");
+}
+
+/// The thread count of the code `op` is in: its tile.ws's, else its kernel's.
+FailureOr<int64_t> getEnclosingThreads(Operation *op) {
+  FailureOr<ThreadGroup> group = threadGroupOf(op);
+  if (failed(group))
+    return failure();
+  return group->count;
 }
 
 /// Checks the memory space and layout shared by all tile allocations.
@@ -105,6 +113,65 @@ LogicalResult verifyAlloc(Operation *op, MemRefType type, Place expected) {
 }
 
 } // namespace
+
+FailureOr<ThreadGroup> mlir::tile::threadGroupOf(Operation *op) {
+  if (auto ws = op->getParentOfType<WarpGroupsOp>()) {
+    ThreadGroup g;
+    g.first = ws.getFirstThread();
+    g.count = ws.getThreadCount();
+    g.warpgroups = SmallVector<int64_t>(ws.getWarpgroups());
+    return g;
+  }
+  FailureOr<int64_t> threads = getKernelThreads(op);
+  if (failed(threads))
+    return failure();
+  return ThreadGroup{0, *threads, {}};
+}
+
+FailureOr<ThreadGroup> mlir::tile::bufferThreadGroup(Operation *alloc) {
+  FailureOr<ThreadGroup> whole = threadGroupOf(alloc);
+  if (failed(whole))
+    return failure();
+  // The uses in program order (the use list is not), for the message.
+  SmallVector<Operation *> users;
+  alloc->getParentRegion()->walk([&](Operation *op) {
+    if (llvm::is_contained(op->getOperands(), alloc->getResult(0)))
+      users.push_back(op);
+  });
+  std::optional<ThreadGroup> group;
+  Operation *first = nullptr;
+  for (Operation *user : users) {
+    FailureOr<ThreadGroup> g = threadGroupOf(user);
+    if (failed(g))
+      return failure();
+    if (!group) {
+      group = *g;
+      first = user;
+      continue;
+    }
+    if (*g == *group)
+      continue;
+    auto describe = [](const ThreadGroup &t) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      if (t.whole()) {
+        os << "the whole block";
+      } else {
+        os << "warpgroup" << (t.warpgroups.size() > 1 ? "s " : " ");
+        llvm::interleaveComma(t.warpgroups, os);
+      }
+      return s;
+    };
+    InFlightDiagnostic diag = alloc->emitOpError("is used by ")
+                              << describe(*group) << " and by " << describe(*g)
+                              << "; a fragment lives on the threads of one T.ws (or on "
+                                 "the whole block)";
+    diag.attachNote(first->getLoc()) << "used by " << describe(*group) << " here";
+    diag.attachNote(user->getLoc()) << "used by " << describe(*g) << " here";
+    return diag;
+  }
+  return group ? *group : *whole;
+}
 
 //===----------------------------------------------------------------------===//
 // KernelOp
@@ -197,11 +264,13 @@ LogicalResult AllocFragmentOp::verify() {
   std::optional<LayoutAttr> layout = getLayout();
   if (!layout)
     return success();
-  int64_t threads = *getEnclosingThreads(*this);
-  if (layout->getThreads() != threads)
+  FailureOr<ThreadGroup> group = bufferThreadGroup(*this);
+  if (failed(group))
+    return failure();
+  if (layout->getThreads() != group->count)
     return emitOpError("layout spreads over ")
-           << layout->getThreads() << " threads but the kernel has "
-           << threads;
+           << layout->getThreads() << " threads but "
+           << (group->whole() ? "the kernel has " : "its warpgroups have ") << group->count;
   std::string problem = layout->checkCovers(getType().getShape());
   if (!problem.empty())
     return emitOpError("layout does not cover the ")
@@ -381,6 +450,89 @@ LogicalResult SemaphoreSignalOp::verify() {
 
 LogicalResult SemaphoreWaitOp::verify() {
   return verifySemaphoreFlags(*this, getFlags().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Warp groups and the program's mbarriers
+//===----------------------------------------------------------------------===//
+
+LogicalResult WarpGroupsOp::verify() {
+  ArrayRef<int64_t> groups = getWarpgroups();
+  if (groups.empty())
+    return emitOpError("needs at least one warpgroup");
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (groups[i] < 0 || (i && groups[i] != groups[i - 1] + 1))
+      return emitOpError("warpgroups must be ascending, contiguous and non-negative, got [")
+             << groups << "]";
+  if ((*this)->getParentOfType<WarpGroupsOp>())
+    return emitOpError("cannot be nested in another tile.ws");
+  if ((*this)->getParentOfType<PipelinedOp>())
+    return emitOpError("cannot be in a tile.pipelined loop: the compiler does not pipeline a "
+                       "loop whose warpgroups the program specializes itself");
+  FailureOr<int64_t> threads = getKernelThreads(*this);
+  if (failed(threads))
+    return failure();
+  if (*threads % 128)
+    return emitOpError("needs a block of whole warpgroups (a multiple of 128 threads), the "
+                       "kernel has ")
+           << *threads;
+  if (128 * (groups.back() + 1) > *threads)
+    return emitOpError("warpgroup ")
+           << groups.back() << " is past the kernel's " << *threads << " threads ("
+           << *threads / 128 << " warpgroups)";
+  return success();
+}
+
+/// The shared allocation holding mbarriers, or an error at `op`.
+static FailureOr<AllocSharedOp> barrierAllocation(Operation *op, Value barriers) {
+  AllocSharedOp alloc = barriers.getDefiningOp<AllocSharedOp>();
+  if (!alloc)
+    return op->emitOpError("barriers must be a tile.alloc_shared buffer");
+  return alloc;
+}
+
+/// Checks a use of the program's mbarriers: an initialised buffer, an index
+/// in it.
+static LogicalResult verifyBarrierUse(Operation *op, Value barriers, Value index) {
+  FailureOr<AllocSharedOp> alloc = barrierAllocation(op, barriers);
+  if (failed(alloc))
+    return failure();
+  if (llvm::none_of(alloc->getResult().getUsers(),
+                    [](Operation *user) { return isa<InitBarriersOp>(user); }))
+    return op->emitOpError("barriers must be initialised by tile.init_barriers");
+  int64_t size = cast<MemRefType>(barriers.getType()).getDimSize(0);
+  if (std::optional<int64_t> i = getConstantIntValue(index); i && (*i < 0 || *i >= size))
+    return op->emitOpError("barrier ") << *i << " is out of range: there are " << size;
+  if (op->getParentOfType<ParallelOp>())
+    return op->emitOpError("runs once per thread: it cannot be in a tile.parallel body");
+  return success();
+}
+
+LogicalResult InitBarriersOp::verify() {
+  FailureOr<AllocSharedOp> alloc = barrierAllocation(*this, getBarriers());
+  if (failed(alloc))
+    return failure();
+  MemRefType type = getBarriers().getType();
+  if (getPlace(type) != Place::Shared)
+    return emitOpError("barriers must be in shared memory, got ") << type;
+  if (int64_t(getCounts().size()) != type.getDimSize(0))
+    return emitOpError("has ") << getCounts().size() << " arrival counts for "
+                               << type.getDimSize(0) << " barriers";
+  for (int64_t count : getCounts())
+    if (count < 1 || count >= (int64_t(1) << 20))
+      return emitOpError("arrival counts must be in [1, 1048575], got ") << count;
+  if (!isa<KernelOp, gpu::GPUFuncOp>((*this)->getParentOp()))
+    return emitOpError("must be directly in the kernel's body, where every thread runs it");
+  if (llvm::count_if(alloc->getResult().getUsers(),
+                     [](Operation *user) { return isa<InitBarriersOp>(user); }) > 1)
+    return emitOpError("initialises barriers that are initialised again elsewhere");
+  return success();
+}
+
+LogicalResult BarrierWaitOp::verify() { return verifyBarrierUse(*this, getBarriers(), getIndex()); }
+
+LogicalResult BarrierArriveOp::verify() {
+  return verifyBarrierUse(*this, getBarriers(), getIndex());
 }
 
 /// A fragment and the global rows of partial sums that hold its elements.
@@ -633,8 +785,8 @@ LogicalResult ParallelOp::verifyRegions() {
            << getShape().size() << " loop indices, got "
            << body.getNumArguments();
   WalkResult nested = getBody().walk([&](Operation *op) {
-    if (isa<KernelOp, CopyOp, FillOp, ParallelOp, PipelinedOp, GemmOp,
-            ReduceOp, AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op)) {
+    if (isa<KernelOp, CopyOp, FillOp, ParallelOp, PipelinedOp, GemmOp, ReduceOp,
+            AllocSharedOp, AllocFragmentOp, AllocLocalOp, WarpGroupsOp>(op)) {
       op->emitOpError("cannot be nested in a tile.parallel body");
       return WalkResult::interrupt();
     }

@@ -425,6 +425,132 @@ def Tile_ConsumerReleaseOp : Tile_Op<"consumer_release"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Warp groups and the program's own mbarriers (hand-written warp
+// specialization: T.ws, T.alloc_barrier)
+//===----------------------------------------------------------------------===//
+
+def Tile_WarpGroupsOp : Tile_Op<"ws", [
+    NoTerminator, SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "Code that only some warpgroups of the block run";
+  let description = [{
+    The body runs on the threads of the listed warpgroups (warpgroup `w` is
+    threads `128 w` to `128 w + 127`; the list is ascending and contiguous)
+    and is skipped by the others. Inside it the tile program sees a block of
+    those threads: fragments the body uses are laid out over them, a gemm
+    partitions its warps among them, and barriers the compiler inserts there
+    are named barriers of those threads only. Accesses of two bodies with
+    disjoint warpgroups that conflict are ordered by a block barrier between
+    them, unless the kernel has mbarriers of its own (`tile.init_barriers`):
+    then ordering them is the program's, through `tile.barrier_wait` and
+    `tile.barrier_arrive`. It sits in a `tile.kernel` (possibly in loops and
+    branches), not in a `tile.parallel`, a `tile.pipelined` or another
+    `tile.ws`; the kernel's threads are a multiple of 128. Shared buffers
+    the body uses keep their bytes for the whole kernel.
+
+    Example:
+
+    ```mlir
+    func.func @halves(%C: memref<128x128xf32>) {
+      %c1 = arith.constant 1 : index
+      %c0 = arith.constant 0 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 256 {
+        %acc = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+        %zero = arith.constant 0.0 : f32
+        tile.ws warpgroups = [1] {
+          tile.fill %acc, %zero : memref<128x128xf32, #tile.space<fragment>>, f32
+          tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128]
+              : memref<128x128xf32, #tile.space<fragment>> to memref<128x128xf32>
+        }
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$warpgroups);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`warpgroups` `=` $warpgroups attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The first thread of the body's threads, and how many there are.
+    int64_t getFirstThread() { return 128 * getWarpgroups().front(); }
+    int64_t getThreadCount() { return 128 * int64_t(getWarpgroups().size()); }
+  }];
+}
+
+def Tile_InitBarriersOp : Tile_Op<"init_barriers"> {
+  let summary = "Initialise the program's own mbarriers";
+  let description = [{
+    `barriers` (a 1-d `i64` buffer of `tile.alloc_shared`) holds `N`
+    mbarriers; barrier `i` completes a phase once `counts[i]` arrivals
+    (`tile.barrier_arrive`, one per thread that runs it) have reached it.
+    Every thread of the block runs this op, directly in the kernel's body:
+    its first thread initialises the barriers, then the block meets, so no
+    thread waits on or arrives at a barrier before it exists. The buffer
+    keeps its bytes for the whole kernel.
+
+    Example:
+
+    ```mlir
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$barriers, DenseI64ArrayAttr:$counts);
+  let assemblyFormat = "$barriers `counts` `=` $counts attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_BarrierWaitOp : Tile_Op<"barrier_wait"> {
+  let summary = "Wait for a phase of one of the program's mbarriers";
+  let description = [{
+    The thread running it waits until the phase of barrier `index` of
+    `barriers` whose parity is the low bit of `parity` has completed: the
+    barrier's first phase has parity 0, so waiting for parity 1 before any
+    phase completed returns at once (the usual first wait of a producer on
+    an "empty" barrier). After it, the thread sees the shared-memory writes
+    the arriving threads made before arriving. `barriers` must be
+    initialised by a `tile.init_barriers`.
+
+    Example:
+
+    ```mlir
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    %c0 = arith.constant 0 : index
+    %k = arith.constant 3 : index
+    tile.barrier_wait %bars[%c0], %k : memref<2xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$barriers, Index:$index, Index:$parity);
+  let assemblyFormat = "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_BarrierArriveOp : Tile_Op<"barrier_arrive"> {
+  let summary = "Arrive at one of the program's mbarriers";
+  let description = [{
+    Every thread running it arrives once at barrier `index` of `barriers`
+    (release at block scope: its earlier shared-memory writes are seen by
+    the threads that then wait for the phase). The thread's earlier writes
+    are also fenced against the async proxy, so the wgmma gemms or TMA
+    stores of the threads that wait may read them. `barriers` must be
+    initialised by a `tile.init_barriers`.
+
+    Example:
+
+    ```mlir
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    %c1 = arith.constant 1 : index
+    tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$barriers, Index:$index);
+  let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Semaphores between blocks
 //===----------------------------------------------------------------------===//
 

@@ -2195,3 +2195,239 @@ func.func @store_partials_f16(%partials: memref<?x8192xf16>, %i: index) {
   }
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.ws, tile.init_barriers, tile.barrier_wait, tile.barrier_arrive
+//===----------------------------------------------------------------------===//
+
+func.func @ws_empty() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    // expected-error @+1 {{'tile.ws' op needs at least one warpgroup}}
+    tile.ws warpgroups = [] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_not_contiguous() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 384 {
+    // expected-error @+1 {{'tile.ws' op warpgroups must be ascending, contiguous and non-negative, got [0, 2]}}
+    tile.ws warpgroups = [0, 2] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_past_block() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    // expected-error @+1 {{'tile.ws' op warpgroup 2 is past the kernel's 256 threads (2 warpgroups)}}
+    tile.ws warpgroups = [2] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_partial_warpgroups() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 192 {
+    // expected-error @+1 {{'tile.ws' op needs a block of whole warpgroups (a multiple of 128 threads), the kernel has 192}}
+    tile.ws warpgroups = [0] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_nested() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    tile.ws warpgroups = [0, 1] {
+      // expected-error @+1 {{'tile.ws' op cannot be nested in another tile.ws}}
+      tile.ws warpgroups = [1] {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_in_pipelined() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 2 {
+      // expected-error @+1 {{'tile.ws' op cannot be in a tile.pipelined loop: the compiler does not pipeline a loop whose warpgroups the program specializes itself}}
+      tile.ws warpgroups = [1] {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_in_parallel() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    tile.parallel (%i) in [64] {
+      // expected-error @+1 {{'tile.ws' op cannot be nested in a tile.parallel body}}
+      tile.ws warpgroups = [1] {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @fragment_of_two_warpgroups() {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    // expected-error @+1 {{'tile.alloc_fragment' op is used by warpgroup 0 and by warpgroup 1; a fragment lives on the threads of one T.ws (or on the whole block)}}
+    %acc = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (d0 * 32 + d1)>} : memref<64x64xf32, #tile.space<fragment>>
+    tile.ws warpgroups = [0] {
+      // expected-note @+1 {{used by warpgroup 0 here}}
+      tile.fill %acc, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+    tile.ws warpgroups = [1] {
+      // expected-note @+1 {{used by warpgroup 1 here}}
+      tile.fill %acc, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @fragment_layout_of_the_block_in_ws() {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout spreads over 256 threads but its warpgroups have 128}}
+    %acc = tile.alloc_fragment {layout = #tile.layout<threads = 256, regs = 16, map = (d0, d1) -> (d0 * 16 + d1)>} : memref<64x64xf32, #tile.space<fragment>>
+    tile.ws warpgroups = [1] {
+      tile.fill %acc, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @init_barriers_counts() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.init_barriers' op has 1 arrival counts for 2 barriers}}
+    tile.init_barriers %bars counts = [128] : memref<2xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @init_barriers_zero() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.init_barriers' op arrival counts must be in [1, 1048575], got 0}}
+    tile.init_barriers %bars counts = [0] : memref<1xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @init_barriers_in_ws() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [0] {
+      // expected-error @+1 {{'tile.init_barriers' op must be directly in the kernel's body, where every thread runs it}}
+      tile.init_barriers %bars counts = [128] : memref<1xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @init_barriers_twice() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.init_barriers' op initialises barriers that are initialised again elsewhere}}
+    tile.init_barriers %bars counts = [128] : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128] : memref<1xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @init_barriers_global(%bars: memref<1xi64>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.init_barriers' op barriers must be a tile.alloc_shared buffer}}
+    tile.init_barriers %bars counts = [128] : memref<1xi64>
+  }
+  return
+}
+
+// -----
+
+func.func @barrier_wait_uninitialised(%p: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.barrier_wait' op barriers must be initialised by tile.init_barriers}}
+    tile.barrier_wait %bars[%c0], %p : memref<1xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @barrier_arrive_out_of_range() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.barrier_arrive' op barrier 2 is out of range: there are 2}}
+    tile.barrier_arrive %bars[%c2] : memref<2xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @barrier_arrive_in_parallel() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128] : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.parallel (%i) in [128] {
+      // expected-error @+1 {{'tile.barrier_arrive' op runs once per thread: it cannot be in a tile.parallel body}}
+      tile.barrier_arrive %bars[%c0] : memref<1xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}

@@ -639,6 +639,35 @@ func.func @semaphore_ops(%flags: memref<?xi32>, %i: index) {
   return
 }
 
+// CHECK-LABEL: func.func @warp_groups_and_barriers
+// CHECK: %[[BARS:.*]] = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: tile.init_barriers %[[BARS]] counts = [128, 256] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: tile.ws warpgroups = [1] {
+// CHECK:   tile.barrier_wait %[[BARS]][%{{.*}}], %{{.*}} : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK:   tile.fill
+// CHECK:   tile.barrier_arrive %[[BARS]][%{{.*}}] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: }
+// CHECK: tile.ws warpgroups = [0, 1] {
+func.func @warp_groups_and_barriers(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 256] : memref<2xi64, #gpu.address_space<workgroup>>
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %zero = arith.constant 0.0 : f32
+    tile.ws warpgroups = [1] {
+      tile.barrier_wait %bars[%c0], %k : memref<2xi64, #gpu.address_space<workgroup>>
+      tile.fill %acc, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+      tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+    tile.ws warpgroups = [0, 1] {
+      tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @partials_ops
 // CHECK: tile.store_partials %[[ACC:.*]] to %{{.*}}[%{{.*}}] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
 // CHECK: tile.add_partials %{{.*}}[%{{.*}}] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
