@@ -48,6 +48,11 @@ constexpr llvm::StringLiteral kTileLoopAttr = "tile.tile_loop";
 /// tl.disable_tma_lower).
 constexpr llvm::StringLiteral kNoWarpSpecializationAttr = "tile.no_warp_specialization";
 
+/// On a tile.kernel: it has mbarriers of the program's own (T.alloc_barrier,
+/// lowered by tile-insert-mbarriers), so tile-insert-barriers leaves the
+/// ordering of tile.ws bodies of disjoint warpgroups to them.
+constexpr llvm::StringLiteral kProgramBarriersAttr = "tile.program_barriers";
+
 /// The alignment, in bytes, of every tensor data pointer a kernel is
 /// launched with (the runtime's contract: tlc/runtime/args.py ALIGNMENT).
 constexpr int64_t kParamAlignment = 16;

@@ -5,7 +5,8 @@
 // top-level ops, in the innermost block holding all of a piece's accesses,
 // that contain them; buffers accessed asynchronously (cp.async and TMA
 // destinations, wgmma operands of pending groups, mbarriers) or not at all
-// keep their bytes for the whole kernel.
+// keep their bytes for the whole kernel, as do those a tile.ws body accesses
+// (its warpgroups run at their own pace).
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +73,10 @@ private:
 Lifetime lifetimeOf(ArrayRef<Operation *> users, Positions &pos) {
   Lifetime life;
   if (users.empty())
+    return life;
+  // A tile.ws body runs on its warpgroups at their own pace, not at its
+  // place among the other warpgroups' ops: its pieces keep their bytes.
+  if (llvm::any_of(users, [](Operation *u) { return u->getParentOfType<WarpGroupsOp>(); }))
     return life;
   Block *common = users.front()->getBlock();
   for (Operation *user : users)

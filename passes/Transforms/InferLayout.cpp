@@ -84,14 +84,16 @@ LogicalResult inferFragment(AllocFragmentOp alloc) {
           return success();
         }
     }
-  auto kernel = alloc->getParentOfType<KernelOp>();
+  FailureOr<ThreadGroup> group = bufferThreadGroup(alloc);
+  if (failed(group))
+    return failure();
   std::string why;
   FailureOr<LayoutAttr> layout =
       LayoutAttr::getBlocked(alloc.getContext(), alloc.getType().getShape(),
-                             kernel.getThreads(), preferredVector(alloc), why);
+                             group->count, preferredVector(alloc), why);
   if (failed(layout))
     return alloc.emitOpError("has no layout for ")
-           << kernel.getThreads() << " threads: " << why;
+           << group->count << " threads: " << why;
   alloc.setLayoutAttr(*layout);
   return success();
 }
@@ -371,13 +373,15 @@ LogicalResult inferParallel(ParallelOp loop) {
   // No fragment: spread the iterations so consecutive threads take
   // consecutive elements (coalesced when the body reads global memory), in
   // runs of a 16-byte vector each where the body allows it.
-  auto kernel = loop->getParentOfType<KernelOp>();
+  FailureOr<ThreadGroup> group = threadGroupOf(loop);
+  if (failed(group))
+    return failure();
   std::string why;
   FailureOr<LayoutAttr> layout = LayoutAttr::getBlocked(
-      loop.getContext(), loop.getShape(), kernel.getThreads(), parallelVectorWidth(loop), why);
+      loop.getContext(), loop.getShape(), group->count, parallelVectorWidth(loop), why);
   if (failed(layout))
     return loop.emitOpError("cannot spread its iterations over ")
-           << kernel.getThreads() << " threads: " << why;
+           << group->count << " threads: " << why;
   return finish(*layout);
 }
 
@@ -421,12 +425,11 @@ LogicalResult inferGemm(GemmOp gemm) {
   auto alloc = gemm.getC().getDefiningOp<AllocFragmentOp>();
   if (!alloc)
     return gemm.emitOpError("C must come from tile.alloc_fragment in this kernel");
-  auto kernel = gemm->getParentOfType<KernelOp>();
+  FailureOr<ThreadGroup> group = threadGroupOf(gemm);
   FailureOr<WarpPartition> part = selectedPartition(gemm);
-  if (failed(part))
+  if (failed(group) || failed(part))
     return failure();
-  LayoutAttr layout =
-      getAccumulatorLayout(gemm.getContext(), *part, kernel.getThreads());
+  LayoutAttr layout = getAccumulatorLayout(gemm.getContext(), *part, group->count);
   // An annotation holding the same elements is written as the tensor-core
   // layout: the same code as an unannotated C.
   if (!alloc.getLayout() || equivalentLayouts(alloc.getLayoutAttr(), layout)) {
@@ -446,7 +449,7 @@ LogicalResult inferGemm(GemmOp gemm) {
     return gemm.emitOpError("A in registers must not be transposed (it is "
                             "held M x K)");
   LayoutAttr aLayout = getOperandALayout(gemm.getContext(), *part,
-                                         a.getType().getDimSize(1), kernel.getThreads());
+                                         a.getType().getDimSize(1), group->count);
   if (!a.getLayout() || equivalentLayouts(a.getLayoutAttr(), aLayout)) {
     a.setLayoutAttr(aLayout);
     return success();

@@ -20,6 +20,14 @@
 // Async copies are ordered by the cp.async wait + barrier that
 // tile-pipeline-loops emits; existing gpu.barrier ops count as barriers.
 //
+// In a tile.ws body the ops run on its warpgroups only: an access is tagged
+// with the threads that made it, and a barrier inserted in the body (a named
+// barrier of its warpgroups) orders only theirs. Where a body's ops meet
+// accesses of other threads that no barrier ordered, a block barrier goes
+// before the body; between bodies of disjoint warpgroups in a kernel with
+// mbarriers of its own (T.alloc_barrier), ordering is the program's (its
+// tile.barrier_arrive also fences the async proxy).
+//
 // Bytes read through the async proxy (a wgmma gemm's operands, a TMA
 // store's tile) get a fence.proxy.async before the barrier that orders the
 // threads' writes of them. A TMA store (tile.tma_store) goes on reading its
@@ -47,12 +55,35 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Bytes [begin, end) of the kernel's shared memory.
+/// The threads that made an access: a set of warpgroups (bit w: warpgroup
+/// w, a tile.ws body's), or all of the block's.
+using Threads = uint64_t;
+constexpr Threads kAllThreads = ~Threads(0);
+
+/// The warpgroups of a tile.ws body.
+Threads threadsOf(WarpGroupsOp ws) {
+  Threads mask = 0;
+  for (int64_t w : ws.getWarpgroups())
+    mask |= Threads(1) << w;
+  return mask;
+}
+
+/// Bytes [begin, end) of the kernel's shared memory, accessed by `threads`.
 struct Interval {
   int64_t begin, end;
+  Threads threads = kAllThreads;
   bool overlaps(const Interval &o) const { return begin < o.end && o.begin < end; }
-  bool operator==(const Interval &o) const { return begin == o.begin && end == o.end; }
+  bool operator==(const Interval &o) const {
+    return begin == o.begin && end == o.end && threads == o.threads;
+  }
+  /// Whether a barrier of `mask`'s threads orders this access.
+  bool within(Threads mask) const { return (threads & ~mask) == 0; }
 };
+
+/// Which barrier orders an access after earlier ones: none needed, one of
+/// the accessing threads (a tile.ws body's named barrier, or the block's at
+/// its top level), or the whole block's (before the tile.ws body).
+enum class Order { None, Within, Block };
 
 /// Generic-proxy writes a barrier has ordered but no fence.proxy.async yet:
 /// a fence just before that barrier would order them before later
@@ -88,15 +119,29 @@ struct Accesses {
   /// Of the state: bytes bulk stores may still be reading (no wait since).
   SmallVector<Interval> storing;
 
-  /// A barrier (key: see Unfenced): reads and writes before it are ordered.
-  void barrier(Operation *key) {
-    reads.clear();
-    writes.clear();
-    for (ArrayRef<Interval> from : {ArrayRef<Interval>(unfencedSince), ArrayRef<Interval>(unpublished)})
-      for (const Interval &i : from)
-        addUnique(unfencedBefore, Unfenced{i, key});
-    unfencedSince.clear();
-    unpublished.clear();
+  /// A barrier (key: see Unfenced) of the threads `mask`: their reads and
+  /// writes before it are ordered.
+  void barrier(Operation *key, Threads mask) {
+    auto ordered = [&](const Interval &i) { return i.within(mask); };
+    llvm::erase_if(reads, ordered);
+    llvm::erase_if(writes, ordered);
+    for (SmallVector<Interval> *from : {&unfencedSince, &unpublished}) {
+      for (const Interval &i : *from)
+        if (ordered(i))
+          addUnique(unfencedBefore, Unfenced{i, key});
+      llvm::erase_if(*from, ordered);
+    }
+  }
+  /// An op's accesses as made by `threads`.
+  Accesses by(Threads threads) const {
+    Accesses a = *this;
+    for (SmallVector<Interval> *v : {&a.reads, &a.writes, &a.asyncReads, &a.genericWrites,
+                                     &a.asyncCopyWrites, &a.bulkReads})
+      for (Interval &i : *v)
+        i.threads = threads;
+    if (a.protocol)
+      a.protocol->threads = threads;
+    return a;
   }
   template <typename T>
   static void addUnique(SmallVector<T> &to, ArrayRef<T> from) {
@@ -139,9 +184,25 @@ struct Accesses {
       e.writes.push_back(*protocol);
     return e;
   }
-  /// Whether `op` (accessing `next`) must wait for these accesses.
-  bool conflicts(const Accesses &next) const {
-    return any(next.reads, writes) || any(next.writes, writes) || any(next.writes, reads);
+  /// The barrier `next`, run by `threads`, needs after these accesses. With
+  /// `programOrders` (the kernel's own mbarriers), accesses of tile.ws
+  /// bodies of disjoint warpgroups are the program's to order.
+  Order orderFor(const Accesses &next, Threads threads, bool programOrders) const {
+    Order order = Order::None;
+    auto check = [&](ArrayRef<Interval> earlier, ArrayRef<Interval> later) {
+      for (const Interval &x : earlier)
+        if (llvm::any_of(later, [&](const Interval &y) { return x.overlaps(y); }) &&
+            !programOrdered(x, threads, programOrders))
+          order = std::max(order, x.within(threads) ? Order::Within : Order::Block);
+    };
+    check(writes, next.reads);
+    check(writes, next.writes);
+    check(reads, next.writes);
+    return order;
+  }
+  static bool programOrdered(const Interval &x, Threads threads, bool programOrders) {
+    return programOrders && threads != kAllThreads && x.threads != kAllThreads &&
+           !(x.threads & threads);
   }
 };
 
@@ -178,7 +239,9 @@ using AccessCache = DenseMap<Operation *, Accesses>;
 
 class Analysis {
 public:
-  Analysis(bool insert, AccessCache &cache) : insert(insert), cache(cache) {}
+  Analysis(bool insert, AccessCache &cache, bool programOrders,
+           Threads threads = kAllThreads)
+      : insert(insert), programOrders(programOrders), cache(cache), threads(threads) {}
 
   void block(Block &b, Accesses &state) {
     for (Operation &op : llvm::make_early_inc_range(b))
@@ -188,7 +251,11 @@ public:
 private:
   void visit(Operation *op, Accesses &state) {
     if (isa<gpu::BarrierOp>(op)) {
-      state.barrier(op);
+      state.barrier(op, threads);
+      return;
+    }
+    if (auto ws = dyn_cast<WarpGroupsOp>(op)) {
+      warpGroups(ws, state);
       return;
     }
     if (isa<scf::ForOp, PipelinedOp, scf::WhileOp>(op)) {
@@ -207,19 +274,22 @@ private:
     auto cached = cache.find(op);
     if (cached == cache.end())
       cached = cache.try_emplace(op, accessesOf(op)).first;
-    Accesses own = cached->second;
+    Accesses own = cached->second.by(threads);
     if (Accesses::any(own.entry().writes, state.storing))
       waitForStores(op, state);
-    if (state.conflicts(own.entry()))
-      state.barrier(insertBarrier(op));
+    // (Block: not inside a tile.ws body, whose entry ordered the other
+    // threads' accesses its ops meet.)
+    if (state.orderFor(own.entry(), threads, programOrders) != Order::None)
+      state.barrier(insertBarrier(op), threads);
     if (!own.asyncReads.empty())
       fence(op, own.asyncReads, state);
     auto gemm = dyn_cast<GemmOp>(op);
     if (own.protocol || (gemm && !gemm.getPrefetch().empty())) {
       // The lowering's own barrier (a prefetching gemm's after its reads of
       // this iteration's stage), then its reads; no fence can go before it.
-      state.reads.clear();
-      state.writes.clear();
+      auto ordered = [&](const Interval &i) { return i.within(threads); };
+      llvm::erase_if(state.reads, ordered);
+      llvm::erase_if(state.writes, ordered);
       if (own.protocol)
         own.reads.push_back(*own.protocol);
     }
@@ -244,7 +314,20 @@ private:
       NVVM::CpAsyncBulkWaitGroupOp::create(b, op->getLoc(), 0, b.getUnitAttr());
     }
     state.storing.clear();
-    state.barrier(insertBarrier(op));
+    state.barrier(insertBarrier(op), threads);
+  }
+
+  /// A tile.ws body: a block barrier before it where its ops meet accesses
+  /// of other threads no barrier ordered yet (and the program does not),
+  /// then its ops as run by its warpgroups.
+  void warpGroups(WarpGroupsOp ws, Accesses &state) {
+    Threads mask = threadsOf(ws);
+    if (state.orderFor(bodyAccesses(ws, mask), mask, programOrders) == Order::Block)
+      state.barrier(insertBarrier(ws), kAllThreads);
+    Threads outer = threads;
+    threads = mask;
+    block(ws.getBody().front(), state);
+    threads = outer;
   }
 
   /// Orders the threads' writes of the bytes `op` reads through the async
@@ -254,11 +337,20 @@ private:
   /// inserted later in a loop body); writes no barrier ordered yet (only the
   /// one inside a staged copy or a reduction) get a barrier before `op`.
   void fence(Operation *op, ArrayRef<Interval> asyncReads, Accesses &state) {
-    if (Accesses::any(asyncReads, state.unfencedSince))
-      state.barrier(insertBarrier(op));
+    // The program's own mbarriers order (and fence: tile.barrier_arrive) the
+    // writes of other warpgroups.
+    auto mine = [&](const Interval &w) {
+      return !Accesses::programOrdered(w, threads, programOrders);
+    };
+    if (llvm::any_of(state.unfencedSince, [&](const Interval &w) {
+          return mine(w) &&
+                 llvm::any_of(asyncReads, [&](const Interval &r) { return r.overlaps(w); });
+        }))
+      state.barrier(insertBarrier(op), threads);
     SmallVector<Operation *> keys;
     for (const Unfenced &u : state.unfencedBefore)
-      if (llvm::any_of(asyncReads, [&](const Interval &r) { return r.overlaps(u.bytes); }) &&
+      if (mine(u.bytes) &&
+          llvm::any_of(asyncReads, [&](const Interval &r) { return r.overlaps(u.bytes); }) &&
           !llvm::is_contained(keys, u.barrier))
         keys.push_back(u.barrier);
     for (Operation *key : keys) {
@@ -276,17 +368,17 @@ private:
     // once, before the loop, rather than by a barrier that every iteration
     // would pay (e.g. a tile loaded into shared memory before the loop and
     // read by each iteration's gemm).
-    Accesses body = bodyAccesses(op);
+    Accesses body = bodyAccesses(op, threads);
     if (Accesses::any(body.writes, state.storing))
       waitForStores(op, state);
-    if (state.size() != 0 && state.conflicts(body))
-      state.barrier(insertBarrier(op));
+    if (state.size() != 0 && state.orderFor(body, threads, programOrders) != Order::None)
+      state.barrier(insertBarrier(op), threads);
     Accesses head = state;
     for (int i = 0; i < 8; ++i) {
       Accesses end = head;
       for (Region &r : op->getRegions())
         for (Block &b : r)
-          Analysis(false, cache).block(b, end);
+          Analysis(false, cache, programOrders, threads).block(b, end);
       size_t before = head.size();
       head.merge(end);
       if (head.size() == before)
@@ -300,20 +392,25 @@ private:
     state = head; // the loop may run zero or more times
   }
 
-  /// Everything the ops nested in a loop or branch may access.
-  Accesses bodyAccesses(Operation *op) {
+  /// Everything the ops nested in a loop, branch or tile.ws body may access,
+  /// as made by `by` (a nested tile.ws body's by its warpgroups).
+  Accesses bodyAccesses(Operation *op, Threads by) {
     Accesses all;
     for (Region &r : op->getRegions())
       for (Block &b : r)
         for (Operation &inner : b) {
           if (isa<scf::ForOp, PipelinedOp, scf::WhileOp, scf::IfOp>(inner)) {
-            all.merge(bodyAccesses(&inner));
+            all.merge(bodyAccesses(&inner, by));
+            continue;
+          }
+          if (auto ws = dyn_cast<WarpGroupsOp>(inner)) {
+            all.merge(bodyAccesses(&inner, threadsOf(ws)));
             continue;
           }
           auto cached = cache.find(&inner);
           if (cached == cache.end())
             cached = cache.try_emplace(&inner, accessesOf(&inner)).first;
-          all.merge(cached->second.entry());
+          all.merge(cached->second.by(by).entry());
         }
     return all;
   }
@@ -409,7 +506,10 @@ public:
 
 private:
   bool insert;
+  bool programOrders; ///< the kernel has mbarriers of its own
   AccessCache &cache;
+  /// The threads running the ops walked: a tile.ws body's, else all.
+  Threads threads = kAllThreads;
   /// Keys (see Unfenced) of the barriers a fence goes before, and the
   /// barriers this walk inserted, by key.
   llvm::SetVector<Operation *> fences;
@@ -426,7 +526,7 @@ void mlir::tile::insertBarriers(ModuleOp module) {
   module.walk([](KernelOp kernel) {
     Accesses state;
     AccessCache cache;
-    Analysis analysis(true, cache);
+    Analysis analysis(true, cache, kernel->hasAttr(kProgramBarriersAttr));
     analysis.block(kernel.getBody().front(), state);
     analysis.placeFences();
     if (!state.storing.empty()) { // the tile stays until the stores read it

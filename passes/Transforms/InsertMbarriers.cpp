@@ -26,6 +26,10 @@
 // (expect_tx bytes against the TMA loads completing on that barrier, every
 // wait against an init with a positive count and an arrival).
 //
+// The program's own mbarriers (T.alloc_barrier: tile.init_barriers,
+// tile.barrier_wait, tile.barrier_arrive) are lowered here too, and their
+// waits checked the same way after it; their protocol is the program's.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -387,6 +391,73 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
   pipe.erase();
 }
 
+/// Lowers the program's own mbarriers (T.alloc_barrier) in `kernel`:
+/// tile.init_barriers becomes thread 0's mbarrier.init of each barrier, the
+/// init fence and a block barrier; tile.barrier_wait a try_wait.parity loop
+/// on the parity's low bit; tile.barrier_arrive a fence.proxy.async (the
+/// thread's generic-proxy writes, for the wgmma or TMA reads of the threads
+/// that wait) and an arrive. Marks the kernel (kProgramBarriersAttr).
+void lowerProgramBarriers(KernelOp kernel) {
+  SmallVector<Operation *> ops;
+  kernel.walk([&](Operation *op) {
+    if (isa<InitBarriersOp, BarrierWaitOp, BarrierArriveOp>(op))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return;
+  MLIRContext *ctx = kernel.getContext();
+  kernel->setAttr(kProgramBarriersAttr, UnitAttr::get(ctx));
+  // sm_90's mbarrier.try_wait, init fence and async proxy; sm_80 has the
+  // mbarriers, test_wait and no async proxy.
+  TargetAttr target = TargetAttr::lookup(kernel);
+  bool hopper = !target || target.has(TargetFeature::Tma);
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Barriers bars{Value(), Value(), 1, loc};
+    if (auto init = dyn_cast<InitBarriersOp>(op)) {
+      Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, bars.index(b, 0));
+      auto once = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      OpBuilder ib = OpBuilder::atBlockTerminator(once.thenBlock());
+      for (auto [i, count] : llvm::enumerate(init.getCounts()))
+        NVVM::MBarrierInitOp::create(ib, loc, bars.at(ib, init.getBarriers(), bars.index(ib, i)),
+                                     bars.i32(ib, count), Value());
+      if (hopper)
+        NVVM::FenceMbarrierInitOp::create(ib, loc);
+      NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
+                              Value());
+    } else if (auto wait = dyn_cast<BarrierWaitOp>(op)) {
+      Value low = arith::AndIOp::create(b, loc, wait.getParity(), bars.index(b, 1));
+      Value parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), low);
+      if (hopper) {
+        bars.wait(b, wait.getBarriers(), wait.getIndex(), parity);
+      } else { // a loop on test_wait (its label scoped by the braces)
+        Value bar = bars.at(b, wait.getBarriers(), wait.getIndex());
+        Value generic =
+            LLVM::AddrSpaceCastOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), bar);
+        LLVM::InlineAsmOp::create(
+            b, loc, TypeRange{}, ValueRange{generic, parity},
+            "{\n.reg .pred p;\nLAB_WAIT:\nmbarrier.test_wait.parity.b64 p, [$0], $1;\n"
+            "@!p bra LAB_WAIT;\n}",
+            "l,r,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::TailCallKind::None, LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+            ArrayAttr());
+      }
+    } else {
+      auto arrive = cast<BarrierArriveOp>(op);
+      if (hopper)
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+      NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                     bars.at(b, arrive.getBarriers(), arrive.getIndex()), Value(),
+                                     NVVM::MemScopeKind::CTA, false);
+    }
+    op->erase();
+  }
+}
+
 } // namespace
 
 /// The buffer a tile.shared_ptr addresses (through a stage view), if any.
@@ -472,9 +543,11 @@ LogicalResult mlir::tile::insertMbarriers(ModuleOp module) {
     return failure();
   SmallVector<KernelOp> kernels;
   module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
-  for (KernelOp kernel : kernels)
+  for (KernelOp kernel : kernels) {
+    lowerProgramBarriers(kernel);
     if (failed(verifyMbarrierProtocol(kernel)))
       return failure();
+  }
   return success();
 }
 

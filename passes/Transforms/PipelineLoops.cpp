@@ -382,6 +382,9 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
     return false;
   int loops = 0;
   kernel.walk([&](PipelinedOp) { ++loops; });
+  // The program specializes its warpgroups itself (T.ws).
+  if (kernel.walk([](WarpGroupsOp) { return WalkResult::interrupt(); }).wasInterrupted())
+    return false;
   auto gemms = loop.getBody().front().getOps<GemmOp>();
   if (loops != 1 || gemms.empty() || llvm::any_of(gemms, [](GemmOp g) {
         return !g.getMmaAttr() || g.getMmaAttr().getKind() != MmaKind::Wgmma;

@@ -92,7 +92,10 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
 
 /// Chooses the instruction of one gemm and records it.
 LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
-  int64_t threads = gemm->getParentOfType<KernelOp>().getThreads();
+  FailureOr<ThreadGroup> group = threadGroupOf(gemm); // a T.ws body's, else the block's
+  if (failed(group))
+    return failure();
+  int64_t threads = group->count;
   std::optional<int64_t> wait = gemm.getWgWait();
   if (gemm.getMmaAttr()) {
     if (wait && *wait != gemm.getMmaAttr().getDepth())

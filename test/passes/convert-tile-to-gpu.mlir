@@ -1189,6 +1189,41 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// A tile.ws body becomes an scf.if on the thread index: warpgroup 1 (threads
+// 128 to 255) runs it, its tile ops indexing their layouts with the thread's
+// index among those 128 (tid - 128), and a barrier in it is the named
+// barrier 2 of its 128 threads; the block's own barrier stays bar.sync 0.
+// CHECK-LABEL: gpu.func @warp_group
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: gpu.barrier
+// CHECK: %[[LO:.*]] = arith.cmpi uge, %[[TID]], %c128
+// CHECK: %[[HI:.*]] = arith.cmpi ult, %[[TID]], %c256
+// CHECK: %[[IN:.*]] = arith.andi %[[LO]], %[[HI]]
+// CHECK: scf.if %[[IN]] {
+// CHECK:   %[[OWN:.*]] = arith.subi %[[TID]], %c128
+// CHECK:   nvvm.barrier id = %c2_i32 number_of_threads = %c128_i32
+// CHECK:   affine.apply #{{.*}}()[%[[OWN]]]
+// CHECK: }
+// CHECK-NOT: tile.{{ws|fill|copy|alloc}}
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @warp_group_kernel {
+    gpu.func @warp_group(%arg0: memref<4x128xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0.0 : f32
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<4x128xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.ws warpgroups = [1] {
+        tile.fill %0, %zero : memref<4x128xf32, #tile.space<fragment>>, f32
+        gpu.barrier
+        tile.copy %0[%c0, %c0] [4, 128] to %arg0[%c0, %c0] [4, 128] : memref<4x128xf32, #tile.space<fragment>> to memref<4x128xf32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Stream-K's exchange between blocks. tile.store_partials: registers
 // 4q .. 4q + 3 of thread t go to columns (q x 128 + t) x 4 of the row as one
 // 16-byte store (a warp's stores are 512 contiguous bytes);

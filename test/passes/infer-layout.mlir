@@ -648,3 +648,33 @@ func.func @reducer_partials(%A: memref<4x128xf32>, %B: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// In a 256-thread kernel, fragments a tile.ws body uses are spread over its
+// warpgroup's 128 threads, and its gemm partitions 4 warps (on sm_90a one
+// wgmma warpgroup with two m64 row blocks).
+// CHECK-LABEL: func.func @warp_group_layouts
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128,
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128,
+// CHECK: tile.gemm {{.*}}warps_m = 2, warps_n = 2
+// WGMMA-LABEL: func.func @warp_group_layouts
+// WGMMA: tile.gemm {{.*}}kind = wgmma, m = 64, n = 128{{.*}}warps_m = 4, warps_n = 1
+func.func @warp_group_layouts(%A: memref<128x64xf16>, %C: memref<128x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_fragment : memref<128x64xf16, #tile.space<fragment>>
+    %acc = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      tile.copy %A[%c0, %c0] [128, 64] to %v[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, #tile.space<fragment>>
+      tile.gemm %a, %b, %acc : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, #tile.space<fragment>> to memref<128x128xf32>
+    }
+  }
+  return
+}
+

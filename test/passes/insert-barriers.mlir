@@ -484,3 +484,97 @@ func.func @tma_store_bytes_reused(%C: memref<4096x4096xf16>) {
   }
   return
 }
+
+// -----
+
+// tile.ws bodies: a barrier inside a body orders that body's own threads
+// (a named barrier once lowered); the body whose ops read what the whole
+// block wrote gets a block barrier before it (with a fence for the gemm's
+// async reads); two bodies of disjoint warpgroups reading the same bytes need
+// nothing between them. Across the back edge the block's copy rewrites what
+// both bodies read: a barrier of the block before it.
+// CHECK-LABEL: func.func @warp_groups
+// CHECK: scf.for
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.ws warpgroups = [0] {
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm{{.*}}
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.ws warpgroups = [1] {
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm{{.*}}
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @warp_groups(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b0 = tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b1 = tile.alloc_shared {offset = 16384 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c0f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %c1f = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.ws warpgroups = [0] {
+        tile.copy %A[%c0, %c0] [64, 64] to %b0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+        tile.gemm %a, %b0, %c0f {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      }
+      tile.ws warpgroups = [1] {
+        tile.copy %A[%c0, %c0] [64, 64] to %b1[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+        tile.gemm %a, %b1, %c1f {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// With mbarriers of the program's own (tile.program_barriers), conflicting
+// accesses of disjoint warpgroups are the program's to order: the consumer's
+// gemm gets no barrier (nor fence) for the producer's copy, the producer's
+// copy none for the consumer's earlier read (only its warpgroup's own barrier
+// for its write of the previous iteration). What the whole block wrote
+// before the loop still gets a block barrier (and fence) before the loop.
+// CHECK-LABEL: func.func @program_barriers
+// CHECK: tile.copy
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: tile.ws warpgroups = [0] {
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.ws warpgroups = [1] {
+// CHECK-NEXT: tile.gemm{{.*}}
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NOT: gpu.barrier
+func.func @program_barriers(%A: memref<64x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 attributes {tile.program_barriers} {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.ws warpgroups = [0] {
+        tile.copy %A[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      }
+      tile.ws warpgroups = [1] {
+        tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      }
+    }
+  }
+  return
+}
+

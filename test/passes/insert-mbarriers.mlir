@@ -901,3 +901,61 @@ func.func @zero_count() {
   return
 }
 }
+
+// -----
+
+// The program's own mbarriers: thread 0 initialises each with its count, a
+// block barrier follows; a wait is a try_wait.parity on the parity's low bit;
+// an arrival fences the async proxy first. The kernel is marked so that
+// tile-insert-barriers leaves the bodies' ordering to them.
+// CHECK-LABEL: func.func @program_barriers
+// CHECK: tile.kernel {{.*}} attributes {tile.program_barriers}
+// CHECK: %[[BARS:.*]] = tile.alloc_shared
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}}
+// CHECK: scf.if %[[FIRST]] {
+// CHECK:   %[[B0:.*]] = tile.shared_ptr %[[BARS]][%{{.*}}]
+// CHECK:   nvvm.mbarrier.init %[[B0]], %c128_i32
+// CHECK:   nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK:   nvvm.fence.mbarrier.init
+// CHECK: }
+// CHECK: nvvm.barrier
+// CHECK: tile.ws warpgroups = [1] {
+// CHECK:   %[[LOW:.*]] = arith.andi %{{.*}}, %c1
+// CHECK:   %[[PAR:.*]] = arith.index_cast %[[LOW]] : index to i32
+// CHECK:   nvvm.mbarrier.try_wait.parity %{{.*}}, %[[PAR]]
+// CHECK:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:   nvvm.mbarrier.arrive
+// CHECK: }
+// CHECK-NOT: tile.barrier_
+func.func @program_barriers(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 256] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      tile.barrier_wait %bars[%c0], %k : memref<2xi64, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A wait on a barrier nothing arrives at would hang: an error.
+func.func @program_barrier_never_arrived(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      // expected-error @+1 {{waits on an mbarrier nothing arrives on: it would hang}}
+      tile.barrier_wait %bars[%c0], %k : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+

@@ -4,7 +4,8 @@
 // only: its barriers (tile-insert-barriers', and the ones the lowerings of
 // staged copies and cross-warp reductions put between their writes and
 // reads) are a named barrier of those threads, which the producer warps
-// never reach.
+// never reach. In a tile.ws body likewise: a named barrier of its
+// warpgroups (1 + the first one's index).
 //
 // tile.semaphore_signal / tile.semaphore_wait synchronise blocks through a
 // flag in global memory: the block's barrier, then its first thread alone
@@ -24,20 +25,19 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The named barrier the consumer warps of a warp-specialized kernel meet at
-/// (0 is the whole block's).
-constexpr int32_t kConsumerBarrier = 1;
-
-/// gpu.barrier in a kernel with a producer warpgroup.
-struct ConsumerBarrierLowering : TileOpLowering<gpu::BarrierOp> {
+/// gpu.barrier where the tile program's threads are not the whole block (a
+/// warp-specialized kernel's consumers, a tile.ws body's warpgroups): their
+/// named barrier.
+struct NamedBarrierLowering : TileOpLowering<gpu::BarrierOp> {
   using TileOpLowering::TileOpLowering;
   LogicalResult matchAndRewrite(gpu::BarrierOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type i32 = rewriter.getI32Type();
+    ThreadsAt threads = info.at(op);
     NVVM::BarrierOp::create(rewriter, loc, Type(),
-                            arith::ConstantIntOp::create(rewriter, loc, i32, kConsumerBarrier),
-                            arith::ConstantIntOp::create(rewriter, loc, i32, info.threads),
+                            arith::ConstantIntOp::create(rewriter, loc, i32, threads.barrier),
+                            arith::ConstantIntOp::create(rewriter, loc, i32, threads.threads),
                             NVVM::BarrierReductionAttr(), Value());
     rewriter.eraseOp(op);
     return success();
@@ -62,7 +62,7 @@ struct SemaphoreSignalLowering : TileOpLowering<SemaphoreSignalOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     gpu::BarrierOp::create(rewriter, loc);
-    OpBuilder b = onFirstThread(rewriter, loc, info.tid);
+    OpBuilder b = onFirstThread(rewriter, loc, info.at(op).tid);
     NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
     Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
     memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, one, adaptor.getFlags(),
@@ -80,7 +80,7 @@ struct SemaphoreWaitLowering : TileOpLowering<SemaphoreWaitOp> {
   LogicalResult matchAndRewrite(SemaphoreWaitOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    OpBuilder b = onFirstThread(rewriter, loc, info.tid);
+    OpBuilder b = onFirstThread(rewriter, loc, info.at(op).tid);
     Type i32 = b.getI32Type();
     auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
     b.createBlock(&spin.getBefore());
@@ -104,7 +104,7 @@ struct SemaphoreWaitLowering : TileOpLowering<SemaphoreWaitOp> {
 void mlir::tile::populateBarrierToGPUPatterns(const TypeConverter &converter,
                                               const KernelInfo &info,
                                               RewritePatternSet &patterns) {
-  patterns.add<ConsumerBarrierLowering>(converter, info); // gpu.barrier
+  patterns.add<NamedBarrierLowering>(converter, info);    // gpu.barrier
   patterns.add<SemaphoreSignalLowering>(converter, info); // tile.semaphore_signal
   patterns.add<SemaphoreWaitLowering>(converter, info);   // tile.semaphore_wait
 }

@@ -97,6 +97,33 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
   return failure(result.wasInterrupted());
 }
 
+/// Each tile.ws body becomes an scf.if on the thread index; inside, the
+/// body's tile ops see their warpgroups as the block: the thread index counted
+/// from the first of them (`info.groups`).
+void lowerWarpGroups(gpu::GPUFuncOp func, KernelInfo &info) {
+  SmallVector<WarpGroupsOp> bodies;
+  func.walk([&](WarpGroupsOp ws) { bodies.push_back(ws); });
+  for (WarpGroupsOp ws : bodies) {
+    OpBuilder b(ws);
+    Location loc = ws.getLoc();
+    int64_t first = ws.getFirstThread(), count = ws.getThreadCount();
+    auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    Value from = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, info.tid, idx(first));
+    Value below =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, info.tid, idx(first + count));
+    auto branch = scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, from, below),
+                                    /*withElseRegion=*/false);
+    Block *then = branch.thenBlock();
+    b.setInsertionPointToStart(then);
+    Value tid = first ? arith::SubIOp::create(b, loc, info.tid, idx(first)).getResult() : info.tid;
+    Block &body = ws.getBody().front();
+    then->getOperations().splice(then->getTerminator()->getIterator(), body.getOperations());
+    int32_t barrier = kConsumerBarrier + int32_t(ws.getWarpgroups().front());
+    info.groups[branch] = ThreadsAt{tid, count, barrier};
+    ws.erase();
+  }
+}
+
 LogicalResult convertKernel(gpu::GPUFuncOp func) {
   MLIRContext *ctx = func.getContext();
   if (failed(checkLowerable(func)))
@@ -111,6 +138,8 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
   Location loc = func.getLoc();
   OpBuilder b(func.getBody());
   info.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (warpSpecialized)
+    info.barrier = kConsumerBarrier;
   func.walk([&](GemmOp gemm) {
     info.usesWgmma |= gemm.getMmaAttr().getKind() == MmaKind::Wgmma;
   });
@@ -126,6 +155,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
                                 MemRefLayoutAttrInterface(), wg));
   }
   info.entry = &*b.getInsertionPoint();
+  lowerWarpGroups(func, info);
 
   TileTypeConverter converter;
   ConversionTarget target(*ctx);
@@ -138,7 +168,8 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
       [&](vector::LoadOp op) { return converter.isLegal(op.getBase()); });
   target.addDynamicallyLegalOp<vector::StoreOp>(
       [&](vector::StoreOp op) { return converter.isLegal(op.getBase()); });
-  target.addDynamicallyLegalOp<gpu::BarrierOp>([&](gpu::BarrierOp) { return !warpSpecialized; });
+  target.addDynamicallyLegalOp<gpu::BarrierOp>(
+      [&](gpu::BarrierOp op) { return info.at(op).barrier == 0; });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(ctx);
   populateAllocToGPUPatterns(converter, info, patterns);

@@ -129,13 +129,13 @@ LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const Kern
     // out by thread 0 alone, not once by every thread.
     OpBuilder::InsertionGuard guard(b);
     if (fromFragment && holdsWholeTile(layout, frag.type.getShape())) {
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, info.tid,
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, info.at(op).tid,
                                           arith::ConstantIndexOp::create(b, loc, 0));
       auto once = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
       b.setInsertionPoint(once.thenBlock()->getTerminator());
     }
     for (int64_t r = 0; r < layout.getRegs(); r += width) {
-      SmallVector<Value> index = applyLayout(b, loc, layout, info.tid, r);
+      SmallVector<Value> index = applyLayout(b, loc, layout, info.at(op).tid, r);
       SmallVector<Value> otherIdx =
           sideIndices(b, loc, other, squeezeIndex(index, frag.type.getShape()));
       SmallVector<Value> regIdx{arith::ConstantIndexOp::create(b, loc, r)};
@@ -152,7 +152,7 @@ LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const Kern
   if (scalar)
     tile.push_back(1);
   width = std::min(width, powerOfTwoDividing(tile.back()));
-  forEachVector(b, loc, info.tid, info.threads, tile, width,
+  forEachVector(b, loc, info.at(op).tid, info.at(op).threads, tile, width,
                 [&](OpBuilder &ob, Location l, ValueRange at) {
                   SmallVector<Value> index(at);
                   if (scalar)
@@ -197,7 +197,8 @@ struct TmaStoreLowering : TileOpLowering<TmaStoreOp> {
     MemRefType src = op.getSrc().getType();
     int64_t block = op.getBoxColumns(), chunks = src.getDimSize(1) / block;
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, info.tid, zero);
+    Value first =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, info.at(op).tid, zero);
     auto branch = scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
     OpBuilder b = OpBuilder::atBlockBegin(branch.thenBlock());
     SmallVector<Value> coords;

@@ -31,9 +31,9 @@ struct FillLowering : TileOpLowering<FillOp> {
     }
     // Shared buffers are filled by all threads together, local ones by each.
     MemRefType type = op.getDst().getType();
-    Value by = getPlace(type) == Place::Shared ? info.tid : Value();
+    Value by = getPlace(type) == Place::Shared ? info.at(op).tid : Value();
     std::optional<SharedBuffer> shared = sharedBufferOf(op.getDst(), adaptor.getDst());
-    forEachVector(rewriter, loc, by, info.threads, type.getShape(), /*width=*/1,
+    forEachVector(rewriter, loc, by, info.at(op).threads, type.getShape(), /*width=*/1,
                   [&](OpBuilder &ob, Location l, ValueRange at) {
                     auto [memref, indices] = sharedAddress(
                         ob, l, shared ? &*shared : nullptr, adaptor.getDst(), at);

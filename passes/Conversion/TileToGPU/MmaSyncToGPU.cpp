@@ -344,7 +344,8 @@ struct MmaSyncGemmLowering : TileOpLowering<GemmOp> {
                           static_cast<int32_t>(*op.getPrefetchWait())};
     }
     if (failed(lowerGemm(rewriter, op, sharedOperand(op.getA(), adaptor.getA()),
-                         sharedOperand(op.getB(), adaptor.getB()), info.tid, info.threads,
+                         sharedOperand(op.getB(), adaptor.getB()), info.at(op).tid,
+                         info.at(op).threads,
                          c->regs, c->layout, a ? a->regs : Value(),
                          a ? a->layout : LayoutAttr(), prefetch ? &*prefetch : nullptr)))
       return failure();

@@ -88,7 +88,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     // register indices are constants.
     for (int64_t r = 0; r < layout->getRegs(); ++r) {
       IRMapping mapping;
-      SmallVector<Value> index = applyLayout(rewriter, loop.getLoc(), *layout, info.tid, r);
+      SmallVector<Value> index =
+          applyLayout(rewriter, loop.getLoc(), *layout, info.at(loop).tid, r);
       for (auto [iv, value] : llvm::zip(body.getArguments(), index))
         mapping.map(iv, value);
       // Clone the whole body first: rewriting an access replaces its uses,
@@ -150,7 +151,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     };
     for (int64_t r = 0; r < layout.getRegs(); r += width) {
       IRMapping mapping;
-      for (auto [iv, value] : llvm::zip(body.getArguments(), applyLayout(b, loc, layout, info.tid, r)))
+      for (auto [iv, value] :
+           llvm::zip(body.getArguments(), applyLayout(b, loc, layout, info.at(loop).tid, r)))
         mapping.map(iv, value);
       DenseSet<Value> runs;  // values that are vectors of the run
       DenseSet<Value> fromJ{mapping.lookup(body.getArguments().back())}; // run indices

@@ -37,7 +37,7 @@ struct PartialsLowering : TileOpLowering<Op> {
     if (failed(f))
       return failure();
     auto type = cast<MemRefType>(original.getType());
-    int64_t count = f->layout.getRegs(), threads = this->info.threads;
+    int64_t count = f->layout.getRegs(), threads = this->info.at(op).threads;
     // (The verifier made the elements fp32: a vector of kVector is 16 bytes.)
     if (count * threads != type.getNumElements() || count % kVector)
       return op.emitOpError("needs a fragment layout that holds each element once, in a "
@@ -48,7 +48,7 @@ struct PartialsLowering : TileOpLowering<Op> {
     Value partials = adaptor.getPartials(), row = adaptor.getRow();
     auto vecType = VectorType::get({kVector}, type.getElementType());
     auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v); };
-    Value first = arith::MulIOp::create(rewriter, loc, this->info.tid, index(kVector));
+    Value first = arith::MulIOp::create(rewriter, loc, this->info.at(op).tid, index(kVector));
     SmallVector<Value> columns, theirs;
     for (int64_t q = 0; q < count / kVector; ++q)
       columns.push_back(

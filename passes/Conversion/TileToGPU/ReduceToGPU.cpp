@@ -172,7 +172,7 @@ struct ReduceLowering : TileOpLowering<ReduceOp> {
     std::optional<Fragment> dst = fragmentOf(op.getDst(), adaptor.getDst());
     if (!src || !dst)
       return op.emitOpError("reduces fragments of this kernel only");
-    if (failed(lowerReduce(rewriter, op, info.tid, info.smem, src->regs, src->layout,
+    if (failed(lowerReduce(rewriter, op, info.at(op).tid, info.smem, src->regs, src->layout,
                            dst->regs, dst->layout)))
       return failure();
     rewriter.eraseOp(op);

@@ -30,10 +30,37 @@
 
 namespace mlir::tile {
 
+/// The named barrier the consumer warps of a warp-specialized kernel meet at
+/// (0 is the whole block's); a tile.ws body's warpgroups meet at 1 + the
+/// index of their first warpgroup (a kernel has one or the other).
+constexpr int32_t kConsumerBarrier = 1;
+
+/// The threads a tile op runs on: the kernel's tile-program threads, or a
+/// tile.ws body's warpgroups (their thread index counted from their first).
+struct ThreadsAt {
+  Value tid;           ///< the thread's index among them
+  int64_t threads = 0; ///< how many
+  /// The named barrier they meet at (0: the whole block's __syncthreads).
+  int32_t barrier = 0;
+};
+
 /// What the patterns converting one kernel share.
 struct KernelInfo {
   Value tid;           ///< gpu.thread_id x
   int64_t threads = 0; ///< the threads that run the tile program (the consumers)
+  /// The barrier the tile program's threads meet at: 0, or a named barrier
+  /// of the consumers in a warp-specialized kernel.
+  int32_t barrier = 0;
+  /// The scf.if each tile.ws body became, and the threads that run it.
+  DenseMap<Operation *, ThreadsAt> groups;
+  /// The threads running `op`: those of the innermost tile.ws body it is in,
+  /// else the tile program's.
+  ThreadsAt at(Operation *op) const {
+    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+      if (auto it = groups.find(p); it != groups.end())
+        return it->second;
+    return ThreadsAt{tid, threads, barrier};
+  }
   Value smem;          ///< the block's dynamic shared memory as bytes (null: none)
   /// Per-thread register arrays (fragments, locals) are allocated before it,
   /// in the kernel's entry block.

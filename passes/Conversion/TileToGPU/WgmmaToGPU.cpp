@@ -345,8 +345,8 @@ struct WgmmaGemmLowering : TileOpLowering<GemmOp> {
       return failure();
     std::optional<Fragment> a = fragmentOf(op.getA(), adaptor.getA());
     if (failed(lowerGemmWgmma(rewriter, op, sharedBufferOf(op.getA(), adaptor.getA()),
-                              sharedBufferOf(op.getB(), adaptor.getB()), info.tid,
-                              info.threads, c->regs, c->layout, a ? a->regs : Value(),
+                              sharedBufferOf(op.getB(), adaptor.getB()), info.at(op).tid,
+                              info.at(op).threads, c->regs, c->layout, a ? a->regs : Value(),
                               a ? a->layout : LayoutAttr())))
       return failure();
     rewriter.eraseOp(op);
