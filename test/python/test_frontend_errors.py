@@ -570,7 +570,8 @@ def default_value(A: T.Tensor((64,), "float32"), n: T.int32 = 4):  # E:default-v
     (return_value, "return-value", "return", "a prim_func returns nothing"),
     (bare_expression, "bare-expr", "A ", "an expression statement must be a call"),
     (other_with, "other-with", "open(",
-     "the only `with` in a prim_func is `with T.Kernel(...) as ...:`"),
+     "the only `with` blocks in a prim_func are `with T.Kernel(...) as ...:` and "
+     "`with T.ws(...):`"),
     (lambda_on_a_runtime_value, "lambda", "double(",
      "'<lambda>' is ordinary Python: it runs at compile time and cannot take run-time values"),
     (runtime_python_call, "python-call", "float(",

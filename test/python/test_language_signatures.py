@@ -20,7 +20,7 @@ THIS = str(Path(__file__).resolve())
 
 # Where TileLang itself takes any number of positional arguments.
 VARIADIC = {"Kernel": "blocks", "Parallel": "extents", "max": "more", "min": "more",
-            "alloc_var": "args"}
+            "alloc_var": "args", "ws": "warp_group_idx"}
 # Used only as loop iterators (`for k in T.serial(...)`), never called in an expression.
 LOOP_ONLY = {"serial", "unroll", "vectorized", "Persistent"}
 

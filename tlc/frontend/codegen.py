@@ -412,9 +412,17 @@ class CodeGenerator(ExpressionMixin):
             raise self.error(node, "use one `with T.Kernel(...) as ...:`")
         item = node.items[0]
         call = item.context_expr
-        if not (isinstance(call, ast.Call) and self.eval_static(call.func) is self.T("Kernel")):
-            raise self.error(item.context_expr, "the only `with` in a prim_func is "
-                                                "`with T.Kernel(...) as ...:`")
+        fn = self.eval_static(call.func) if isinstance(call, ast.Call) else None
+        if fn is self.T("ws"):
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, "`with T.ws(...)` binds no name")
+            from .warp_groups import warp_groups
+
+            return warp_groups(self, call, node.body)
+        if fn is not self.T("Kernel"):
+            raise self.error(item.context_expr, "the only `with` blocks in a prim_func are "
+                                                "`with T.Kernel(...) as ...:` and "
+                                                "`with T.ws(...):`")
         from .intrinsics import kernel
 
         kernel(self, call, item.optional_vars, node.body)
@@ -438,6 +446,9 @@ class CodeGenerator(ExpressionMixin):
 
     def store(self, target: ast.Subscript, value) -> None:
         buf, indices = self.subscript(target)
+        if buf.place == "barrier":
+            raise self.error(target, f"'{buf.name}' holds mbarriers: use them with "
+                                     "T.barrier_wait and T.barrier_arrive")
         if buf.place == "fragment" and not self.parallel_depth:
             raise self.error(target, f"'{buf.name}' is a fragment: write its elements inside "
                                      "`for ... in T.Parallel(...)`")

@@ -181,6 +181,43 @@ class ExpressionMixin:
     def expr_List(self, node):
         return [self.eval(e) for e in node.elts]
 
+    def expr_ListComp(self, node):
+        """`[expr for x in <compile-time iterable>]` (one `for`, with `if`s):
+        the element built once per item, in order (`[T.alloc_shared(...) for _
+        in range(stages)]`); its names do not leak out, as in Python."""
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            raise self.error(node, "a list comprehension in a prim_func takes one `for`")
+        comp = node.generators[0]
+        items = self.eval_static(comp.iter)
+        try:
+            items = list(items)
+        except TypeError:
+            raise self.error(comp.iter, f"a comprehension iterates over a compile-time "
+                                        f"iterable, got {self.describe(items)}") from None
+        out = []
+        with self.scope():
+            for item in items:
+                self.bind_target(comp.target, item)
+                if all(self.eval_static(cond) for cond in comp.ifs):
+                    out.append(self.eval(node.elt))
+        return out
+
+    def bind_target(self, target, value) -> None:
+        """Binds a comprehension's target (a name, or a tuple of names) to a
+        compile-time value."""
+        if isinstance(target, ast.Name):
+            self.scopes[-1][target.id] = value
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = list(value)
+            if len(values) != len(target.elts):
+                raise self.error(target, f"cannot unpack {len(values)} values into "
+                                         f"{len(target.elts)} names")
+            for t, v in zip(target.elts, values):
+                self.bind_target(t, v)
+            return
+        raise self.error(target, "a comprehension binds names (or tuples of names)")
+
     def expr_Dict(self, node):
         return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
 
@@ -222,6 +259,14 @@ class ExpressionMixin:
     def binop(self, op, a, b, node):
         if _is_number(a) and _is_number(b):
             return _PY_BINOPS[type(op)](a, b)
+        # Compile-time sequences: Python's `+` and `*` (`[128] * stages`).
+        if isinstance(op, (ast.Add, ast.Mult)) and any(
+                isinstance(x, (tuple, list)) for x in (a, b)) and all(
+                isinstance(x, (tuple, list)) or _is_number(x) for x in (a, b)):
+            try:
+                return _PY_BINOPS[type(op)](a, b)
+            except TypeError:
+                pass  # reported below
         if isinstance(a, (BufferRef, VarRef, tuple, list)) or isinstance(
                 b, (BufferRef, VarRef, tuple, list)):
             raise self.error(node, f"cannot compute {self.describe(a)} "
@@ -528,6 +573,9 @@ class ExpressionMixin:
                 return base[self.eval_static(node.slice)]
             raise self.error(node.value, f"cannot index {self.describe(base)}")
         buf, indices = self.subscript(node)
+        if buf.place == "barrier":
+            raise self.error(node, f"'{buf.name}' holds mbarriers: use them with "
+                                   "T.barrier_wait and T.barrier_arrive")
         if buf.reducer is not None:  # after T.finalize_reducer every thread holds it whole
             from .reducers import check_read
 

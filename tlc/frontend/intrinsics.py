@@ -21,6 +21,9 @@ from . import reducers
 from .reducers import call_alloc_reducer, call_finalize_reducer  # noqa: F401
 from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
+from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
+                          call_barrier_wait, call_mbarrier_arrive,
+                          call_mbarrier_wait_parity, call_ws)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {
@@ -67,6 +70,9 @@ def _buffer(gen, node, what: str, reducer_ok: bool = False) -> BufferRef:
     value = gen.eval(node)
     if not isinstance(value, BufferRef):
         raise gen.error(node, f"{what} must be a buffer, got {gen.describe(value)}")
+    if value.place == "barrier":
+        raise gen.error(node, f"{what} must be a buffer; '{value.name}' holds mbarriers (use "
+                              "them with T.barrier_wait and T.barrier_arrive)")
     if value.reducer is not None and not reducer_ok:
         reducers.check_use(gen, node, value)
     return value
@@ -351,8 +357,10 @@ def call_alloc_local(gen, node):
 
 def _region(gen, node):
     """(buffer, offsets or None, sizes or None) of a T.copy operand: a whole
-    buffer `A`, a tile origin `A[i, j]`, or slices `A[b, i:j, :]`."""
-    if not isinstance(node, ast.Subscript):
+    buffer `A`, a tile origin `A[i, j]`, or slices `A[b, i:j, :]` (a buffer
+    picked from a compile-time list, `ring[s]`, is a whole buffer)."""
+    if not isinstance(node, ast.Subscript) or isinstance(
+            gen.eval(node.value) if not variables.named(gen, node.value) else None, (list, tuple)):
         return _buffer(gen, node, "a T.copy operand"), None, None
     buf = _buffer(gen, node.value, "a T.copy operand")
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import ir
 from . import (async_copies, control, printf, scalar_ops, tile_ops,  # noqa: F401  (op handlers)
-               vector_ops)
+               vector_ops, warp_groups)
 from ..runtime.errors import ArgumentError
 from .arguments import bind_arguments, scratch_buffer
 from .buffers import Buffer

@@ -34,6 +34,8 @@ from .scalar_math import (
     rsqrt,
     sqrt,
 )
+from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, mbarrier_arrive,
+                              mbarrier_wait_parity, ws)
 from .tile_ops import (gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum,
                        wait_wgmma)
 from .types import (
@@ -98,6 +100,8 @@ INTRINSICS = [
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax",
+    "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",
+    "mbarrier_arrive",
 ]
 
 __all__ = [

@@ -1,0 +1,125 @@
+"""Hand-written warp specialization, as TileLang writes it with T.ws and
+T.alloc_barrier: the program decides which warpgroup does what.
+
+    python examples/warp_specialize.py [--m 1024 --n 1024 --k 1024] [--check]
+
+`producer_consumer`: warpgroup 0 loads the A and B tiles of each K step into
+shared memory, warpgroup 1 multiplies them; two mbarriers pass the tiles
+back and forth (`full`: the tiles of step k are in, `empty`: warpgroup 1 is
+done with them), with `stages` tile buffers in a ring so that the loads of
+the next steps overlap the current multiply.
+
+`split_columns`: both warpgroups multiply, each into its own half of the
+output tile's columns, from an A tile the whole block loads.
+
+Without T.ws, tlc specializes a T.Pipelined loop by itself on sm_90a (TMA
+producer, wgmma consumers: examples/gemm.py); these programs show the
+language pieces. With --check (and a GPU), the results are compared with
+torch.
+"""
+
+import argparse
+import sys
+
+import tlc
+import tlc.language as T
+
+
+@tlc.jit(out_idx=[-1])
+def producer_consumer(M, N, K, block_M=128, block_N=128, block_K=64, stages=2,
+                      dtype="float16", accum_dtype="float32"):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_ring = [T.alloc_shared((block_M, block_K), dtype) for _ in range(stages)]
+            B_ring = [T.alloc_shared((block_K, block_N), dtype) for _ in range(stages)]
+            acc = T.alloc_fragment((block_M, block_N), accum_dtype)
+            # full[s]: warpgroup 0's 128 threads stored stage s; empty[s]:
+            # warpgroup 1's 128 threads are done reading it.
+            full = T.alloc_barrier([128] * stages)
+            empty = T.alloc_barrier([128] * stages)
+            steps = T.ceildiv(K, block_K)
+            with T.ws(1):
+                T.clear(acc)
+            for k0 in T.serial(0, steps, stages):
+                for s in T.unroll(stages):  # stage s of the ring: compile-time buffers
+                    k = k0 + s
+                    if k < steps:
+                        # Round k // stages of the ring: the first round's
+                        # waits on `empty` pass at once (parity 1).
+                        with T.ws(0):
+                            T.barrier_wait(empty[s], (k // stages + 1) % 2)
+                            T.copy(A[by * block_M, k * block_K], A_ring[s])
+                            T.copy(B[k * block_K, bx * block_N], B_ring[s])
+                            T.barrier_arrive(full[s])
+                        with T.ws(1):
+                            T.barrier_wait(full[s], (k // stages) % 2)
+                            T.gemm(A_ring[s], B_ring[s], acc)
+                            T.barrier_arrive(empty[s])
+            with T.ws(1):
+                T.copy(acc, C[by * block_M, bx * block_N])
+
+    return gemm
+
+
+@tlc.jit(out_idx=[-1])
+def split_columns(M, N, K, block_M=128, block_N=128, block_K=64, dtype="float16",
+                  accum_dtype="float32"):
+    half = block_N // 2
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_left = T.alloc_shared((block_K, half), dtype)
+            B_right = T.alloc_shared((block_K, half), dtype)
+            left = T.alloc_fragment((block_M, half), accum_dtype)
+            right = T.alloc_fragment((block_M, half), accum_dtype)
+            with T.ws(0):
+                T.clear(left)
+            with T.ws(1):
+                T.clear(right)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=0):
+                T.copy(A[by * block_M, k * block_K], A_shared)  # the whole block
+                with T.ws(0):
+                    T.copy(B[k * block_K, bx * block_N], B_left)
+                    T.gemm(A_shared, B_left, left)
+                with T.ws(1):
+                    T.copy(B[k * block_K, bx * block_N + half], B_right)
+                    T.gemm(A_shared, B_right, right)
+            with T.ws(0):
+                T.copy(left, C[by * block_M, bx * block_N])
+            with T.ws(1):
+                T.copy(right, C[by * block_M, bx * block_N + half])
+
+    return gemm
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--m", type=int, default=1024)
+    p.add_argument("--n", type=int, default=1024)
+    p.add_argument("--k", type=int, default=1024)
+    p.add_argument("--check", action="store_true", help="run on the GPU and compare with torch")
+    args = p.parse_args(argv)
+    kernels = {"producer_consumer": producer_consumer(args.m, args.n, args.k),
+               "split_columns": split_columns(args.m, args.n, args.k)}
+    for name, kernel in kernels.items():
+        print(f"{name}: {len(kernel.get_kernel_source())} bytes of PTX")
+    if not args.check:
+        return 0
+    import torch
+
+    a = torch.randn(args.m, args.k, device="cuda", dtype=torch.float16)
+    b = torch.randn(args.k, args.n, device="cuda", dtype=torch.float16)
+    ref = (a.float() @ b.float()).half()
+    for name, kernel in kernels.items():
+        torch.testing.assert_close(kernel(a, b), ref, rtol=1e-2, atol=1e-2)
+        print(f"{name}: matches torch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""T.ws and T.alloc_barrier (hand-written warp specialization): compiled for
+sm_90a and sm_80, interpreted against numpy, and the mistakes reported at the
+user's line."""
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from marked_lines import assert_error_at
+import ptxas
+
+THIS = str(Path(__file__).resolve())
+LINES = Path(THIS).read_text().splitlines()
+sys.path.insert(0, str(Path(THIS).parents[2] / "examples"))
+
+from warp_specialize import producer_consumer, split_columns  # noqa: E402
+
+
+def _operands(m, n, k, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    return a, b, a.astype(np.float32) @ b.astype(np.float32)
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3])
+def test_producer_consumer_interpreted(stages):
+    # K of 5 steps: the ring wraps, and the last round is partial.
+    a, b, ref = _operands(128, 256, 320, stages)
+    c = np.zeros((128, 256), np.float16)
+    tlc.interpret(producer_consumer.factory(128, 256, 320, stages=stages), a, b, c)
+    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+def test_split_columns_interpreted():
+    a, b, ref = _operands(256, 128, 192, 7)
+    c = np.zeros((256, 128), np.float16)
+    tlc.interpret(split_columns.factory(256, 128, 192), a, b, c)
+    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+def test_producer_consumer_ptx(tmp_path):
+    ptx = tlc.compile(producer_consumer.factory(1024, 1024, 1024),
+                      target="sm_90a").get_kernel_source()
+    # Thread 0 initialises 4 barriers; warpgroup 1's gemm is wgmma on its 128
+    # threads; waits are try_wait loops, arrivals fence the async proxy first.
+    assert ptx.count("mbarrier.init.shared") == 4
+    assert "wgmma.mma_async" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "fence.proxy.async.shared::cta" in ptx and "mbarrier.arrive" in ptx
+    # No block barrier in the loop: the copies of warpgroup 0 and the gemms of
+    # warpgroup 1 are ordered by the program's barriers alone (bar.sync 0 once
+    # after each T.alloc_barrier's init); the barriers in the bodies are named
+    # ones of their warpgroup's 128 threads (1: warpgroup 0, 2: warpgroup 1).
+    assert len(re.findall(r"bar(?:rier)?\.sync\s+0;", ptx)) == 2
+    assert re.search(r"bar(?:rier)?\.sync\s+1, 128;", ptx)
+    assert re.search(r"bar(?:rier)?\.sync\s+2, 128;", ptx)
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+def test_split_columns_ptx(tmp_path):
+    ptx = tlc.compile(split_columns.factory(1024, 1024, 1024),
+                      target="sm_90a").get_kernel_source()
+    # Each warpgroup meets its own named barrier (1 and 2) between its copy of
+    # B and its gemm; the block meets before each A copy and the bodies.
+    for named in (1, 2):
+        assert re.search(rf"bar(?:rier)?\.sync\s+{named}, 128;", ptx)
+    assert ptx.count("wgmma.mma_async") >= 2
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+@pytest.mark.parametrize("program", [producer_consumer, split_columns])
+def test_sm80(program, tmp_path):
+    ptx = tlc.compile(program.factory(512, 512, 512), target="sm_80").get_kernel_source()
+    assert "mma.sync" in ptx
+    ptxas.assemble(ptx, "sm_80", tmp_path)
+
+
+# -- mistakes, at the user's line ----------------------------------------------------
+
+
+@T.prim_func
+def ws_in_parallel(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        for i in T.Parallel(256):
+            with T.ws(0):  # E:parallel
+                X[i] = 0.0
+
+
+@T.prim_func
+def ws_nested(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        with T.ws(0, 1):
+            with T.ws(1):  # E:nested
+                T.print(1)
+
+
+@T.prim_func
+def ws_past_block(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        with T.ws(2):  # E:past
+            T.print(1)
+
+
+@T.prim_func
+def ws_partial_warpgroup(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=192) as _:
+        with T.ws(0):  # E:partial
+            T.print(1)
+
+
+@T.prim_func
+def ws_gap(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=384) as _:
+        with T.ws(0, 2):  # E:gap
+            T.print(1)
+
+
+@T.prim_func
+def ws_in_stages(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        for k in T.Pipelined(4, num_stages=2):
+            with T.ws(1):  # E:stages
+                T.print(k)
+
+
+@T.prim_func
+def ws_binds(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        with T.ws(1) as w:  # E:binds
+            T.print(1)
+
+
+@T.prim_func
+def fragment_of_two(X: T.Tensor((128, 64), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        acc = T.alloc_fragment((128, 64), "float32")  # E:two
+        with T.ws(0):
+            T.clear(acc)
+        with T.ws(1):
+            T.copy(acc, X)
+
+
+@T.prim_func
+def barrier_in_loop(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        for k in T.serial(2):
+            bar = T.alloc_barrier(128)  # E:inloop
+
+
+@T.prim_func
+def barrier_zero(X: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        bar = T.alloc_barrier([128, 0])  # E:zero
+
+
+@T.prim_func
+def barrier_copied(X: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        bar = T.alloc_barrier(128)
+        T.copy(bar, X)  # E:copied
+
+
+@T.prim_func
+def barrier_read(X: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        bar = T.alloc_barrier(128)
+        if bar[0] > 0:  # E:read
+            T.print(1)
+
+
+@T.prim_func
+def barrier_list_unindexed(X: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        bars = T.alloc_barrier([128, 128])
+        T.barrier_arrive(bars)  # E:unindexed
+
+
+@T.prim_func
+def barrier_out_of_range(X: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        bars = T.alloc_barrier([128, 128])
+        T.barrier_arrive(bars[2])  # E:range
+
+
+@T.prim_func
+def wait_on_a_buffer(X: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        s = T.alloc_shared((1,), "int64")
+        T.barrier_wait(s, 0)  # E:notbarrier
+
+
+@T.prim_func
+def cluster_arrive(X: T.Tensor((1,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        bar = T.alloc_barrier(128)
+        T.mbarrier_arrive(bar, cta_id=1)  # E:cluster
+
+
+@pytest.mark.parametrize("prim, marker, at, message", [
+    (ws_in_parallel, "parallel", "T.ws", "T.ws cannot be inside T.Parallel"),
+    (ws_nested, "nested", "T.ws", "T.ws cannot be nested in another T.ws"),
+    (ws_past_block, "past", "2", "warpgroup 2 is not in the block: its 256 threads make 2"),
+    (ws_partial_warpgroup, "partial", "T.ws", "threads a multiple of 128), the kernel has 192"),
+    (ws_gap, "gap", "T.ws", "ascending, contiguous warpgroups, got (0, 2)"),
+    (ws_in_stages, "stages", "T.ws", "T.ws inside a T.Pipelined loop with num_stages > 0"),
+    (ws_binds, "binds", "w:", "`with T.ws(...)` binds no name"),
+    (fragment_of_two, "two", "T.alloc_fragment",
+     "is used by warpgroup 0 and by warpgroup 1; a fragment lives on the threads of one T.ws"),
+    (barrier_in_loop, "inloop", "T.alloc_barrier", "must be directly in the kernel's body"),
+    (barrier_zero, "zero", "[128, 0]", "an arrival count must be in [1, 1048575], got 0"),
+    (barrier_copied, "copied", "bar", "'bar' holds mbarriers"),
+    (barrier_read, "read", "bar[0]", "'bar' holds mbarriers: use them with T.barrier_wait"),
+    (barrier_list_unindexed, "unindexed", "bars)", "'bars' holds 2 barriers: name one"),
+    (barrier_out_of_range, "range", "2]", "barrier 2 is out of range: 'bars' has 2"),
+    (wait_on_a_buffer, "notbarrier", "s,", "takes a barrier of T.alloc_barrier"),
+    (cluster_arrive, "cluster", "cta_id", "cta_id"),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 12 and " " not in v else None)
+def test_mistakes_point_at_the_line(prim, marker, at, message):
+    with pytest.raises(tlc.CompilationError) as info:
+        tlc.compile(prim, target="sm_90a")
+    assert_error_at(info.value, THIS, LINES, marker, at, message)
+
+
+@T.prim_func
+def consumer_first(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        full = T.alloc_barrier(128)
+        with T.ws(1):
+            T.barrier_wait(full, 0)  # E:hang
+            T.copy(s, C)
+        with T.ws(0):
+            T.copy(A, s)
+            T.barrier_arrive(full)
+
+
+def test_interpreter_reports_a_wait_nothing_before_it_satisfies():
+    """On the GPU warpgroup 0's arrival releases warpgroup 1; in program order
+    nothing has arrived yet: the interpreter says so at the wait."""
+    a = np.ones((64, 64), np.float16)
+    c = np.zeros((64, 64), np.float16)
+    with pytest.raises(tlc.interpreter.InterpreterError) as info:
+        tlc.interpret(consumer_first, a, c)
+    assert f"{Path(THIS).name}" in str(info.value) or THIS in str(info.value)
+    assert "in program order nothing arrives before this wait" in str(info.value)
+    # The same program compiles (the GPU runs the warpgroups concurrently).
+    assert "mbarrier.try_wait.parity" in tlc.compile(consumer_first,
+                                                     target="sm_90a").get_kernel_source()

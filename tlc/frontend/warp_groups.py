@@ -1,0 +1,166 @@
+"""Hand-written warp specialization: `with T.ws(...)` (a tile.ws region),
+T.alloc_barrier (a shared i64 buffer and its tile.init_barriers), and the
+waits and arrivals on those barriers (tile.barrier_wait / barrier_arrive)."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from .. import ir
+from ..dialects import tile
+from ..language import warp_specialize
+from .intrinsic_args import bind_args
+from .values import Affine, BufferRef, Scalar, index_value
+
+WARPGROUP = 128
+# mbarrier arrival counts are 20-bit.
+MAX_ARRIVALS = (1 << 20) - 1
+
+
+def _enclosing_ops(gen):
+    """The ops the insertion point is nested in, innermost first."""
+    op = ir.InsertionPoint.current.block.owner
+    while op is not None:
+        op = op.operation
+        yield op
+        op = op.parent
+
+
+def warp_groups(gen, call, body) -> None:
+    """with T.ws(*warpgroups): the body in a tile.ws region."""
+    gen.require_kernel(call, "T.ws")
+    if gen.parallel_depth:
+        raise gen.error(call, "T.ws cannot be inside T.Parallel")
+    a = bind_args(gen, call, warp_specialize.ws)
+    nodes = a["warp_group_idx"]
+    if not nodes:
+        raise gen.error(call, "T.ws needs at least one warpgroup index: `with T.ws(1):`")
+    groups = [gen.eval_int(n, "a warpgroup index") for n in nodes]
+    threads = math.prod(gen.thread_dims)
+    for n, g in zip(nodes, groups):
+        if g < 0 or WARPGROUP * (g + 1) > threads:
+            raise gen.error(n, f"warpgroup {g} is not in the block: its {threads} threads "
+                               f"make {threads // WARPGROUP} warpgroup(s) of {WARPGROUP}")
+    if threads % WARPGROUP:
+        raise gen.error(call, f"T.ws needs a block of whole warpgroups (threads a multiple "
+                              f"of {WARPGROUP}), the kernel has {threads}")
+    if groups != list(range(groups[0], groups[0] + len(groups))):
+        raise gen.error(call, f"T.ws takes ascending, contiguous warpgroups, got "
+                              f"{tuple(groups)}")
+    for op in _enclosing_ops(gen):
+        name = op.name
+        if name == "tile.ws":
+            raise gen.error(call, "T.ws cannot be nested in another T.ws")
+        if name == "tile.pipelined":
+            raise gen.error(call, (
+                "T.ws inside a T.Pipelined loop with num_stages > 0: tlc does not pipeline "
+                "a loop whose warpgroups the program specializes itself (use num_stages=0 "
+                "and stage the buffers with T.alloc_barrier barriers, or drop T.ws and let "
+                "the compiler specialize the loop)"))
+    with gen.loc(call):
+        op = tile.WarpGroupsOp(groups)
+    block = op.body.blocks.append()
+    with ir.InsertionPoint(block), gen.region("if", call):
+        gen.visit_body(body)
+
+
+def call_ws(gen, node):
+    raise gen.error(node, "T.ws is used as `with T.ws(...):`")
+
+
+def call_alloc_barrier(gen, node):
+    """T.alloc_barrier(arrive_count): a shared buffer of mbarriers, initialised
+    here (directly in the kernel's body)."""
+    gen.require_kernel(node, "T.alloc_barrier")
+    a = bind_args(gen, node, warp_specialize.alloc_barrier)
+    counts = gen.eval_static(a["arrive_count"])
+    single = isinstance(counts, int) and not isinstance(counts, bool)
+    if single:
+        counts = [counts]
+    if not isinstance(counts, (list, tuple)) or not counts or any(
+            isinstance(c, bool) or not isinstance(c, int) for c in counts):
+        raise gen.error(a["arrive_count"], "arrive_count must be a compile-time integer or a "
+                                           f"non-empty list of them, got {counts!r}")
+    for c in counts:
+        if not 1 <= c <= MAX_ARRIVALS:
+            raise gen.error(a["arrive_count"], f"an arrival count must be in [1, "
+                                               f"{MAX_ARRIVALS}], got {c}")
+    owner = ir.InsertionPoint.current.block.owner
+    if gen.parallel_depth or owner is None or owner.operation.name != "tile.kernel":
+        raise gen.error(node, "T.alloc_barrier must be directly in the kernel's body (not in "
+                              "a loop, a branch or T.ws), where every thread initialises it")
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    t = ir.MemRefType.get([len(counts)], ir.IntegerType.get_signless(64), memory_space=space)
+    name = gen.assigned_name(node)
+    loc = ir.Location.name(name, childLoc=gen.loc(node)) if name else gen.loc(node)
+    value = tile.alloc_shared(t, loc=loc)
+    tile.InitBarriersOp(value, list(counts), loc=loc)
+    return BufferRef("", value, [len(counts)], "uint64", "barrier")
+
+
+def _barrier(gen, node, what: str):
+    """(buffer, index value) of a barrier operand: `bar` (one barrier) or
+    `bars[i]`."""
+    if isinstance(node, ast.Subscript):
+        buf = gen.eval(node.value)
+        if isinstance(buf, BufferRef) and buf.place == "barrier":
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if len(items) != 1:
+                raise gen.error(node, f"'{buf.name}' is a 1-d list of barriers: index it "
+                                      "with one integer")
+            i = gen.check_index(gen.eval(items[0]), items[0], "a barrier index")
+            if isinstance(i, int) and not 0 <= i < buf.shape[0]:
+                raise gen.error(items[0], f"barrier {i} is out of range: '{buf.name}' has "
+                                          f"{buf.shape[0]}")
+            return buf, index_value(i)
+    value = gen.eval(node)
+    if not isinstance(value, BufferRef) or value.place != "barrier":
+        raise gen.error(node, f"{what} takes a barrier of T.alloc_barrier (`bar` or "
+                              f"`bars[i]`), got {gen.describe(value)}")
+    if value.shape[0] != 1:
+        raise gen.error(node, f"'{value.name}' holds {value.shape[0]} barriers: name one, "
+                              f"`{value.name}[i]`")
+    return value, index_value(0)
+
+
+def _wait(gen, node, fn, what: str) -> None:
+    gen.require_kernel(node, what)
+    if gen.parallel_depth:
+        raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
+    a = bind_args(gen, node, fn)
+    buf, index = _barrier(gen, a["mbarrier"], what)
+    parity = gen.eval(a["parity"])
+    if not isinstance(parity, (int, Affine, Scalar)) or isinstance(parity, bool):
+        raise gen.error(a["parity"], f"the parity must be an integer, got "
+                                     f"{gen.describe(parity)}")
+    parity = gen.index(parity, a["parity"], "the parity")
+    with gen.loc(node):
+        tile.BarrierWaitOp(buf.value, index, parity)
+
+
+def _arrive(gen, node, fn, what: str, unsupported=None) -> None:
+    gen.require_kernel(node, what)
+    if gen.parallel_depth:
+        raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
+    a = bind_args(gen, node, fn, unsupported)
+    buf, index = _barrier(gen, a["mbarrier"], what)
+    with gen.loc(node):
+        tile.BarrierArriveOp(buf.value, index)
+
+
+def call_barrier_wait(gen, node):
+    _wait(gen, node, warp_specialize.barrier_wait, "T.barrier_wait")
+
+
+def call_mbarrier_wait_parity(gen, node):
+    _wait(gen, node, warp_specialize.mbarrier_wait_parity, "T.mbarrier_wait_parity")
+
+
+def call_barrier_arrive(gen, node):
+    _arrive(gen, node, warp_specialize.barrier_arrive, "T.barrier_arrive")
+
+
+def call_mbarrier_arrive(gen, node):
+    _arrive(gen, node, warp_specialize.mbarrier_arrive, "T.mbarrier_arrive",
+            {"cta_id": "thread-block clusters (tlc launches none)"})

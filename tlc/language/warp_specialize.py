@@ -1,0 +1,118 @@
+"""Hand-written warp specialization: T.ws runs code on some warpgroups of the
+block, T.alloc_barrier gives the program mbarriers of its own, and
+T.barrier_wait / T.barrier_arrive (T.mbarrier_wait_parity / T.mbarrier_arrive)
+synchronise the warpgroups through them.
+
+Without any of these the compiler specializes a T.Pipelined loop of TMA
+copies and wgmma gemms by itself (sm_90a); these are for programs that lay
+out the producer and the consumers themselves.
+"""
+
+from __future__ import annotations
+
+from .intrinsic import intrinsic, outside_prim_func
+
+
+@intrinsic
+def ws(*warp_group_idx: int):
+    """Runs the body on the listed warpgroups only: `with T.ws(1):`.
+
+    Warpgroup w is the block's threads 128*w to 128*w + 127; `T.ws(0, 1)`
+    runs on the first 256 threads. Inside, the tile operations run as if the
+    block were those threads: a fragment the body uses is spread over them
+    (every use of a fragment must be in T.ws bodies of the same warpgroups),
+    a T.gemm splits its warps among them, and the barriers the compiler
+    inserts there are named barriers of those threads. Between bodies of
+    other warpgroups, the program orders conflicting shared-memory accesses
+    itself, with T.alloc_barrier barriers; a kernel without any gets a block
+    barrier between them.
+
+    Args:
+        *warp_group_idx: compile-time warpgroup indices, ascending and
+            contiguous; the block's threads must be a multiple of 128.
+
+    Example: `with T.ws(1): T.gemm(A_shared, B_shared, C_local)`
+    """
+    raise outside_prim_func("ws")
+
+
+@intrinsic
+def alloc_barrier(arrive_count):
+    """Allocates mbarriers in shared memory: one per arrival count.
+
+    Barrier i completes a phase when `arrive_count[i]` threads have arrived
+    (T.barrier_arrive, once per thread that runs it); its first phase has
+    parity 0. The barriers are initialised where the kernel starts, before
+    any thread can use them, and keep their bytes for the whole kernel.
+
+    Args:
+        arrive_count: a compile-time integer (one barrier, used by name) or a
+            list of them (several, used as `bars[i]`), each in [1, 1048575].
+
+    Example: `data_ready = T.alloc_barrier(arrive_count=128)`
+    """
+    raise outside_prim_func("alloc_barrier")
+
+
+@intrinsic
+def barrier_wait(mbarrier, parity):
+    """Waits until the phase of `mbarrier` with parity `parity % 2` completed.
+
+    Waiting for parity 1 before the barrier's first phase completed returns
+    at once (a producer's first wait on an "empty" barrier). Afterwards the
+    thread sees the shared-memory writes the arriving threads made before
+    they arrived.
+
+    Args:
+        mbarrier: a barrier of T.alloc_barrier: its name (one barrier) or
+            `bars[i]` (i a compile-time or run-time integer).
+        parity: an integer; its low bit is the parity waited for.
+
+    Example: `T.barrier_wait(data_ready, ko % 2)`
+    """
+    raise outside_prim_func("barrier_wait")
+
+
+@intrinsic
+def barrier_arrive(mbarrier):
+    """Every thread that runs it arrives once at `mbarrier`.
+
+    The thread's earlier shared-memory writes are released to the threads
+    that then wait for the phase (and fenced for the tensor cores and TMA,
+    which read shared memory through the async proxy).
+
+    Args:
+        mbarrier: a barrier of T.alloc_barrier: its name or `bars[i]`.
+
+    Example: `T.barrier_arrive(compute_done)`
+    """
+    raise outside_prim_func("barrier_arrive")
+
+
+@intrinsic
+def mbarrier_wait_parity(mbarrier, parity):
+    """T.barrier_wait under TileLang's other name: waits until the phase of
+    `mbarrier` with parity `parity % 2` completed.
+
+    Args:
+        mbarrier: a barrier of T.alloc_barrier: its name or `bars[i]`.
+        parity: an integer; its low bit is the parity waited for.
+
+    Example: `T.mbarrier_wait_parity(bars[ko % 2], (ko // 2) % 2)`
+    """
+    raise outside_prim_func("mbarrier_wait_parity")
+
+
+@intrinsic
+def mbarrier_arrive(mbarrier, cta_id=None):
+    """T.barrier_arrive under TileLang's other name: every thread that runs it
+    arrives once at `mbarrier`.
+
+    Args:
+        mbarrier: a barrier of T.alloc_barrier: its name or `bars[i]`.
+        cta_id: another block of a cluster; not supported by tlc (no
+            clusters).
+
+    Example: `T.mbarrier_arrive(bars[ko % 2])`
+    """
+    raise outside_prim_func("mbarrier_arrive")
