@@ -100,6 +100,21 @@ void insertBarriers(ModuleOp module);
 /// With `streamK`, persistent GEMM loops share the last wave's iterations.
 LogicalResult pipelineLoops(ModuleOp module, bool streamK = true);
 
+/// How a copy of a global tile into a whole shared buffer becomes a TMA load:
+/// the tensor map's box (outermost first): one column block of the buffer
+/// (one per 64-column block of an N-major wgmma operand), the load taking
+/// them side by side; and the swizzle of the box's rows.
+struct TmaCopy {
+  SmallVector<int64_t> box;
+  int64_t swizzleBytes; ///< of the box's rows: 128, or a whole row of 64 / 32
+};
+
+/// The TMA load of `copy` into `buffer`, or nothing when it does not fit
+/// TMA's swizzles: a whole 2-d buffer of 128-byte rows (or 128-byte column
+/// blocks), or of 64- or 32-byte rows, at least 8 rows, of the tensor's
+/// element type, from a tensor TMA can map, unpredicated, not disable_tma.
+std::optional<TmaCopy> tmaCopy(CopyOp copy, AllocSharedOp buffer);
+
 /// Lowers each tile.pipeline of `module` to full and empty mbarriers per
 /// stage and checks the mbarrier protocol of every kernel.
 LogicalResult insertMbarriers(ModuleOp module);

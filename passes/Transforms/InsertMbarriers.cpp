@@ -28,7 +28,9 @@
 //
 // The program's own mbarriers (T.alloc_barrier: tile.init_barriers,
 // tile.barrier_wait, tile.barrier_arrive) are lowered here too, and their
-// waits checked the same way after it; their protocol is the program's.
+// waits checked the same way after it; their protocol is the program's. On
+// sm_90a a tile.ws body's copies of global tiles just before an arrival
+// become TMA loads completing on that barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -289,6 +291,33 @@ struct Barriers {
   }
 };
 
+/// Loads the 2-d shared buffer `dst` from the tensor `map` describes at
+/// `coordinates` (outermost first), one cp.async.bulk.tensor per column
+/// block of `columns`, completing on the mbarrier `bar`.
+void issueTmaLoad(OpBuilder &b, Location loc, Value map, ValueRange coordinates, Value dst,
+                  int64_t columns, Value bar) {
+  MLIRContext *ctx = b.getContext();
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); };
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  SmallVector<Value> coords; // innermost first, as TMA takes them
+  for (Value c : llvm::reverse(coordinates))
+    coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), c));
+  int64_t chunks = cast<MemRefType>(dst.getType()).getShape().back() / columns;
+  for (int64_t j = 0; j < chunks; ++j) {
+    SmallVector<Value> at = coords;
+    if (j)
+      at[0] = arith::AddIOp::create(b, loc, coords[0], i32(j * columns));
+    Value to =
+        SharedPtrOp::create(b, loc, sharedPtr, dst, ValueRange{index(0), index(j * columns)});
+    Value toCluster = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, to);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, toCluster, map, at, bar, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        false, NVVM::CTAGroupKindAttr(), Value());
+  }
+}
+
 /// Allocates and initialises `pipe`'s barriers where it is.
 Barriers createBarriers(PipelineOp pipe) {
   MLIRContext *ctx = pipe.getContext();
@@ -341,27 +370,10 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
                                            NVVM::MemScopeKind::CTA, false, Value());
     fullOf[acquire] = full;
   }
-  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
-  auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
   for (TmaLoadOp load : uses.loads) {
     OpBuilder b(load);
-    Value full = fullOf[uses.loadAcquire[load]];
-    SmallVector<Value> coords; // innermost first, as TMA takes them
-    for (Value c : llvm::reverse(load.getCoordinates()))
-      coords.push_back(arith::IndexCastOp::create(b, loc, b.getI32Type(), c));
-    int64_t columns = load.getBoxColumns();
-    int64_t chunks = load.getDst().getType().getShape().back() / columns;
-    for (int64_t j = 0; j < chunks; ++j) {
-      SmallVector<Value> at = coords;
-      if (j)
-        at[0] = arith::AddIOp::create(b, loc, coords[0], bars.i32(b, j * columns));
-      Value dst = SharedPtrOp::create(b, loc, sharedPtr, load.getDst(),
-                                      ValueRange{bars.index(b, 0), bars.index(b, j * columns)});
-      Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, dst);
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, loc, dstCluster, load.getMap(), at, full, ValueRange{}, Value(), Value(),
-          NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
-    }
+    issueTmaLoad(b, loc, load.getMap(), load.getCoordinates(), load.getDst(),
+                 load.getBoxColumns(), fullOf[uses.loadAcquire[load]]);
   }
   for (ConsumerWaitOp wait : uses.waits) {
     OpBuilder b(wait);
@@ -389,6 +401,75 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
   for (Operation *op : uses.releases)
     op->erase();
   pipe.erase();
+}
+
+/// On sm_90a, the copies of whole global tiles into shared buffers that a
+/// tile.ws body makes just before it arrives at one of the program's
+/// barriers (only pure ops between) become TMA loads completing on that
+/// barrier: the body's first thread arrives with the loads' bytes expected
+/// and issues them, the others arrive as before. A thread waiting for the
+/// phase then sees the tiles, as it saw the threads' stores. Copies TMA
+/// cannot take (tmaCopy), or into a buffer swizzled otherwise, stay the
+/// threads'.
+void tmaBeforeArrivals(KernelOp kernel) {
+  TargetAttr target = TargetAttr::lookup(kernel);
+  if (!target || !target.has(TargetFeature::Tma) ||
+      kernel->getParentOfType<ModuleOp>()->hasAttr(kNoWarpSpecializationAttr))
+    return;
+  MLIRContext *ctx = kernel.getContext();
+  SmallVector<BarrierArriveOp> arrivals;
+  kernel.walk([&](BarrierArriveOp arrive) {
+    if (arrive->getParentOfType<WarpGroupsOp>())
+      arrivals.push_back(arrive);
+  });
+  for (BarrierArriveOp arrive : arrivals) {
+    SmallVector<std::pair<CopyOp, TmaCopy>> copies;
+    for (Operation *op = arrive->getPrevNode(); op; op = op->getPrevNode()) {
+      auto copy = dyn_cast<CopyOp>(op);
+      if (!copy) {
+        if (isPure(op) && !op->getNumRegions())
+          continue;
+        break;
+      }
+      auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
+      std::optional<TmaCopy> t = buffer && getPlace(copy.getSrc().getType()) == Place::Global
+                                     ? tmaCopy(copy, buffer)
+                                     : std::nullopt;
+      SwizzleAttr swizzle = t ? sharedLayout(buffer).getSwizzle() : SwizzleAttr();
+      if (!t || (swizzle && swizzle != tmaSwizzleForRows(ctx, t->swizzleBytes)))
+        break;
+      copies.push_back({copy, *t});
+    }
+    if (copies.empty())
+      continue;
+    auto ws = arrive->getParentOfType<WarpGroupsOp>();
+    Location loc = arrive.getLoc();
+    OpBuilder b(arrive);
+    Barriers bars{Value(), Value(), 1, loc};
+    Value bar = bars.at(b, arrive.getBarriers(), arrive.getIndex());
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value first = bars.index(b, ws.getFirstThread());
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, first);
+    auto branch = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/true);
+    OpBuilder lb = OpBuilder::atBlockTerminator(branch.thenBlock());
+    int64_t bytes = 0;
+    for (auto &[copy, t] : copies)
+      bytes += bufferBytes(copy.getDst().getType());
+    NVVM::MBarrierArriveExpectTxOp::create(lb, loc, Type(), bar, bars.i32(lb, bytes),
+                                           NVVM::MemScopeKind::CTA, false, Value());
+    for (auto &[copy, t] : llvm::reverse(copies)) {
+      auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
+      buffer.setLayoutAttr(
+          sharedLayout(buffer).withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
+      Value map = TensorMapOp::create(lb, loc, LLVM::LLVMPointerType::get(ctx), copy.getSrc(),
+                                      t.box, t.swizzleBytes);
+      issueTmaLoad(lb, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar);
+      copy.erase();
+    }
+    OpBuilder eb = OpBuilder::atBlockTerminator(branch.elseBlock());
+    NVVM::MBarrierArriveOp::create(eb, loc, Type(), bar, Value(), NVVM::MemScopeKind::CTA, false);
+    arrive.erase();
+  }
 }
 
 /// Lowers the program's own mbarriers (T.alloc_barrier) in `kernel`:
@@ -544,6 +625,7 @@ LogicalResult mlir::tile::insertMbarriers(ModuleOp module) {
   SmallVector<KernelOp> kernels;
   module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
   for (KernelOp kernel : kernels) {
+    tmaBeforeArrivals(kernel);
     lowerProgramBarriers(kernel);
     if (failed(verifyMbarrierProtocol(kernel)))
       return failure();

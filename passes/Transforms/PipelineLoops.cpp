@@ -314,23 +314,13 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
 constexpr int32_t kProducerRegisters = 40, kConsumerRegisterCap = 232;
 constexpr int64_t kWarpgroup = 128;
 
-/// How a producer's copy becomes a TMA load: the tensor map's box
-/// (outermost first): one column block of the buffer (one per 64-column
-/// block of an N-major wgmma operand), the load taking them side by side.
-struct TmaCopy {
-  SmallVector<int64_t> box;
-  int64_t swizzleBytes; ///< of the box's rows: 128, or a whole row of 64 / 32
-};
+} // namespace
 
-/// The TMA loads of a producer, or nothing when its copy does not fit TMA's
-/// swizzles: a whole 2-d buffer of 128-byte rows (or 128-byte column
-/// blocks), or of 64- or 32-byte rows (K tiles of 32 / 16 16-bit
-/// elements), at least 8 rows, from a tensor TMA can map.
-std::optional<TmaCopy> tmaCopy(Producer p) {
-  CopyOp copy = p.copy;
+std::optional<TmaCopy> mlir::tile::tmaCopy(CopyOp copy, AllocSharedOp buffer) {
   MemRefType src = copy.getSrc().getType();
-  MemRefType dst = p.buffer.getType();
+  MemRefType dst = buffer.getType();
   if (!tmaProblem(src).empty() || dst.getRank() != 2 || copy.getPred() ||
+      src.getElementType() != dst.getElementType() ||
       copy->hasAttr(kDisableTmaAttr)) // T.copy(..., disable_tma=True)
     return std::nullopt;
   if (copy.getDstSizes() != dst.getShape() ||
@@ -347,7 +337,7 @@ std::optional<TmaCopy> tmaCopy(Producer p) {
   TmaCopy t;
   t.box = SmallVector<int64_t>(sizes);
   int64_t chunkColumns = columns;
-  if (int64_t block = sharedLayout(p.buffer).getColumnBlock()) {
+  if (int64_t block = sharedLayout(buffer).getColumnBlock()) {
     chunkColumns = block;
     if (columns % chunkColumns)
       return std::nullopt;
@@ -362,6 +352,8 @@ std::optional<TmaCopy> tmaCopy(Producer p) {
     return std::nullopt;
   return t;
 }
+
+namespace {
 
 
 /// Whether `loop` is warp-specialized: sm_90a, the only pipelined loop of
@@ -391,7 +383,7 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
       }))
     return false;
   for (Producer p : producers) {
-    std::optional<TmaCopy> t = tmaCopy(p);
+    std::optional<TmaCopy> t = tmaCopy(p.copy, p.buffer);
     if (!t)
       return false;
     tma.push_back(*t);

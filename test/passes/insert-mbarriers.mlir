@@ -959,3 +959,50 @@ func.func @program_barrier_never_arrived(%k: index) {
   return
 }
 
+// -----
+
+// On sm_90a a tile.ws body's copies of whole global tiles just before an
+// arrival become TMA loads completing on that barrier: the body's first
+// thread (128) arrives expecting their 16384 + 16384 bytes and issues them
+// (the buffers get TMA's 128-byte swizzle), the others arrive plainly. A
+// copy that converts the dtype stays the threads' and ends the run.
+// CHECK-LABEL: func.func @tma_before_arrival
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>}
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>}
+// CHECK: tile.ws warpgroups = [1] {
+// CHECK:   tile.copy %{{.*}} to %[[CVT:.*]][
+// CHECK:   %[[TID:.*]] = gpu.thread_id x
+// CHECK:   %[[LEAD:.*]] = arith.cmpi eq, %[[TID]], %c128
+// CHECK:   scf.if %[[LEAD]] {
+// CHECK:     nvvm.mbarrier.arrive.expect_tx %[[BAR:.*]], %c32768_i32
+// CHECK:     tile.tensor_map %{{.*}} {box = array<i64: 128, 64>, swizzle = 128 : i64}
+// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:     tile.tensor_map
+// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:   } else {
+// CHECK:     nvvm.mbarrier.arrive %[[BAR]]
+// CHECK:   }
+// CHECK-NOT: tile.copy
+// CHECK-NOT: tile.barrier_arrive
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @tma_before_arrival(%A: memref<1024x1024xf16>, %F: memref<1024x1024xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      tile.copy %F[%i, %c0] [128, 64] to %c[%c0, %c0] [128, 64] : memref<1024x1024xf32> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%i, %c0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      %k = arith.addi %i, %c1 : index
+      tile.copy %A[%k, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+}
+
