@@ -9,6 +9,11 @@ back and forth (`full`: the tiles of step k are in, `empty`: warpgroup 1 is
 done with them), with `stages` tile buffers in a ring so that the loads of
 the next steps overlap the current multiply.
 
+On sm_90a the copies warpgroup 0 makes just before arriving at `full` are
+TMA loads completing on that barrier (one thread issues them and arrives
+expecting their bytes); elsewhere they are the warpgroup's own loads and
+stores.
+
 `split_columns`: both warpgroups multiply, each into its own half of the
 output tile's columns, from an A tile the whole block loads.
 

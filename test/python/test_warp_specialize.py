@@ -52,14 +52,25 @@ def test_producer_consumer_ptx(tmp_path):
     assert ptx.count("mbarrier.init.shared") == 4
     assert "wgmma.mma_async" in ptx and "mbarrier.try_wait.parity" in ptx
     assert "fence.proxy.async.shared::cta" in ptx and "mbarrier.arrive" in ptx
-    # No block barrier in the loop: the copies of warpgroup 0 and the gemms of
+    # Warpgroup 0's copies before its arrival on `full` are TMA loads completing
+    # on that barrier (thread 128 expects their bytes; A and B of each stage).
+    assert ptx.count("mbarrier.arrive.expect_tx") == 2
+    assert ptx.count("cp.async.bulk.tensor.2d") == 2 * (1 + 2)  # A, B in 2 column blocks
+    # No block barrier in the loop: the loads of warpgroup 0 and the gemms of
     # warpgroup 1 are ordered by the program's barriers alone (bar.sync 0 once
-    # after each T.alloc_barrier's init); the barriers in the bodies are named
-    # ones of their warpgroup's 128 threads (1: warpgroup 0, 2: warpgroup 1).
+    # after each T.alloc_barrier's init); warpgroup 1's staged output copy
+    # meets at its named barrier (2) of 128 threads.
     assert len(re.findall(r"bar(?:rier)?\.sync\s+0;", ptx)) == 2
-    assert re.search(r"bar(?:rier)?\.sync\s+1, 128;", ptx)
+    assert not re.search(r"bar(?:rier)?\.sync\s+1, 128;", ptx)
     assert re.search(r"bar(?:rier)?\.sync\s+2, 128;", ptx)
     ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+def test_producer_copies_stay_the_threads_without_tma():
+    ptx = tlc.compile(producer_consumer.factory(1024, 1024, 1024), target="sm_90a",
+                      pass_configs={"tl.disable_tma_lower": True}).get_kernel_source()
+    assert "cp.async.bulk.tensor" not in ptx and "mbarrier.arrive.expect_tx" not in ptx
+    assert re.search(r"bar(?:rier)?\.sync\s+1, 128;", ptx)  # warpgroup 0's own barrier
 
 
 def test_split_columns_ptx(tmp_path):
