@@ -5,7 +5,8 @@
 
 Writes
 - OUT_DIR/checks: checked artifacts for test/gpu/run_artifacts.py: the
-  producer/consumer GEMM with 1 to 3 stages of its ring and the
+  producer/consumer GEMM with 1 to 3 stages of its ring, the staged-ring
+  GEMM (T.tma_copy into stages of one buffer) with 2 to 4, and the
   column-split GEMM, at sizes no tile divides and at 4096^3;
 - OUT_DIR/nn_float16: benchmark artifacts for bench/gemm_gpu.py at 4096 and
   8192: both programs, and beside them the compiler's own warp-specialized
@@ -22,7 +23,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import gemm  # noqa: E402
 import tlc  # noqa: E402
 from checks import save_checked  # noqa: E402
-from warp_specialize import producer_consumer, split_columns  # noqa: E402
+from warp_specialize import producer_consumer, split_columns, staged_ring  # noqa: E402
 
 EXPECT = {"expect": {"C": "(A.float() @ B.float()).to(C.dtype)"}, "atol": 0.2, "rtol": 2e-2}
 
@@ -30,12 +31,16 @@ EXPECT = {"expect": {"C": "(A.float() @ B.float()).to(C.dtype)"}, "atol": 0.2, "
 def main(out: str) -> None:
     pc = tlc.jit(out_idx=[-1], target="sm_90a")(producer_consumer.factory)
     sc = tlc.jit(out_idx=[-1], target="sm_90a")(split_columns.factory)
+    ring = tlc.jit(out_idx=[-1], target="sm_90a")(staged_ring.factory)
     auto = tlc.jit(out_idx=[-1], target="sm_90a")(gemm.matmul.factory)
     os.makedirs(os.path.join(out, "checks"), exist_ok=True)
     for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (4096, 4096, 4096)):
         for stages in (1, 2, 3):
             save_checked(pc(m, n, k, stages=stages).artifact, {**EXPECT, "seed": m + stages},
                          os.path.join(out, "checks", f"ws_prog_s{stages}_{m}x{n}x{k}.tlcart"))
+        for stages in (2, 3, 4):
+            save_checked(ring(m, n, k, stages=stages).artifact, {**EXPECT, "seed": k + stages},
+                         os.path.join(out, "checks", f"ws_ring_s{stages}_{m}x{n}x{k}.tlcart"))
         save_checked(sc(m, n, k).artifact, {**EXPECT, "seed": m},
                      os.path.join(out, "checks", f"ws_split_{m}x{n}x{k}.tlcart"))
     folder = os.path.join(out, "nn_float16")
@@ -44,6 +49,9 @@ def main(out: str) -> None:
         for stages in (2, 3):
             pc(size, size, size, stages=stages).save(
                 os.path.join(folder, f"bench_wsprog128x128x64s{stages}_{size}.tlcart"))
+        for stages in (3, 4):
+            ring(size, size, size, stages=stages).save(
+                os.path.join(folder, f"bench_wsring128x128x64s{stages}_{size}.tlcart"))
         sc(size, size, size).save(os.path.join(folder, f"bench_wssplit128x128x64_{size}.tlcart"))
         auto(size, size, size, 128, 128, 64, 256, 3).save(
             os.path.join(folder, f"bench_auto128x128x64s3_{size}.tlcart"))

@@ -410,12 +410,25 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
 /// and issues them, the others arrive as before. A thread waiting for the
 /// phase then sees the tiles, as it saw the threads' stores. Copies TMA
 /// cannot take (tmaCopy), or into a buffer swizzled otherwise, stay the
-/// threads'.
-void tmaBeforeArrivals(KernelOp kernel) {
+/// threads', unless the program asked for TMA (T.tma_copy: an error).
+LogicalResult tmaBeforeArrivals(KernelOp kernel) {
+  // A T.tma_copy (tile.tma_required) that did not become a TMA load.
+  auto checkRequired = [&] {
+    WalkResult left = kernel.walk([](CopyOp copy) {
+      if (!copy->hasAttr("tile.tma_required"))
+        return WalkResult::advance();
+      copy.emitOpError("is a T.tma_copy that cannot be a TMA load: it needs sm_90a, a whole 2-d "
+                       "shared tile (or stage) of 128-byte rows (or 64- or 32-byte rows) in the "
+                       "tensor's dtype, from a tensor TMA can map, and its T.ws body's arrival "
+                       "at its barrier right after it (only index arithmetic between)");
+      return WalkResult::interrupt();
+    });
+    return failure(left.wasInterrupted());
+  };
   TargetAttr target = TargetAttr::lookup(kernel);
   if (!target || !target.has(TargetFeature::Tma) ||
       kernel->getParentOfType<ModuleOp>()->hasAttr(kNoWarpSpecializationAttr))
-    return;
+    return checkRequired();
   MLIRContext *ctx = kernel.getContext();
   SmallVector<BarrierArriveOp> arrivals;
   kernel.walk([&](BarrierArriveOp arrive) {
@@ -431,7 +444,7 @@ void tmaBeforeArrivals(KernelOp kernel) {
           continue;
         break;
       }
-      auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
+      AllocSharedOp buffer = sharedAllocation(copy.getDst()); // or a stage of one
       std::optional<TmaCopy> t = buffer && getPlace(copy.getSrc().getType()) == Place::Global
                                      ? tmaCopy(copy, buffer)
                                      : std::nullopt;
@@ -458,7 +471,7 @@ void tmaBeforeArrivals(KernelOp kernel) {
     NVVM::MBarrierArriveExpectTxOp::create(lb, loc, Type(), bar, bars.i32(lb, bytes),
                                            NVVM::MemScopeKind::CTA, false, Value());
     for (auto &[copy, t] : llvm::reverse(copies)) {
-      auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
+      AllocSharedOp buffer = sharedAllocation(copy.getDst());
       buffer.setLayoutAttr(
           sharedLayout(buffer).withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
       Value map = TensorMapOp::create(lb, loc, LLVM::LLVMPointerType::get(ctx), copy.getSrc(),
@@ -470,6 +483,7 @@ void tmaBeforeArrivals(KernelOp kernel) {
     NVVM::MBarrierArriveOp::create(eb, loc, Type(), bar, Value(), NVVM::MemScopeKind::CTA, false);
     arrive.erase();
   }
+  return checkRequired();
 }
 
 /// Lowers the program's own mbarriers (T.alloc_barrier) in `kernel`:
@@ -625,7 +639,8 @@ LogicalResult mlir::tile::insertMbarriers(ModuleOp module) {
   SmallVector<KernelOp> kernels;
   module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
   for (KernelOp kernel : kernels) {
-    tmaBeforeArrivals(kernel);
+    if (failed(tmaBeforeArrivals(kernel)))
+      return failure();
     lowerProgramBarriers(kernel);
     if (failed(verifyMbarrierProtocol(kernel)))
       return failure();

@@ -316,9 +316,10 @@ constexpr int64_t kWarpgroup = 128;
 
 } // namespace
 
+// (The copy's destination is `buffer` or a tile.stage of it.)
 std::optional<TmaCopy> mlir::tile::tmaCopy(CopyOp copy, AllocSharedOp buffer) {
   MemRefType src = copy.getSrc().getType();
-  MemRefType dst = buffer.getType();
+  MemRefType dst = copy.getDst().getType(); // the buffer, or one stage of it
   if (!tmaProblem(src).empty() || dst.getRank() != 2 || copy.getPred() ||
       src.getElementType() != dst.getElementType() ||
       copy->hasAttr(kDisableTmaAttr)) // T.copy(..., disable_tma=True)

@@ -1006,3 +1006,54 @@ func.func @tma_before_arrival(%A: memref<1024x1024xf16>, %F: memref<1024x1024xf3
 }
 }
 
+// -----
+
+// A copy into one stage of a staged buffer (tile.stage) before an arrival is
+// a TMA load into that stage; the allocation keeps its stages and gets TMA's
+// swizzle.
+// CHECK-LABEL: func.func @tma_into_stage
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>}
+// CHECK: %[[VIEW:.*]] = tile.stage
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK: tile.shared_ptr %[[VIEW]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @tma_into_stage(%A: memref<1024x1024xf16>, %i: index, %s: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x128x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      %view = tile.stage %all[%s] : memref<2x128x64xf16, #gpu.address_space<workgroup>> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%i, %c0] [128, 64] to %view[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%s] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A copy the program asked to be TMA (T.tma_copy: tile.tma_required) that
+// cannot be one (it converts f32 to f16) is an error at the copy.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @tma_required_converting(%F: memref<1024x1024xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      // expected-error @+1 {{is a T.tma_copy that cannot be a TMA load}}
+      tile.copy %F[%i, %c0] [128, 64] to %a[%c0, %c0] [128, 64] {tile.tma_required} : memref<1024x1024xf32> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+}
+

@@ -18,7 +18,7 @@ THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
 sys.path.insert(0, str(Path(THIS).parents[2] / "examples"))
 
-from warp_specialize import producer_consumer, split_columns  # noqa: E402
+from warp_specialize import producer_consumer, split_columns, staged_ring  # noqa: E402
 
 
 def _operands(m, n, k, seed):
@@ -35,6 +35,28 @@ def test_producer_consumer_interpreted(stages):
     c = np.zeros((128, 256), np.float16)
     tlc.interpret(producer_consumer.factory(128, 256, 320, stages=stages), a, b, c)
     assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_staged_ring_interpreted(stages):
+    a, b, ref = _operands(256, 128, 448, 10 + stages)
+    c = np.zeros((256, 128), np.float16)
+    tlc.interpret(staged_ring.factory(256, 128, 448, stages=stages), a, b, c)
+    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+def test_staged_ring_ptx(tmp_path):
+    prim = staged_ring.factory(1024, 1024, 1024, stages=3)
+    ir_text = str(prim.build_module())
+    # The stages of A_s and B_s are tile.stage views of allocations laid out
+    # in 3 stages; T.tma_copy asks for TMA (tile.tma_required).
+    assert ir_text.count("#tile.shared<stages = 3>") == 2
+    assert "tile.stage" in ir_text and "tile.tma_required" in ir_text
+    ptx = tlc.compile(prim, target="sm_90a").get_kernel_source()
+    assert ptx.count("mbarrier.arrive.expect_tx") == 1
+    assert ptx.count("cp.async.bulk.tensor.2d") == 3  # A, and B in 2 column blocks
+    assert "wgmma.mma_async" in ptx
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
 
 
 def test_split_columns_interpreted():
@@ -212,7 +234,71 @@ def cluster_arrive(X: T.Tensor((1,), "float32")):
         T.mbarrier_arrive(bar, cta_id=1)  # E:cluster
 
 
+@T.prim_func
+def tma_copy_outside_ws(A: T.Tensor((128, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128, 64), "float16")
+        bar = T.alloc_barrier(128)
+        T.tma_copy(A, s, barrier=bar)  # E:tmaoutside
+
+
+@T.prim_func
+def tma_copy_no_barrier(A: T.Tensor((128, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128, 64), "float16")
+        with T.ws(1):
+            T.tma_copy(A, s)  # E:tmanobar
+
+
+@T.prim_func
+def tma_copy_never_arrived(A: T.Tensor((128, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128, 64), "float16")
+        bar = T.alloc_barrier(128)
+        with T.ws(1):
+            T.tma_copy(A, s, barrier=bar)  # E:tmanoarrive
+
+
+@T.prim_func
+def tma_copy_other_barrier(A: T.Tensor((128, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128, 64), "float16")
+        bars = T.alloc_barrier([128, 128])
+        with T.ws(1):
+            T.tma_copy(A, s, barrier=bars[0])  # E:tmaother
+            T.barrier_arrive(bars[1])
+
+
+@T.prim_func
+def tma_copy_converting(A: T.Tensor((128, 64), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128, 64), "float16")
+        bar = T.alloc_barrier(128)
+        with T.ws(1):
+            T.tma_copy(A, s, barrier=bar)  # E:tmaconvert
+            T.barrier_arrive(bar)
+
+
+@T.prim_func
+def tma_copy_cluster(A: T.Tensor((128, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128, 64), "float16")
+        bar = T.alloc_barrier(128)
+        with T.ws(1):
+            T.tma_copy(A, s, barrier=bar, cluster_mask=3)  # E:tmacluster
+            T.barrier_arrive(bar)
+
+
 @pytest.mark.parametrize("prim, marker, at, message", [
+    (tma_copy_outside_ws, "tmaoutside", "T.tma_copy", "use it in a T.ws body"),
+    (tma_copy_no_barrier, "tmanobar", "T.tma_copy", "T.tma_copy loads need barrier="),
+    (tma_copy_never_arrived, "tmanoarrive", "T.tma_copy",
+     "T.tma_copy's barrier gets no T.barrier_arrive after it in this T.ws body"),
+    (tma_copy_other_barrier, "tmaother", "T.tma_copy",
+     "T.tma_copy's barrier is not the one the next arrival of its T.ws body"),
+    (tma_copy_converting, "tmaconvert", "T.tma_copy",
+     "is a T.tma_copy that cannot be a TMA load"),
+    (tma_copy_cluster, "tmacluster", "cluster_mask", "cluster_mask"),
     (ws_in_parallel, "parallel", "T.ws", "T.ws cannot be inside T.Parallel"),
     (ws_nested, "nested", "T.ws", "T.ws cannot be nested in another T.ws"),
     (ws_past_block, "past", "2", "warpgroup 2 is not in the block: its 256 threads make 2"),

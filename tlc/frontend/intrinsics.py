@@ -21,9 +21,10 @@ from . import reducers
 from .reducers import call_alloc_reducer, call_finalize_reducer  # noqa: F401
 from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
+from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
                           call_barrier_wait, call_mbarrier_arrive,
-                          call_mbarrier_wait_parity, call_ws)
+                          call_mbarrier_wait_parity, call_tma_copy, call_ws)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {
@@ -362,6 +363,9 @@ def _region(gen, node):
     if not isinstance(node, ast.Subscript) or isinstance(
             gen.eval(node.value) if not variables.named(gen, node.value) else None, (list, tuple)):
         return _buffer(gen, node, "a T.copy operand"), None, None
+    stage = stage_of(gen, node)  # `A_s[k % 2, :, :]`: one stage, a whole buffer
+    if stage is not None:
+        return stage, None, None
     buf = _buffer(gen, node.value, "a T.copy operand")
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     if len(items) != buf.rank:
@@ -407,8 +411,15 @@ def call_copy(gen, node):
     # disable_tma=True is recorded on the op: tile-pipeline-loops then keeps
     # the copy (and its loop) off TMA and warp specialization.
     disable_tma = static_bool(gen, a["disable_tma"], "disable_tma")
-    src, src_off, src_sizes = _region(gen, a["src"])
-    dst, dst_off, dst_sizes = _region(gen, a["dst"])
+    op = build_copy(gen, node, a["src"], a["dst"])
+    if disable_tma:
+        op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
+
+
+def build_copy(gen, node, src_node, dst_node):
+    """The tile.copy of T.copy's regions `src_node` to `dst_node` (errors at `node`)."""
+    src, src_off, src_sizes = _region(gen, src_node)
+    dst, dst_off, dst_sizes = _region(gen, dst_node)
 
     def whole(buf):
         if buf.static_shape() is None:
@@ -435,9 +446,7 @@ def call_copy(gen, node):
                               f"{'x'.join(map(str, dst_sizes))}")
     src_idx = [gen.index(o, node, "a T.copy offset") for o in src_off]
     dst_idx = [gen.index(o, node, "a T.copy offset") for o in dst_off]
-    op = tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
-    if disable_tma:
-        op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
+    return tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
 
 
 def _extent_from(gen, node, buf, other_sizes) -> list[int]:
@@ -569,8 +578,8 @@ _POLICIES = {GemmWarpPolicy.Square: "square", GemmWarpPolicy.FullRow: "full_row"
 def call_gemm(gen, node):
     gen.require_kernel(node, "T.gemm")
     a = _args(gen, node, tile_ops.gemm)
-    A = _buffer(gen, a["A"], "T.gemm's A")
-    B = _buffer(gen, a["B"], "T.gemm's B")
+    A = stage_of(gen, a["A"]) or _buffer(gen, a["A"], "T.gemm's A")
+    B = stage_of(gen, a["B"]) or _buffer(gen, a["B"], "T.gemm's B")
     C = _buffer(gen, a["C"], "T.gemm's C")
     flag = lambda k: bool(gen.eval_static(a[k]))  # noqa: E731
     policy = gen.eval_static(a["policy"])

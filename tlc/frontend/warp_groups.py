@@ -61,8 +61,14 @@ def warp_groups(gen, call, body) -> None:
     with gen.loc(call):
         op = tile.WarpGroupsOp(groups)
     block = op.body.blocks.append()
+    outer, gen.pending_tma = getattr(gen, "pending_tma", []), []
     with ir.InsertionPoint(block), gen.region("if", call):
         gen.visit_body(body)
+    if gen.pending_tma:
+        node = gen.pending_tma[0][0]
+        raise gen.error(node, "T.tma_copy's barrier gets no T.barrier_arrive after it in this "
+                              "T.ws body: the load's bytes would never be expected on it")
+    gen.pending_tma = outer
 
 
 def call_ws(gen, node):
@@ -145,6 +151,13 @@ def _arrive(gen, node, fn, what: str, unsupported=None) -> None:
         raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
     a = bind_args(gen, node, fn, unsupported)
     buf, index = _barrier(gen, a["mbarrier"], what)
+    key = (id(buf), ast.dump(a["mbarrier"]))
+    for copy_node, copy_key in getattr(gen, "pending_tma", []):
+        if copy_key != key:
+            raise gen.error(copy_node, "T.tma_copy's barrier is not the one the next arrival "
+                                       f"of its T.ws body ({what} at line {node.lineno}) "
+                                       "arrives at: tlc completes the load on that arrival")
+    gen.pending_tma = []
     with gen.loc(node):
         tile.BarrierArriveOp(buf.value, index)
 
@@ -164,3 +177,32 @@ def call_barrier_arrive(gen, node):
 def call_mbarrier_arrive(gen, node):
     _arrive(gen, node, warp_specialize.mbarrier_arrive, "T.mbarrier_arrive",
             {"cta_id": "thread-block clusters (tlc launches none)"})
+
+
+_TMA_COPY_UNSUPPORTED = {
+    "cluster_mask": "thread-block clusters (tlc launches none)",
+    "leader_scope_threads": "the first thread of the T.ws body issues the load",
+    "eviction_policy": "cache eviction hints",
+    "annotations": "TileLang's lowering annotations",
+}
+
+
+def call_tma_copy(gen, node):
+    """T.tma_copy(src, dst, barrier=bar): a T.copy the compiler must make a
+    TMA load completing on `bar` (tile-insert-mbarriers does, at the body's
+    next arrival on `bar`, or reports why it cannot)."""
+    gen.require_kernel(node, "T.tma_copy")
+    a = bind_args(gen, node, warp_specialize.tma_copy, _TMA_COPY_UNSUPPORTED)
+    if "barrier" not in a.given:
+        raise gen.error(node, "T.tma_copy loads need barrier=... (a barrier of T.alloc_barrier "
+                              "the load completes on); stores: use T.copy")
+    if not any(op.name == "tile.ws" for op in _enclosing_ops(gen)):
+        raise gen.error(node, "T.tma_copy is a producer's load: use it in a T.ws body, before "
+                              "that body's T.barrier_arrive on its barrier")
+    buf, _ = _barrier(gen, a["barrier"], "T.tma_copy's barrier")
+    from .intrinsics import build_copy
+
+    with gen.loc(node):
+        op = build_copy(gen, node, a["src"], a["dst"])
+    op.attributes["tile.tma_required"] = ir.UnitAttr.get()
+    gen.pending_tma.append((node, (id(buf), ast.dump(a["barrier"]))))

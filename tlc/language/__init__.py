@@ -35,7 +35,7 @@ from .scalar_math import (
     sqrt,
 )
 from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, mbarrier_arrive,
-                              mbarrier_wait_parity, ws)
+                              mbarrier_wait_parity, tma_copy, ws)
 from .tile_ops import (gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum,
                        wait_wgmma)
 from .types import (
@@ -101,7 +101,7 @@ INTRINSICS = [
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax",
     "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",
-    "mbarrier_arrive",
+    "mbarrier_arrive", "tma_copy",
 ]
 
 __all__ = [

@@ -116,3 +116,31 @@ def mbarrier_arrive(mbarrier, cta_id=None):
     Example: `T.mbarrier_arrive(bars[ko % 2])`
     """
     raise outside_prim_func("mbarrier_arrive")
+
+
+@intrinsic
+def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=None,
+             eviction_policy=None, annotations=None):
+    """Loads a global tile into shared memory by TMA, completing on `barrier`.
+
+    In a T.ws body (a producer's), followed in that body by the body's
+    T.barrier_arrive / T.mbarrier_arrive on the same barrier: one thread
+    issues the load and arrives expecting its bytes, so the barrier's phase
+    completes once the tile has landed; a thread waiting for the phase then
+    reads it. sm_90a; the tile is a whole 2-d shared buffer (or a stage of
+    one, `A_s[k % 2, :, :]`) of 128-byte rows (or of 64- or 32-byte rows),
+    from a tensor TMA can map, in the tensor's dtype; anything else is an
+    error, never a silent thread copy.
+
+    Args:
+        src: the global region read (a tile origin or slices, as T.copy's).
+        dst: the shared buffer (or stage) written, whole.
+        barrier: the barrier of T.alloc_barrier the load completes on.
+        cluster_mask: multicast in a cluster; not supported by tlc (no clusters).
+        leader_scope_threads: not supported by tlc (the body's first thread issues).
+        eviction_policy: cache eviction hints; not supported by tlc.
+        annotations: TileLang's lowering annotations; not supported by tlc.
+
+    Example: `T.tma_copy(A[by * 128, k * 64], A_s[k % 2, :, :], barrier=full[k % 2])`
+    """
+    raise outside_prim_func("tma_copy")
