@@ -409,8 +409,36 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
 /// barrier: the body's first thread arrives with the loads' bytes expected
 /// and issues them, the others arrive as before. A thread waiting for the
 /// phase then sees the tiles, as it saw the threads' stores. Copies TMA
-/// cannot take (tmaCopy), or into a buffer swizzled otherwise, stay the
-/// threads', unless the program asked for TMA (T.tma_copy: an error).
+/// cannot take (tmaCopy), into a buffer swizzled otherwise, or into a
+/// buffer that threads other than other warpgroups' bodies use
+/// (onlyOthersRead), stay the threads', unless the program asked for TMA
+/// (T.tma_copy: an error when it cannot be one).
+/// Whether every use of `buffer` (or of a stage of it) other than `copy` is
+/// in a tile.ws body of warpgroups disjoint from `copy`'s: those wait for
+/// the barrier before reading (the program's protocol), while the copying
+/// warpgroup or the whole block would read what a TMA load may still be
+/// writing (their thread copies were ordered by barriers of the compiler).
+bool onlyOthersRead(AllocSharedOp buffer, CopyOp copy) {
+  ArrayRef<int64_t> mine = copy->getParentOfType<WarpGroupsOp>().getWarpgroups();
+  SmallVector<Value> values{buffer.getResult()};
+  while (!values.empty()) {
+    Value v = values.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user == copy.getOperation())
+        continue;
+      if (auto stage = dyn_cast<StageOp>(user)) {
+        values.push_back(stage.getResult());
+        continue;
+      }
+      auto ws = user->getParentOfType<WarpGroupsOp>();
+      if (!ws || llvm::any_of(ws.getWarpgroups(),
+                              [&](int64_t w) { return llvm::is_contained(mine, w); }))
+        return false;
+    }
+  }
+  return true;
+}
+
 LogicalResult tmaBeforeArrivals(KernelOp kernel) {
   // A T.tma_copy (tile.tma_required) that did not become a TMA load.
   auto checkRequired = [&] {
@@ -449,7 +477,8 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
                                      ? tmaCopy(copy, buffer)
                                      : std::nullopt;
       SwizzleAttr swizzle = t ? sharedLayout(buffer).getSwizzle() : SwizzleAttr();
-      if (!t || (swizzle && swizzle != tmaSwizzleForRows(ctx, t->swizzleBytes)))
+      if (!t || (swizzle && swizzle != tmaSwizzleForRows(ctx, t->swizzleBytes)) ||
+          (!copy->hasAttr("tile.tma_required") && !onlyOthersRead(buffer, copy)))
         break;
       copies.push_back({copy, *t});
     }

@@ -1057,3 +1057,29 @@ func.func @tma_required_converting(%F: memref<1024x1024xf32>, %i: index) {
 }
 }
 
+// -----
+
+// A buffer the copying warpgroup itself reads later (or the whole block
+// does) keeps the threads' copy: a TMA load could still be writing it when
+// they read it (their own copy was ordered by the compiler's barriers).
+// CHECK-LABEL: func.func @copy_read_by_its_own_warpgroup
+// CHECK: tile.ws warpgroups = [1] {
+// CHECK-NEXT: tile.copy
+// CHECK-NOT: cp.async.bulk.tensor
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @copy_read_by_its_own_warpgroup(%A: memref<1024x1024xf16>, %C: memref<1024x1024xf16>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      tile.copy %A[%i, %c0] [128, 64] to %a[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+      tile.copy %a[%c0, %c0] [128, 64] to %C[%i, %c0] [128, 64] : memref<128x64xf16, #gpu.address_space<workgroup>> to memref<1024x1024xf16>
+    }
+  }
+  return
+}
+}
