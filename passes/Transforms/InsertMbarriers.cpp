@@ -668,7 +668,25 @@ LogicalResult mlir::tile::insertMbarriers(ModuleOp module) {
   SmallVector<KernelOp> kernels;
   module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
   for (KernelOp kernel : kernels) {
-    if (failed(tmaBeforeArrivals(kernel)))
+    // T.set_max_nreg (nvvm.setmaxregister in a tile.ws body) needs the
+    // instruction; elsewhere the backend could not select it. (A kernel the
+    // compiler warp-specialized has its own, outside any tile.ws.)
+    TargetAttr target = TargetAttr::lookup(kernel);
+    WalkResult regs = kernel.walk([&](NVVM::SetMaxRegisterOp op) {
+      if (kernel->hasAttr(kProducerThreadsAttr))
+        return WalkResult::skip();
+      if (target && !target.has(TargetFeature::SetMaxNReg)) {
+        op.emitOpError("(T.set_max_nreg) needs setmaxnreg (sm_90a); the target has none");
+        return WalkResult::interrupt();
+      }
+      if (!op->getParentOfType<WarpGroupsOp>()) {
+        op.emitOpError("(T.set_max_nreg) must be in a tile.ws body, which each of its "
+                       "warpgroups runs whole");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (regs.wasInterrupted() || failed(tmaBeforeArrivals(kernel)))
       return failure();
     lowerProgramBarriers(kernel);
     if (failed(verifyMbarrierProtocol(kernel)))

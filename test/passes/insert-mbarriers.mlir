@@ -1083,3 +1083,20 @@ func.func @copy_read_by_its_own_warpgroup(%A: memref<1024x1024xf16>, %C: memref<
   return
 }
 }
+
+// -----
+
+// T.set_max_nreg on a target without setmaxnreg: an error at the op.
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @setmaxnreg_on_sm80() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    tile.ws warpgroups = [1] {
+      // expected-error @+1 {{'nvvm.setmaxregister' op (T.set_max_nreg) needs setmaxnreg (sm_90a); the target has none}}
+      nvvm.setmaxregister decrease 40
+    }
+  }
+  return
+}
+}
+

@@ -56,6 +56,9 @@ def test_staged_ring_ptx(tmp_path):
     assert ptx.count("mbarrier.arrive.expect_tx") == 1
     assert ptx.count("cp.async.bulk.tensor.2d") == 3  # A, and B in 2 column blocks
     assert "wgmma.mma_async" in ptx
+    # The producer gives up registers, the consumer takes them.
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+40;", ptx)
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)
     ptxas.assemble(ptx, "sm_90a", tmp_path)
 
 
@@ -289,7 +292,30 @@ def tma_copy_cluster(A: T.Tensor((128, 64), "float16")):
             T.barrier_arrive(bar)
 
 
+@T.prim_func
+def max_nreg_outside_ws(A: T.Tensor((128,), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        T.set_max_nreg(240, 1)  # E:nregoutside
+
+
+@T.prim_func
+def max_nreg_odd(A: T.Tensor((128,), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        with T.ws(0):
+            T.inc_max_nreg(250)  # E:nregodd
+
+
+@T.prim_func
+def max_nreg_direction(A: T.Tensor((128,), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        with T.ws(0):
+            T.set_max_nreg(240, 2)  # E:nregdir
+
+
 @pytest.mark.parametrize("prim, marker, at, message", [
+    (max_nreg_outside_ws, "nregoutside", "T.set_max_nreg", "use it in a T.ws body"),
+    (max_nreg_odd, "nregodd", "250", "a multiple of 8 in [24, 256] registers, got 250"),
+    (max_nreg_direction, "nregdir", "2)", "is_inc is 1 (raise) or 0 (lower), got 2"),
     (tma_copy_outside_ws, "tmaoutside", "T.tma_copy", "use it in a T.ws body"),
     (tma_copy_no_barrier, "tmanobar", "T.tma_copy", "T.tma_copy loads need barrier="),
     (tma_copy_never_arrived, "tmanoarrive", "T.tma_copy",
@@ -348,3 +374,19 @@ def test_interpreter_reports_a_wait_nothing_before_it_satisfies():
     # The same program compiles (the GPU runs the warpgroups concurrently).
     assert "mbarrier.try_wait.parity" in tlc.compile(consumer_first,
                                                      target="sm_90a").get_kernel_source()
+
+
+@T.prim_func
+def max_nreg_on_sm80(A: T.Tensor((128,), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        with T.ws(1):
+            T.dec_max_nreg(40)  # E:nregsm80
+
+
+def test_set_max_nreg_needs_sm90a():
+    with pytest.raises(tlc.CompilationError) as info:
+        tlc.compile(max_nreg_on_sm80, target="sm_80")
+    assert_error_at(info.value, THIS, LINES, "nregsm80", "T.dec_max_nreg",
+                    "needs setmaxnreg (sm_90a); the target has none")
+    # The interpreter has nothing to do for it.
+    tlc.interpret(max_nreg_on_sm80, np.zeros(128, np.float16))

@@ -23,8 +23,9 @@ from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
 from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
-                          call_barrier_wait, call_mbarrier_arrive,
-                          call_mbarrier_wait_parity, call_tma_copy, call_ws)
+                          call_barrier_wait, call_dec_max_nreg, call_inc_max_nreg,
+                          call_mbarrier_arrive, call_mbarrier_wait_parity,
+                          call_set_max_nreg, call_tma_copy, call_ws)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {

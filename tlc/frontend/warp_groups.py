@@ -206,3 +206,37 @@ def call_tma_copy(gen, node):
         op = build_copy(gen, node, a["src"], a["dst"])
     op.attributes["tile.tma_required"] = ir.UnitAttr.get()
     gen.pending_tma.append((node, (id(buf), ast.dump(a["barrier"]))))
+
+
+def _max_nreg(gen, node, fn, what: str, increase=None) -> None:
+    gen.require_kernel(node, what)
+    a = bind_args(gen, node, fn)
+    count = gen.eval_int(a["reg_count"], "reg_count")
+    if increase is None:
+        inc = gen.eval_int(a["is_inc"], "is_inc")
+        if inc not in (0, 1):
+            raise gen.error(a["is_inc"], f"is_inc is 1 (raise) or 0 (lower), got {inc}")
+        increase = inc == 1
+    if not (24 <= count <= 256 and count % 8 == 0):
+        raise gen.error(a["reg_count"], f"setmaxnreg takes a multiple of 8 in [24, 256] "
+                                        f"registers, got {count}")
+    if gen.parallel_depth or not any(op.name == "tile.ws" for op in _enclosing_ops(gen)):
+        raise gen.error(node, f"{what} changes a warpgroup's registers: use it in a T.ws body "
+                              "(each of its warpgroups runs it whole)")
+    action = "increase" if increase else "decrease"
+    with gen.loc(node):
+        ir.Operation.create("nvvm.setmaxregister", attributes={
+            "regCount": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), count),
+            "action": ir.Attribute.parse(f"#nvvm<action {action}>")})
+
+
+def call_set_max_nreg(gen, node):
+    _max_nreg(gen, node, warp_specialize.set_max_nreg, "T.set_max_nreg")
+
+
+def call_inc_max_nreg(gen, node):
+    _max_nreg(gen, node, warp_specialize.inc_max_nreg, "T.inc_max_nreg", increase=True)
+
+
+def call_dec_max_nreg(gen, node):
+    _max_nreg(gen, node, warp_specialize.dec_max_nreg, "T.dec_max_nreg", increase=False)

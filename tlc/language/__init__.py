@@ -34,8 +34,9 @@ from .scalar_math import (
     rsqrt,
     sqrt,
 )
-from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, mbarrier_arrive,
-                              mbarrier_wait_parity, tma_copy, ws)
+from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
+                              inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
+                              tma_copy, ws)
 from .tile_ops import (gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum,
                        wait_wgmma)
 from .types import (
@@ -101,7 +102,7 @@ INTRINSICS = [
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax",
     "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",
-    "mbarrier_arrive", "tma_copy",
+    "mbarrier_arrive", "tma_copy", "set_max_nreg", "inc_max_nreg", "dec_max_nreg",
 ]
 
 __all__ = [

@@ -144,3 +144,46 @@ def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=
     Example: `T.tma_copy(A[by * 128, k * 64], A_s[k % 2, :, :], barrier=full[k % 2])`
     """
     raise outside_prim_func("tma_copy")
+
+
+@intrinsic
+def set_max_nreg(reg_count: int, is_inc: int):
+    """Moves the registers of the running warpgroup (`setmaxnreg`, sm_90a).
+
+    In a T.ws body, which each of its warpgroups runs whole: `is_inc` 1
+    raises the warpgroup's per-thread registers to `reg_count` (a consumer
+    taking the producer's), 0 lowers them (a producer giving them up). The
+    kernel's registers per thread are the compiler's; a warpgroup lowering
+    its count lets others raise theirs.
+
+    Args:
+        reg_count: a compile-time multiple of 8 in [24, 256].
+        is_inc: 1 to raise the count, 0 to lower it (compile-time).
+
+    Example: `T.set_max_nreg(240, 1)`
+    """
+    raise outside_prim_func("set_max_nreg")
+
+
+@intrinsic
+def inc_max_nreg(reg_count: int):
+    """T.set_max_nreg(reg_count, 1): raises the warpgroup's registers.
+
+    Args:
+        reg_count: a compile-time multiple of 8 in [24, 256].
+
+    Example: `T.inc_max_nreg(240)`
+    """
+    raise outside_prim_func("inc_max_nreg")
+
+
+@intrinsic
+def dec_max_nreg(reg_count: int):
+    """T.set_max_nreg(reg_count, 0): lowers the warpgroup's registers.
+
+    Args:
+        reg_count: a compile-time multiple of 8 in [24, 256].
+
+    Example: `T.dec_max_nreg(40)`
+    """
+    raise outside_prim_func("dec_max_nreg")
