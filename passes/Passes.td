@@ -25,7 +25,10 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "ModuleOp"> {
     scratch: written, barrier, read). In a loop over a persistent kernel's
     tiles (`tile.tile_loop`) the thread index is read afresh at the top of
     the body, so per-thread addresses are not all hoisted before the loop
-    and kept live across it.
+    and kept live across it. A `tile.ws` body becomes an `scf.if` on the
+    thread index; its tile ops see its warpgroups as the block (the thread
+    index counted from their first, their named barrier 1 + the first
+    warpgroup's index).
 
     A gemm whose `#tile.mma` kind is `wgmma` becomes per warpgroup
     `wgmma.mma_async` m64nNk16 on shared-memory descriptors (128-byte
@@ -67,7 +70,9 @@ def TileAllocateSharedMemory : Pass<"tile-allocate-shared-memory", "ModuleOp"> {
     dynamic shared memory, each at a 128-byte aligned offset (1024 bytes for
     swizzled buffers, whose swizzle pattern repeats every 1024 bytes), and
     records the offsets and the kernel's total (`tile.shared_bytes`). It also
-    reserves shared scratch for reductions across warps
+    reserves shared scratch for reductions across warps (pieces a `tile.ws`
+    body uses keep their bytes for the whole kernel: its warpgroups run at
+    their own pace)
     (`tile.scratch_offset`), and, where the budget has room, a staging buffer
     for copies of fragments holding short runs (mma accumulators) to global
     memory (`tile.staging_offset`), so those stores become 16-byte vectors.
@@ -189,6 +194,13 @@ def TileInsertBarriers : Pass<"tile-insert-barriers", "ModuleOp"> {
     and they leave the bytes read; async copies are ordered by the wait and
     barrier of `tile-pipeline-loops`; existing barriers count. No barrier
     goes where no hazard is.
+
+    In a `tile.ws` body each access is tagged with the body's warpgroups: a
+    barrier placed there (lowered as their named barrier) orders only
+    theirs; a body whose ops meet other threads' accesses no barrier ordered
+    gets a block barrier before it; accesses of bodies of disjoint
+    warpgroups in a kernel with mbarriers of its own
+    (`tile.program_barriers`) are left to those.
 
     Proxies: shared bytes the threads wrote (stores, cp.async: the generic
     proxy) that a wgmma gemm then reads (the async proxy) need a
@@ -427,6 +439,18 @@ def TileInsertMbarriers : Pass<"tile-insert-mbarriers", "ModuleOp"> {
     becomes one `cp.async.bulk.tensor` per column block completing on it;
     `tile.consumer_wait` waits on the full barrier for the round's parity;
     `tile.consumer_release` is lane 0 of each warp arriving on the empty one.
+
+    The program's own mbarriers (T.alloc_barrier) are lowered here too:
+    `tile.init_barriers` to thread 0's init of each (and, on sm_90, the init
+    fence) and a block barrier, `tile.barrier_wait` to a try_wait.parity loop
+    (sm_80: test_wait), `tile.barrier_arrive` to a fence.proxy.async (sm_90)
+    and an arrive; the kernel is marked `tile.program_barriers`. On sm_90a
+    the copies of whole global tiles a `tile.ws` body makes just before an
+    arrival, into buffers only other warpgroups' bodies use, become TMA
+    loads completing on that barrier (the body's first thread expects their
+    bytes and issues them); a `tile.tma_required` copy (T.tma_copy) that
+    cannot be one is an error, as is an `nvvm.setmaxregister`
+    (T.set_max_nreg) outside a body or on a target without setmaxnreg.
 
     The protocol is checked, an error rather than a hang: before lowering, a
     load with no acquire of its iteration before it in its block, an acquire

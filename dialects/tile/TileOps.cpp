@@ -132,45 +132,47 @@ FailureOr<ThreadGroup> mlir::tile::bufferThreadGroup(Operation *alloc) {
   FailureOr<ThreadGroup> whole = threadGroupOf(alloc);
   if (failed(whole))
     return failure();
-  // The uses in program order (the use list is not), for the message.
+  std::optional<ThreadGroup> group;
+  bool mixed = false;
+  for (Operation *user : alloc->getUsers()) {
+    FailureOr<ThreadGroup> g = threadGroupOf(user);
+    if (failed(g))
+      return failure();
+    mixed |= group && !(*g == *group);
+    if (!group)
+      group = *g;
+  }
+  if (!mixed)
+    return group ? *group : *whole;
+  // Two uses on different threads: name the first two in program order (the
+  // use list is not in it).
   SmallVector<Operation *> users;
   alloc->getParentRegion()->walk([&](Operation *op) {
     if (llvm::is_contained(op->getOperands(), alloc->getResult(0)))
       users.push_back(op);
   });
-  std::optional<ThreadGroup> group;
-  Operation *first = nullptr;
-  for (Operation *user : users) {
-    FailureOr<ThreadGroup> g = threadGroupOf(user);
-    if (failed(g))
-      return failure();
-    if (!group) {
-      group = *g;
-      first = user;
-      continue;
+  ThreadGroup first = *threadGroupOf(users.front());
+  Operation *other = *llvm::find_if(
+      users, [&](Operation *u) { return !(*threadGroupOf(u) == first); });
+  ThreadGroup second = *threadGroupOf(other);
+  auto describe = [](const ThreadGroup &t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (t.whole()) {
+      os << "the whole block";
+    } else {
+      os << "warpgroup" << (t.warpgroups.size() > 1 ? "s " : " ");
+      llvm::interleaveComma(t.warpgroups, os);
     }
-    if (*g == *group)
-      continue;
-    auto describe = [](const ThreadGroup &t) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      if (t.whole()) {
-        os << "the whole block";
-      } else {
-        os << "warpgroup" << (t.warpgroups.size() > 1 ? "s " : " ");
-        llvm::interleaveComma(t.warpgroups, os);
-      }
-      return s;
-    };
-    InFlightDiagnostic diag = alloc->emitOpError("is used by ")
-                              << describe(*group) << " and by " << describe(*g)
-                              << "; a fragment lives on the threads of one T.ws (or on "
-                                 "the whole block)";
-    diag.attachNote(first->getLoc()) << "used by " << describe(*group) << " here";
-    diag.attachNote(user->getLoc()) << "used by " << describe(*g) << " here";
-    return diag;
-  }
-  return group ? *group : *whole;
+    return s;
+  };
+  InFlightDiagnostic diag = alloc->emitOpError("is used by ")
+                            << describe(first) << " and by " << describe(second)
+                            << "; a fragment lives on the threads of one T.ws (or on "
+                               "the whole block)";
+  diag.attachNote(users.front()->getLoc()) << "used by " << describe(first) << " here";
+  diag.attachNote(other->getLoc()) << "used by " << describe(second) << " here";
+  return diag;
 }
 
 //===----------------------------------------------------------------------===//

@@ -186,9 +186,11 @@ def _fill(c, op):
     return step
 
 
-@handles("tile.wait_wgmma")
-def _wait_wgmma(c, op):
-    """The interpreter runs each gemm to completion: nothing is left to wait for."""
+@handles("tile.wait_wgmma", "nvvm.setmaxregister")
+def _nothing_to_do(c, op):
+    """The interpreter runs each gemm to completion, so a T.wait_wgmma has
+    nothing left to wait for; T.set_max_nreg moves registers between
+    warpgroups, which the interpreter has none of."""
 
     def step(st):
         pass

@@ -124,12 +124,3 @@ def _arrive(c, op):
 
     return step
 
-
-@handles("nvvm.setmaxregister")
-def _setmaxnreg(c, op):
-    """T.set_max_nreg moves registers between warpgroups: nothing to do here."""
-
-    def step(st):
-        pass
-
-    return step

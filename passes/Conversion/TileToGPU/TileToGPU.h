@@ -56,7 +56,7 @@ struct KernelInfo {
   /// The threads running `op`: those of the innermost tile.ws body it is in,
   /// else the tile program's.
   ThreadsAt at(Operation *op) const {
-    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    for (Operation *p = groups.empty() ? nullptr : op->getParentOp(); p; p = p->getParentOp())
       if (auto it = groups.find(p); it != groups.end())
         return it->second;
     return ThreadsAt{tid, threads, barrier};
