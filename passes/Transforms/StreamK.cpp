@@ -3,11 +3,16 @@
 // The schedule (StreamK.h), with T tiles of K iterations each on G blocks:
 //
 //   waves = T / G full waves: block c computes tiles c, c + G, ... whole;
-//   the R = (T mod G) * K iterations left are shared by S blocks,
-//   S = max(T mod G, min(G, R / kStreamKMinIterations)), block c < S taking
-//   iterations [c * R / S, (c + 1) * R / S) of them, when a share plus the
-//   fix-up (kStreamKFixupIterations) is at most a tile's K iterations;
-//   else every tile is data-parallel (T / G rounded up waves).
+//   the R = (T mod G) * K iterations left are shared by S blocks, block
+//   c < S taking iterations [c * R / S, (c + 1) * R / S) of them, when a
+//   share plus the fix-up (kStreamKFixupIterations) is at most a tile's K
+//   iterations; else every tile is data-parallel (T / G rounded up waves).
+//   S (streamKBlocks) is (T mod G) * q where q = G / (T mod G) splits each
+//   tile (at most K / kStreamKMinIterations) cost a share at most 1/8
+//   longer than spreading R over all blocks: the shares then start at the
+//   same K iteration in every tile, so the blocks working at once read the
+//   same K slices of A and B, which the L2 cache serves to all of them.
+//   Else S = max(T mod G, min(G, R / kStreamKMinIterations)).
 //
 // A block's pieces are its full-wave tiles, then its share cut at tile
 // boundaries. A tile's first iterations are the last piece of a block's
@@ -140,11 +145,26 @@ StreamKSchedule::StreamKSchedule(OpBuilder &b, Location loc, Value tiles, Value 
   Value left = mul(b, loc, leftTiles, trips32);
   // S blocks share the last wave, each at least kStreamKMinIterations; it
   // is worth it when a share and the fix-up take less than a whole tile.
-  Value byMin = div(b, loc, left, cst(b, loc, kStreamKMinIterations));
-  Value blocks = arith::MaxSIOp::create(b, loc, leftTiles,
-                                        arith::MinSIOp::create(b, loc, ctas, byMin));
+  // streamKBlocks below, in i32 arithmetic.
+  Value minIters = cst(b, loc, kStreamKMinIterations);
+  auto ceilDiv = [&](Value x, Value y) {
+    return div(b, loc, add(b, loc, x, sub(b, loc, y, one)), y);
+  };
+  Value spread = arith::MaxSIOp::create(
+      b, loc, leftTiles,
+      arith::MinSIOp::create(b, loc, ctas, div(b, loc, left, minIters)));
+  Value splits = arith::MinSIOp::create(
+      b, loc, div(b, loc, ctas, arith::MaxSIOp::create(b, loc, leftTiles, one)),
+      div(b, loc, trips32, minIters));
+  Value alignedShare = ceilDiv(trips32, arith::MaxSIOp::create(b, loc, splits, one));
+  Value spreadShare = ceilDiv(left, arith::MaxSIOp::create(b, loc, spread, one));
+  Value aligned = arith::AndIOp::create(
+      b, loc, cmp(b, loc, arith::CmpIPredicate::sge, splits, cst(b, loc, 2)),
+      cmp(b, loc, arith::CmpIPredicate::sle, mul(b, loc, cst(b, loc, 8), alignedShare),
+          mul(b, loc, cst(b, loc, 9), spreadShare)));
+  Value blocks = select(b, loc, aligned, mul(b, loc, leftTiles, splits), spread);
   Value divisor = arith::MaxSIOp::create(b, loc, blocks, one);
-  Value share = div(b, loc, add(b, loc, left, sub(b, loc, divisor, one)), divisor);
+  Value share = ceilDiv(left, divisor);
   Value shared = arith::AndIOp::create(
       b, loc, fits,
       cmp(b, loc, arith::CmpIPredicate::sle,
@@ -268,10 +288,21 @@ bool mlir::tile::streamKMayPay(KernelOp kernel, PipelinedOp loop) {
                      kStreamKPlanningSMs);
 }
 
+int64_t mlir::tile::streamKBlocks(int64_t leftTiles, int64_t trips, int64_t sms) {
+  if (leftTiles <= 0)
+    return 0;
+  int64_t left = leftTiles * trips;
+  int64_t spread = std::max(leftTiles, std::min(sms, left / kStreamKMinIterations));
+  int64_t splits = std::min(sms / leftTiles, trips / kStreamKMinIterations);
+  if (splits >= 2 &&
+      8 * llvm::divideCeil(trips, splits) <= 9 * llvm::divideCeil(left, spread))
+    return leftTiles * splits;
+  return spread;
+}
+
 bool mlir::tile::streamKPays(int64_t tiles, int64_t trips, int64_t sms) {
   int64_t left = tiles % sms * trips;
-  int64_t blocks = std::max(tiles % sms, std::min(sms, left / kStreamKMinIterations));
-  int64_t divisor = std::max<int64_t>(blocks, 1);
+  int64_t divisor = std::max<int64_t>(streamKBlocks(tiles % sms, trips, sms), 1);
   return left > 0 && (left + divisor - 1) / divisor + kStreamKFixupIterations <= trips;
 }
 

@@ -50,7 +50,9 @@ constexpr int64_t kStreamKMinIterations = 8;
 /// longer code. Stream-K is used only where a share plus this is at most a
 /// whole tile's iterations. Measured on the H200 (bench/gemm.md, session
 /// 14): a share of 61 of 125 iterations gained 12%, 47 of 64 lost 9%, 66 of
-/// 128 broke even.
+/// 128 broke even. With 8 instead (2026-12-04, aligned shares), 1024^3 in
+/// 128 x 128 tiles (shares of 8 of 16) lost 42% and 1000 x 3000 x 4096 in
+/// 128 x 256 (47 of 64) 12%.
 constexpr int64_t kStreamKFixupIterations = 48;
 
 /// The multiprocessor count the compiler plans for when the tile and
@@ -78,6 +80,11 @@ bool streamKMayPay(KernelOp kernel, PipelinedOp loop);
 /// Whether `tiles` tiles of `trips` K iterations on `sms` blocks would share
 /// the last wave (the schedule's own test, at compile time).
 bool streamKPays(int64_t tiles, int64_t trips, int64_t sms);
+
+/// How many of `sms` blocks share `leftTiles` tiles of `trips` K iterations
+/// (StreamK.cpp's header: aligned splits of each tile, or the iterations
+/// spread over the blocks); the kernel computes the same at run time.
+int64_t streamKBlocks(int64_t leftTiles, int64_t trips, int64_t sms);
 
 /// One piece of a block's work: output tile `tile` (linear, before
 /// rasterization), its K iterations [begin, end) of `trips`, the first of

@@ -498,6 +498,10 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // consumers of the piece that owns the tile (begin = 0) add the partials of
 // the blocks after them that share it (waiting for each one's flag) and run
 // the epilogue; any other piece stores its partials and raises its flag.
+// The blocks sharing the last wave: q = blocks / tiles left splits of each
+// tile (at most a tile's iterations / 8) where their share is at most 1/8
+// longer than R / blocks', so every tile's shares start at the same K
+// iterations; else R spread over the blocks.
 // CHECK-LABEL: func.func @stream_k
 // CHECK-SAME: %{{.*}}: memref<?x8192xf32> {tile.dims = ["__sm_count__", ""], tile.name = "streamk_partials0", tile.scratch}
 // CHECK-SAME: %[[FLAGS:.*]]: memref<?xi32> {tile.dims = ["__sm_count__"], tile.name = "streamk_flags", tile.scratch, tile.zero_fill}
@@ -505,6 +509,25 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: scf.if
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: %[[CTA:.*]] = gpu.block_id x
+// CHECK: %[[G:.*]] = arith.index_cast %grid_dim_x : index to i32
+// CHECK: %[[T:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[K:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[WAVES:.*]] = arith.divsi %[[T]], %[[G]] : i32
+// CHECK: %[[WAVED:.*]] = arith.muli %[[WAVES]], %[[G]] : i32
+// CHECK: %[[LEFTTILES:.*]] = arith.subi %[[T]], %[[WAVED]] : i32
+// CHECK: %[[LEFT:.*]] = arith.muli %[[LEFTTILES]], %[[K]] : i32
+// CHECK: %[[BYMIN:.*]] = arith.divsi %[[LEFT]], %c8_i32 : i32
+// CHECK: %[[CAP:.*]] = arith.minsi %[[G]], %[[BYMIN]] : i32
+// CHECK: %[[SPREAD:.*]] = arith.maxsi %[[LEFTTILES]], %[[CAP]] : i32
+// CHECK: %[[KMIN:.*]] = arith.divsi %[[K]], %c8_i32 : i32
+// CHECK: %[[LT1:.*]] = arith.maxsi %[[LEFTTILES]], %c1_i32 : i32
+// CHECK: %[[PER:.*]] = arith.divsi %[[G]], %[[LT1]] : i32
+// CHECK: %[[SPLITS:.*]] = arith.minsi %[[PER]], %[[KMIN]] : i32
+// CHECK: %[[ALIGNEDSHORT:.*]] = arith.cmpi sle
+// CHECK: %[[TWO:.*]] = arith.cmpi sge, %[[SPLITS]], %c2_i32 : i32
+// CHECK: %[[ALIGNED:.*]] = arith.andi %[[TWO]], %[[ALIGNEDSHORT]] : i1
+// CHECK: %[[SPLIT:.*]] = arith.muli %[[LEFTTILES]], %[[SPLITS]] : i32
+// CHECK: arith.select %[[ALIGNED]], %[[SPLIT]], %[[SPREAD]] : i32
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1{{.*}} {
 // CHECK: %[[FROM:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
 // CHECK: %[[TO:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
