@@ -11,7 +11,10 @@
   also with 128 rows on one warpgroup (two wgmma row blocks each) and
   with layouts that differ (converted through shared memory), by a
   T.copy and by a T.Parallel that scales on the way;
-- fewer K iterations than pipeline stages.
+- fewer K iterations than pipeline stages;
+- examples/pipeline_schedule.py: T.Pipelined's manual stage/order, copies
+  ordered before or after the gemm, 2-4 stages (4 with fewer K iterations),
+  on the cp.async pipeline (sm_90) and the warp-specialized one (sm_90a).
 """
 
 import os
@@ -22,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import chained_gemm  # noqa: E402
 import gemm  # noqa: E402
 import gemm_relu  # noqa: E402
+import pipeline_schedule  # noqa: E402
 import tlc  # noqa: E402
 from checks import save_checked  # noqa: E402
 import tlc.language as T  # noqa: E402
@@ -125,6 +129,15 @@ def main(out: str) -> None:
         save(gemm.matmul(300, 260, k_size, 128, 128, block_k, 128, stages),
              {"expect": {"C": mm}, "atol": 0.05, "rtol": 2e-2, "seed": k_size},
              os.path.join(out, f"gemm_short_k{k_size}_bk{block_k}_s{stages}.tlcart"))
+    for target in ("sm_90", "sm_90a"):
+        scheduled = tlc.jit(out_idx=[-1], target=target)(
+            pipeline_schedule.scheduled_matmul.factory)
+        for copies_last in (False, True):
+            for depth, k_size in ((2, 520), (3, 520), (4, 96)):
+                save(scheduled(1000, 1000, k_size, depth=depth, copies_last=copies_last),
+                     {"expect": {"C": mm}, "atol": 0.1, "rtol": 2e-2, "seed": depth},
+                     os.path.join(out, f"gemm_schedule_{target}_d{depth}_k{k_size}"
+                                       f"{'_copies_last' if copies_last else ''}.tlcart"))
     for dt in ("float16", "bfloat16"):
         save(epilogue(1000, 1000, 520, dt),
              {"expect": {"C": "(0.5 * (A.float() @ B.float()) + bias[None, :]).to(C.dtype)"},

@@ -848,6 +848,8 @@ LogicalResult PipelinedOp::verify() {
   int64_t stages = getNumStagesAttr().getInt();
   if (stages < 1)
     return emitOpError("num_stages must be at least 1, got ") << stages;
+  if (getCopiesLast() && stages < 2)
+    return emitOpError("copies_last needs a pipelined loop (num_stages >= 2), got ") << stages;
   APInt step;
   if (matchPattern(getStep(), m_ConstantInt(&step)) && !step.isStrictlyPositive())
     return emitOpError("step must be positive, got ") << step.getSExtValue();

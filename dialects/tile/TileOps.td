@@ -826,6 +826,13 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [
     Without pipelining it runs as a plain loop, so the result never depends
     on `num_stages`.
 
+    `copies_last` (a program's manual schedule, TileLang's `T.Pipelined`
+    `stage`/`order` with the copies ordered after the computing statements)
+    asks that each iteration issue the copies it runs ahead after its other
+    ops rather than before them; it changes where the copies go in the
+    cp.async pipeline's body, never the result. A warp-specialized loop's
+    producer warpgroup issues them as soon as a stage is free either way.
+
     Example:
 
     ```mlir
@@ -835,10 +842,13 @@ def Tile_PipelinedOp : Tile_Op<"pipelined", [
     tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 3 {
       %kk = arith.addi %k, %c1 : index
     }
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 2 attributes {copies_last} {
+      %kk = arith.addi %k, %c1 : index
+    }
     ```
   }];
   let arguments = (ins Index:$lower_bound, Index:$upper_bound, Index:$step,
-                       I64Attr:$num_stages);
+                       I64Attr:$num_stages, UnitAttr:$copies_last);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

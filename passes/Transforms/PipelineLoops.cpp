@@ -215,7 +215,10 @@ GemmOp prefetchingGemm(PipelinedOp loop, ArrayRef<Producer> producers, int64_t p
 void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   int64_t stages = loop.getNumStages();
   int64_t pending = pendingWgmma(loop);
-  GemmOp prefetching = prefetchingGemm(loop, producers, pending);
+  // Copies issued after the body (a manual schedule's order) leave the
+  // stage a prefetching gemm would read next unfilled: no prefetch then.
+  GemmOp prefetching =
+      loop.getCopiesLast() ? GemmOp() : prefetchingGemm(loop, producers, pending);
   int64_t ahead = stages - 1 - pending; // tile-select-mma keeps this >= 1
   Location loc = loop.getLoc();
   OpBuilder b(loop);
@@ -259,7 +262,11 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
       fb, loc, iv, arith::MulIOp::create(fb, loc, step, cst(fb, ahead)));
   Value aheadStage = arith::RemSIOp::create(
       fb, loc, arith::AddIOp::create(fb, loc, i, cst(fb, ahead)), cst(fb, stages));
-  guarded(fb, aheadIv, aheadStage);
+  // The copies ahead overwrite the stage of iteration i + ahead - stages
+  // (< i), which the barrier above ordered before them: issued before the
+  // body, or after it (copies_last), the same stage is safe.
+  if (!loop.getCopiesLast())
+    guarded(fb, aheadIv, aheadStage);
 
   // The rest of the body reads this iteration's stage.
   IRMapping mapping;
@@ -273,6 +280,8 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   for (Operation &op : loop.getBody().front())
     if (!skip.contains(&op))
       fb.clone(op, mapping);
+  if (loop.getCopiesLast())
+    guarded(fb, aheadIv, aheadStage);
   if (prefetching) {
     // The stages it reads ahead: the first iteration's (before the loop,
     // after its wait and barrier) and the next one's.

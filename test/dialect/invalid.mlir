@@ -884,6 +884,21 @@ func.func @pipelined_negative_stages() {
 
 // -----
 
+// Copies issued after the other ops need copies issued ahead.
+func.func @pipelined_copies_last_one_stage() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipelined' op copies_last needs a pipelined loop (num_stages >= 2), got 1}}
+    tile.pipelined %k = %c0 to %c8 step %c1 num_stages = 1 attributes {copies_last} {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @pipelined_zero_step() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -342,6 +342,10 @@ func.func @parallel(%A: memref<?x?xf32>) {
 // CHECK-NEXT: tile.pipelined %[[K2:.*]] = %[[C0]] to %[[N]] step %[[STEP]] num_stages = 1 attributes {tile.note} {
 // CHECK-NEXT: arith.addi %[[K2]], %[[C1]] : index
 // CHECK-NEXT: }
+// A manual schedule's copies after the computing ops.
+// CHECK-NEXT: tile.pipelined %[[K3:.*]] = %[[C0]] to %[[N]] step %[[C32]] num_stages = 2 attributes {copies_last} {
+// CHECK-NEXT: tile.copy %[[A]][%[[BX]], %[[K3]]]
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 func.func @pipelined(%A: memref<?x?xf16>, %n: index, %step: index) {
   %c0 = arith.constant 0 : index
@@ -355,6 +359,10 @@ func.func @pipelined(%A: memref<?x?xf16>, %n: index, %step: index) {
     }
     tile.pipelined %k = %c0 to %n step %step num_stages = 1 attributes {tile.note} {
       %kk = arith.addi %k, %c1 : index
+    }
+    tile.pipelined %k = %c0 to %n step %c32 num_stages = 2 attributes {copies_last} {
+      tile.copy %A[%bx, %k] [64, 32] to %s[%c0, %c0] [64, 32]
+          : memref<?x?xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
     }
   }
   return

@@ -52,6 +52,42 @@ func.func @gemm_loop(%A: memref<256x256xf16>, %n: index) {
 
 // -----
 
+// copies_last (a manual schedule ordering the copies after the gemm): the
+// same wait and barrier at the top, the gemm on this iteration's stage, then
+// the copies of the iteration two ahead (their stage was last read two
+// iterations back, before the barrier); the gemm, which alone would
+// prefetch, does not (the next stage's copies are not issued yet).
+// CHECK-LABEL: func.func @copies_last
+// CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:   nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK:   %[[CUR:.*]] = tile.stage
+// CHECK:   tile.gemm %[[CUR]]
+// CHECK-NOT: prefetch
+// CHECK:   tile.copy {{.*}} if %{{.*}} {async}
+// CHECK:   tile.copy {{.*}} if %{{.*}} {async}
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK-NEXT: } {tile.num_stages = 3 : i64}
+func.func @copies_last(%A: memref<256x256xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32, map = (d0, d1) -> (((d0 floordiv 32) floordiv 2) * 32 + (d1 floordiv 16) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d0 floordiv 32) mod 2) * 32 + ((d1 floordiv 4) mod 4) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 attributes {copies_last} {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 2, warps_n = 2, a = shared, depth = 0>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
 // An mma.sync gemm that is all the body computes besides its copies
 // prefetches: the loop has no wait and barrier at its top; they go before the
 // loop, after the stages of the first iteration, and the gemm names those

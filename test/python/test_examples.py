@@ -22,6 +22,7 @@ EXAMPLES = {
                               "scratch [('partial', [4, 256, 256])]",
     "flash_decoding_split.py": "compiled decode: kernels decode_k0, decode_k1",
     "warp_specialize.py": "compiled 3 programs to PTX: producer_consumer",
+    "pipeline_schedule.py": "interpreter: 200 x 160 x 96 matches numpy",
 }
 
 

@@ -10,7 +10,7 @@ from .. import ir
 from ..dialects import scf, tile
 from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
-from . import dtypes, variables
+from . import dtypes, pipeline_schedule, variables
 from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
@@ -39,8 +39,8 @@ _PARALLEL_UNSUPPORTED = {
     "prefer_async": "cp.async is used in T.Pipelined loops only",
 }
 _PIPELINED_UNSUPPORTED = {
-    k: "tlc schedules a pipelined loop's copies itself"
-    for k in ("order", "stage", "group", "sync", "cross_interval")
+    "sync": "tlc places a pipelined loop's barriers itself",
+    "cross_interval": "tlc schedules a pipelined loop's copies itself",
 }
 _COPY_UNSUPPORTED = {
     "coalesced_width": "tlc picks the vector width of each access itself",
@@ -228,13 +228,18 @@ def _pipelined(gen, node) -> None:
     call = node.iter
     start, stop, step, a = _bounds(gen, call, "T.Pipelined", loops.Pipelined,
                                    _PIPELINED_UNSUPPORTED)
-    stages = gen.eval_int(a["num_stages"], "num_stages")
+    schedule = pipeline_schedule.manual_schedule(gen, node, a)
+    if schedule is None:
+        stages, copies_last = gen.eval_int(a["num_stages"], "num_stages"), False
+    else:
+        stages, copies_last = schedule
     if stages < 0:
         raise gen.error(a["num_stages"], f"num_stages must be at least 0, got {stages}")
     if stages == 0:  # TileLang's "no pipelining": a plain sequential loop
         return _sequential_loop(gen, node, start, stop, step)
     (name,) = _loop_vars(gen, node, 1)
-    op = tile.PipelinedOp(index_value(start), index_value(stop), index_value(step), stages)
+    op = tile.PipelinedOp(index_value(start), index_value(stop), index_value(step), stages,
+                          copies_last=copies_last)
     block = op.body.blocks.append(ir.IndexType.get())
     with ir.InsertionPoint(block), gen.region("loop", node, [name]):
         gen.bind(name, Affine.leaf(block.arguments[0]))

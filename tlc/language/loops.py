@@ -78,8 +78,16 @@ def Pipelined(start, stop=None, step: int = 1, num_stages: int = 2, order=None, 
         step: a positive compile-time step.
         num_stages: how many iterations' copies are in flight; 0 gives a plain
             sequential loop.
-        order, stage, sync, group, cross_interval: TileLang's manual schedule;
-            not supported by tlc (it schedules the copies itself).
+        stage, order, group: TileLang's manual schedule, per scheduled
+            statement of the body (scalar binds take no entry; `group`
+            gathers statements under one entry): tlc takes the schedules its
+            pipeliner runs: global -> shared copies in stage 0, every other
+            statement in the last stage (num_stages = max(stage) + 1), the
+            computing statements in source order and the copies ordered all
+            before them or all after them (each iteration then issues its
+            copies ahead after computing); others are an error.
+        sync, cross_interval: not supported by tlc (it places the pipeline's
+            barriers itself).
 
     Example: `for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):`
     """
