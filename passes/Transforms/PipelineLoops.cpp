@@ -466,6 +466,10 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     accumulators = streamKAccumulators(loop, copies);
   }
   bool streamK = !accumulators.empty();
+  // Counts known only at run time: the kernel carries the plain persistent
+  // loop too and takes it when the launch's sizes do not share a wave (the
+  // stream-K loop measured 5-17% slower where it shared nothing).
+  bool bothLoops = streamK && !streamKPaysAtCompileTime(kernel, loop).has_value();
   StreamKScratch scratch;
   if (streamK)
     scratch = addStreamKScratch(kernel->getParentOfType<func::FuncOp>(), accumulators);
@@ -544,14 +548,38 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         tiles = arith::MulIOp::create(ob, loc, tiles, size);
       return tiles;
     };
+    auto plainLoop = [&](OpBuilder &pb) {
+      IRMapping plainMapping;
+      Value cta = gpu::BlockIdOp::create(pb, loc, gpu::Dimension::x);
+      Value ctas = gpu::GridDimOp::create(pb, loc, gpu::Dimension::x);
+      ValueRange grid = kernel.getGrid();
+      Value tiles = grid.front();
+      for (Value size : grid.drop_front())
+        tiles = arith::MulIOp::create(pb, loc, tiles, size);
+      auto tileLoop = scf::ForOp::create(pb, loc, cta, tiles, ctas);
+      tileLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
+      OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+      Value t = tileLoop.getInductionVar();
+      Value j = arith::DivSIOp::create(tb, loc, arith::SubIOp::create(tb, loc, t, cta), ctas);
+      mapTile(tb, plainMapping, t);
+      perTile(tb, plainMapping, TileWork{arith::MulIOp::create(tb, loc, j, trips), lb, ub});
+    };
     if (streamK) {
       // The schedule is built again in each piece (its values are not kept
       // live across the piece loop; the consumers build it a third time
       // after the main loop).
       Value tiles = tileCount();
       StreamKSchedule blockSchedule(ob, loc, tiles, trips);
+      OpBuilder sb = ob; // where the piece loop goes
+      if (bothLoops) {   // the launch's sizes choose: both roles take the same loop
+        auto choice = scf::IfOp::create(ob, loc, blockSchedule.sharing(ob, loc),
+                                        /*withElseRegion=*/true);
+        OpBuilder plain = OpBuilder::atBlockTerminator(choice.elseBlock());
+        plainLoop(plain);
+        sb = OpBuilder::atBlockTerminator(choice.thenBlock());
+      }
       auto pieceLoop =
-          scf::ForOp::create(ob, loc, idx(ob, 0), blockSchedule.pieces(), idx(ob, 1));
+          scf::ForOp::create(sb, loc, idx(sb, 0), blockSchedule.pieces(), idx(sb, 1));
       pieceLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
       OpBuilder tb = OpBuilder::atBlockTerminator(pieceLoop.getBody());
       StreamKSchedule schedule(tb, loc, tiles, trips, /*afresh=*/true);
@@ -565,15 +593,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
               TileWork{piece.firstK, bound(piece.begin), bound(piece.end), tiles, u});
       return;
     }
-    Value cta = gpu::BlockIdOp::create(ob, loc, gpu::Dimension::x);
-    Value ctas = gpu::GridDimOp::create(ob, loc, gpu::Dimension::x);
-    auto tileLoop = scf::ForOp::create(ob, loc, cta, tileCount(), ctas);
-    tileLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
-    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
-    Value t = tileLoop.getInductionVar();
-    Value j = arith::DivSIOp::create(tb, loc, arith::SubIOp::create(tb, loc, t, cta), ctas);
-    mapTile(tb, mapping, t);
-    perTile(tb, mapping, TileWork{arith::MulIOp::create(tb, loc, j, trips), lb, ub});
+    plainLoop(ob);
   };
   // Global iteration k of the loop at `iv` (from `first` at `from`) and its stage.
   auto position = [&](OpBuilder &ob, Value iv, Value first, Value from) {

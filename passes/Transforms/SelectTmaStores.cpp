@@ -70,7 +70,25 @@ int64_t sharedBytesAtMost(KernelOp kernel) {
 /// A fragment is first copied into a new shared tile of the tensor's element
 /// type, when the kernel's shared memory has room for one beside everything
 /// else (the accumulator of a GEMM whose epilogue copies it straight out).
-bool selectTmaStore(CopyOp copy) {
+/// What the copies of one source into one tensor share once selected: the
+/// shared tile a fragment goes through and the tensor map.
+struct StoreTile {
+  AllocSharedOp alloc;
+  Value map;
+};
+
+/// Whether `other` copies what `copy` copies, into the same tensor, the same
+/// way (a clone of the epilogue in another branch: stream-K's pieces and the
+/// plain persistent loop of a kernel that picks one at run time).
+bool sameStore(CopyOp copy, Operation *other) {
+  auto twin = dyn_cast<CopyOp>(other);
+  return twin && twin.getSrc() == copy.getSrc() && twin.getDst() == copy.getDst() &&
+         twin.getSrcSizes() == copy.getSrcSizes() &&
+         twin.getDstSizes() == copy.getDstSizes() && !twin.getAsync() && !twin.getPred() &&
+         !twin->hasAttr(kDisableTmaAttr);
+}
+
+bool selectTmaStore(CopyOp copy, DenseMap<std::pair<Value, Value>, StoreTile> &tiles) {
   TargetAttr target = TargetAttr::lookup(copy);
   auto kernel = copy->getParentOfType<KernelOp>();
   if (!target || !target.has(TargetFeature::Tma) || !kernel || copy.getAsync() ||
@@ -101,11 +119,25 @@ bool selectTmaStore(CopyOp copy) {
       copy.getDstSizes().back() != src.getDimSize(1))
     return false;
   // The store's writes land after the op returns: nothing else in the
-  // kernel may touch the tensor (the next kernel of a sequence sees them).
+  // kernel may touch the tensor (the next kernel of a sequence sees them)
+  // but the same store elsewhere (which becomes a TMA store too).
   if (llvm::any_of(tensor.getUsers(), [&](Operation *user) {
-        return user != copy && !isa<memref::DimOp>(user) && kernel->isAncestor(user);
+        return user != copy && !isa<memref::DimOp, TensorMapOp>(user) &&
+               kernel->isAncestor(user) && !sameStore(copy, user);
       }))
     return false;
+  StoreTile &known = tiles[{copy.getSrc(), copy.getDst()}];
+  if (known.alloc) { // a twin was selected: the same tile and map
+    OpBuilder b(copy);
+    if (fragment)
+      CopyOp::create(b, copy.getLoc(), copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes(),
+                     known.alloc.getResult(), copy.getSrcOffsets(), copy.getSrcSizes(),
+                     /*pred=*/Value());
+    TmaStoreOp::create(b, copy.getLoc(), known.alloc.getResult(), known.map,
+                       copy.getDstOffsets());
+    copy.erase();
+    return true;
+  }
   MLIRContext *ctx = copy.getContext();
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   MemRefType tileType =
@@ -140,6 +172,7 @@ bool selectTmaStore(CopyOp copy) {
                                   b.getI64IntegerAttr(kTmaSwizzleBytes));
   b.setInsertionPoint(copy);
   TmaStoreOp::create(b, copy.getLoc(), alloc.getResult(), map, copy.getDstOffsets());
+  known = {alloc, map};
   copy.erase();
   return true;
 }
@@ -158,6 +191,7 @@ void mlir::tile::selectTmaStores(ModuleOp module) {
         getPlace(copy.getDst().getType()) == Place::Global)
       copies.push_back(copy);
   });
+  DenseMap<std::pair<Value, Value>, StoreTile> tiles;
   for (CopyOp copy : copies)
-    selectTmaStore(copy);
+    selectTmaStore(copy, tiles);
 }

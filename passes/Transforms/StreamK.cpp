@@ -269,23 +269,31 @@ SmallVector<AllocFragmentOp> mlir::tile::streamKAccumulators(PipelinedOp loop,
   return accs;
 }
 
-bool mlir::tile::streamKMayPay(KernelOp kernel, PipelinedOp loop) {
+std::optional<bool> mlir::tile::streamKPaysAtCompileTime(KernelOp kernel, PipelinedOp loop) {
   int64_t tiles = 1;
+  bool known = true;
   for (Value size : kernel.getGrid()) {
     std::optional<int64_t> n = getConstantIntValue(size);
-    if (!n)
-      return true;
-    if (*n == 1)
+    if (n && *n == 1)
       return false;
-    tiles *= *n;
+    known &= n.has_value();
+    tiles *= n.value_or(1);
   }
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0)
-    return true;
+  if (!known || !lb || !ub || !step || *step <= 0)
+    return std::nullopt;
   return streamKPays(tiles, llvm::divideCeil(std::max<int64_t>(*ub - *lb, 0), *step),
                      kStreamKPlanningSMs);
+}
+
+bool mlir::tile::streamKMayPay(KernelOp kernel, PipelinedOp loop) {
+  return streamKPaysAtCompileTime(kernel, loop).value_or(true);
+}
+
+Value StreamKSchedule::sharing(OpBuilder &b, Location loc) const {
+  return cmp(b, loc, arith::CmpIPredicate::sgt, streamBlocks, cst(b, loc, 0));
 }
 
 int64_t mlir::tile::streamKBlocks(int64_t leftTiles, int64_t trips, int64_t sms) {

@@ -77,6 +77,11 @@ SmallVector<AllocFragmentOp> streamKAccumulators(PipelinedOp loop,
 /// bound by memory: sharing its K loop measured 4-19% slower).
 bool streamKMayPay(KernelOp kernel, PipelinedOp loop);
 
+/// Whether stream-K pays for `loop`'s kernel when its tile and iteration
+/// counts are known at compile time (streamKMayPay's test); none when they
+/// are not, and the kernel decides at each launch.
+std::optional<bool> streamKPaysAtCompileTime(KernelOp kernel, PipelinedOp loop);
+
 /// Whether `tiles` tiles of `trips` K iterations on `sms` blocks would share
 /// the last wave (the schedule's own test, at compile time).
 bool streamKPays(int64_t tiles, int64_t trips, int64_t sms);
@@ -105,6 +110,9 @@ public:
 
   /// How many pieces this block has.
   Value pieces() const { return count; }
+  /// Whether the blocks share the last wave's iterations (i1): else every
+  /// tile is data-parallel, the tiles of the plain persistent loop.
+  Value sharing(OpBuilder &b, Location loc) const;
   /// Piece `u` (0 <= u < pieces()).
   StreamKPiece piece(OpBuilder &b, Location loc, Value u) const;
   /// The end of block `c`'s stream-K share (i32), relative to the first

@@ -534,7 +534,9 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // consumers of the piece that owns the tile (begin = 0) add the partials of
 // the blocks after them that share it (waiting for each one's flag) and run
 // the epilogue; any other piece stores its partials and raises its flag.
-// The blocks sharing the last wave: q = blocks / tiles left splits of each
+// The tile and iteration counts are known only at run time: when the
+// launch's sizes share no wave, both roles take the plain persistent loop
+// instead (the else branch). The blocks sharing the last wave: q = blocks / tiles left splits of each
 // tile (at most a tile's iterations / 8) where their share is at most 1/8
 // longer than R / blocks', so every tile's shares start at the same K
 // iterations; else R spread over the blocks.
@@ -564,10 +566,16 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: %[[ALIGNED:.*]] = arith.andi %[[TWO]], %[[ALIGNEDSHORT]] : i1
 // CHECK: %[[SPLIT:.*]] = arith.muli %[[LEFTTILES]], %[[SPLITS]] : i32
 // CHECK: arith.select %[[ALIGNED]], %[[SPLIT]], %[[SPREAD]] : i32
+// CHECK: %[[SHARES:.*]] = arith.cmpi sgt, %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: scf.if %[[SHARES]] {
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1{{.*}} {
 // CHECK: %[[FROM:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
 // CHECK: %[[TO:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
 // CHECK: scf.for %{{.*}} = %[[FROM]] to %[[TO]] step %c1
+// CHECK: tile.producer_acquire
+// CHECK: } {tile.tile_loop}
+// CHECK-NEXT: } else {
+// CHECK: scf.for %{{.*}} = %block_id_x{{.*}} to %{{.*}} step %grid_dim_x{{.*}} {
 // CHECK: tile.producer_acquire
 // CHECK: } {tile.tile_loop}
 // CHECK: } else {
@@ -596,6 +604,12 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: } else {
 // CHECK: tile.store_partials %[[ACC]] to %[[PARTIALS]][%[[CTA:.*]]] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
 // CHECK: tile.semaphore_signal %[[FLAGS]][%[[CTA]]] : memref<?xi32>
+// CHECK: } {tile.tile_loop}
+// CHECK-NEXT: } else {
+// CHECK: scf.for %{{.*}} = %block_id_x{{.*}} to %{{.*}} step %grid_dim_x{{.*}} {
+// CHECK: tile.consumer_wait
+// CHECK: tile.copy %[[ACC]]
+// CHECK-NOT: tile.semaphore
 // CHECK: } {tile.tile_loop}
 // OFF-LABEL: func.func @stream_k
 // OFF-NOT: streamk
@@ -651,6 +665,45 @@ func.func @stream_k_not_zeroed(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>,
       tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
     }
     tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<?x256xf32>
+  }
+  return
+}
+}
+
+// -----
+
+// Counts known at compile time and paying on 132 SMs (16 tiles of 512
+// iterations: 8 aligned shares of 64 each): the stream-K loop alone, no
+// plain loop to choose at run time.
+// CHECK-LABEL: func.func @stream_k_known
+// CHECK: tile.stream_k
+// CHECK-NOT: step %grid_dim_x
+// CHECK: tile.semaphore_signal
+// CHECK-NOT: step %grid_dim_x
+// CHECK: return
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @stream_k_known(%A: memref<256x32768xf16>, %B: memref<32768x512xf16>, %C: memref<256x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c4, %c4) threads = 128 {
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.fill %c, %zero : memref<64x128xf32, #tile.space<fragment>>, f32
+    tile.pipelined %k = %c0 to %c512 step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<256x32768xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %col] [64, 128] to %b[%c0, %c0] [64, 128] : memref<32768x512xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %col] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<256x512xf32>
   }
   return
 }

@@ -207,3 +207,47 @@ func.func @from_registers_no_room(%C: memref<4096x4096xf16>) {
   return
 }
 }
+
+// -----
+
+// The same store in two branches (stream-K's pieces and the plain persistent
+// loop of a kernel that picks one at run time): both become TMA stores
+// through one shared tile and one tensor map.
+// CHECK-LABEL: func.func @twin_stores
+// CHECK: %[[MAP:.*]] = tile.tensor_map
+// CHECK-NOT: tile.tensor_map
+// CHECK: %[[F:.*]] = tile.alloc_fragment
+// CHECK-NEXT: %[[S:.*]] = tile.alloc_shared
+// CHECK-NOT: tile.alloc_shared
+// CHECK: scf.if
+// CHECK: tile.copy %[[F]]{{.*}} to %[[S]]
+// CHECK-NEXT: tile.tma_store %[[S]] to %[[MAP]]
+// CHECK: } else {
+// CHECK: tile.copy %[[F]]{{.*}} to %[[S]]
+// CHECK-NEXT: tile.tma_store %[[S]] to %[[MAP]]
+// CHECK-NOT: tile.copy
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @twin_stores(%C: memref<4096x4096xf16>, %shares: i1) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  tile.kernel blocks(%bx, %by) in (%c32, %c32) threads = 256 {
+    %f = tile.alloc_fragment : memref<128x256xf32, #tile.space<fragment>>
+    scf.if %shares {
+      scf.for %t = %bx to %c32 step %c32 {
+        %i = arith.muli %by, %c128 : index
+        %j = arith.muli %t, %c256 : index
+        tile.copy %f[%c0, %c0] [128, 256] to %C[%i, %j] [128, 256] : memref<128x256xf32, #tile.space<fragment>> to memref<4096x4096xf16>
+      }
+    } else {
+      scf.for %t = %bx to %c32 step %c32 {
+        %i = arith.muli %by, %c128 : index
+        %j = arith.muli %t, %c256 : index
+        tile.copy %f[%c0, %c0] [128, 256] to %C[%i, %j] [128, 256] : memref<128x256xf32, #tile.space<fragment>> to memref<4096x4096xf16>
+      }
+    }
+  }
+  return
+}
+}
