@@ -16,7 +16,7 @@ EXAMPLES = {
     "attention_varlen.py": "compiled varlen attention: 16 wgmma, 4 TMA, 2 setmaxnreg, "
                            "0 mma.sync",
     "gemm.py": "compiled gemm:",
-    "gemm_autotune.py": "compiled 4 candidates for 2048x2048x2048",
+    "gemm_autotune.py": "compiled 6 candidates for 2048x2048x2048",
     "rmsnorm_silu.py": "compiled rmsnorm_silu for 16384 x 4096",
     "split_k_gemm_global.py": "compiled splitk_gemm: kernels splitk_gemm_k0, splitk_gemm_k1; "
                               "scratch [('partial', [4, 256, 256])]",
