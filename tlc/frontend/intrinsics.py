@@ -20,6 +20,7 @@ from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 from . import reducers
 from .reducers import call_alloc_reducer, call_finalize_reducer  # noqa: F401
 from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
+from .atomics import call_atomic_add, call_atomic_max, call_atomic_min  # noqa: F401
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
 from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
@@ -461,36 +462,6 @@ def _extent_from(gen, node, buf, other_sizes) -> list[int]:
         raise gen.error(node, f"a {len(tile_shape)}-d tile does not fit in '{buf.name}', which "
                               f"has {buf.rank} dimension(s)")
     return [1] * (buf.rank - len(tile_shape)) + tile_shape
-
-
-_ATOMIC_UNSUPPORTED = {
-    "memory_order": "the add is relaxed; order with barriers or kernel boundaries",
-    "return_prev": "the add returns nothing",
-    "use_tma": "TMA reductions",
-}
-_ATOMIC_DTYPES = ("float32", "float16", "bfloat16", "int32", "int64", "uint32")
-
-
-def call_atomic_add(gen, node):
-    gen.require_kernel(node, "T.atomic_add")
-    a = _args(gen, node, memory.atomic_add, _ATOMIC_UNSUPPORTED)
-    target = a["dst"]
-    if not isinstance(target, ast.Subscript):
-        raise gen.error(target, "T.atomic_add adds into one element: give it as C[i, j]")
-    buf, indices = gen.subscript(target)
-    if buf.place != "global":
-        raise gen.error(target, f"T.atomic_add adds into global tensors; '{buf.name}' is in "
-                                f"{buf.place} memory")
-    if buf.dtype not in _ATOMIC_DTYPES:
-        raise gen.error(target, f"T.atomic_add takes {', '.join(_ATOMIC_DTYPES)} tensors; "
-                                f"'{buf.name}' is {buf.dtype}")
-    from ..dialects import memref
-
-    value = gen.to_value(gen.eval(a["value"]), buf.dtype, a["value"])
-    from ..dialects import arith
-
-    kind = arith.AtomicRMWKind.addf if dtypes.is_float(buf.dtype) else arith.AtomicRMWKind.addi
-    memref.atomic_rmw(kind, value, buf.value, [index_value(i) for i in indices])
 
 
 def _printf_arg(gen, value, dt: str, node):

@@ -153,23 +153,34 @@ class Buffer:
         if self.written is not None:
             self.written[index] = True
 
-    def atomic(self, site, state, indices, value, combine: str = "add") -> None:
-        """memref.atomic_rmw at `indices` (T.atomic_add's adds, a reducer's
-        max/min updates): every running lane combines its value in, several
-        into one element included; elements outside a tensor get nothing.
-        Each add rounds to the element type, as the hardware's."""
+    def atomic(self, site, state, indices, value, combine: str = "add", prev: bool = False):
+        """memref.atomic_rmw at `indices` (T.atomic_add's adds and
+        T.atomic_max / T.atomic_min, a reducer's max/min updates): every
+        running lane combines its value in, several into one element included;
+        elements outside a tensor get nothing. Each add rounds to the element
+        type, as the hardware's. With `prev`, returns what each lane found
+        there (lanes in order; lanes that did not run: 0)."""
         index, inside, active = self.elements(site, state, indices, "adds into")
         if self.space == "global":
             self.stored = True
         if index is None and np.ndim(value) == 0:
             index = tuple(indices)
+            old = self.data[index].copy()
             self.data[index] = self.etype.make(_COMBINE[combine](self.data[index], value))
             self._mark(index)
-            return
+            return old if prev else None
         if index is None:  # one element, a value per thread
             index = tuple(np.asarray(i) for i in indices)
-        index, values, _ = _running_lanes(index, inside, active, value)
+        index, values, lanes = _running_lanes(index, inside, active, value)
         self._mark(index)
+        if prev:
+            olds = np.zeros(values.shape, self.data.dtype)
+            for n, (at, v) in enumerate(zip(zip(*index), values)):
+                olds[n] = self.data[at]
+                self.data[at] = self.etype.make(_COMBINE[combine](self.data[at], v))
+            found = np.zeros(lanes.shape, self.data.dtype)
+            found[lanes] = olds
+            return found
         if combine != "add":  # exact: no rounding
             ufunc = np.maximum if combine == "max" else np.minimum
             ufunc.at(self.data, index, values.astype(self.data.dtype))

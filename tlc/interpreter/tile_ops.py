@@ -112,7 +112,8 @@ def _store(c, op):
 
 # arith::AtomicRMWKind -> how lanes combine into an element: T.atomic_add's
 # adds, and the max/min updates of a T.alloc_reducer's partials.
-_ATOMIC_KINDS = {0: "add", 1: "add", 4: "max", 6: "max", 8: "min", 10: "min"}
+_ATOMIC_KINDS = {0: "add", 1: "add", 4: "max", 6: "max", 7: "max", 8: "min", 10: "min",
+                 11: "min"}
 
 
 @handles("memref.atomic_rmw")
@@ -125,12 +126,17 @@ def _atomic_rmw(c, op):
     value, buf = c.slot(op.operands[0]), c.slot(op.operands[1])
     indices = [c.slot(v) for v in list(op.operands)[2:]]
     site = c.site(op)
+    # The value found there, where the program uses it (return_prev=True).
+    out = c.slot(op.result) if list(op.result.uses) else None
 
     def step(st):
         v = st.env[value]
         if st.threads is not None:  # the kernel's own code: every thread adds
             v = np.broadcast_to(v, (st.threads,))
-        st.env[buf].atomic(site, st, [st.env[i] for i in indices], v, combine)
+        found = st.env[buf].atomic(site, st, [st.env[i] for i in indices], v, combine,
+                                   prev=out is not None)
+        if out is not None:
+            st.env[out] = found
 
     return step
 
@@ -186,11 +192,12 @@ def _fill(c, op):
     return step
 
 
-@handles("tile.wait_wgmma", "nvvm.setmaxregister")
+@handles("tile.wait_wgmma", "nvvm.setmaxregister", "nvvm.memory.barrier")
 def _nothing_to_do(c, op):
     """The interpreter runs each gemm to completion, so a T.wait_wgmma has
     nothing left to wait for; T.set_max_nreg moves registers between
-    warpgroups, which the interpreter has none of."""
+    warpgroups, which the interpreter has none of; a memory fence (an
+    atomic's memory_order) orders nothing in a run that is sequential."""
 
     def step(st):
         pass

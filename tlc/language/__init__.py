@@ -13,8 +13,8 @@ from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, ge
                     serial, unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, alloc_shared,
-                     alloc_var, atomic_add, c2d_im2col, clear, copy, fill, finalize_reducer,
-                     im2col)
+                     alloc_var, atomic_add, atomic_max, atomic_min, c2d_im2col, clear, copy, fill,
+                     finalize_reducer, im2col)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -96,7 +96,7 @@ INTRINSICS = [
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
     "alloc_reducer", "finalize_reducer", "copy", "fill", "clear", "c2d_im2col", "im2col",
-    "atomic_add", "print",
+    "atomic_add", "atomic_max", "atomic_min", "print",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",

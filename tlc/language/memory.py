@@ -159,25 +159,58 @@ def copy(src, dst, coalesced_width: int | None = None, disable_tma: bool = False
 
 
 @intrinsic
-def atomic_add(dst, value, memory_order=None, return_prev: bool = False,
-               use_tma: bool = False) -> None:
-    """Atomically adds `value` to the element `dst` of a global tensor.
+def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma: bool = False,
+               annotations=None):
+    """Atomically adds `value` into a global tensor: one element, or a tile.
 
-    Usually in a `T.Parallel` loop, one add per element (a split-K GEMM's
-    partial sums, a histogram). float32, float16, bfloat16 (sm_90; a
-    compare-and-swap loop on older GPUs) and int32/int64 elements; indices
-    outside the tensor add nothing, as stores there write nothing.
+    An element, `T.atomic_add(C[i, j], v)`: usually in a `T.Parallel` loop,
+    one add per iteration (a split-K GEMM's partial sums, a histogram);
+    outside it every thread of the block adds. A tile, `T.atomic_add(dQ[b,
+    k0:k0 + 64, :], dq)` or `T.atomic_add(C[i0, j0], acc)` (an origin takes
+    the source's extent): every element of a fragment, shared or local tile
+    added into the region, or one value added to each of its elements.
+    float32, float16, bfloat16 (sm_90; a compare-and-swap loop on older
+    GPUs), int32, int64 and uint32 elements; indices outside the tensor add
+    nothing, as stores there write nothing.
 
     Args:
-        dst: the element, `C[i, j]`, of a global tensor.
-        value: the value added (converted to the tensor's dtype).
-        memory_order: not supported by tlc (the add is relaxed).
-        return_prev: not supported by tlc (nothing is returned).
-        use_tma: not supported by tlc (TMA reductions).
+        dst: the element, `C[i, j]`, or the region (slices, an origin, or the
+            whole tensor) of a global tensor.
+        value: the value added (converted to the tensor's dtype), or the tile.
+        memory_order: "relaxed" (the default), "consume", "acquire",
+            "release", "acq_rel" or "seq_cst": a release order fences the
+            thread's earlier writes before the add (GPU scope), an acquire
+            order its later accesses after it.
+        return_prev: True makes the call (of an element) an expression: the
+            value the element held before this add.
+        use_tma, annotations: not supported by tlc (TMA reductions, codegen
+            hints).
 
     Example: `T.atomic_add(C[by * 64 + i, bx * 64 + j], C_local[i, j])`
     """
     raise outside_prim_func("atomic_add")
+
+
+@intrinsic
+def atomic_max(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
+    """Atomically sets an element (or each element of a region) of a global
+    tensor to the larger of it and `value`; forms and arguments as
+    T.atomic_add's. float32 (NaN propagates), int32, int64, uint32.
+
+    Example: `T.atomic_max(Amax[0], T.abs(x[i]))`
+    """
+    raise outside_prim_func("atomic_max")
+
+
+@intrinsic
+def atomic_min(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
+    """Atomically sets an element (or each element of a region) of a global
+    tensor to the smaller of it and `value`; forms and arguments as
+    T.atomic_add's. float32 (NaN propagates), int32, int64, uint32.
+
+    Example: `T.atomic_min(First[k], i)`
+    """
+    raise outside_prim_func("atomic_min")
 
 
 @intrinsic

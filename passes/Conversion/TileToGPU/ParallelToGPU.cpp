@@ -258,8 +258,6 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       b.setInsertionPoint(op);
       Location loc = op->getLoc();
       if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
-        if (!atomic.getResult().use_empty())
-          return atomic.emitOpError("returns the previous value, which tlc does not support");
         // A reducer's update (T.alloc_reducer): the running thread's own
         // partial, read, combined and written back in its register.
         auto partials = atomic.getMemref().getDefiningOp<AllocFragmentOp>();
@@ -278,8 +276,20 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
                                     "partials only");
         Value inside = insideBounds(b, loc, b.getRemappedValue(atomic.getMemref()),
                                     atomic.getIndices());
-        auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-        b.moveOpBefore(op, guard.thenBlock()->getTerminator());
+        if (atomic.getResult().use_empty()) {
+          auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+          b.moveOpBefore(op, guard.thenBlock()->getTerminator());
+          continue;
+        }
+        // return_prev: the value found, or 0 where nothing was added.
+        Type type = atomic.getResult().getType();
+        auto guard = scf::IfOp::create(b, loc, TypeRange{type}, inside, /*withElseRegion=*/true);
+        OpBuilder tb = OpBuilder::atBlockEnd(guard.thenBlock());
+        auto yield = scf::YieldOp::create(tb, loc, atomic.getResult());
+        b.moveOpBefore(op, yield);
+        OpBuilder eb = OpBuilder::atBlockEnd(guard.elseBlock());
+        scf::YieldOp::create(eb, loc, arith::ConstantOp::create(eb, loc, b.getZeroAttr(type)).getResult());
+        atomic.getResult().replaceAllUsesExcept(guard.getResult(0), yield);
         continue;
       }
       auto load = dyn_cast<memref::LoadOp>(op);

@@ -1,0 +1,151 @@
+"""T.atomic_add's tile form, return_prev and memory_order; T.atomic_max and
+T.atomic_min: compiled (PTX, ptxas where it is installed) and interpreted."""
+
+import re
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from test_compile import ptxas_ok
+
+
+def _splitk_tiles(split=3, n=64):
+    """Each of `split` blocks adds its own multiple of A's tile into C: C += sum_s (s + 1) * A
+    through a fragment (an origin: the extent is the fragment's) and through a shared tile
+    (slices)."""
+
+    @T.prim_func
+    def tiles(A: T.Tensor((n, n), "float32"), C: T.Tensor((n, n), "float32"),
+              D: T.Tensor((2, n, n), "float32")):
+        with T.Kernel(split, threads=128) as bz:
+            acc = T.alloc_fragment((n, n), "float32")
+            s = T.alloc_shared((n, n), "float32")
+            T.copy(A, acc)
+            for i, j in T.Parallel(n, n):
+                acc[i, j] = acc[i, j] * (bz + 1)
+            T.atomic_add(C[0, 0], acc)
+            T.copy(acc, s)
+            T.atomic_add(D[1, 0:n, :], s, memory_order="release")
+            T.atomic_add(D[0, 0:4, :], 1.0)
+
+    return tiles
+
+
+def test_tile_atomic_add_interpreted_and_compiled(tmp_path):
+    prim = _splitk_tiles()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    c = np.ones((64, 64), np.float32)
+    d = np.zeros((2, 64, 64), np.float32)
+    tlc.interpret(prim, a, c, d)
+    np.testing.assert_allclose(c, 1 + 6 * a, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d[1], 6 * a, rtol=1e-5, atol=1e-5)
+    assert (d[0, :4] == 3).all() and (d[0, 4:] == 0).all()
+    for target in ("sm_90a", "sm_80"):
+        ptx = tlc.compile(prim, target=target).get_kernel_source()
+        assert re.search(r"(atom|red)\.global\.add\.f32", ptx)
+        assert "membar.gl" in ptx
+        ptxas_ok(ptx, tmp_path)
+
+
+@T.prim_func
+def compact(X: T.Tensor((256,), "int32"), Count: T.Tensor((1,), "int32"),
+            Out: T.Tensor((256,), "int32")):
+    with T.Kernel(2, threads=128) as b:
+        for i in T.Parallel(128):
+            if X[b * 128 + i] % 3 == 0:
+                pos = T.atomic_add(Count[0], 1, return_prev=True)
+                Out[pos] = X[b * 128 + i]
+
+
+def test_return_prev_gives_each_adder_its_own_slot(tmp_path):
+    x = np.arange(256, dtype=np.int32)
+    count = np.zeros(1, np.int32)
+    out = np.full(256, -1, np.int32)
+    tlc.interpret(compact, x, count, out)
+    picked = x[x % 3 == 0]
+    assert count[0] == len(picked)
+    assert sorted(out[:len(picked)].tolist()) == picked.tolist()
+    ptx = tlc.compile(compact, target="sm_90a").get_kernel_source()
+    add = re.search(r"atom\.global\.add\.u32\s+(%r\d+),", ptx)
+    assert add and ptx.count(add.group(1)) > 1  # the previous value is used
+    ptxas_ok(ptx, tmp_path)
+
+
+@pytest.mark.parametrize("order, before, after", [
+    ("relaxed", 0, 0), ("release", 1, 0), ("acquire", 0, 1), ("acq_rel", 1, 1),
+    ("seq_cst", 1, 1), ("consume", 0, 1)])
+def test_memory_order_fences_around_the_atomic(order, before, after):
+    @T.prim_func
+    def f(C: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                T.atomic_add(C[i], 1.0, memory_order=order)
+
+    ptx = tlc.compile(f, target="sm_90a").get_kernel_source()
+    at = ptx.index("atom.global.add.f32") if "atom.global" in ptx else \
+        ptx.index("red.global.add.f32")
+    assert ptx[:at].count("membar.gl") == before
+    assert ptx[at:].count("membar.gl") == after
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "uint32"])
+def test_atomic_max_and_min(dtype, tmp_path):
+    @T.prim_func
+    def extremes(X: T.Tensor((4, 64), dtype), Hi: T.Tensor((64,), dtype),
+                 Lo: T.Tensor((64,), dtype), Top: T.Tensor((1,), dtype)):
+        with T.Kernel(4, threads=64) as b:
+            for j in T.Parallel(64):
+                T.atomic_max(Hi[j], X[b, j])
+                T.atomic_min(Lo[j], X[b, j], memory_order="acq_rel")
+                T.atomic_max(Top[0], X[b, j])
+
+    rng = np.random.default_rng(1)
+    if dtype == "float32":
+        x = rng.standard_normal((4, 64)).astype(np.float32)
+    else:
+        x = rng.integers(0, 1000, (4, 64)).astype(dtype)
+    hi = np.full(64, 500, x.dtype)
+    lo = np.full(64, 500, x.dtype)
+    top = np.zeros(1, x.dtype)
+    tlc.interpret(extremes, x, hi, lo, top)
+    np.testing.assert_array_equal(hi, np.maximum(500, x.max(axis=0)))
+    np.testing.assert_array_equal(lo, np.minimum(500, x.min(axis=0)))
+    assert top[0] == max(0, x.max())
+    ptx = tlc.compile(extremes, target="sm_90a").get_kernel_source()
+    if dtype != "float32":
+        sign = "u" if dtype == "uint32" else "s"
+        bits = 64 if dtype == "int64" else 32
+        assert re.search(rf"(atom|red)\.global\.max\.{sign}{bits}", ptx)
+        assert re.search(rf"(atom|red)\.global\.min\.{sign}{bits}", ptx)
+    ptxas_ok(ptx, tmp_path)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("T.atomic_max(H[0], 1.0)", "T.atomic_max takes float32, int32, int64, uint32 tensors; "
+                                 "'H' is float16"),
+    ("T.atomic_add(C[0:8], s, return_prev=True)",
+     "return_prev takes an element (C[i, j]), not a tile"),
+    ("T.atomic_add(C[0:8], s[0:4])", "T.atomic_add shapes differ: source 4 vs destination 8"),
+    ("T.atomic_add(C[0], g)", "adds a fragment, shared or local tile; 'g' is in global memory"),
+])
+def test_atomic_errors_name_the_line(body, message, tmp_path):
+    code = (
+        "import tlc.language as T\n"
+        "@T.prim_func\n"
+        "def bad(C: T.Tensor((64,), 'float32'), H: T.Tensor((64,), 'float16'),\n"
+        "        g: T.Tensor((8,), 'float32')):\n"
+        "    with T.Kernel(1, threads=64):\n"
+        "        s = T.alloc_shared((8,), 'float32')\n"
+        "        T.clear(s)\n"
+        f"        {body}\n")
+    path = tmp_path / "bad_atomics.py"
+    path.write_text(code)
+    namespace = {}
+    exec(compile(code, str(path), "exec"), namespace)
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(namespace["bad"], target="sm_90a")
+    assert message in str(e.value)
+    assert f"{path}:8:" in str(e.value)

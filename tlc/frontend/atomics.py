@@ -1,0 +1,213 @@
+"""T.atomic_add, T.atomic_max, T.atomic_min: atomic read-modify-writes of
+global tensors.
+
+Two forms, as in TileLang:
+- an element, `T.atomic_add(C[i, j], v)`: in T.Parallel one per iteration,
+  outside it one per thread of the block; `return_prev=True` makes the call
+  an expression, the value the element held before;
+- a tile, `T.atomic_add(dQ[b, k0:k0 + 64, :], dq)` or `T.atomic_add(C[i0, j0],
+  acc)` (an origin, the extent the source's): every element of a fragment or
+  shared source added into the region (a T.Parallel of element atomics, which
+  layout inference places like any loop over the source), or one value
+  added to every element of the region.
+
+`memory_order` ("relaxed", the default, "consume", "acquire", "release",
+"acq_rel", "seq_cst"): the atomics themselves are relaxed (PTX `atom` with no
+ordering); a release order puts a GPU-scope fence (`membar.gl`) before them,
+an acquire order one after them, so the thread's earlier writes are visible
+before the atomic, and its later reads see what the atomic's value was
+ordered after. A tile's elements share one fence on each side.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import ir
+from ..dialects import arith, memref, tile
+from ..language import memory
+from . import dtypes
+from .intrinsic_args import bind_args as _args
+from .values import BufferRef, Scalar, index_value
+
+_UNSUPPORTED = {"use_tma": "TMA reductions", "annotations": "TileLang's codegen hints"}
+_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+_RELEASE = ("release", "acq_rel", "seq_cst")
+_ACQUIRE = ("consume", "acquire", "acq_rel", "seq_cst")
+_DTYPES = {
+    "add": ("float32", "float16", "bfloat16", "int32", "int64", "uint32"),
+    "max": ("float32", "int32", "int64", "uint32"),
+    "min": ("float32", "int32", "int64", "uint32"),
+}
+
+
+def _kind(op: str, dt: str):
+    k = arith.AtomicRMWKind
+    if op == "add":
+        return k.addf if dtypes.is_float(dt) else k.addi
+    if dtypes.is_float(dt):
+        return k.maximumf if op == "max" else k.minimumf
+    if dt.startswith("uint"):
+        return k.maxu if op == "max" else k.minu
+    return k.maxs if op == "max" else k.mins
+
+
+def _fence() -> None:
+    ir.Operation.create("nvvm.memory.barrier",
+                        attributes={"scope": ir.Attribute.parse("#nvvm.mem_scope<gpu>")})
+
+
+_SLICED = object()  # the value of a sliced operand: a region, not a value
+
+
+def _has_slices(node) -> bool:
+    if not isinstance(node, ast.Subscript):
+        return False
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return any(isinstance(i, ast.Slice) for i in items)
+
+
+def _is_element(gen, node, value) -> bool:
+    """`C[i, j]` with an index in every dimension and a scalar value."""
+    return (value is not _SLICED and not isinstance(value, BufferRef)
+            and isinstance(node, ast.Subscript) and not _has_slices(node))
+
+
+def _atomic(gen, node, op: str, fn):
+    what = f"T.atomic_{op}"
+    gen.require_kernel(node, what)
+    a = _args(gen, node, fn, _UNSUPPORTED)
+    order = gen.eval_static(a["memory_order"]) if a["memory_order"] is not None else None
+    order = "relaxed" if order is None else order
+    if order not in _ORDERS:
+        raise gen.error(a["memory_order"], f"{what}: memory_order must be one of "
+                                           f"{', '.join(_ORDERS)}, got {order!r}")
+    prev = gen.eval_static(a["return_prev"])
+    if not isinstance(prev, bool):
+        raise gen.error(a["return_prev"], f"{what}: return_prev must be True or False, "
+                                          f"got {prev!r}")
+    target = a["dst"]
+    # A sliced value (`s[0:4]`) is a tile: it has no value of its own.
+    value = _SLICED if _has_slices(a["value"]) else gen.eval(a["value"])
+    if order in _RELEASE:
+        _fence()
+    if _is_element(gen, target, value):
+        result = _element(gen, target, value, a["value"], op, what)
+        if not prev:
+            result = None
+    else:
+        if prev:
+            raise gen.error(a["return_prev"], f"{what}: return_prev takes an element "
+                                              "(C[i, j]), not a tile")
+        result = _tile(gen, node, target, value, a["value"], op, what)
+    if order in _ACQUIRE:
+        _fence()
+    return result
+
+
+def _destination(gen, target_node, buf, what):
+    if buf.place != "global":
+        verb = "adds into" if what.endswith("add") else "works on"
+        raise gen.error(target_node, f"{what} {verb} global tensors; '{buf.name}' is in "
+                                     f"{buf.place} memory")
+
+
+def _check_dtype(gen, node, buf, op, what):
+    if buf.dtype not in _DTYPES[op]:
+        raise gen.error(node, f"{what} takes {', '.join(_DTYPES[op])} tensors; "
+                              f"'{buf.name}' is {buf.dtype}")
+
+
+def _element(gen, target, value, value_node, op, what):
+    buf, indices = gen.subscript(target)
+    _destination(gen, target, buf, what)
+    _check_dtype(gen, target, buf, op, what)
+    v = gen.to_value(value, buf.dtype, value_node)
+    old = memref.atomic_rmw(_kind(op, buf.dtype), v, buf.value, [index_value(i) for i in indices])
+    return Scalar(old, buf.dtype)
+
+
+def _tile(gen, node, target, value, value_node, op, what):
+    from .intrinsics import _region
+
+    if gen.parallel_depth:
+        raise gen.error(node, f"{what} of a tile cannot be inside T.Parallel (give an "
+                              "element, C[i, j], there)")
+    dst, dst_off, dst_sizes = _region(gen, target)
+    _destination(gen, target, dst, what)
+    _check_dtype(gen, target, dst, op, what)
+    if value is _SLICED or isinstance(value, BufferRef):
+        src, src_off, src_sizes = _region(gen, value_node)
+        if src.place not in ("fragment", "shared", "local"):
+            raise gen.error(value_node, f"{what} adds a fragment, shared or local tile; "
+                                        f"'{src.name}' is in {src.place} memory")
+        if src_off is None:
+            if src.static_shape() is None:
+                raise gen.error(value_node, f"'{src.name}' has dynamic sizes")
+            src_off, src_sizes = [0] * src.rank, list(src.shape)
+        if src_sizes is None:
+            raise gen.error(value_node, f"{what}: give the source tile as a whole buffer or "
+                                        "with slices")
+    else:
+        src = None
+        src_sizes = None
+    if dst_off is None:
+        if dst.static_shape() is None:
+            raise gen.error(target, f"'{dst.name}' has dynamic sizes: give the region with an "
+                                    "origin or slices")
+        dst_off, dst_sizes = [0] * dst.rank, list(dst.shape)
+    if dst_sizes is None:  # an origin: the source's extent, aligned at the trailing dims
+        if src_sizes is None:
+            raise gen.error(target, f"{what} of a value into a region needs the region's "
+                                    "extent: give slices (C[i:i + 64, :]) or an element")
+        tile_shape = [d for d in src_sizes if d != 1] or [1]
+        if len(tile_shape) > dst.rank:
+            raise gen.error(node, f"a {len(tile_shape)}-d tile does not fit in '{dst.name}'")
+        dst_sizes = [1] * (dst.rank - len(tile_shape)) + tile_shape
+    shape = [d for d in dst_sizes if d != 1] or [1]
+    if src_sizes is not None and ([d for d in src_sizes if d != 1] or [1]) != shape:
+        raise gen.error(node, f"{what} shapes differ: source "
+                              f"{'x'.join(map(str, src_sizes))} vs destination "
+                              f"{'x'.join(map(str, dst_sizes))}")
+
+    if src is not None and src.place == "fragment" and (
+            any(not (isinstance(o, int) and o == 0) for o in src_off) or
+            list(src_sizes) != list(src.shape)):
+        raise gen.error(value_node, f"{what} adds a whole fragment ('{src.name}'), not a part "
+                                    "of one")
+
+    def indices(offsets, sizes, ivs):
+        ivs, out = list(ivs), []
+        for off, size in zip(offsets, sizes):
+            i = ivs.pop(0) if size != 1 and len(ivs) else None
+            if i is not None and isinstance(off, int) and off == 0:
+                out.append(i)  # a fragment is indexed by the loop's own indices
+                continue
+            base = gen.index(off, node, f"a {what} offset")
+            out.append(base if i is None else arith.addi(base, i))
+        return out
+
+    loop = tile.ParallelOp(shape)
+    index = ir.IndexType.get()
+    body = loop.body.blocks.append(*([index] * len(shape)))
+    with ir.InsertionPoint(body):
+        if src is not None:
+            loaded = memref.load(src.value, indices(src_off, src_sizes, list(body.arguments)))
+            v = gen.to_value(Scalar(loaded, src.dtype), dst.dtype, value_node)
+        else:
+            v = gen.to_value(value, dst.dtype, value_node)
+        memref.atomic_rmw(_kind(op, dst.dtype), v, dst.value,
+                          indices(dst_off, dst_sizes, list(body.arguments)))
+    return None
+
+
+def call_atomic_add(gen, node):
+    return _atomic(gen, node, "add", memory.atomic_add)
+
+
+def call_atomic_max(gen, node):
+    return _atomic(gen, node, "max", memory.atomic_max)
+
+
+def call_atomic_min(gen, node):
+    return _atomic(gen, node, "min", memory.atomic_min)
