@@ -908,6 +908,32 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// return_prev: the guarded add yields the value it found (0 where the index
+// is outside the tensor and nothing was added), which the store uses.
+// CHECK-LABEL: gpu.func @atomic_return_prev
+// CHECK: %[[OLD:.*]] = scf.if %{{.*}} -> (i32) {
+// CHECK-NEXT: %[[GOT:.*]] = memref.atomic_rmw addi %{{.*}}, %{{.*}}[%{{.*}}] : (i32, memref<?xi32>) -> i32
+// CHECK-NEXT: scf.yield %[[GOT]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: scf.yield %[[ZERO]] : i32
+// CHECK: memref.store %[[OLD]]
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @atomic_return_prev_kernel {
+    gpu.func @atomic_return_prev(%arg0: memref<?xi32>, %arg1: memref<128xi32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %one = arith.constant 1 : i32
+      tile.parallel (%arg2) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} {
+        %0 = memref.atomic_rmw addi %one, %arg0[%c0] : (i32, memref<?xi32>) -> i32
+        memref.store %0, %arg1[%arg2] : memref<128xi32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Adding into a fragment atomically means nothing: an error.
 module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
   gpu.module @atomic_into_fragment_kernel {
