@@ -915,8 +915,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // CHECK-NEXT: %[[GOT:.*]] = memref.atomic_rmw addi %{{.*}}, %{{.*}}[%{{.*}}] : (i32, memref<?xi32>) -> i32
 // CHECK-NEXT: scf.yield %[[GOT]] : i32
 // CHECK-NEXT: } else {
-// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK-NEXT: scf.yield %[[ZERO]] : i32
+// CHECK-NEXT: scf.yield %c0_i32{{.*}} : i32
 // CHECK: memref.store %[[OLD]]
 module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
   gpu.module @atomic_return_prev_kernel {
