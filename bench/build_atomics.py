@@ -5,7 +5,7 @@
 T.atomic_add of tiles (a fragment by its origin, a shared tile by slices,
 one value into a region), T.atomic_add(..., return_prev=True) handing out
 slots, T.atomic_max / T.atomic_min of float32 and int32 elements, with
-memory orders; each written as OUT_DIR/<name>.tlcart with a check for
+memory orders, and a histogram counted in shared memory; each written as OUT_DIR/<name>.tlcart with a check for
 test/gpu/run_artifacts.py.
 """
 
@@ -19,7 +19,7 @@ sys.path.insert(0, HERE)
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
-from test_atomics import _splitk_tiles, compact  # noqa: E402
+from test_atomics import _splitk_tiles, compact, shared_histogram  # noqa: E402
 
 
 def extremes(dtype):
@@ -45,6 +45,11 @@ def main(out: str) -> None:
                  {"inputs": {"X": "arange", "Count": "zeros"},
                   "expect": {"Count": "(X % 3 == 0).sum().reshape(1).to(torch.int32)"}},
                  os.path.join(out, "atomic_return_prev.tlcart"))
+    save_checked(tlc.compile(shared_histogram, target="sm_90a").artifact,
+                 {"inputs": {"X": "randint(0, 1000)"},
+                  "expect": {"H": "torch.stack([torch.bincount(X[b * 256:(b + 1) * 256] % 16, "
+                                  "minlength=16) for b in range(4)]).to(torch.int32)"}},
+                 os.path.join(out, "atomic_shared_histogram.tlcart"))
     for dt in ("float32", "int32"):
         save_checked(tlc.compile(extremes(dt), target="sm_90a").artifact,
                      {"expect": {"Hi": "torch.maximum(Hi, X.max(dim=0).values)",

@@ -480,7 +480,10 @@ private:
         read(load.getMemRef());
       else if (auto store = dyn_cast<memref::StoreOp>(inner))
         write(store.getMemRef());
-      else if (auto load = dyn_cast<vector::LoadOp>(inner))
+      else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(inner)) {
+        read(rmw.getMemref()); // an atomic of shared memory (a histogram)
+        write(rmw.getMemref());
+      } else if (auto load = dyn_cast<vector::LoadOp>(inner))
         read(load.getBase());
       else if (auto store = dyn_cast<vector::StoreOp>(inner))
         write(store.getBase());

@@ -942,7 +942,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
       %block_id_x = gpu.block_id  x
       %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} : memref<128xf32, #tile.space<fragment>>
       tile.parallel (%arg0) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} {
-        // expected-error @+1 {{'memref.atomic_rmw' op adds atomically into global tensors and reducer partials only}}
+        // expected-error @+1 {{'memref.atomic_rmw' op works atomically on global tensors, shared buffers and reducer partials only}}
         %1 = memref.atomic_rmw addf %cst, %0[%arg0] : (f32, memref<128xf32, #tile.space<fragment>>) -> f32
       }
       gpu.return

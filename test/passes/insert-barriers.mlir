@@ -578,3 +578,35 @@ func.func @program_barriers(%A: memref<64x64xf16>, %n: index) {
   return
 }
 
+
+// -----
+
+// Atomics into a shared buffer (a histogram) read and write its bytes: a
+// barrier after the clear that precedes them and one before the copy that
+// reads the counts.
+// CHECK-LABEL: func.func @shared_atomics
+// CHECK: tile.fill
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.parallel
+// CHECK: memref.atomic_rmw addi
+// CHECK: gpu.barrier
+// CHECK-NEXT: tile.copy
+func.func @shared_atomics(%X: memref<128xi32>, %H: memref<16xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  %zero = arith.constant 0 : i32
+  %c16 = arith.constant 16 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %h = tile.alloc_shared {offset = 0 : i64} : memref<16xi32, #gpu.address_space<workgroup>>
+    tile.fill %h, %zero : memref<16xi32, #gpu.address_space<workgroup>>, i32
+    tile.parallel (%i) in [128] {
+      %x = memref.load %X[%i] : memref<128xi32>
+      %b = arith.index_cast %x : i32 to index
+      %k = arith.remui %b, %c16 : index
+      %old = memref.atomic_rmw addi %one, %h[%k] : (i32, memref<16xi32, #gpu.address_space<workgroup>>) -> i32
+    }
+    tile.copy %h[%c0] [16] to %H[%c0] [16] : memref<16xi32, #gpu.address_space<workgroup>> to memref<16xi32>
+  }
+  return
+}

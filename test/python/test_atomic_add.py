@@ -59,8 +59,8 @@ def test_atomic_adds_to_one_element_all_count():
 
 
 @pytest.mark.parametrize("place, extra, message", [
-    ("s[i]", "", "T.atomic_add adds into global tensors; 's' is in shared memory"),
-    ("f[i]", "", "T.atomic_add adds into global tensors; 'f' is in fragment memory"),
+    ("f[i]", "", "T.atomic_add adds into global tensors and shared buffers; 'f' is in "
+                 "fragment memory"),
     ("C", "", "T.atomic_add of a tile cannot be inside T.Parallel"),
     ("C[i]", ", return_prev=1", "return_prev must be True or False"),
     ("C[i]", ", memory_order='weak'", "memory_order must be one of relaxed, consume, acquire"),

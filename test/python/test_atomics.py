@@ -130,6 +130,8 @@ def test_atomic_max_and_min(dtype, tmp_path):
      "return_prev takes an element (C[i, j]), not a tile"),
     ("T.atomic_add(C[0:8], s[0:4])", "T.atomic_add shapes differ: source 4 vs destination 8"),
     ("T.atomic_add(C[0], g)", "adds a fragment, shared or local tile; 'g' is in global memory"),
+    ("T.atomic_max(f[0], 1.0)", "T.atomic_max works on global tensors and shared buffers; 'f' is "
+                                "in fragment memory"),
 ])
 def test_atomic_errors_name_the_line(body, message, tmp_path):
     code = (
@@ -139,6 +141,7 @@ def test_atomic_errors_name_the_line(body, message, tmp_path):
         "        g: T.Tensor((8,), 'float32')):\n"
         "    with T.Kernel(1, threads=64):\n"
         "        s = T.alloc_shared((8,), 'float32')\n"
+        "        f = T.alloc_fragment((8,), 'float32')\n"
         "        T.clear(s)\n"
         f"        {body}\n")
     path = tmp_path / "bad_atomics.py"
@@ -148,4 +151,28 @@ def test_atomic_errors_name_the_line(body, message, tmp_path):
     with pytest.raises(tlc.CompilationError) as e:
         tlc.compile(namespace["bad"], target="sm_90a")
     assert message in str(e.value)
-    assert f"{path}:8:" in str(e.value)
+    assert f"{path}:9:" in str(e.value)
+
+
+@T.prim_func
+def shared_histogram(X: T.Tensor((1024,), "int32"), H: T.Tensor((4, 16), "int32")):
+    with T.Kernel(4, threads=128) as b:
+        hist = T.alloc_shared((16,), "int32")
+        T.clear(hist)
+        for i in T.Parallel(256):
+            T.atomic_add(hist[X[b * 256 + i] % 16], 1)
+        T.copy(hist, H[b, :])
+
+
+def test_atomics_into_shared_memory(tmp_path):
+    # The block's threads count into a shared histogram; a barrier orders the adds before the
+    # copy out (and the clear before the adds).
+    x = np.random.default_rng(2).integers(0, 1000, 1024).astype(np.int32)
+    h = np.zeros((4, 16), np.int32)
+    tlc.interpret(shared_histogram, x, h)
+    for b in range(4):
+        assert h[b].tolist() == np.bincount(x[b * 256:(b + 1) * 256] % 16, minlength=16).tolist()
+    ptx = tlc.compile(shared_histogram, target="sm_90a").get_kernel_source()
+    assert re.search(r"(atom|red)\.shared\.add\.u32", ptx)
+    assert ptx.count("bar.sync") >= 2
+    ptxas_ok(ptx, tmp_path)

@@ -1,5 +1,6 @@
 """T.atomic_add, T.atomic_max, T.atomic_min: atomic read-modify-writes of
-global tensors.
+global tensors and shared buffers (a histogram in shared memory: the
+compiler's barriers order the atomics before later reads of the buffer).
 
 Two forms, as in TileLang:
 - an element, `T.atomic_add(C[i, j], v)`: in T.Parallel one per iteration,
@@ -106,10 +107,10 @@ def _atomic(gen, node, op: str, fn):
 
 
 def _destination(gen, target_node, buf, what):
-    if buf.place != "global":
+    if buf.place not in ("global", "shared"):
         verb = "adds into" if what.endswith("add") else "works on"
-        raise gen.error(target_node, f"{what} {verb} global tensors; '{buf.name}' is in "
-                                     f"{buf.place} memory")
+        raise gen.error(target_node, f"{what} {verb} global tensors and shared buffers; "
+                                     f"'{buf.name}' is in {buf.place} memory")
 
 
 def _check_dtype(gen, node, buf, op, what):

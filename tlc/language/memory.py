@@ -161,7 +161,8 @@ def copy(src, dst, coalesced_width: int | None = None, disable_tma: bool = False
 @intrinsic
 def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma: bool = False,
                annotations=None):
-    """Atomically adds `value` into a global tensor: one element, or a tile.
+    """Atomically adds `value` into a global tensor or shared buffer: one
+    element, or a tile.
 
     An element, `T.atomic_add(C[i, j], v)`: usually in a `T.Parallel` loop,
     one add per iteration (a split-K GEMM's partial sums, a histogram);
@@ -175,7 +176,8 @@ def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma
 
     Args:
         dst: the element, `C[i, j]`, or the region (slices, an origin, or the
-            whole tensor) of a global tensor.
+            whole tensor) of a global tensor or shared buffer (a histogram:
+            barriers order the adds before later reads).
         value: the value added (converted to the tensor's dtype), or the tile.
         memory_order: "relaxed" (the default), "consume", "acquire",
             "release", "acq_rel" or "seq_cst": a release order fences the
@@ -194,8 +196,16 @@ def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma
 @intrinsic
 def atomic_max(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
     """Atomically sets an element (or each element of a region) of a global
-    tensor to the larger of it and `value`; forms and arguments as
+    tensor or shared buffer to the larger of it and `value`; forms as
     T.atomic_add's. float32 (NaN propagates), int32, int64, uint32.
+
+    Args:
+        dst: the element, `C[i, j]`, or the region.
+        value: the value compared (converted to the dtype), or a tile.
+        memory_order: as T.atomic_add's.
+        return_prev: True makes the call (of an element) an expression: the
+            value the element held before.
+        annotations: not supported by tlc (codegen hints).
 
     Example: `T.atomic_max(Amax[0], T.abs(x[i]))`
     """
@@ -205,8 +215,16 @@ def atomic_max(dst, value, memory_order=None, return_prev: bool = False, annotat
 @intrinsic
 def atomic_min(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
     """Atomically sets an element (or each element of a region) of a global
-    tensor to the smaller of it and `value`; forms and arguments as
+    tensor or shared buffer to the smaller of it and `value`; forms as
     T.atomic_add's. float32 (NaN propagates), int32, int64, uint32.
+
+    Args:
+        dst: the element, `C[i, j]`, or the region.
+        value: the value compared (converted to the dtype), or a tile.
+        memory_order: as T.atomic_add's.
+        return_prev: True makes the call (of an element) an expression: the
+            value the element held before.
+        annotations: not supported by tlc (codegen hints).
 
     Example: `T.atomic_min(First[k], i)`
     """

@@ -270,10 +270,12 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
           b.eraseOp(atomic);
           continue;
         }
-        // T.atomic_add into a global tensor: outside it, nothing is added.
-        if (getPlace(atomic.getMemRefType()) != Place::Global)
-          return atomic.emitOpError("adds atomically into global tensors and reducer "
-                                    "partials only");
+        // T.atomic_add into a global tensor or a shared buffer: outside it,
+        // nothing is added.
+        Place place = getPlace(atomic.getMemRefType());
+        if (place != Place::Global && place != Place::Shared)
+          return atomic.emitOpError("works atomically on global tensors, shared buffers and "
+                                    "reducer partials only");
         Value inside = insideBounds(b, loc, b.getRemappedValue(atomic.getMemref()),
                                     atomic.getIndices());
         if (atomic.getResult().use_empty()) {
