@@ -1,4 +1,4 @@
-"""The math intrinsics: T.exp, exp2, log, log2, sqrt, rsqrt, abs, max, min,
+"""The math intrinsics: T.exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs, max, min,
 if_then_else, infinity, cast (and T.float16(x)-style casts), ceildiv, floordiv.
 
 Each folds Python numbers at compile time and builds arith/math ops on run-time
@@ -49,6 +49,17 @@ def call_sqrt(gen, node):
 
 def call_rsqrt(gen, node):
     return _float_unary(gen, node, "rsqrt", lambda v: 1 / pymath.sqrt(v), math.rsqrt)
+
+
+def call_sigmoid(gen, node):
+    a = _args(gen, node, scalar_math.sigmoid)
+    x = gen.eval(a["x"])
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return 1.0 / (1.0 + pymath.exp(-x))
+    if not (isinstance(x, Scalar) and dtypes.is_float(x.dtype)):
+        raise gen.error(node, f"T.sigmoid needs a float value, got {gen.describe(x)}")
+    one = arith.constant(x.value.type, 1.0)
+    return Scalar(arith.divf(one, arith.addf(one, math.exp(arith.negf(x.value)))), x.dtype)
 
 
 def call_abs(gen, node):

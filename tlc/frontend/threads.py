@@ -105,6 +105,16 @@ class _Divergence:
         if name == "gpu.thread_id":
             self.values.update(op.results)
             return
+        if name in ("nvvm.shfl.sync", "gpu.barrier", "nvvm.bar.warp.sync"):
+            what = {"nvvm.shfl.sync": "a warp shuffle (every lane of the warp must run it)",
+                    "gpu.barrier": "T.sync_threads (every thread of the block must reach it)",
+                    "nvvm.bar.warp.sync": "T.sync_warp (every lane must reach it)"}[name]
+            if divergent:
+                self.problems.append((op, f"{what}, but only some threads reach it here "
+                                          f"({divergent})"))
+            if name == "nvvm.shfl.sync":  # each lane gets another lane's value
+                self.values.update(op.results)
+            return
         if name in _TILE_NAMES or name.startswith("tile.") and not name.startswith(
                 "tile.alloc") and name != "tile.stage":
             what = _TILE_NAMES.get(name, name)

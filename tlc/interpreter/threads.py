@@ -27,13 +27,13 @@ from .program import handles
 
 def runs_per_thread(op) -> bool:
     """Whether kernel `op` has code whose effect depends on how many threads
-    run it: a gpu.thread_id anywhere, or an atomic add outside T.Parallel
-    (every thread of the block adds)."""
+    run it: a gpu.thread_id anywhere, an atomic add outside T.Parallel
+    (every thread of the block adds), or a warp shuffle."""
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
                 name = inner.operation.name
-                if name == "gpu.thread_id" or name == "memref.atomic_rmw":
+                if name in ("gpu.thread_id", "memref.atomic_rmw", "nvvm.shfl.sync"):
                     return True
                 if name != "tile.parallel" and runs_per_thread(inner):
                     return True
@@ -114,3 +114,29 @@ def start_block(st, threads: int) -> None:
 
 def end_block(st) -> None:
     st.threads, st.parallel_shape, st.parallel_lanes, st.private = None, None, (), {}
+
+
+@handles("nvvm.shfl.sync")
+def _shuffle(c, op):
+    """A warp shuffle (T.shfl_*) over the block's lanes: groups of `width`
+    lanes (from the PTX clamp operand: width = 32 - (clamp >> 8)), each lane
+    reading another lane of its group, or its own value where the source
+    lies outside the group (down/up past the ends, xor past the width)."""
+    value, offset, clamp = (c.slot(v) for v in list(op.operands)[1:4])
+    out = c.slot(op.result)
+    mode = str(op.attributes["kind"]).rstrip(">").split()[-1]
+    site = c.site(op)
+
+    def step(st):
+        if st.threads is None:
+            raise site.error("a warp shuffle has no lanes inside T.Parallel", st.block)
+        lanes = np.arange(st.threads)
+        v = np.broadcast_to(np.asarray(st.env[value]), (st.threads,))
+        d = np.broadcast_to(np.asarray(st.env[offset]).astype(np.int64), (st.threads,))
+        w = 32 - (int(np.asarray(st.env[clamp]).reshape(-1)[0]) >> 8)
+        base, lane = lanes - lanes % w, lanes % w
+        src = {"bfly": lane ^ d, "down": lane + d, "up": lane - d, "idx": d % w}[mode]
+        inside = (src >= 0) & (src < w)
+        st.env[out] = np.where(inside, v[base + np.clip(src, 0, w - 1)], v)
+
+    return step

@@ -192,12 +192,15 @@ def _fill(c, op):
     return step
 
 
-@handles("tile.wait_wgmma", "nvvm.setmaxregister", "nvvm.memory.barrier")
+@handles("tile.wait_wgmma", "nvvm.setmaxregister", "nvvm.memory.barrier", "nvvm.barrier",
+         "nvvm.bar.warp.sync")
 def _nothing_to_do(c, op):
     """The interpreter runs each gemm to completion, so a T.wait_wgmma has
     nothing left to wait for; T.set_max_nreg moves registers between
     warpgroups, which the interpreter has none of; a memory fence (an
-    atomic's memory_order) orders nothing in a run that is sequential."""
+    atomic's memory_order) orders nothing in a run that is sequential, and
+    the lanes run in lockstep, so T.sync_threads / T.sync_warp wait for
+    nothing."""
 
     def step(st):
         pass

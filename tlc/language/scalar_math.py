@@ -1,4 +1,4 @@
-"""Scalar math inside a kernel: T.exp, exp2, log, log2, sqrt, rsqrt, abs, max,
+"""Scalar math inside a kernel: T.exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs, max,
 min, if_then_else, infinity, cast, ceildiv, floordiv.
 
 Each folds Python numbers at compile time and computes on run-time values in
@@ -82,6 +82,18 @@ def rsqrt(x):
     Example: `y[i, j] = x[i, j] * T.rsqrt(var[i] + 1e-5)`
     """
     raise outside_prim_func("rsqrt")
+
+
+@intrinsic
+def sigmoid(x):
+    """1 / (1 + e ** -x) of a float value.
+
+    Args:
+        x: a float scalar (or a Python number, folded at compile time).
+
+    Example: `y[i, j] = x[i, j] * T.sigmoid(x[i, j])`
+    """
+    raise outside_prim_func("sigmoid")
 
 
 @intrinsic

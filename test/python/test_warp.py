@@ -1,0 +1,148 @@
+"""Warp-level programming: T.get_lane_idx / get_warp_idx / get_warp_group_idx,
+T.shfl_xor / down / up / sync, T.sync_threads / sync_warp, and T.sigmoid;
+compiled (PTX, ptxas where installed) and interpreted."""
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from test_compile import ptxas_ok
+
+
+@T.prim_func
+def warp_sums(X: T.Tensor((256,), "float32"), S: T.Tensor((8,), "float32"),
+              Ids: T.Tensor((3, 256), "int32")):
+    with T.Kernel(1, threads=256):
+        lane = T.get_lane_idx()
+        warp = T.get_warp_idx()
+        Ids[0, warp * 32 + lane] = lane
+        Ids[1, warp * 32 + lane] = T.get_warp_idx_sync()
+        Ids[2, warp * 32 + lane] = T.get_warp_group_idx()
+        v = T.alloc_var("float32")
+        v = X[warp * 32 + lane]
+        for k in T.unroll(5):
+            v = v + T.shfl_xor(v, 16 >> k)
+        if lane == 0:
+            S[warp] = v
+
+
+def test_butterfly_sum_and_indices(tmp_path):
+    x = np.random.default_rng(0).standard_normal(256).astype(np.float32)
+    s = np.zeros(8, np.float32)
+    ids = np.zeros((3, 256), np.int32)
+    tlc.interpret(warp_sums, x, s, ids)
+    np.testing.assert_allclose(s, x.reshape(8, 32).sum(axis=1), rtol=1e-5, atol=1e-5)
+    t = np.arange(256)
+    assert (ids[0] == t % 32).all() and (ids[1] == t // 32).all() and (ids[2] == t // 128).all()
+    ptx = tlc.compile(warp_sums, target="sm_90a").get_kernel_source()
+    assert ptx.count("shfl.sync.bfly.b32") == 5
+    ptxas_ok(ptx, tmp_path)
+
+
+@T.prim_func
+def shifts(X: T.Tensor((64,), "int32"), Out: T.Tensor((4, 64), "int32"),
+           H: T.Tensor((64,), "float16")):
+    with T.Kernel(1, threads=64):
+        t = T.get_thread_binding()
+        x = X[t]
+        Out[0, t] = T.shfl_down(x, 3, width=16)
+        Out[1, t] = T.shfl_up(x, 2, width=16)
+        Out[2, t] = T.shfl_sync(x, 5, 8)
+        Out[3, t] = T.shfl_xor(x, 1)
+        H[t] = T.shfl_down(T.cast(x, "float16"), 1)
+
+
+def _model(x, mode, d, w):
+    out = x.copy()
+    for lane in range(len(x)):
+        base, own = lane - lane % w, lane % w
+        src = {"down": own + d, "up": own - d, "idx": d % w, "xor": own ^ d}[mode]
+        if 0 <= src < w:
+            out[lane] = x[base + src]
+    return out
+
+
+def test_shuffles_within_groups_of_lanes(tmp_path):
+    x = np.random.default_rng(1).integers(-1000, 1000, 64).astype(np.int32)
+    out = np.zeros((4, 64), np.int32)
+    h = np.zeros(64, np.float16)
+    tlc.interpret(shifts, x, out, h)
+    assert (out[0] == _model(x, "down", 3, 16)).all()
+    assert (out[1] == _model(x, "up", 2, 16)).all()
+    assert (out[2] == _model(x, "idx", 5, 8)).all()
+    assert (out[3] == _model(x, "xor", 1, 32)).all()
+    assert (h == _model(x.astype(np.float16), "down", 1, 32)).all()
+    ptx = tlc.compile(shifts, target="sm_90a").get_kernel_source()
+    for kind in ("down", "up", "idx", "bfly"):
+        assert f"shfl.sync.{kind}.b32" in ptx
+    ptxas_ok(ptx, tmp_path)
+
+
+@T.prim_func
+def reverse(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((128,), "float32")
+        t = T.get_thread_binding()
+        s[t] = X[t]
+        T.sync_threads()
+        Y[t] = s[127 - t]
+        T.sync_threads(1, 64)
+        T.sync_warp()
+
+
+def test_program_barriers(tmp_path):
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    tlc.interpret(reverse, x, y)
+    assert (y == x[::-1]).all()
+    ptx = tlc.compile(reverse, target="sm_90a").get_kernel_source()
+    assert "bar.sync \t1, 64" in ptx or "barrier.sync \t1, 64" in ptx or "bar.sync 1, 64" in ptx
+    assert "bar.warp.sync" in ptx
+    ptxas_ok(ptx, tmp_path)
+
+
+def test_sigmoid():
+    @T.prim_func
+    def silu(X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                Y[i] = X[i] * T.sigmoid(X[i]) + T.sigmoid(0.0)
+
+    x = np.linspace(-6, 6, 64).astype(np.float32)
+    y = np.zeros(64, np.float32)
+    tlc.interpret(silu, x, y)
+    np.testing.assert_allclose(y, x / (1 + np.exp(-x)) + 0.5, rtol=1e-6, atol=1e-6)
+    assert "ex2.approx" in tlc.compile(silu, target="sm_90a").get_kernel_source()
+
+
+@pytest.mark.parametrize("body, message", [
+    ("for i in T.Parallel(64):\n            Y[i] = T.shfl_xor(X[i], 1)",
+     "T.shfl_xor is not valid inside T.Parallel"),
+    ("if t < 16:\n            Y[t] = T.shfl_xor(X[t], 1)",
+     "a warp shuffle (every lane of the warp must run it), but only some threads reach it"),
+    ("Y[t] = T.shfl_xor(X[t], 1, mask=0xFFFF)", "tlc shuffles across the whole warp"),
+    ("Y[t] = T.shfl_down(X[t], 1, width=3)", "width must be a power of two from 1 to 32"),
+    ("T.sync_threads(1)", "a named barrier needs both barrier_id and arrive_count"),
+    ("T.sync_threads(1, 48)", "arrive_count must be a multiple of 32"),
+    ("Y[t] = T.shfl_xor(D[t], 1)", "shuffles values of 32 bits or fewer"),
+    ("if t < 16:\n            T.sync_threads()", "T.sync_threads (every thread of the block "
+                                                 "must reach it), but only some threads"),
+])
+def test_warp_errors_name_the_line(body, message, tmp_path):
+    code = (
+        "import tlc.language as T\n"
+        "@T.prim_func\n"
+        "def bad(X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float32'),\n"
+        "        D: T.Tensor((64,), 'float64')):\n"
+        "    with T.Kernel(1, threads=64):\n"
+        "        t = T.get_thread_binding()\n"
+        f"        {body}\n")
+    path = tmp_path / "bad_warp.py"
+    path.write_text(code)
+    namespace = {}
+    exec(compile(code, str(path), "exec"), namespace)
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(namespace["bad"], target="sm_90a")
+    assert message in str(e.value), str(e.value)
+    assert f"{path}:" in str(e.value)

@@ -1,0 +1,196 @@
+"""Warp-level programming (tlc.language.warp): lane/warp/warpgroup indices,
+warp shuffles and the program's own barriers, in the kernel's code outside
+T.Parallel, where each statement runs in every thread.
+
+Indices come from the linear thread index (gpu.thread_id x; with
+threads=(x, y, z) the linear index, as TileLang's helpers use). Shuffles are
+nvvm.shfl.sync of a 32-bit value over groups of `width` lanes (narrower
+values widened and narrowed back);
+tlc.frontend.threads checks that no thread-dependent branch encloses one
+(every lane of the warp must run it). T.sync_threads is a gpu.barrier, or a
+named barrier (nvvm.barrier) of `arrive_count` threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import ir
+from ..dialects import arith
+from ..language import warp
+from . import dtypes
+from .intrinsic_args import bind_args as _args
+from .values import Affine, Scalar
+
+_MODES = {"shfl_xor": "bfly", "shfl_down": "down", "shfl_up": "up", "shfl_sync": "idx"}
+
+
+def _kernel_code(gen, node, what: str) -> None:
+    gen.require_kernel(node, what)
+    if gen.parallel_depth:
+        raise gen.error(node, f"{what} is not valid inside T.Parallel: the compiler decides "
+                              "which thread runs each iteration; use it in the kernel's own "
+                              "code, which every thread runs")
+
+
+def _static_pow2(gen, node, what: str, name: str, default: int, limit: int) -> int:
+    value = default if node is None else gen.eval_static(node)
+    if value is None:
+        value = default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or \
+            value & (value - 1) or value > limit:
+        raise gen.error(node, f"{what}: {name} must be a power of two from 1 to {limit}, "
+                              f"got {value!r}")
+    return value
+
+
+def _linear_thread(gen):
+    from ..dialects import gpu
+
+    gen.uses_thread_index = True
+    value = gpu.thread_id(gpu.Dimension.x)
+    gen.ranges[value] = (0, math.prod(gen.thread_dims) - 1)
+    return value
+
+
+def _index_of(gen, node, fn, what, divisor_of):
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, fn)
+    divisor, modulus = divisor_of(a)
+    index = ir.IndexType.get()
+    value = _linear_thread(gen)
+    threads = math.prod(gen.thread_dims)
+    if divisor > 1:
+        value = arith.divui(value, arith.constant(index, divisor))
+    top = (threads - 1) // divisor
+    if modulus is not None:
+        value = arith.remui(value, arith.constant(index, modulus))
+        top = min(top, modulus - 1)
+    gen.ranges[value] = (0, top)
+    return Affine.leaf(value)
+
+
+def call_get_lane_idx(gen, node):
+    what = "T.get_lane_idx"
+    return _index_of(gen, node, warp.get_lane_idx, what, lambda a: (
+        1, _static_pow2(gen, a["warp_size"], what, "warp_size", 32, 32)))
+
+
+def call_get_warp_idx(gen, node):
+    what = "T.get_warp_idx"
+    return _index_of(gen, node, warp.get_warp_idx, what, lambda a: (
+        _static_pow2(gen, a["warp_size"], what, "warp_size", 32, 32), None))
+
+
+def call_get_warp_idx_sync(gen, node):
+    what = "T.get_warp_idx_sync"
+    return _index_of(gen, node, warp.get_warp_idx_sync, what, lambda a: (
+        _static_pow2(gen, a["warp_size"], what, "warp_size", 32, 32), None))
+
+
+def call_get_warp_group_idx(gen, node):
+    what = "T.get_warp_group_idx"
+
+    def divisor(a):
+        size = _static_pow2(gen, a["warp_size"], what, "warp_size", 32, 32)
+        per = gen.eval_static(a["warps_per_group"])
+        per = 4 if per is None else per
+        if isinstance(per, bool) or not isinstance(per, int) or per < 1:
+            raise gen.error(a["warps_per_group"], f"{what}: warps_per_group must be a "
+                                                  f"positive integer, got {per!r}")
+        return size * per, None
+
+    return _index_of(gen, node, warp.get_warp_group_idx, what, divisor)
+
+
+def _shuffle(gen, node, name: str):
+    what = f"T.{name}"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, getattr(warp, name))
+    mask = gen.eval_static(a["mask"])
+    if mask not in (None, warp.FULL_MASK, -1):
+        raise gen.error(a["mask"], f"{what}: tlc shuffles across the whole warp (mask "
+                                   f"0xFFFFFFFF); got {mask!r}")
+    width = _static_pow2(gen, a["width"], what, "width", 32, 32)
+    value = gen.eval(a["value"])
+    if isinstance(value, Affine):
+        value = Scalar(gen.index(value, a["value"], "a shuffled value"), "index")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value  # the same in every lane
+    if not isinstance(value, Scalar):
+        raise gen.error(a["value"], f"{what} shuffles a scalar, got {gen.describe(value)}")
+    dt = value.dtype if value.dtype != "index" else "int32"
+    if dt in ("float64", "int64", "uint64") or dt.startswith("float8") or dt == "bool":
+        raise gen.error(a["value"], f"{what} shuffles values of 32 bits or fewer "
+                                    f"(float32/16, bfloat16, int8-32, uint8-32), got {dt}")
+    wide = "float32" if dtypes.is_float(dt) else ("uint32" if dt.startswith("uint") else "int32")
+    v = gen.to_value(value, wide, a["value"])
+    other = a["srcLane"] if name == "shfl_sync" else a["delta"]
+    lane = gen.to_value(gen.eval(other), "int32", other)
+    i32 = ir.IntegerType.get_signless(32)
+    # Groups of `width` lanes: PTX's clamp operand, as __shfl_*_sync builds it
+    # (gpu.shuffle's width instead leaves the lanes past it inactive).
+    clamp = (32 - width) << 8 | (0 if name == "shfl_up" else 0x1F)
+    op = ir.Operation.create(
+        "nvvm.shfl.sync", results=[v.type],
+        operands=[arith.constant(i32, -1), v, lane, arith.constant(i32, clamp)],
+        attributes={"kind": ir.Attribute.parse(f"#nvvm<shfl_kind {_MODES[name]}>")})
+    out = Scalar(op.results[0], wide)
+    return out if wide == dt else Scalar(gen.to_value(out, dt, a["value"]), dt)
+
+
+def call_shfl_xor(gen, node):
+    return _shuffle(gen, node, "shfl_xor")
+
+
+def call_shfl_down(gen, node):
+    return _shuffle(gen, node, "shfl_down")
+
+
+def call_shfl_up(gen, node):
+    return _shuffle(gen, node, "shfl_up")
+
+
+def call_shfl_sync(gen, node):
+    return _shuffle(gen, node, "shfl_sync")
+
+
+def call_sync_threads(gen, node):
+    from ..dialects import gpu
+
+    what = "T.sync_threads"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, warp.sync_threads)
+    bar = gen.eval_static(a["barrier_id"])
+    count = gen.eval_static(a["arrive_count"])
+    if bar is None and count is None:
+        gpu.barrier()
+        return None
+    if bar is None or count is None:
+        raise gen.error(node, f"{what}: a named barrier needs both barrier_id and arrive_count")
+    threads = math.prod(gen.thread_dims)
+    if isinstance(bar, bool) or not isinstance(bar, int) or not 0 <= bar <= 15:
+        raise gen.error(a["barrier_id"], f"{what}: barrier_id must be 0 to 15, got {bar!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 32 or count % 32 or \
+            count > threads:
+        raise gen.error(a["arrive_count"], f"{what}: arrive_count must be a multiple of 32 "
+                                           f"up to the block's {threads} threads, got {count!r}")
+    i32 = ir.IntegerType.get_signless(32)
+    ir.Operation.create("nvvm.barrier", operands=[arith.constant(i32, bar),
+                                                  arith.constant(i32, count)],
+                        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0])})
+    return None
+
+
+def call_sync_warp(gen, node):
+    what = "T.sync_warp"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, warp.sync_warp)
+    mask = gen.eval_static(a["mask"])
+    if mask not in (None, warp.FULL_MASK, -1):
+        raise gen.error(a["mask"], f"{what}: tlc syncs the whole warp (mask 0xFFFFFFFF); "
+                                   f"got {mask!r}")
+    i32 = ir.IntegerType.get_signless(32)
+    ir.Operation.create("nvvm.bar.warp.sync",
+                        operands=[arith.constant(i32, -1)])
+    return None

@@ -1,0 +1,154 @@
+"""Warp-level programming in the kernel's own code (outside T.Parallel,
+where every thread runs the statements): the thread's lane, warp and
+warpgroup, warp shuffles, and explicit barriers, as TileLang's builtins.
+"""
+
+from __future__ import annotations
+
+from .intrinsic import intrinsic, outside_prim_func
+
+FULL_MASK = 0xFFFFFFFF
+
+
+@intrinsic
+def get_lane_idx(warp_size=None):
+    """The running thread's lane: its linear thread index modulo the warp size.
+
+    Args:
+        warp_size: the warp size (32, the default, on NVIDIA GPUs; a power of
+            two up to 32 for a logical warp).
+
+    Example: `lane = T.get_lane_idx()`
+    """
+    raise outside_prim_func("get_lane_idx")
+
+
+@intrinsic
+def get_warp_idx(warp_size=None):
+    """The running thread's warp: its linear thread index divided by the warp size.
+
+    Args:
+        warp_size: the warp size (32, the default).
+
+    Example: `warp = T.get_warp_idx()`
+    """
+    raise outside_prim_func("get_warp_idx")
+
+
+@intrinsic
+def get_warp_idx_sync(warp_size=None):
+    """T.get_warp_idx for a converged warp (the same index in tlc).
+
+    Args:
+        warp_size: the warp size (32, the default).
+
+    Example: `warp = T.get_warp_idx_sync()`
+    """
+    raise outside_prim_func("get_warp_idx_sync")
+
+
+@intrinsic
+def get_warp_group_idx(warp_size=None, warps_per_group=None):
+    """The running thread's warpgroup: its linear thread index divided by
+    warp_size * warps_per_group.
+
+    Args:
+        warp_size: the warp size (32, the default).
+        warps_per_group: warps per group (4, the default: Hopper's warpgroup).
+
+    Example: `wg = T.get_warp_group_idx()`
+    """
+    raise outside_prim_func("get_warp_group_idx")
+
+
+@intrinsic
+def shfl_xor(value, delta, width=32, mask=FULL_MASK):
+    """The `value` of lane (lane ^ delta) within the lane's group of `width`
+    lanes (`__shfl_xor_sync`); every lane of the warp must run it.
+
+    Args:
+        value: a scalar of 32 bits or fewer (float16/bfloat16 and narrower
+            integers travel widened).
+        delta: the XOR mask of lanes (an int or a run-time value).
+        width: the group of lanes, a power of two up to 32.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `s = s + T.shfl_xor(s, 16)`
+    """
+    raise outside_prim_func("shfl_xor")
+
+
+@intrinsic
+def shfl_down(value, delta, width=32, mask=FULL_MASK):
+    """The `value` of lane (lane + delta) within the lane's group of `width`
+    lanes, or the lane's own past the group's end (`__shfl_down_sync`).
+
+    Args:
+        value: a scalar of 32 bits or fewer.
+        delta: how many lanes down.
+        width: the group of lanes, a power of two up to 32.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `s = s + T.shfl_down(s, 1)`
+    """
+    raise outside_prim_func("shfl_down")
+
+
+@intrinsic
+def shfl_up(value, delta, width=32, mask=FULL_MASK):
+    """The `value` of lane (lane - delta) within the lane's group of `width`
+    lanes, or the lane's own before the group's start (`__shfl_up_sync`).
+
+    Args:
+        value: a scalar of 32 bits or fewer.
+        delta: how many lanes up.
+        width: the group of lanes, a power of two up to 32.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `prefix = prefix + T.shfl_up(prefix, 1)`
+    """
+    raise outside_prim_func("shfl_up")
+
+
+@intrinsic
+def shfl_sync(value, srcLane, width=32, mask=FULL_MASK):  # noqa: N803 (TileLang's name)
+    """The `value` of lane `srcLane` of the lane's group of `width` lanes
+    (`__shfl_sync`).
+
+    Args:
+        value: a scalar of 32 bits or fewer.
+        srcLane: the lane read, within the group.
+        width: the group of lanes, a power of two up to 32.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `first = T.shfl_sync(v, 0)`
+    """
+    raise outside_prim_func("shfl_sync")
+
+
+@intrinsic
+def sync_threads(barrier_id=None, arrive_count=None):
+    """A barrier of the block's threads (`__syncthreads`), or of `arrive_count`
+    threads on named barrier `barrier_id` (`bar.sync id, count`). tlc places
+    the barriers its own shared-memory accesses need; this one is the
+    program's (every thread, or every thread counted, must reach it).
+
+    Args:
+        barrier_id: a named barrier, 1 to 15 (0 is the block's), with arrive_count.
+        arrive_count: the threads that meet there, a multiple of 32.
+
+    Example: `T.sync_threads()`
+    """
+    raise outside_prim_func("sync_threads")
+
+
+@intrinsic
+def sync_warp(mask=None):
+    """A barrier of the warp's lanes (`__syncwarp`).
+
+    Args:
+        mask: the lanes taking part: all 32 (None or 0xFFFFFFFF) only.
+
+    Example: `T.sync_warp()`
+    """
+    raise outside_prim_func("sync_warp")
