@@ -1,11 +1,13 @@
-"""Compile the atomics checks (no GPU needed).
+"""Compile the atomics and warp-level checks (no GPU needed).
 
     python bench/build_atomics.py OUT_DIR
 
 T.atomic_add of tiles (a fragment by its origin, a shared tile by slices,
 one value into a region), T.atomic_add(..., return_prev=True) handing out
 slots, T.atomic_max / T.atomic_min of float32 and int32 elements, with
-memory orders, and a histogram counted in shared memory; each written as OUT_DIR/<name>.tlcart with a check for
+memory orders, and a histogram counted in shared memory; warp shuffles
+(a butterfly sum, down/up/idx within groups of lanes) with the lane, warp
+and warpgroup indices, and the program's own barriers (test_warp.py); each written as OUT_DIR/<name>.tlcart with a check for
 test/gpu/run_artifacts.py.
 """
 
@@ -20,6 +22,7 @@ import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
 from test_atomics import _splitk_tiles, compact, shared_histogram  # noqa: E402
+from test_warp import reverse, shifts, warp_sums  # noqa: E402
 
 
 def extremes(dtype):
@@ -47,9 +50,26 @@ def main(out: str) -> None:
                  os.path.join(out, "atomic_return_prev.tlcart"))
     save_checked(tlc.compile(shared_histogram, target="sm_90a").artifact,
                  {"inputs": {"X": "randint(0, 1000)"},
-                  "expect": {"H": "torch.stack([torch.bincount(X[b * 256:(b + 1) * 256] % 16, "
-                                  "minlength=16) for b in range(4)]).to(torch.int32)"}},
+                  "expect": {"H": "torch.nn.functional.one_hot((X.reshape(4, 256) % 16).long(), "
+                                  "16).sum(dim=1).to(torch.int32)"}},
                  os.path.join(out, "atomic_shared_histogram.tlcart"))
+    save_checked(tlc.compile(warp_sums, target="sm_90a").artifact,
+                 {"expect": {"S": "X.reshape(8, 32).sum(dim=1)",
+                             "Ids": "torch.stack([torch.arange(256) % 32, torch.arange(256) // 32, "
+                                    "torch.arange(256) // 128]).to(torch.int32).to(X.device)"},
+                  "atol": 1e-4, "rtol": 1e-5},
+                 os.path.join(out, "warp_sums.tlcart"))
+    lane = "torch.arange(64, device=X.device)"
+    save_checked(tlc.compile(shifts, target="sm_90a").artifact,
+                 {"inputs": {"X": "randint(-1000, 1000)"},
+                  "expect": {"Out": f"torch.stack([X[torch.where({lane} % 16 + 3 < 16, {lane} + 3, {lane})], "
+                                    f"X[torch.where({lane} % 16 >= 2, {lane} - 2, {lane})], "
+                                    f"X[{lane} - {lane} % 8 + 5], X[{lane} ^ 1]])",
+                             "H": f"X.half()[torch.where({lane} % 32 + 1 < 32, {lane} + 1, {lane})]"}},
+                 os.path.join(out, "warp_shifts.tlcart"))
+    save_checked(tlc.compile(reverse, target="sm_90a").artifact,
+                 {"expect": {"Y": "X.flip(0)"}},
+                 os.path.join(out, "warp_program_barriers.tlcart"))
     for dt in ("float32", "int32"):
         save_checked(tlc.compile(extremes(dt), target="sm_90a").artifact,
                      {"expect": {"Hi": "torch.maximum(Hi, X.max(dim=0).values)",
