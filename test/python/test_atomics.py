@@ -176,3 +176,55 @@ def test_atomics_into_shared_memory(tmp_path):
     assert re.search(r"(atom|red)\.shared\.add\.u32", ptx)
     assert ptx.count("bar.sync") >= 2
     ptxas_ok(ptx, tmp_path)
+
+
+@T.prim_func
+def flags(F: T.Tensor((1,), "int32"), G: T.Tensor((2,), "float32"),
+          Out: T.Tensor((2,), "float32")):
+    with T.Kernel(1, threads=32):
+        if T.get_thread_binding() == 0:
+            T.atomic_store(F, 7, memory_order="release")
+            T.atomic_store(G[1], -2.5)
+            Out[0] = T.atomic_load(F[0], memory_order="acquire")
+            Out[1] = T.atomic_load(G[1], memory_order="relaxed")
+
+
+def test_atomic_load_and_store(tmp_path):
+    f = np.zeros(1, np.int32)
+    g = np.zeros(2, np.float32)
+    out = np.zeros(2, np.float32)
+    tlc.interpret(flags, f, g, out)
+    assert f[0] == 7 and g[1] == -2.5 and out.tolist() == [7.0, -2.5]
+    ptx = tlc.compile(flags, target="sm_90a").get_kernel_source()
+    assert re.search(r"atom\.global\.exch\.b32", ptx)
+    store = ptx.index("atom.global.exch")
+    load = re.search(r"atom\.global\.(or\.b32|add\.u32)", ptx).start()  # adds 0 (LLVM: or 0)
+    assert "membar.gl" in ptx[:store]  # release: before the store
+    assert "membar.gl" in ptx[load:]  # acquire: after the load
+    ptxas_ok(ptx, tmp_path)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("x = T.atomic_load(C[0], memory_order='release')",
+     "T.atomic_load: memory_order must be one of relaxed, consume, acquire, seq_cst"),
+    ("T.atomic_store(C[0], 1.0, memory_order='acquire')",
+     "T.atomic_store: memory_order must be one of relaxed, release, seq_cst"),
+    ("x = T.atomic_load(g)", "T.atomic_load takes an element (C[i]) or a one-element buffer"),
+    ("T.atomic_store(H[0], 1.0)", "T.atomic_store takes float32, int32, int64, uint32 elements"),
+])
+def test_atomic_load_store_errors(body, message, tmp_path):
+    code = (
+        "import tlc.language as T\n"
+        "@T.prim_func\n"
+        "def bad(C: T.Tensor((64,), 'float32'), H: T.Tensor((64,), 'float16'),\n"
+        "        g: T.Tensor((8,), 'float32')):\n"
+        "    with T.Kernel(1, threads=64):\n"
+        f"        {body}\n")
+    path = tmp_path / "bad_load_store.py"
+    path.write_text(code)
+    namespace = {}
+    exec(compile(code, str(path), "exec"), namespace)
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(namespace["bad"], target="sm_90a")
+    assert message in str(e.value), str(e.value)
+    assert f"{path}:6:" in str(e.value)

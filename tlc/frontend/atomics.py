@@ -23,6 +23,7 @@ ordered after. A tile's elements share one fence on each side.
 from __future__ import annotations
 
 import ast
+import math
 
 from .. import ir
 from ..dialects import arith, memref, tile
@@ -212,3 +213,70 @@ def call_atomic_max(gen, node):
 
 def call_atomic_min(gen, node):
     return _atomic(gen, node, "min", memory.atomic_min)
+
+
+_LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
+_STORE_ORDERS = ("relaxed", "release", "seq_cst")
+
+
+def _element_of(gen, node, what):
+    """(buffer, indices) of `C[i, j]` or of a one-element buffer `flag`."""
+    if isinstance(node, ast.Subscript) and not _has_slices(node):
+        buf, indices = gen.subscript(node)
+    else:
+        buf = gen.eval(node)
+        if not isinstance(buf, BufferRef) or buf.static_shape() is None or \
+                math.prod(buf.shape) != 1:
+            raise gen.error(node, f"{what} takes an element (C[i]) or a one-element buffer, "
+                                  f"got {gen.describe(buf)}")
+        indices = [0] * buf.rank
+    _destination(gen, node, buf, what)
+    if buf.dtype not in ("float32", "int32", "int64", "uint32"):
+        raise gen.error(node, f"{what} takes float32, int32, int64, uint32 elements; "
+                              f"'{buf.name}' is {buf.dtype}")
+    return buf, [index_value(i) for i in indices]
+
+
+def _order(gen, a, what, allowed):
+    order = gen.eval_static(a["memory_order"])
+    if order not in allowed:
+        raise gen.error(a["memory_order"], f"{what}: memory_order must be one of "
+                                           f"{', '.join(allowed)}, got {order!r}")
+    return order
+
+
+def call_atomic_load(gen, node):
+    """T.atomic_load(src, memory_order="seq_cst"): the element read atomically
+    (an RMW that adds nothing: 0, or -0.0 for floats, which leaves every value
+    as it is); an acquire order fences after it, seq_cst on both sides."""
+    what = "T.atomic_load"
+    gen.require_kernel(node, what)
+    a = _args(gen, node, memory.atomic_load)
+    order = _order(gen, a, what, _LOAD_ORDERS)
+    buf, indices = _element_of(gen, a["src"], what)
+    if order == "seq_cst":
+        _fence()
+    zero = gen.to_value(-0.0 if dtypes.is_float(buf.dtype) else 0, buf.dtype, node)
+    kind = arith.AtomicRMWKind.addf if dtypes.is_float(buf.dtype) else arith.AtomicRMWKind.addi
+    value = memref.atomic_rmw(kind, zero, buf.value, indices)
+    if order != "relaxed":
+        _fence()
+    return Scalar(value, buf.dtype)
+
+
+def call_atomic_store(gen, node):
+    """T.atomic_store(dst, src, memory_order="seq_cst"): an atomic exchange
+    whose old value is dropped; a release order fences before it, seq_cst on
+    both sides."""
+    what = "T.atomic_store"
+    gen.require_kernel(node, what)
+    a = _args(gen, node, memory.atomic_store)
+    order = _order(gen, a, what, _STORE_ORDERS)
+    buf, indices = _element_of(gen, a["dst"], what)
+    value = gen.to_value(gen.eval(a["src"]), buf.dtype, a["src"])
+    if order != "relaxed":
+        _fence()
+    memref.atomic_rmw(arith.AtomicRMWKind.assign, value, buf.value, indices)
+    if order == "seq_cst":
+        _fence()
+    return None

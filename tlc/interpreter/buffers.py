@@ -181,6 +181,9 @@ class Buffer:
             found = np.zeros(lanes.shape, self.data.dtype)
             found[lanes] = olds
             return found
+        if combine == "assign":  # T.atomic_store: the last lane's value stays
+            self.data[index] = values.astype(self.data.dtype)
+            return
         if combine != "add":  # exact: no rounding
             ufunc = np.maximum if combine == "max" else np.minimum
             ufunc.at(self.data, index, values.astype(self.data.dtype))
@@ -251,7 +254,8 @@ class Buffer:
         return clipped, (inside if masked else None), active
 
 
-_COMBINE = {"add": lambda a, b: a + b, "max": np.maximum, "min": np.minimum}
+_COMBINE = {"add": lambda a, b: a + b, "max": np.maximum, "min": np.minimum,
+            "assign": lambda a, b: b}
 
 
 def _running_lanes(index, inside, active, value):

@@ -112,8 +112,8 @@ def _store(c, op):
 
 # arith::AtomicRMWKind -> how lanes combine into an element: T.atomic_add's
 # adds, and the max/min updates of a T.alloc_reducer's partials.
-_ATOMIC_KINDS = {0: "add", 1: "add", 4: "max", 6: "max", 7: "max", 8: "min", 10: "min",
-                 11: "min"}
+_ATOMIC_KINDS = {0: "add", 1: "add", 3: "assign", 4: "max", 6: "max", 7: "max", 8: "min",
+                 10: "min", 11: "min"}
 
 
 @handles("memref.atomic_rmw")

@@ -232,6 +232,40 @@ def atomic_min(dst, value, memory_order=None, return_prev: bool = False, annotat
 
 
 @intrinsic
+def atomic_load(src, memory_order="seq_cst"):
+    """The value of an element of a global tensor or shared buffer, read
+    atomically (a flag another block or thread sets).
+
+    Args:
+        src: the element, `flag[0]`, or a one-element buffer (float32, int32,
+            int64, uint32).
+        memory_order: "relaxed", "consume", "acquire" or "seq_cst" (the
+            default): an acquire order fences the thread's later accesses
+            after the read (GPU scope), seq_cst also its earlier ones before.
+
+    Example: `while T.atomic_load(flag[0], memory_order="acquire") == 0: ...`
+    """
+    raise outside_prim_func("atomic_load")
+
+
+@intrinsic
+def atomic_store(dst, src, memory_order="seq_cst"):
+    """Writes `src` to an element of a global tensor or shared buffer atomically.
+
+    Args:
+        dst: the element, `flag[0]`, or a one-element buffer (float32, int32,
+            int64, uint32).
+        src: the value (converted to the element's dtype).
+        memory_order: "relaxed", "release" or "seq_cst" (the default): a
+            release order fences the thread's earlier writes before the
+            store (GPU scope), seq_cst also its later accesses after it.
+
+    Example: `T.atomic_store(flag[0], 1, memory_order="release")`
+    """
+    raise outside_prim_func("atomic_store")
+
+
+@intrinsic
 def fill(buffer, value) -> None:
     """Sets every element of a shared, fragment or local buffer to `value`.
 
