@@ -21,8 +21,12 @@ from ..language import warp
 from . import dtypes
 from .intrinsic_args import bind_args as _args
 from .values import Affine, Scalar
+from .warp_groups import _enclosing_ops
 
 _MODES = {"shfl_xor": "bfly", "shfl_down": "down", "shfl_up": "up", "shfl_sync": "idx"}
+# Named barriers 1 to 8 are the compiler's: a warpgroup set's barriers (T.ws
+# bodies, warp-specialized consumers) take 1 + their first warpgroup.
+_FIRST_ID = 9
 
 
 def _kernel_code(gen, node, what: str) -> None:
@@ -163,14 +167,21 @@ def call_sync_threads(gen, node):
     a = _args(gen, node, warp.sync_threads)
     bar = gen.eval_static(a["barrier_id"])
     count = gen.eval_static(a["arrive_count"])
-    if bar is None and count is None:
+    threads = math.prod(gen.thread_dims)
+    if bar is None and count is None or bar == 0 and count == threads:
+        if any(op.name == "tile.ws" for op in _enclosing_ops(gen)):
+            raise gen.error(node, f"{what}() in a T.ws body waits for every thread of the "
+                                  "block, which the other warpgroups' bodies never reach; "
+                                  "sync the body's threads with a named barrier, "
+                                  f"{what}(barrier_id, arrive_count)")
         gpu.barrier()
         return None
     if bar is None or count is None:
         raise gen.error(node, f"{what}: a named barrier needs both barrier_id and arrive_count")
-    threads = math.prod(gen.thread_dims)
-    if isinstance(bar, bool) or not isinstance(bar, int) or not 0 <= bar <= 15:
-        raise gen.error(a["barrier_id"], f"{what}: barrier_id must be 0 to 15, got {bar!r}")
+    if isinstance(bar, bool) or not isinstance(bar, int) or not _FIRST_ID <= bar <= 15:
+        raise gen.error(a["barrier_id"], f"{what}: barrier_id must be {_FIRST_ID} to 15 (0 is "
+                                         f"the block's, 1 to {_FIRST_ID - 1} the compiler's for "
+                                         f"warpgroups), got {bar!r}")
     if isinstance(count, bool) or not isinstance(count, int) or count < 32 or count % 32 or \
             count > threads:
         raise gen.error(a["arrive_count"], f"{what}: arrive_count must be a multiple of 32 "

@@ -134,7 +134,8 @@ def sync_threads(barrier_id=None, arrive_count=None):
     program's (every thread, or every thread counted, must reach it).
 
     Args:
-        barrier_id: a named barrier, 1 to 15 (0 is the block's), with arrive_count.
+        barrier_id: a named barrier, 9 to 15 (0 is the block's, 1 to 8 the
+            compiler's for warpgroups), with arrive_count.
         arrive_count: the threads that meet there, a multiple of 32.
 
     Example: `T.sync_threads()`
