@@ -541,22 +541,19 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       perTile(ob, mapping, TileWork{idx(ob, 0), lb, ub});
       return;
     }
-    auto tileCount = [&] {
+    auto tileCount = [&](OpBuilder &tb) {
       ValueRange grid = kernel.getGrid();
       Value tiles = grid[0];
       for (Value size : grid.drop_front())
-        tiles = arith::MulIOp::create(ob, loc, tiles, size);
+        tiles = arith::MulIOp::create(tb, loc, tiles, size);
       return tiles;
     };
+    // The plain persistent loop: tiles blockIdx.x, + gridDim.x, ...
     auto plainLoop = [&](OpBuilder &pb) {
       IRMapping plainMapping;
       Value cta = gpu::BlockIdOp::create(pb, loc, gpu::Dimension::x);
       Value ctas = gpu::GridDimOp::create(pb, loc, gpu::Dimension::x);
-      ValueRange grid = kernel.getGrid();
-      Value tiles = grid.front();
-      for (Value size : grid.drop_front())
-        tiles = arith::MulIOp::create(pb, loc, tiles, size);
-      auto tileLoop = scf::ForOp::create(pb, loc, cta, tiles, ctas);
+      auto tileLoop = scf::ForOp::create(pb, loc, cta, tileCount(pb), ctas);
       tileLoop->setAttr(kTileLoopAttr, UnitAttr::get(ctx));
       OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
       Value t = tileLoop.getInductionVar();
@@ -568,7 +565,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       // The schedule is built again in each piece (its values are not kept
       // live across the piece loop; the consumers build it a third time
       // after the main loop).
-      Value tiles = tileCount();
+      Value tiles = tileCount(ob);
       StreamKSchedule blockSchedule(ob, loc, tiles, trips);
       OpBuilder sb = ob; // where the piece loop goes
       if (bothLoops) {   // the launch's sizes choose: both roles take the same loop
