@@ -364,7 +364,9 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     writes (a paged cache's block table): an entry for an iteration ahead is
     read only when that iteration is inside the loop. Loops of any other
     shape are left unchanged (they run as plain loops, correct but not
-    overlapped).
+    overlapped). A loop marked `copies_last` (the program's manual
+    schedule) issues its copies ahead after the body's other ops instead,
+    and its gemm does not prefetch.
 
     On sm_90a a loop of TMA-shaped copies feeding wgmma gemms is instead
     warp-specialized (a producer warpgroup issuing TMA loads,
@@ -379,10 +381,13 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     default) where that pays: where a share plus an estimated 48 iterations
     of fix-up is at most a tile's K iterations (decided here on 132 SMs
     when the tile and iteration counts are constants, leaving out grids of
-    one row or column of tiles; else by the kernel at each launch). The
-    kernel runs on one block per SM; after the full waves of tiles, the
-    remaining tiles' K iterations are shared evenly by the blocks (at least
-    8 each), a block whose share starts inside a tile
+    one row or column of tiles; else by the kernel at each launch, which
+    then also carries the plain persistent loop, an `scf.if` choosing one
+    per launch). The kernel runs on one block per SM; after the full waves
+    of tiles, the remaining tiles' K iterations are shared evenly by the
+    blocks (at least 8 each; cut into equal shares per tile, the same K
+    iterations in every tile, where that costs at most 1/8 more per share),
+    a block whose share starts inside a tile
     storing its partial sums of it (`tile.store_partials`) and raising a
     flag (`tile.semaphore_signal`), the block with the tile's first
     iterations waiting for the flags of the blocks after it
@@ -561,7 +566,9 @@ def TileSelectTmaStores : Pass<"tile-select-tma-stores", "ModuleOp"> {
     TMA's, a predicate or `disable_tma`; when the tensor TMA cannot map
     (strides not multiples of 16 bytes), the element types differ, or the
     kernel touches the tensor anywhere else (the store lands after the op
-    returns). Runs after `tile-pipeline-loops` and before
+    returns), other than by the same store in another branch (a stream-K
+    kernel's pieces and its plain loop), which shares the tile and tensor
+    map. Runs after `tile-pipeline-loops` and before
     `tile-swizzle-shared-memory`; `tile-insert-barriers` orders the store.
 
     Before:
