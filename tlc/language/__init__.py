@@ -41,8 +41,8 @@ from .warp import (get_lane_idx, get_warp_group_idx, get_warp_idx, get_warp_idx_
 from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
                               inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
                               tma_copy, ws)
-from .tile_ops import (gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min, reduce_sum,
-                       wait_wgmma)
+from .tile_ops import (cummax, cumsum, gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min,
+                       reduce_sum, wait_wgmma)
 from .types import (
     Tensor,
     Buffer,
@@ -106,7 +106,7 @@ INTRINSICS = [
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
-    "reduce_absmax",
+    "reduce_absmax", "cumsum", "cummax",
     "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",
     "mbarrier_arrive", "tma_copy", "set_max_nreg", "inc_max_nreg", "dec_max_nreg",
 ]

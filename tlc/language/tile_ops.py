@@ -125,3 +125,42 @@ def reduce_absmax(buffer, out, dim: int = -1, clear: bool = True) -> None:
     Example: `T.reduce_absmax(x_f, amax_f, dim=1)`
     """
     raise outside_prim_func("reduce_absmax")
+
+
+@intrinsic
+def cumsum(src, dst=None, dim: int = 0, reverse: bool = False, annotations=None) -> None:
+    """Inclusive prefix sums of `src` along `dim`, into `dst` (in place
+    when dst is None): shared buffers or fragments of the same shape.
+
+    Each line along `dim` is summed in order by one thread (the lines spread
+    over the block's threads), reading a shared copy of `src`, so `dst` may
+    be `src`; float16 / bfloat16 lines are summed in float32 and rounded
+    once per element.
+
+    Args:
+        src: a shared buffer or fragment (float32, float16, bfloat16, int32, int64).
+        dst: where the sums go (src's shape and dtype); None: src.
+        dim: the scanned dimension (negative counts from the end).
+        reverse: True sums from the end (suffix sums).
+        annotations: not supported by tlc (codegen hints).
+
+    Example: `T.cumsum(scores_s, dim=1)`
+    """
+    raise outside_prim_func("cumsum")
+
+
+@intrinsic
+def cummax(src, dst=None, dim: int = 0, reverse: bool = False, annotations=None) -> None:
+    """Running maxima of `src` along `dim`, into `dst` (in place when dst
+    is None); as T.cumsum.
+
+    Args:
+        src: a shared buffer or fragment (float32, float16, bfloat16, int32, int64).
+        dst: where the maxima go (src's shape and dtype); None: src.
+        dim: the scanned dimension (negative counts from the end).
+        reverse: True scans from the end.
+        annotations: not supported by tlc (codegen hints).
+
+    Example: `T.cummax(m_s, dim=0)`
+    """
+    raise outside_prim_func("cummax")
