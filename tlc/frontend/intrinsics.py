@@ -25,7 +25,8 @@ from .atomics import (call_atomic_add, call_atomic_load, call_atomic_max,  # noq
 from .scans import call_cummax, call_cumsum  # noqa: F401
 from .warp import (call_get_lane_idx, call_get_warp_group_idx, call_get_warp_idx,  # noqa: F401
                    call_get_warp_idx_sync, call_shfl_down, call_shfl_sync, call_shfl_up,
-                   call_shfl_xor, call_sync_threads, call_sync_warp)
+                   call_shfl_xor, call_sync_threads, call_sync_warp,
+                   call_named_barrier_arrive)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
 from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401

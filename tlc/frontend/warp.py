@@ -178,18 +178,36 @@ def call_sync_threads(gen, node):
         return None
     if bar is None or count is None:
         raise gen.error(node, f"{what}: a named barrier needs both barrier_id and arrive_count")
-    if isinstance(bar, bool) or not isinstance(bar, int) or not _FIRST_ID <= bar <= 15:
-        raise gen.error(a["barrier_id"], f"{what}: barrier_id must be {_FIRST_ID} to 15 (0 is "
-                                         f"the block's, 1 to {_FIRST_ID - 1} the compiler's for "
-                                         f"warpgroups), got {bar!r}")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 32 or count % 32 or \
-            count > threads:
-        raise gen.error(a["arrive_count"], f"{what}: arrive_count must be a multiple of 32 "
-                                           f"up to the block's {threads} threads, got {count!r}")
+    _named(gen, what, a["barrier_id"], bar, a["arrive_count"], count, "arrive_count")
     i32 = ir.IntegerType.get_signless(32)
     ir.Operation.create("nvvm.barrier", operands=[arith.constant(i32, bar),
                                                   arith.constant(i32, count)],
                         attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0])})
+    return None
+
+
+def _named(gen, what, bar_node, bar, count_node, count, count_name) -> None:
+    """Checks a named barrier's id and thread count."""
+    threads = math.prod(gen.thread_dims)
+    if isinstance(bar, bool) or not isinstance(bar, int) or not _FIRST_ID <= bar <= 15:
+        raise gen.error(bar_node, f"{what}: barrier_id must be {_FIRST_ID} to 15 (0 is the "
+                                  f"block's, 1 to {_FIRST_ID - 1} the compiler's for "
+                                  f"warpgroups), got {bar!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 32 or count % 32 or \
+            count > threads:
+        raise gen.error(count_node, f"{what}: {count_name} must be a multiple of 32 up to the "
+                                    f"block's {threads} threads, got {count!r}")
+
+
+def call_named_barrier_arrive(gen, node):
+    what = "T.named_barrier_arrive"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, warp.named_barrier_arrive)
+    bar, count = gen.eval_static(a["barrier_id"]), gen.eval_static(a["thread_count"])
+    _named(gen, what, a["barrier_id"], bar, a["thread_count"], count, "thread_count")
+    i32 = ir.IntegerType.get_signless(32)
+    ir.Operation.create("nvvm.barrier.arrive",
+                        operands=[arith.constant(i32, bar), arith.constant(i32, count)])
     return None
 
 

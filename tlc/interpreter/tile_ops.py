@@ -193,7 +193,7 @@ def _fill(c, op):
 
 
 @handles("tile.wait_wgmma", "nvvm.setmaxregister", "nvvm.memory.barrier", "nvvm.barrier",
-         "nvvm.bar.warp.sync")
+         "nvvm.barrier.arrive", "nvvm.bar.warp.sync")
 def _nothing_to_do(c, op):
     """The interpreter runs each gemm to completion, so a T.wait_wgmma has
     nothing left to wait for; T.set_max_nreg moves registers between

@@ -153,3 +153,19 @@ def sync_warp(mask=None):
     Example: `T.sync_warp()`
     """
     raise outside_prim_func("sync_warp")
+
+
+@intrinsic
+def named_barrier_arrive(barrier_id, thread_count):
+    """Arrives at named barrier `barrier_id` without waiting (`bar.arrive`):
+    the other side waits for it with T.sync_threads(barrier_id, thread_count),
+    as a producer warpgroup signals consumers.
+
+    Args:
+        barrier_id: the named barrier, 9 to 15 (1 to 8 are the compiler's).
+        thread_count: the threads that meet there, arriving and waiting
+            together, a multiple of 32.
+
+    Example: `T.named_barrier_arrive(9, 256)`
+    """
+    raise outside_prim_func("named_barrier_arrive")
