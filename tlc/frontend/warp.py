@@ -21,7 +21,7 @@ from ..language import warp
 from . import dtypes
 from .intrinsic_args import bind_args as _args
 from .values import Affine, Scalar
-from .warp_groups import _enclosing_ops
+from .warp_groups import in_ws_body
 
 _MODES = {"shfl_xor": "bfly", "shfl_down": "down", "shfl_up": "up", "shfl_sync": "idx"}
 # Named barriers 1 to 8 are the compiler's: a warpgroup set's barriers (T.ws
@@ -169,7 +169,7 @@ def call_sync_threads(gen, node):
     count = gen.eval_static(a["arrive_count"])
     threads = math.prod(gen.thread_dims)
     if bar is None and count is None or bar == 0 and count == threads:
-        if any(op.name == "tile.ws" for op in _enclosing_ops(gen)):
+        if in_ws_body(gen):
             raise gen.error(node, f"{what}() in a T.ws body waits for every thread of the "
                                   "block, which the other warpgroups' bodies never reach; "
                                   "sync the body's threads with a named barrier, "

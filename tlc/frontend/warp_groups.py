@@ -27,6 +27,11 @@ def _enclosing_ops(gen):
         op = op.parent
 
 
+def in_ws_body(gen) -> bool:
+    """Whether the code being built is inside a `with T.ws(...)` body."""
+    return any(op.name == "tile.ws" for op in _enclosing_ops(gen))
+
+
 def warp_groups(gen, call, body) -> None:
     """with T.ws(*warpgroups): the body in a tile.ws region."""
     gen.require_kernel(call, "T.ws")
@@ -196,7 +201,7 @@ def call_tma_copy(gen, node):
     if "barrier" not in a.given:
         raise gen.error(node, "T.tma_copy loads need barrier=... (a barrier of T.alloc_barrier "
                               "the load completes on); stores: use T.copy")
-    if not any(op.name == "tile.ws" for op in _enclosing_ops(gen)):
+    if not in_ws_body(gen):
         raise gen.error(node, "T.tma_copy is a producer's load: use it in a T.ws body, before "
                               "that body's T.barrier_arrive on its barrier")
     buf, _ = _barrier(gen, a["barrier"], "T.tma_copy's barrier")
@@ -220,7 +225,7 @@ def _max_nreg(gen, node, fn, what: str, increase=None) -> None:
     if not (24 <= count <= 256 and count % 8 == 0):
         raise gen.error(a["reg_count"], f"setmaxnreg takes a multiple of 8 in [24, 256] "
                                         f"registers, got {count}")
-    if gen.parallel_depth or not any(op.name == "tile.ws" for op in _enclosing_ops(gen)):
+    if gen.parallel_depth or not in_ws_body(gen):
         raise gen.error(node, f"{what} changes a warpgroup's registers: use it in a T.ws body "
                               "(each of its warpgroups runs it whole)")
     action = "increase" if increase else "decrease"
