@@ -8,6 +8,7 @@ import pytest
 
 import tlc
 import tlc.language as T
+from bad_programs import compile_error
 from test_compile import ptxas_ok
 
 
@@ -66,9 +67,9 @@ def test_atomic_adds_to_one_element_all_count():
     ("C[i]", ", memory_order='weak'", "memory_order must be one of relaxed, consume, acquire"),
     ("C[i]", ", use_tma=True", "the argument 'use_tma' is not supported yet"),
 ])
-def test_atomic_add_errors_name_the_line(place, extra, message):
-    namespace = {"T": T}
+def test_atomic_add_errors_name_the_line(place, extra, message, tmp_path):
     code = (
+        "import tlc.language as T\n"
         "@T.prim_func\n"
         "def bad(C: T.Tensor((64,), 'float32')):\n"
         "    with T.Kernel(1, threads=64):\n"
@@ -78,14 +79,8 @@ def test_atomic_add_errors_name_the_line(place, extra, message):
         "        T.clear(f)\n"
         "        for i in T.Parallel(64):\n"
         f"            T.atomic_add({place}, 1.0{extra})\n")
-    path = f"/tmp/tlc_atomic_{abs(hash(code))}.py"
-    with open(path, "w") as out:
-        out.write(code)
-    exec(compile(code, path, "exec"), namespace)
-    with pytest.raises(tlc.CompilationError) as e:
-        tlc.compile(namespace["bad"], target="sm_90a")
-    assert message in str(e.value)
-    assert ":9:" in str(e.value)
+    error, path = compile_error(tmp_path, code)
+    assert message in error and f"{path}:10:" in error, error
 
 
 def test_atomic_add_of_int8_is_an_error():

@@ -76,26 +76,11 @@ def test_scheduled_gemm_runs_in_the_interpreter(copies_last):
 
 def _loop(stage, order, *, group=None, num_stages=None):
     """The GEMM of examples/pipeline_schedule.py (with its scalar bind) under
-    the given annotations; num_stages given only when not None."""
+    the given annotations (num_stages=None: not given)."""
 
     @T.prim_func
-    def plain(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
-              C: T.Tensor((256, 256), "float16")):
-        with T.Kernel(2, 2, threads=128) as (bx, by):
-            A_shared = T.alloc_shared((128, 32), "float16")
-            B_shared = T.alloc_shared((32, 128), "float16")
-            C_local = T.alloc_fragment((128, 128), "float32")
-            T.clear(C_local)
-            for ko in T.Pipelined(8, stage=stage, order=order, group=group):
-                k0 = ko * 32
-                T.copy(A[by * 128, k0], A_shared)
-                T.copy(B[k0, bx * 128], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * 128, bx * 128])
-
-    @T.prim_func
-    def staged(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
-               C: T.Tensor((256, 256), "float16")):
+    def f(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+          C: T.Tensor((256, 256), "float16")):
         with T.Kernel(2, 2, threads=128) as (bx, by):
             A_shared = T.alloc_shared((128, 32), "float16")
             B_shared = T.alloc_shared((32, 128), "float16")
@@ -109,7 +94,7 @@ def _loop(stage, order, *, group=None, num_stages=None):
                 T.gemm(A_shared, B_shared, C_local)
             T.copy(C_local, C[by * 128, bx * 128])
 
-    return plain if num_stages is None else staged
+    return f
 
 
 def _compile(f):
@@ -215,3 +200,15 @@ def test_order_without_stage_is_an_error():
 
     with pytest.raises(CompilationError, match="'stage' is needed with 'order'"):
         _compile(f)
+
+
+def test_num_stages_none_is_the_default():
+    @T.prim_func
+    def f(A: T.Tensor((256,), "float32"), C: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((128,), "float32")
+            for k in T.Pipelined(2, num_stages=None):
+                T.copy(A[k * 128], s)
+                T.copy(s, C[k * 128])
+
+    assert re.search(r"num_stages = 2 \{", _compile(f).get_mlir("tile"))

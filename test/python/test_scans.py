@@ -6,6 +6,7 @@ import pytest
 
 import tlc
 import tlc.language as T
+from bad_programs import compile_error
 from test_compile import ptxas_ok
 
 
@@ -66,11 +67,5 @@ def test_scan_errors_name_the_line(body, message, tmp_path):
         "        t = T.alloc_shared((8, 4), 'float32')\n"
         "        T.copy(X, s)\n"
         f"        {body}\n")
-    path = tmp_path / "bad_scan.py"
-    path.write_text(code)
-    namespace = {}
-    exec(compile(code, str(path), "exec"), namespace)
-    with pytest.raises(tlc.CompilationError) as e:
-        tlc.compile(namespace["bad"], target="sm_90a")
-    assert message in str(e.value), str(e.value)
-    assert f"{path}:" in str(e.value)
+    error, path = compile_error(tmp_path, code)
+    assert message in error and f"{path}:" in error, error

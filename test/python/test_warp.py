@@ -9,6 +9,7 @@ import pytest
 
 import tlc
 import tlc.language as T
+from bad_programs import compile_error
 from test_compile import ptxas_ok
 
 
@@ -142,14 +143,8 @@ def test_warp_errors_name_the_line(body, message, tmp_path):
         "    with T.Kernel(1, threads=64):\n"
         "        t = T.get_thread_binding()\n"
         f"        {body}\n")
-    path = tmp_path / "bad_warp.py"
-    path.write_text(code)
-    namespace = {}
-    exec(compile(code, str(path), "exec"), namespace)
-    with pytest.raises(tlc.CompilationError) as e:
-        tlc.compile(namespace["bad"], target="sm_90a")
-    assert message in str(e.value), str(e.value)
-    assert f"{path}:" in str(e.value)
+    error, path = compile_error(tmp_path, code)
+    assert message in error and f"{path}:" in error, error
 
 
 def test_block_barrier_in_a_ws_body_is_an_error():

@@ -40,6 +40,7 @@ _DTYPES = {
     "add": ("float32", "float16", "bfloat16", "int32", "int64", "uint32"),
     "max": ("float32", "int32", "int64", "uint32"),
     "min": ("float32", "int32", "int64", "uint32"),
+    "load": ("float32", "int32", "int64", "uint32"),  # T.atomic_load / T.atomic_store
 }
 
 
@@ -79,11 +80,7 @@ def _atomic(gen, node, op: str, fn):
     what = f"T.atomic_{op}"
     gen.require_kernel(node, what)
     a = _args(gen, node, fn, _UNSUPPORTED)
-    order = gen.eval_static(a["memory_order"]) if a["memory_order"] is not None else None
-    order = "relaxed" if order is None else order
-    if order not in _ORDERS:
-        raise gen.error(a["memory_order"], f"{what}: memory_order must be one of "
-                                           f"{', '.join(_ORDERS)}, got {order!r}")
+    order = _order(gen, a, what, _ORDERS)
     prev = gen.eval_static(a["return_prev"])
     if not isinstance(prev, bool):
         raise gen.error(a["return_prev"], f"{what}: return_prev must be True or False, "
@@ -231,14 +228,14 @@ def _element_of(gen, node, what):
                                   f"got {gen.describe(buf)}")
         indices = [0] * buf.rank
     _destination(gen, node, buf, what)
-    if buf.dtype not in ("float32", "int32", "int64", "uint32"):
-        raise gen.error(node, f"{what} takes float32, int32, int64, uint32 elements; "
-                              f"'{buf.name}' is {buf.dtype}")
+    _check_dtype(gen, node, buf, "load", what)
     return buf, [index_value(i) for i in indices]
 
 
 def _order(gen, a, what, allowed):
+    """The call's memory_order, checked against `allowed` (None: relaxed)."""
     order = gen.eval_static(a["memory_order"])
+    order = "relaxed" if order is None else order
     if order not in allowed:
         raise gen.error(a["memory_order"], f"{what}: memory_order must be one of "
                                            f"{', '.join(allowed)}, got {order!r}")

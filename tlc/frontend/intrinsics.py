@@ -237,7 +237,11 @@ def _pipelined(gen, node) -> None:
                                    _PIPELINED_UNSUPPORTED)
     schedule = pipeline_schedule.manual_schedule(gen, node, a)
     if schedule is None:
-        stages, copies_last = gen.eval_int(a["num_stages"], "num_stages"), False
+        # num_stages=None (TileLang's Optional style) is the default depth.
+        default = inspect.signature(loops.Pipelined).parameters["num_stages"].default
+        stages = (default if gen.eval_static(a["num_stages"]) is None
+                  else gen.eval_int(a["num_stages"], "num_stages"))
+        copies_last = False
     else:
         stages, copies_last = schedule
     if stages < 0:

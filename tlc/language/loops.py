@@ -77,7 +77,7 @@ def Pipelined(start, stop=None, step: int = 1, num_stages: int = 2, order=None, 
         stop: the end (excluded).
         step: a positive compile-time step.
         num_stages: how many iterations' copies are in flight; 0 gives a plain
-            sequential loop.
+            sequential loop; None the default (2, or the depth `stage` gives).
         stage, order, group: TileLang's manual schedule, per scheduled
             statement of the body (scalar binds take no entry; `group`
             gathers statements under one entry): tlc takes the schedules its
