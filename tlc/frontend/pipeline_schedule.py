@@ -107,8 +107,9 @@ def manual_schedule(gen, loop, a) -> tuple[int, bool] | None:
         raise gen.error(a["order"], f"T.Pipelined: stage has {len(stage)} entries but order "
                                     f"has {len(order)}")
     statements = [s for s in loop.body if not isinstance(s, ast.Pass)]
-    scheduled = [_Statement(gen, s) for s in statements if not _is_bind(s)]
-    everything = [_Statement(gen, s) if not _is_bind(s) else None for s in statements]
+    # Per statement: its schedule entry, or None for a scalar bind.
+    everything = [None if _is_bind(s) else _Statement(gen, s) for s in statements]
+    scheduled = [st for st in everything if st is not None]
 
     if "group" in given:
         groups = gen.eval_static(a["group"])
@@ -136,7 +137,6 @@ def manual_schedule(gen, loop, a) -> tuple[int, bool] | None:
         for st, s, o in zip(everything, stage, order):
             if st is not None:
                 st.stage, st.order = s, o
-        scheduled = [st for st in everything if st is not None]
     else:
         raise gen.error(a["stage"], f"T.Pipelined: {len(stage)} stage entries, but the loop "
                                     f"body has {len(scheduled)} scheduled statements "
