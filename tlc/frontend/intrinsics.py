@@ -239,7 +239,7 @@ def _pipelined(gen, node) -> None:
     if schedule is None:
         # num_stages=None (TileLang's Optional style) is the default depth.
         default = inspect.signature(loops.Pipelined).parameters["num_stages"].default
-        stages = (default if gen.eval_static(a["num_stages"]) is None
+        stages = (default if gen.eval(a["num_stages"]) is None
                   else gen.eval_int(a["num_stages"], "num_stages"))
         copies_last = False
     else:

@@ -145,7 +145,7 @@ def manual_schedule(gen, loop, a) -> tuple[int, bool] | None:
         raise gen.error(a["order"], f"T.Pipelined: order entries must be distinct, got {order}")
 
     depth = max(st.stage for st in scheduled) + 1 if scheduled else 1
-    if "num_stages" in a.given and gen.eval_static(a["num_stages"]) is not None:
+    if "num_stages" in a.given and gen.eval(a["num_stages"]) is not None:
         stages = gen.eval_int(a["num_stages"], "num_stages")
         if stages != depth:
             raise gen.error(a["num_stages"], f"T.Pipelined: num_stages={stages} but the stage "
