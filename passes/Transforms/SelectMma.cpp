@@ -285,14 +285,25 @@ LogicalResult linkWaits(Block &block) {
   return success();
 }
 
-/// A wgmma gemm followed right away by a wgmma gemm of the same shape
-/// accumulating onto the same registers (MLA's latent, then rope scores)
-/// waits for nothing (depth -1): the second one's wait completes both, and
-/// the tensor cores run the two back to back instead of draining between.
+/// The op after `op` in its block past pure ops without regions (the
+/// stage views and index arithmetic between two gemms), or null.
+Operation *nextEffectful(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && isPure(next) && next->getNumRegions() == 0)
+    next = next->getNextNode();
+  return next;
+}
+
+/// A wgmma gemm followed right away (only pure ops between) by a wgmma gemm
+/// of the same shape accumulating onto the same registers (MLA's latent,
+/// then rope scores) waits for nothing (depth -1): the second one's wait
+/// completes both, and the tensor cores run the two back to back instead of
+/// draining between.
 void chainGemms(ModuleOp module) {
   module.walk([](GemmOp gemm) {
     MmaAttr mma = gemm.getMmaAttr();
-    auto next = dyn_cast_or_null<GemmOp>(gemm->getNextNode());
+    Operation *after = nextEffectful(gemm);
+    auto next = dyn_cast_or_null<GemmOp>(after);
     MmaAttr nextMma = next ? next.getMmaAttr() : MmaAttr();
     if (!mma || mma.getKind() != MmaKind::Wgmma || mma.getDepth() < 0 || !nextMma ||
         gemm.getWgWait() || next.getC() != gemm.getC() || next.getClearAccum() ||

@@ -660,3 +660,33 @@ func.func @chain() {
   return
 }
 }
+
+// -----
+
+// A chain across the pure ops between two gemms (the stage view the second
+// reads: T.ws programs index their rings per gemm), not across an op with
+// effects (a fill).
+// CHECK-LABEL: func.func @chain_past_stage_views
+// CHECK: tile.gemm {{.*}}depth = -1>, transpose_b}
+// CHECK: tile.stage
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b}
+// CHECK-NEXT: tile.fill
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @chain_past_stage_views(%i: index) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %ring = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %k0 = tile.stage %ring[%i] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %q, %k0, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    %k1 = tile.stage %ring[%i] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.gemm %q, %k1, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.fill %s, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+    tile.gemm %q, %k1, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
