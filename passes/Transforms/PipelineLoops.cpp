@@ -601,11 +601,18 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     return std::pair<Value, Value>{k, s};
   };
 
+  // Registers move from the producer to the consumers (setmaxnreg) in blocks
+  // of three warpgroups or more. A block of two starts with the 255 registers
+  // a thread may use at most: ptxas knows no count at the entry to move from
+  // and drops setmaxnreg (C7508), and each warpgroup has what it could get.
+  bool movesRegisters = threads + kWarpgroup >= 3 * kWarpgroup;
+
   // The producer warpgroup.
   {
     OpBuilder pb = OpBuilder::atBlockTerminator(roles.thenBlock());
-    NVVM::SetMaxRegisterOp::create(pb, loc, kProducerRegisters,
-                                   NVVM::SetMaxRegisterAction::decrease);
+    if (movesRegisters)
+      NVVM::SetMaxRegisterOp::create(pb, loc, kProducerRegisters,
+                                     NVVM::SetMaxRegisterAction::decrease);
     Value leader = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, tid,
                                          idx(pb, threads));
     auto issue = scf::IfOp::create(pb, loc, leader, /*withElseRegion=*/false);
@@ -647,7 +654,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     int64_t regs = std::min<int64_t>(
         kConsumerRegisterCap,
         (65536 - kWarpgroup * kProducerRegisters) / threads / 8 * 8);
-    NVVM::SetMaxRegisterOp::create(cb, loc, regs, NVVM::SetMaxRegisterAction::increase);
+    if (movesRegisters)
+      NVVM::SetMaxRegisterOp::create(cb, loc, regs, NVVM::SetMaxRegisterAction::increase);
     forEachTile(cb, [&](OpBuilder &tb, IRMapping &mapping, const TileWork &work) {
       SmallVector<Operation *> epilogue; // stream-K: after the loop, once per tile
       bool afterLoop = false;

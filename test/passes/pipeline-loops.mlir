@@ -357,7 +357,9 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // The kernel is persistent: each role walks the tiles blockIdx.x,
 // + gridDim.x, ... itself, recomputing what depended on the block index
 // (the row), and counts iterations globally (tile j starts at j x the
-// loop's trip count) so the stages' rounds go on.
+// loop's trip count) so the stages' rounds go on. With one consumer
+// warpgroup no registers move (ptxas drops setmaxnreg in a block of two
+// warpgroups); @pending_release, with two, moves them.
 // CHECK-LABEL: func.func @warp_specialized
 // CHECK: tile.kernel blocks(%{{.*}}) in (%[[GRID:.*]]) threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64}
 // CHECK-DAG: %[[A:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
@@ -368,7 +370,7 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128
 // CHECK: %[[TRIPS:.*]] = arith.ceildivsi
 // CHECK: scf.if %[[PRODUCER]] {
-// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NOT: nvvm.setmaxregister
 // CHECK: arith.cmpi eq, %[[TID]], %c128
 // CHECK: %[[MAPA:.*]] = tile.tensor_map %arg0 {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x1024xf16> -> !llvm.ptr
 // CHECK: %[[MAPB:.*]] = tile.tensor_map %arg1 {box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<1024x256xf16> -> !llvm.ptr
@@ -389,7 +391,7 @@ func.func @too_deep(%A: memref<256x256xf16>, %n: index) {
 // CHECK: tile.tma_load %[[MAPB]][%[[K]], %c0] to %[[SB]], %[[PIPE]][%[[KG]]] : memref<64x128xf16, #gpu.address_space<workgroup>>, !tile.pipeline
 // CHECK: } {tile.tile_loop}
 // CHECK: } else {
-// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK-NOT: nvvm.setmaxregister
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[GRID]] step
 // CHECK: scf.for
 // CHECK: %[[KC:.*]] = arith.addi
@@ -545,7 +547,7 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK-SAME: %[[FLAGS:.*]]: memref<?xi32> {tile.dims = ["__sm_count__"], tile.name = "streamk_flags", tile.scratch, tile.zero_fill}
 // CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 128 attributes {tile.persistent, tile.producer_threads = 128 : i64, tile.stream_k}
 // CHECK: scf.if
-// CHECK: nvvm.setmaxregister decrease 40
+// CHECK-NOT: nvvm.setmaxregister
 // CHECK: %[[CTA:.*]] = gpu.block_id x
 // CHECK: %[[G:.*]] = arith.index_cast %grid_dim_x : index to i32
 // CHECK: %[[T:.*]] = arith.index_cast %{{.*}} : index to i32
@@ -579,7 +581,7 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: tile.producer_acquire
 // CHECK: } {tile.tile_loop}
 // CHECK: } else {
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK-NOT: nvvm.setmaxregister
 // CHECK: gpu.block_id x
 // CHECK: scf.for
 // CHECK: tile.fill %[[ACC:.*]], %{{.*}} : memref<64x128xf32, #tile.space<fragment>>, f32
