@@ -16,8 +16,7 @@ stores.
 
 `staged_ring`: the same pipeline in TileLang's other style: stages of one
 buffer named by a run-time index (`A_s[k % stages, :, :]`), one list of
-barriers, the producer (warpgroup 1 here, which gives up registers with
-T.dec_max_nreg) issuing T.tma_copy loads that complete on the stage's
+barriers, the producer (warpgroup 1 here) issuing T.tma_copy loads that complete on the stage's
 barrier (sm_90a only).
 
 `split_columns`: both warpgroups multiply, each into its own half of the
@@ -85,10 +84,10 @@ def staged_ring(M, N, K, block_M=128, block_N=128, block_K=64, stages=2, dtype="
             acc = T.alloc_fragment((block_M, block_N), accum_dtype)
             # bars[s]: stage s is loaded; bars[stages + s]: stage s is consumed.
             bars = T.alloc_barrier([128] * (2 * stages))
-            with T.ws(1):
-                T.dec_max_nreg(40)  # the producer needs few registers
+            # Two warpgroups: each may use 255 registers a thread from the start
+            # (T.dec_max_nreg / T.inc_max_nreg move registers in blocks of three
+            # or more: examples/mla_decode_ws.py).
             with T.ws(0):
-                T.inc_max_nreg(232)
                 T.clear(acc)
             for k in range(T.ceildiv(K, block_K)):
                 s = k % stages

@@ -9,9 +9,10 @@ import subprocess
 import pytest
 
 
-def assemble(ptx: str, arch: str, tmp_path, stack: bool = False) -> None:
-    """ptxas accepts `ptx` for `arch` with no spills, and no stack frame unless
-    `stack` (printf's argument buffer lives on the stack)."""
+def assemble(ptx: str, arch: str, tmp_path, stack: bool = False) -> str:
+    """ptxas accepts `ptx` for `arch` with no spills, no stack frame unless
+    `stack` (printf's argument buffer lives on the stack), and every
+    setmaxnreg kept; returns ptxas's report."""
     ptxas = shutil.which("ptxas")
     if not ptxas:
         pytest.skip("ptxas is not installed here: PTX checked, not assembled")
@@ -22,3 +23,5 @@ def assemble(ptx: str, arch: str, tmp_path, stack: bool = False) -> None:
     assert r.returncode == 0, r.stderr
     assert "0 bytes spill stores" in r.stderr, r.stderr
     assert stack or "0 bytes stack frame" in r.stderr, r.stderr
+    assert "'setmaxnreg' ignored" not in r.stderr, r.stderr
+    return r.stderr

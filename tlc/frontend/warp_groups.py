@@ -228,6 +228,21 @@ def _max_nreg(gen, node, fn, what: str, increase=None) -> None:
     if gen.parallel_depth or not in_ws_body(gen):
         raise gen.error(node, f"{what} changes a warpgroup's registers: use it in a T.ws body "
                               "(each of its warpgroups runs it whole)")
+    # A block of n threads starts with 65536 / n registers a thread (a multiple of 8);
+    # with 256 or fewer that is the 255 a thread may use anyway, no count ptxas can
+    # know at the kernel's entry, and it drops the setmaxnreg (C7508).
+    threads = math.prod(gen.thread_dims)
+    entry = 65536 // threads // 8 * 8
+    if entry > 255:
+        raise gen.error(node, f"{what} needs a block of at least 384 threads (three "
+                              f"warpgroups): a thread of a {threads}-thread block may use "
+                              f"255 registers from the start, so there is no count to move "
+                              f"and ptxas would ignore it")
+    if increase and count < entry or not increase and count > entry:
+        raise gen.error(a["reg_count"], f"{what}: a thread of this {threads}-thread block "
+                                        f"starts with {entry} registers; "
+                                        f"{'raising' if increase else 'lowering'} them to "
+                                        f"{count} is not {'a raise' if increase else 'a cut'}")
     action = "increase" if increase else "decrease"
     with gen.loc(node):
         ir.Operation.create("nvvm.setmaxregister", attributes={

@@ -33,7 +33,7 @@ class State:
     """What a step sees: the value frame and where in the grid and loops it is."""
 
     __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "parallel_lanes",
-                 "private", "async_copies", "async_groups", "threads")
+                 "private", "async_copies", "async_groups", "threads", "warpgroups")
 
     def __init__(self, size: int, blocks=None):
         self.env = [None] * size
@@ -48,6 +48,19 @@ class State:
         # The block's threads while a kernel that reads the thread index runs
         # its own code (they are then the lanes: tlc.interpreter.threads).
         self.threads = None
+        # The scheduler of the concurrent T.ws bodies this code runs in, with
+        # the body's task (tlc.interpreter.warp_groups), or None.
+        self.warpgroups = None
+
+    def fork(self) -> "State":
+        """A state for a T.ws body run as its own task: its own value frame
+        (the buffers and values defined before shared, by reference) and
+        async copies, the same block."""
+        other = State(0, self.blocks)
+        other.env = list(self.env)
+        other.block = self.block
+        other.threads = self.threads
+        return other
 
     @property
     def in_parallel(self) -> bool:
@@ -98,11 +111,33 @@ class Compiler:
 
     def steps(self, block, skip_terminator: bool = False) -> list:
         """The steps of a block's ops, in order (its terminator left to the caller
-        when `skip_terminator`)."""
+        when `skip_terminator`). Consecutive tile.ws bodies of which one waits
+        at a barrier become one step that runs them concurrently
+        (tlc.interpreter.warp_groups.concurrent_bodies)."""
+        from .warp_groups import concurrent_bodies
+
         ops = list(block.operations)
         if skip_terminator and ops:
             ops = ops[:-1]
-        return [s for s in (self.op(op) for op in ops) if s is not None]
+        out, run = [], []
+
+        def flush():
+            if len(run) > 1:
+                out.append(concurrent_bodies(self, list(run)))
+            else:
+                out.extend(s for s in (self.op(op) for op in run) if s is not None)
+            run.clear()
+
+        for op in ops:
+            if op.operation.name == "tile.ws":
+                run.append(op)
+                continue
+            flush()
+            step = self.op(op)
+            if step is not None:
+                out.append(step)
+        flush()
+        return out
 
     def op(self, op):
         """The step of one op (None for ops with nothing to do, like terminators)."""

@@ -1,18 +1,28 @@
 """Hand-written warp specialization: tile.ws bodies and the program's own
 mbarriers (tile.init_barriers, tile.barrier_wait, tile.barrier_arrive).
 
-The interpreter runs a block's ops in program order, so a tile.ws body runs
-where it stands (its tile ops as the work of its warpgroups). An mbarrier
-is modelled as on the GPU: it counts arrivals down from its count, a phase
-completes when they reach zero (the count starts again), and a wait for a
-parity returns once the phase of that parity completed (the first phase has
-parity 0; waiting for parity 1 before it completed returns at once). A wait
-the arrivals so far cannot satisfy is an error: on the GPU the warpgroups
-run concurrently and a later arrival may release it, but in program order
-nothing can.
+A lone tile.ws body runs where it stands (its tile ops as the work of its
+warpgroups). Consecutive tile.ws bodies (a producer's and the consumers',
+each with its own loop, as TileLang's warp-specialized programs write them)
+run as concurrent tasks, one at a time: a task runs until it waits at a
+barrier whose phase has not completed, then the next task that can go on
+runs (round robin, starting from the first body), so each body sees the
+others' arrivals as it would on the GPU. When every unfinished task waits,
+no arrival can come: on the GPU the block would hang, here it is an error
+at the first waiting task's barrier_wait.
+
+An mbarrier is modelled as on the GPU: it counts arrivals down from its
+count, a phase completes when they reach zero (the count starts again), and
+a wait for a parity returns once the phase of that parity completed (the
+first phase has parity 0; waiting for parity 1 before it completed returns
+at once).
 """
 
 from __future__ import annotations
+
+import threading
+
+import numpy as np
 
 from .. import ir
 from .program import handles
@@ -60,6 +70,104 @@ def _ws(c, op):
     return run
 
 
+class _Abort(BaseException):
+    """Unwinds a task whose group failed in another task."""
+
+
+class _Task:
+    __slots__ = ("index", "ready", "done", "waiting", "thread")
+
+    def __init__(self, index: int):
+        self.index = index
+        self.ready = None  # while waiting: a function saying whether it may go on
+        self.done = False
+        self.waiting = None  # while waiting: the error to raise if it never can
+
+
+class _Scheduler:
+    """Runs the tasks of consecutive T.ws bodies one at a time (see the
+    module's docstring). `current` is the task allowed to run."""
+
+    def __init__(self, count: int):
+        self.cv = threading.Condition()
+        self.tasks = [_Task(i) for i in range(count)]
+        self.current = None
+        self.error = None  # the first error of any task (raised by the caller)
+
+    def _next(self, after: int):
+        """The next task (round robin after `after`) that can run, or None."""
+        n = len(self.tasks)
+        for k in range(1, n + 1):
+            t = self.tasks[(after + k) % n]
+            if not t.done and (t.ready is None or t.ready()):
+                return t
+        return None
+
+    def _hand_over(self, task) -> None:
+        """`task` stops (it waits or is done): run the next that can, or stop all
+        with a deadlock error when none can (under self.cv)."""
+        nxt = self._next(task.index)
+        if nxt is None and any(not t.done for t in self.tasks):
+            stuck = next(t for t in self.tasks if not t.done)
+            self.error = self.error or stuck.waiting
+        self.current = nxt if self.error is None else None
+        self.cv.notify_all()
+
+    def wait(self, task, ready, error) -> None:
+        """Called by `task` at a barrier wait that `ready()` does not pass yet."""
+        with self.cv:
+            task.ready, task.waiting = ready, error
+            self._hand_over(task)
+            while self.current is not task and self.error is None:
+                self.cv.wait()
+            task.ready = task.waiting = None
+            if self.error is not None:
+                raise _Abort()
+
+    def run(self, bodies, st) -> None:
+        errors = np.geterr()  # numpy's error handling is per thread: the caller's
+
+        def main(task, body):
+            with self.cv:
+                while self.current is not task and self.error is None:
+                    self.cv.wait()
+            try:
+                if self.error is None:
+                    forked = st.fork()
+                    forked.warpgroups = (self, task)
+                    with np.errstate(**errors):
+                        body(forked)
+            except _Abort:
+                pass
+            except BaseException as e:  # noqa: BLE001 - re-raised by the caller
+                with self.cv:
+                    self.error = self.error or e
+            with self.cv:
+                task.done = True
+                self._hand_over(task)
+
+        for task, body in zip(self.tasks, bodies):
+            task.thread = threading.Thread(target=main, args=(task, body), daemon=True)
+            task.thread.start()
+        with self.cv:
+            self.current = self.tasks[0]
+            self.cv.notify_all()
+        for task in self.tasks:
+            task.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+def concurrent_bodies(c, ops):
+    """One step running consecutive tile.ws ops as concurrent tasks."""
+    bodies = [c.op(op) for op in ops]
+
+    def step(st):
+        _Scheduler(len(bodies)).run(bodies, st)
+
+    return step
+
+
 @handles("tile.init_barriers")
 def _init(c, op):
     bars = c.slot(op.operands[0])
@@ -99,14 +207,20 @@ def _wait(c, op):
         want = int(st.env[parity]) & 1
         # Phase p (0, 1, ...) has parity p % 2; the wait returns once the
         # latest phase of that parity before the current one completed.
-        if state.completed[i] % 2 == want:
+        if state.completed[i] % 2 != want:
+            return
+        if st.warpgroups is None:
             raise site.error(
                 f"waits for parity {want} of barrier {i}, whose phase {state.completed[i]} "
-                f"still needs {state.pending[i]} of its {state.counts[i]} arrivals: in "
-                f"program order nothing arrives before this wait (the interpreter runs "
-                f"T.ws bodies where they stand; on the GPU this would hang unless another "
-                f"warpgroup arrives concurrently, which the interpreter cannot model)",
+                f"still needs {state.pending[i]} of its {state.counts[i]} arrivals, and no "
+                f"T.ws body runs beside this code to arrive: on the GPU it would hang",
                 st.block)
+        scheduler, task = st.warpgroups
+        scheduler.wait(task, lambda: state.completed[i] % 2 != want, site.error(
+            f"waits for parity {want} of barrier {i} (phase {state.completed[i]}, "
+            f"{state.pending[i]} of its {state.counts[i]} arrivals missing) while every "
+            f"other T.ws body beside it has finished or waits too: on the GPU the block "
+            f"would hang", st.block))
 
     return step
 
