@@ -9,7 +9,9 @@ batches with and without split-KV (`_split{N}`), and kernels for the checks
 (mla_check_b{B}_p{MAX_PAGES}[_split{N}].tlcart, splits 1 to 16), which
 bench/mla_gpu.py runs on sequences of mixed lengths; the checks also built
 for sm_90 (`_sm90`: mma.sync and the cp.async pipeline, whose prefetch reads
-the page table ahead of the iterations, guarded past the end).
+the page table ahead of the iterations, guarded past the end). Each bench
+and sm_90a check is also built from examples/mla_decode_ws.py (the
+warpgroups' roles written out), named `_ws`.
 """
 
 import os
@@ -18,6 +20,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 import mla_decode  # noqa: E402
+import mla_decode_ws  # noqa: E402
 
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
@@ -47,7 +50,18 @@ def main(out: str) -> None:
     for batch, max_pages, split in SPLIT_CHECKS:
         mla_decode.mla_decode(batch, HEADS, pages, max_pages, num_split=split).save(
             os.path.join(out, f"mla_check_b{batch}_p{max_pages}_split{split}.tlcart"))
-    print("wrote", len(BENCH) + 2 * len(CHECKS) + len(SPLIT_CHECKS), "artifacts to", out)
+    # examples/mla_decode_ws.py (the warpgroups' roles written out): `_ws` beside each.
+    for batch, kv_len, split in BENCH:
+        mla_decode_ws.mla_decode_ws(batch, HEADS, pages, kv_len // PAGE, num_split=split).save(
+            os.path.join(out, f"mla_bench_b{batch}_s{kv_len}"
+                              f"{f'_split{split}' if split > 1 else ''}_ws.tlcart"))
+    for batch, max_pages in CHECKS:
+        mla_decode_ws.mla_decode_ws(batch, HEADS, pages, max_pages).save(
+            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_ws.tlcart"))
+    for batch, max_pages, split in SPLIT_CHECKS:
+        mla_decode_ws.mla_decode_ws(batch, HEADS, pages, max_pages, num_split=split).save(
+            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_split{split}_ws.tlcart"))
+    print("wrote", 2 * (len(BENCH) + len(SPLIT_CHECKS)) + 3 * len(CHECKS), "artifacts to", out)
 
 
 if __name__ == "__main__":

@@ -2,17 +2,19 @@
 
     python bench/mla_gpu.py ARTIFACT_DIR
 
-Every mla_check_* artifact runs sequences of mixed lengths (lengths no page
-divides, 1 token, full tables; with split-KV, chunks with no pages) over a
-cache whose pages are shuffled, against
-the fp32 torch reference, outputs NaN-poisoned first. Every mla_bench_*
-artifact (all sequences of the same length) is checked the same way, then
-timed (CUDA graph of 20 launches, median of 20 replays; best of two rounds)
-beside, in the same run: the same math in eager torch on a contiguous cache
-(fp16 einsum + softmax, what a user without a kernel writes), and a device
-copy of the cache's bytes (the copy ceiling: bytes read + written / time).
-Bandwidth = bytes the kernel must move (cache + q + out) / time; TFLOP/s =
-2 * B * H * S * (576 + 512).
+Every mla_check_* artifact runs sequences of mixed lengths (lengths no
+page divides, 1 token, full tables; with split-KV, chunks with no pages)
+over a cache whose pages are shuffled, against the fp32 torch reference,
+outputs NaN-poisoned first. Every mla_bench_* artifact (all sequences of
+the same length) is checked the same way, then timed (CUDA graph of 20
+launches, median of 20 replays; best of two rounds) beside, in the same run:
+the same math in eager torch on a contiguous cache (fp16 einsum + softmax,
+what a user without a kernel writes), and a device copy of the cache's bytes
+(the copy ceiling: bytes read + written / time). Bandwidth = bytes the
+kernel must move (cache + q + out) / time; TFLOP/s = 2 * B * H * S * (576 +
+512). Artifacts of examples/mla_decode_ws.py (`_ws`, bench/build_mla.py) run
+the same way; each timing line ends with the artifact's name. A failed check
+is reported, not timed, and makes the run exit non-zero.
 """
 
 import glob
@@ -50,14 +52,19 @@ def eager(q, cache):
 
 def main(art_dir: str) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    checks = 0
+    checks, failed = 0, []
     for path in sorted(glob.glob(os.path.join(art_dir, "mla_check_*.tlcart"))):
         kernel = runtime.load_artifact(path)
         batch, heads, _ = kernel.params[0].shape
         most = kernel.params[2].shape[1] * PAGE
         for lens in ([most] * batch, [1 + (most - 1) * i // max(batch - 1, 1) for i in range(batch)],
                      [min(most, n) for n in (1000, 77, 1, 64, 4097, 65, 8191, 300)][:batch]):
-            err = check(kernel, heads, lens)
+            try:
+                err = check(kernel, heads, lens)
+            except AssertionError as e:
+                failed.append(os.path.basename(path))
+                print(f"check {os.path.basename(path):24s} lens {lens}  FAILED: {e}")
+                continue
             checks += 1
             print(f"check {os.path.basename(path):24s} lens {lens}  max|err| {err:.1e}  ok")
     for path in sorted(glob.glob(os.path.join(art_dir, "mla_bench_*.tlcart")),
@@ -65,7 +72,12 @@ def main(art_dir: str) -> None:
         kernel = runtime.load_artifact(path)
         batch, heads, _ = kernel.params[0].shape
         kv_len = kernel.params[2].shape[1] * PAGE
-        err = check(kernel, heads, [kv_len] * batch)
+        try:
+            err = check(kernel, heads, [kv_len] * batch)
+        except AssertionError as e:  # not timed
+            failed.append(os.path.basename(path))
+            print(f"check {os.path.basename(path)} FAILED: {e}")
+            continue
         checks += 1
         q, cache, table, seq_lens = random_inputs(torch, batch, heads, [kv_len] * batch)
         out = torch.empty(batch, heads, KV_DIM, device="cuda", dtype=torch.float16)
@@ -79,12 +91,17 @@ def main(art_dir: str) -> None:
         bw = moved / (t_tlc * 1e-3) / 1e9
         copy_bw = 2 * cache.numel() * 2 / (t_copy * 1e-3) / 1e9
         tflops = 2 * batch * heads * kv_len * (WIDTH + KV_DIM) / (t_tlc * 1e-3) / 1e12
-        split = os.path.basename(path)[:-len(".tlcart")].partition("_split")[2] or "1"
-        print(f"B={batch:3d} S={kv_len:6d} split {split:>2s}  tlc {t_tlc * 1e3:8.1f} us  {bw:6.0f} GB/s = "
+        name = os.path.basename(path)[:-len(".tlcart")]
+        split = name.removesuffix("_ws").partition("_split")[2] or "1"
+        ws = "ws" if name.endswith("_ws") else "  "
+        print(f"B={batch:3d} S={kv_len:6d} split {split:>2s} {ws} tlc {t_tlc * 1e3:8.1f} us  "
+              f"{bw:6.0f} GB/s = "
               f"{bw / copy_bw:.2f}x copy ({copy_bw:.0f} GB/s)  {tflops:5.1f} TFLOP/s  "
               f"eager torch {t_eager * 1e3:8.1f} us ({t_eager / t_tlc:.1f}x slower)  "
-              f"max|err| {err:.1e}")
+              f"max|err| {err:.1e}  {name}")
     print(f"{checks} checks passed")
+    if failed:
+        sys.exit(f"{len(failed)} checks FAILED: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
