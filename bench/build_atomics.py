@@ -7,8 +7,10 @@ one value into a region), T.atomic_add(..., return_prev=True) handing out
 slots, T.atomic_max / T.atomic_min of float32 and int32 elements, with
 memory orders, and a histogram counted in shared memory; warp shuffles
 (a butterfly sum, down/up/idx within groups of lanes) with the lane, warp
-and warpgroup indices, and the program's own barriers (test_warp.py); each written as OUT_DIR/<name>.tlcart with a check for
-test/gpu/run_artifacts.py.
+and warpgroup indices, the program's own barriers and a named-barrier hand-off between warpgroups
+(test_warp.py); T.atomic_load / T.atomic_store (test_atomics.py); T.cumsum
+and T.cummax of shared and fragment tiles (test_scans.py). Each is written
+as OUT_DIR/<name>.tlcart with a check for test/gpu/run_artifacts.py.
 """
 
 import os
@@ -21,8 +23,9 @@ sys.path.insert(0, HERE)
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
-from test_atomics import _splitk_tiles, compact, shared_histogram  # noqa: E402
-from test_warp import reverse, shifts, warp_sums  # noqa: E402
+from test_atomics import _splitk_tiles, compact, flags, shared_histogram  # noqa: E402
+from test_scans import _scans  # noqa: E402
+from test_warp import handoff, reverse, shifts, warp_sums  # noqa: E402
 
 
 def extremes(dtype):
@@ -75,6 +78,24 @@ def main(out: str) -> None:
                      {"expect": {"Hi": "torch.maximum(Hi, X.max(dim=0).values)",
                                  "Lo": "torch.minimum(Lo, X.min(dim=0).values)"}},
                      os.path.join(out, f"atomic_extremes_{dt}.tlcart"))
+    save_checked(tlc.compile(handoff, target="sm_90a").artifact,
+                 {"expect": {"Y": "X"}}, os.path.join(out, "warp_named_handoff.tlcart"))
+    save_checked(tlc.compile(flags, target="sm_90a").artifact,
+                 {"inputs": {"F": "zeros", "G": "zeros"},
+                  "expect": {"F": "torch.full_like(F, 7)",
+                             "G": "torch.arange(2, device=G.device) * -2.5",
+                             "Out": "7 - torch.arange(2, device=Out.device) * 9.5"}},
+                 os.path.join(out, "atomic_load_store.tlcart"))
+    for dt, dim, rev in (("float32", 1, False), ("int32", 0, True), ("float16", -1, True)):
+        flip = (lambda e: f"{e}.flip({dim})") if rev else (lambda e: e)
+        wide = "X.float()" if dt == "float16" else "X"
+        save_checked(tlc.compile(_scans(dt, dim, rev), target="sm_90a").artifact,
+                     {"inputs": {"X": "randint(-50, 50)"},
+                      "expect": {"S": flip(f"{flip(wide)}.cumsum({dim})") + ".to(X.dtype)",
+                                 "M": flip(f"{flip('X')}.cummax({dim}).values"),
+                                 "V": f"{wide}[0].cumsum(0).to(X.dtype)"},
+                      "atol": 1e-3, "rtol": 1e-3},
+                     os.path.join(out, f"scans_{dt}_{dim}{'_rev' if rev else ''}.tlcart"))
 
 
 if __name__ == "__main__":

@@ -162,20 +162,21 @@ def test_block_barrier_in_a_ws_body_is_an_error():
 
 
 
-def test_named_barrier_arrive_pairs_with_a_named_sync(tmp_path):
-    # Warpgroup 1 fills a shared tile and arrives; warpgroup 0 waits on the same named
-    # barrier (256 threads: both groups) and reads it.
-    @T.prim_func
-    def handoff(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32")):
-        with T.Kernel(1, threads=256):
-            s = T.alloc_shared((128,), "float32")
-            with T.ws(1):
-                T.copy(X, s)
-                T.named_barrier_arrive(9, 256)
-            with T.ws(0):
-                T.sync_threads(9, 256)
-                T.copy(s, Y)
+# Warpgroup 1 fills a shared tile and arrives; warpgroup 0 waits on the same named
+# barrier (256 threads: both groups) and reads it.
+@T.prim_func
+def handoff(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=256):
+        s = T.alloc_shared((128,), "float32")
+        with T.ws(1):
+            T.copy(X, s)
+            T.named_barrier_arrive(9, 256)
+        with T.ws(0):
+            T.sync_threads(9, 256)
+            T.copy(s, Y)
 
+
+def test_named_barrier_arrive_pairs_with_a_named_sync(tmp_path):
     ptx = tlc.compile(handoff, target="sm_90a").get_kernel_source()
     assert re.search(r"bar(rier)?\.arrive\s+9, 256", ptx)
     assert re.search(r"bar(rier)?\.sync\s+9, 256", ptx)
