@@ -152,9 +152,14 @@ def set_max_nreg(reg_count: int, is_inc: int):
 
     In a T.ws body, which each of its warpgroups runs whole: `is_inc` 1
     raises the warpgroup's per-thread registers to `reg_count` (a consumer
-    taking the producer's), 0 lowers them (a producer giving them up). The
-    kernel's registers per thread are the compiler's; a warpgroup lowering
-    its count lets others raise theirs.
+    taking the producer's), 0 lowers them (a producer giving them up). A
+    block of n threads starts with 65536 / n registers a thread (rounded
+    down to a multiple of 8), so this needs n >= 384 (with fewer a thread
+    may use 255 from the start and ptxas ignores setmaxnreg: an error), a
+    raise to at least that count and a cut to at most it. Give every
+    warpgroup its count, and keep their sum within the block's (e.g. 240 +
+    208 + 56 = 3 x 168 at 384 threads): a raise the others' cuts do not pay
+    for waits forever on the GPU.
 
     Args:
         reg_count: a compile-time multiple of 8 in [24, 256].
