@@ -445,3 +445,29 @@ def test_set_max_nreg_needs_sm90a():
                     "needs setmaxnreg (sm_90a); the target has none")
     # The interpreter has nothing to do for it.
     tlc.interpret(max_nreg_on_sm80, np.zeros(128, np.float16))
+
+
+@T.prim_func
+def same_threads_in_order(A: T.Tensor((128,), "float32"), C: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((128,), "float32")
+        t = T.alloc_shared((128,), "float32")
+        full = T.alloc_barrier(128)
+        with T.ws(0):
+            T.copy(A, s)
+        with T.ws(1):
+            T.barrier_wait(full, 0)
+            T.copy(t, C)
+        with T.ws(0):  # after warpgroup 0's first body, beside warpgroup 1's
+            for i in T.Parallel(128):
+                t[i] = s[i] * 2
+            T.barrier_arrive(full)
+
+
+def test_interpreter_keeps_one_warpgroups_bodies_in_order():
+    """Warpgroup 0's two bodies run one after the other (the same threads),
+    beside warpgroup 1's, whose wait the second one releases."""
+    a = np.arange(128, dtype=np.float32)
+    c = np.zeros(128, np.float32)
+    tlc.interpret(same_threads_in_order, a, c)
+    assert (c == 2 * a).all()

@@ -111,26 +111,31 @@ class Compiler:
 
     def steps(self, block, skip_terminator: bool = False) -> list:
         """The steps of a block's ops, in order (its terminator left to the caller
-        when `skip_terminator`). Consecutive tile.ws bodies of which one waits
-        at a barrier become one step that runs them concurrently
-        (tlc.interpreter.warp_groups.concurrent_bodies)."""
+        when `skip_terminator`). Consecutive tile.ws bodies become one step
+        that runs the bodies of each set of warpgroups, in order, as a task
+        beside the other sets' (tlc.interpreter.warp_groups.concurrent_bodies).
+        """
         from .warp_groups import concurrent_bodies
 
         ops = list(block.operations)
         if skip_terminator and ops:
             ops = ops[:-1]
-        out, run = [], []
+        out, run = [], {}  # run: warpgroups -> their consecutive tile.ws bodies
 
         def flush():
             if len(run) > 1:
-                out.append(concurrent_bodies(self, list(run)))
+                out.append(concurrent_bodies(self, list(run.values())))
             else:
-                out.extend(s for s in (self.op(op) for op in run) if s is not None)
+                for body in run.values():
+                    out.extend(s for s in (self.op(op) for op in body) if s is not None)
             run.clear()
 
         for op in ops:
             if op.operation.name == "tile.ws":
-                run.append(op)
+                groups = tuple(ir.DenseI64ArrayAttr(op.attributes["warpgroups"]))
+                if groups not in run and any(set(groups) & set(g) for g in run):
+                    flush()  # warpgroups shared with another body's: one after the other
+                run.setdefault(groups, []).append(op)
                 continue
             flush()
             step = self.op(op)

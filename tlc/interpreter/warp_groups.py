@@ -4,7 +4,8 @@ mbarriers (tile.init_barriers, tile.barrier_wait, tile.barrier_arrive).
 A lone tile.ws body runs where it stands (its tile ops as the work of its
 warpgroups). Consecutive tile.ws bodies (a producer's and the consumers',
 each with its own loop, as TileLang's warp-specialized programs write them)
-run as concurrent tasks, one at a time: a task runs until it waits at a
+run as concurrent tasks, one per set of warpgroups (its bodies in order;
+bodies of partly shared warpgroups one after the other), one task at a time: a task runs until it waits at a
 barrier whose phase has not completed, then the next task that can go on
 runs (round robin, starting from the first body), so each body sees the
 others' arrivals as it would on the GPU. When every unfinished task waits,
@@ -158,12 +159,21 @@ class _Scheduler:
             raise self.error
 
 
-def concurrent_bodies(c, ops):
-    """One step running consecutive tile.ws ops as concurrent tasks."""
-    bodies = [c.op(op) for op in ops]
+def concurrent_bodies(c, groups):
+    """One step running consecutive tile.ws ops as concurrent tasks: `groups`
+    lists, per set of warpgroups, its bodies (run in order by one task)."""
+    def sequence(steps):
+        def run(st):
+            for step in steps:
+                step(st)
+
+        return run
+
+    tasks = [sequence([s for s in (c.op(op) for op in ops) if s is not None])
+             for ops in groups]
 
     def step(st):
-        _Scheduler(len(bodies)).run(bodies, st)
+        _Scheduler(len(tasks)).run(tasks, st)
 
     return step
 
