@@ -8,7 +8,7 @@ import pytest
 
 import tlc
 import tlc.language as T
-from bad_programs import compile_error
+from bad_programs import assert_line_error
 from test_compile import ptxas_ok
 
 
@@ -68,19 +68,11 @@ def test_atomic_adds_to_one_element_all_count():
     ("C[i]", ", use_tma=True", "the argument 'use_tma' is not supported yet"),
 ])
 def test_atomic_add_errors_name_the_line(place, extra, message, tmp_path):
-    code = (
-        "import tlc.language as T\n"
-        "@T.prim_func\n"
-        "def bad(C: T.Tensor((64,), 'float32')):\n"
-        "    with T.Kernel(1, threads=64):\n"
-        "        s = T.alloc_shared((64,), 'float32')\n"
-        "        f = T.alloc_fragment((64,), 'float32')\n"
-        "        T.clear(s)\n"
-        "        T.clear(f)\n"
-        "        for i in T.Parallel(64):\n"
-        f"            T.atomic_add({place}, 1.0{extra})\n")
-    error, path = compile_error(tmp_path, code)
-    assert message in error and f"{path}:10:" in error, error
+    assert_line_error(tmp_path, "C: T.Tensor((64,), 'float32')",
+                      f"for i in T.Parallel(64):\n            T.atomic_add({place}, 1.0{extra})",
+                      message, prelude=["s = T.alloc_shared((64,), 'float32')",
+                                        "f = T.alloc_fragment((64,), 'float32')",
+                                        "T.clear(s)", "T.clear(f)"])
 
 
 def test_atomic_add_of_int8_is_an_error():

@@ -8,8 +8,12 @@ import pytest
 
 import tlc
 import tlc.language as T
-from bad_programs import compile_error
+from bad_programs import assert_line_error
 from test_compile import ptxas_ok
+
+# The parameters of the error tests' programs.
+PARAMS = ("C: T.Tensor((64,), 'float32'), H: T.Tensor((64,), 'float16'), "
+          "g: T.Tensor((8,), 'float32')")
 
 
 def _splitk_tiles(split=3, n=64):
@@ -135,18 +139,9 @@ def test_atomic_max_and_min(dtype, tmp_path):
                                 "in fragment memory"),
 ])
 def test_atomic_errors_name_the_line(body, message, tmp_path):
-    code = (
-        "import tlc.language as T\n"
-        "@T.prim_func\n"
-        "def bad(C: T.Tensor((64,), 'float32'), H: T.Tensor((64,), 'float16'),\n"
-        "        g: T.Tensor((8,), 'float32')):\n"
-        "    with T.Kernel(1, threads=64):\n"
-        "        s = T.alloc_shared((8,), 'float32')\n"
-        "        f = T.alloc_fragment((8,), 'float32')\n"
-        "        T.clear(s)\n"
-        f"        {body}\n")
-    error, path = compile_error(tmp_path, code)
-    assert message in error and f"{path}:9:" in error, error
+    assert_line_error(tmp_path, PARAMS, body, message, prelude=[
+        "s = T.alloc_shared((8,), 'float32')", "f = T.alloc_fragment((8,), 'float32')",
+        "T.clear(s)"])
 
 
 @T.prim_func
@@ -208,12 +203,4 @@ def test_atomic_load_and_store(tmp_path):
     ("T.atomic_store(H[0], 1.0)", "T.atomic_store takes float32, int32, int64, uint32 tensors"),
 ])
 def test_atomic_load_store_errors(body, message, tmp_path):
-    code = (
-        "import tlc.language as T\n"
-        "@T.prim_func\n"
-        "def bad(C: T.Tensor((64,), 'float32'), H: T.Tensor((64,), 'float16'),\n"
-        "        g: T.Tensor((8,), 'float32')):\n"
-        "    with T.Kernel(1, threads=64):\n"
-        f"        {body}\n")
-    error, path = compile_error(tmp_path, code)
-    assert message in error and f"{path}:6:" in error, error
+    assert_line_error(tmp_path, PARAMS, body, message)

@@ -6,7 +6,7 @@ import pytest
 
 import tlc
 import tlc.language as T
-from bad_programs import compile_error
+from bad_programs import assert_line_error
 from test_compile import ptxas_ok
 
 
@@ -58,14 +58,6 @@ def test_scans_match_numpy(dtype, dim, reverse, tmp_path):
     ("for i in T.Parallel(8):\n            T.cumsum(s)", "T.cumsum cannot be inside T.Parallel"),
 ])
 def test_scan_errors_name_the_line(body, message, tmp_path):
-    code = (
-        "import tlc.language as T\n"
-        "@T.prim_func\n"
-        "def bad(X: T.Tensor((8, 8), 'float32')):\n"
-        "    with T.Kernel(1, threads=64):\n"
-        "        s = T.alloc_shared((8, 8), 'float32')\n"
-        "        t = T.alloc_shared((8, 4), 'float32')\n"
-        "        T.copy(X, s)\n"
-        f"        {body}\n")
-    error, path = compile_error(tmp_path, code)
-    assert message in error and f"{path}:" in error, error
+    assert_line_error(tmp_path, "X: T.Tensor((8, 8), 'float32')", body, message, prelude=[
+        "s = T.alloc_shared((8, 8), 'float32')", "t = T.alloc_shared((8, 4), 'float32')",
+        "T.copy(X, s)"])

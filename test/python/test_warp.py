@@ -9,7 +9,7 @@ import pytest
 
 import tlc
 import tlc.language as T
-from bad_programs import compile_error
+from bad_programs import assert_line_error
 from test_compile import ptxas_ok
 
 
@@ -135,16 +135,9 @@ def test_sigmoid():
                                                  "must reach it), but only some threads"),
 ])
 def test_warp_errors_name_the_line(body, message, tmp_path):
-    code = (
-        "import tlc.language as T\n"
-        "@T.prim_func\n"
-        "def bad(X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float32'),\n"
-        "        D: T.Tensor((64,), 'float64')):\n"
-        "    with T.Kernel(1, threads=64):\n"
-        "        t = T.get_thread_binding()\n"
-        f"        {body}\n")
-    error, path = compile_error(tmp_path, code)
-    assert message in error and f"{path}:" in error, error
+    assert_line_error(tmp_path, "X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float32'), "
+                                "D: T.Tensor((64,), 'float64')", body, message,
+                      prelude=["t = T.get_thread_binding()"])
 
 
 def test_block_barrier_in_a_ws_body_is_an_error():
