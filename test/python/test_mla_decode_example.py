@@ -90,14 +90,17 @@ def reference(q, cache, table, lens, kv_dim):
     return out
 
 
-@pytest.mark.parametrize("lens,split", [([128, 64], 1), ([100, 37], 1), ([1, 130], 1),
-                                        ([130, 33], 3), ([200, 1], 2)])
-def test_interpreter_matches_numpy(mla, lens, split):
-    # With split 3, 130 tokens are 5 pages in chunks of 2, 2, 1, and 33 tokens are 2 pages:
-    # its third chunk has none (no weight in the combine).
-    # Small latent and rope widths and pages of 32 keep the interpreter quick; lengths no
-    # page divides leave a last page whose other rows are masked.
-    page = 32
+# Small cases for the interpreter: (sequence lengths, num_split). With split 3, 130
+# tokens are 5 pages in chunks of 2, 2, 1, and 33 tokens are 2 pages: its third chunk
+# has none (no weight in the combine). Lengths no page divides leave a last page whose
+# other rows are masked.
+SMALL_CASES = [([128, 64], 1), ([100, 37], 1), ([1, 130], 1), ([130, 33], 3), ([200, 1], 2)]
+
+
+def interpret_against_numpy(factory, lens, split, page=32):
+    """Runs the kernel `factory` makes (mla_decode's arguments) in the interpreter on
+    128 heads of a 128 + 64 latent cache (small widths and pages of 32 keep it quick),
+    its pages shuffled, and compares with the numpy reference."""
     pages = [(n + page - 1) // page for n in lens]
     rng = np.random.default_rng(sum(lens))
     order = rng.permutation(sum(pages)).astype(np.int32)  # pages in shuffled order
@@ -105,7 +108,7 @@ def test_interpreter_matches_numpy(mla, lens, split):
     starts = np.cumsum([0] + pages)
     for b, n in enumerate(pages):
         table[b, :n] = order[starts[b]:starts[b] + n]
-    kernel = tlc.jit(mla.mla_decode.factory, out_idx=[4], interpret=True)(
+    kernel = tlc.jit(factory, out_idx=[4], interpret=True)(
         len(lens), 128, T.dynamic("pages"), table.shape[1], kv_dim=128, rope_dim=64,
         page_size=page, num_split=split)
     q = rng.standard_normal((len(lens), 128, 192)).astype(np.float16)
@@ -114,3 +117,8 @@ def test_interpreter_matches_numpy(mla, lens, split):
     # P is rounded to fp16 before P V, as on the GPU.
     np.testing.assert_allclose(kernel(q, cache, table, seq_lens),
                                reference(q, cache, table, lens, 128), rtol=1e-2, atol=3e-3)
+
+
+@pytest.mark.parametrize("lens,split", SMALL_CASES)
+def test_interpreter_matches_numpy(mla, lens, split):
+    interpret_against_numpy(mla.mla_decode.factory, lens, split)

@@ -6,14 +6,13 @@ the interpreter matches a numpy reference (the same cases as mla_decode's)."""
 import importlib.util
 import pathlib
 
-import numpy as np
 import pytest
 
 import tlc
 import tlc.language as T
 
 from ptxas import assemble
-from test_mla_decode_example import reference
+from test_mla_decode_example import SMALL_CASES, interpret_against_numpy
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
@@ -54,22 +53,6 @@ def test_split_kv_is_two_kernels(mla, tmp_path):
         assemble(k["ptx"], "sm_90a", tmp_path)
 
 
-@pytest.mark.parametrize("lens,split", [([128, 64], 1), ([100, 37], 1), ([1, 130], 1),
-                                        ([130, 33], 3), ([200, 1], 2)])
+@pytest.mark.parametrize("lens,split", SMALL_CASES)
 def test_interpreter_matches_numpy(mla, lens, split):
-    page = 32
-    pages = [(n + page - 1) // page for n in lens]
-    rng = np.random.default_rng(sum(lens))
-    order = rng.permutation(sum(pages)).astype(np.int32)
-    table = np.zeros((len(lens), max(pages)), np.int32)
-    starts = np.cumsum([0] + pages)
-    for b, n in enumerate(pages):
-        table[b, :n] = order[starts[b]:starts[b] + n]
-    kernel = tlc.jit(mla.mla_decode_ws.factory, out_idx=[4], interpret=True)(
-        len(lens), 128, T.dynamic("pages"), table.shape[1], kv_dim=128, rope_dim=64,
-        page_size=page, num_split=split)
-    q = rng.standard_normal((len(lens), 128, 192)).astype(np.float16)
-    cache = rng.standard_normal((sum(pages), page, 192)).astype(np.float16)
-    seq_lens = np.array(lens, np.int32)
-    np.testing.assert_allclose(kernel(q, cache, table, seq_lens),
-                               reference(q, cache, table, lens, 128), rtol=1e-2, atol=3e-3)
+    interpret_against_numpy(mla.mla_decode_ws.factory, lens, split)
