@@ -325,8 +325,22 @@ def max_nreg_not_a_raise(A: T.Tensor((128,), "float16")):
             T.inc_max_nreg(160)  # E:nregraise
 
 
+@T.prim_func
+def max_nreg_over_budget(A: T.Tensor((128,), "float16")):
+    with T.Kernel(1, threads=384) as _:
+        with T.ws(2):
+            T.dec_max_nreg(56)
+        with T.ws(0):
+            T.inc_max_nreg(240)
+        with T.ws(1):
+            T.inc_max_nreg(216)  # E:nregsum
+
+
 @pytest.mark.parametrize("prim, marker, at, message", [
     (max_nreg_outside_ws, "nregoutside", "T.set_max_nreg", "use it in a T.ws body"),
+    (max_nreg_over_budget, "nregsum", "T.inc_max_nreg",
+     "the warpgroups' registers a thread (240 + 216 + 56 = 512) exceed the 504 a 384-thread "
+     "block has (3 x 168): a raise would wait forever"),
     (max_nreg_two_warpgroups, "nregsmall", "T.dec_max_nreg",
      "needs a block of at least 384 threads (three warpgroups): a thread of a 256-thread "
      "block may use 255 registers from the start"),

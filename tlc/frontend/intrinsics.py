@@ -32,7 +32,8 @@ from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
                           call_barrier_wait, call_dec_max_nreg, call_inc_max_nreg,
                           call_mbarrier_arrive, call_mbarrier_wait_parity,
-                          call_set_max_nreg, call_tma_copy, call_ws)
+                          call_set_max_nreg, call_tma_copy, call_ws,
+                          check_register_counts)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {
@@ -117,6 +118,7 @@ def kernel(gen, call, target, body) -> None:
     # Each `with T.Kernel` is one launch of the program's sequence, in order.
     gen.kernel, gen.in_kernel = op, True
     gen.thread_dims, gen.uses_thread_index = dims, False
+    gen.register_counts = []  # the kernel's T.set_max_nreg calls (warp_groups.py)
     try:
         with ir.InsertionPoint(block), gen.scope():
             if isinstance(target, ast.Name):  # `as b`: the index, or all of them (TileLang)
@@ -132,6 +134,7 @@ def kernel(gen, call, target, body) -> None:
                     gen.bind(n.id, Affine.leaf(arg))
             gen.visit_body(body)
             reducers.check_finalized(gen)
+            check_register_counts(gen)
         if gen.uses_thread_index:
             check_divergence(gen, op)
     finally:

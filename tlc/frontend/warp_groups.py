@@ -243,11 +243,36 @@ def _max_nreg(gen, node, fn, what: str, increase=None) -> None:
                                         f"starts with {entry} registers; "
                                         f"{'raising' if increase else 'lowering'} them to "
                                         f"{count} is not {'a raise' if increase else 'a cut'}")
+    ws = next(op for op in _enclosing_ops(gen) if op.name == "tile.ws")
+    gen.register_counts.append((node, list(ir.DenseI64ArrayAttr(ws.attributes["warpgroups"])),
+                                count, increase))
     action = "increase" if increase else "decrease"
     with gen.loc(node):
         ir.Operation.create("nvvm.setmaxregister", attributes={
             "regCount": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), count),
             "action": ir.Attribute.parse(f"#nvvm<action {action}>")})
+
+
+def check_register_counts(gen) -> None:
+    """The registers the kernel's T.set_max_nreg calls leave each warpgroup (its
+    last count; the block's starting count where it sets none) must fit in the
+    block's: a raise waits for registers the other warpgroups give up, forever
+    when they do not."""
+    if not gen.register_counts:
+        return
+    threads = math.prod(gen.thread_dims)
+    entry = 65536 // threads // 8 * 8
+    counts = [entry] * (threads // WARPGROUP)
+    for _, groups, count, _ in gen.register_counts:
+        for g in groups:
+            counts[g] = count
+    if sum(counts) > entry * len(counts):
+        node = [n for n, _, _, increase in gen.register_counts if increase][-1]
+        raise gen.error(node, f"the warpgroups' registers a thread "
+                              f"({' + '.join(map(str, counts))} = {sum(counts)}) exceed the "
+                              f"{entry * len(counts)} a {threads}-thread block has "
+                              f"({len(counts)} x {entry}): a raise would wait forever for "
+                              f"registers the other warpgroups never give up")
 
 
 def call_set_max_nreg(gen, node):

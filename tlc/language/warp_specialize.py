@@ -156,10 +156,11 @@ def set_max_nreg(reg_count: int, is_inc: int):
     block of n threads starts with 65536 / n registers a thread (rounded
     down to a multiple of 8), so this needs n >= 384 (with fewer a thread
     may use 255 from the start and ptxas ignores setmaxnreg: an error), a
-    raise to at least that count and a cut to at most it. Give every
-    warpgroup its count, and keep their sum within the block's (e.g. 240 +
-    208 + 56 = 3 x 168 at 384 threads): a raise the others' cuts do not pay
-    for waits forever on the GPU.
+    raise to at least that count and a cut to at most it. The counts the
+    warpgroups end with must fit in the block's (e.g. 240 + 208 + 56 =
+    3 x 168 at 384 threads; an error otherwise: a raise the others' cuts do
+    not pay for would wait forever on the GPU). Give every warpgroup its
+    count: ptxas may drop them all when one has none.
 
     Args:
         reg_count: a compile-time multiple of 8 in [24, 256].
