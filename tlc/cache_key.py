@@ -260,8 +260,13 @@ class _Fingerprint:
         """tlc's own values: their class is part of the compiler's identity."""
         from .language.types import SymbolicDim
 
+        from .frontend.prim_func import Macro
+
         t = type(v)
-        if isinstance(v, str) or isinstance(v, enum.Enum):
+        if isinstance(v, Macro):  # its function, by the same rules as any other
+            self.add("tlc", t.__qualname__)
+            self._function(v.fn)
+        elif isinstance(v, str) or isinstance(v, enum.Enum):
             self.add("tlc", t.__qualname__, str(v))
         elif isinstance(v, SymbolicDim):
             self.add("tlc", t.__qualname__, v.name, v.dtype)

@@ -252,3 +252,29 @@ def test_disk_hit_in_a_new_process_loads_no_compiler(tmp_path):
                            env=env, cwd=tmp_path) for _ in range(2)]
     assert [r.stdout for r in runs] == ["k True True\n", "k False False\n"], \
         [r.stderr for r in runs]
+
+
+def test_macro_from_another_module_is_in_the_key(cache, tmp_path, monkeypatch):
+    # A @T.macro the factory imports is keyed by its function: editing its body
+    # changes the kernel served, the factory's own file unchanged.
+    def macro_module(scale):
+        return ("import tlc.language as T\n\n@T.macro\ndef scale_by(x, n):\n"
+                f"    for i in T.Parallel(n):\n        x[i] = x[i] * {scale}\n")
+
+    _module(tmp_path, monkeypatch, "tlc_t_macro", macro_module(3.0))
+    text = ("import tlc.language as T\nfrom tlc_t_macro import scale_by\n\n"
+            "def factory(N):\n"
+            "    @T.prim_func\n"
+            "    def scaled(X: T.Tensor((N,), 'float32'), Y: T.Tensor((N,), 'float32')):\n"
+            "        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:\n"
+            "            x = T.alloc_fragment((128,), 'float32')\n"
+            "            T.copy(X[bx * 128], x)\n"
+            "            scale_by(x, 128)\n"
+            "            T.copy(x, Y[bx * 128])\n\n"
+            "    return scaled\n")
+    mod = _module(tmp_path, monkeypatch, "tlc_t_uses_macro", text)
+    assert cache_key.factory_key(mod.factory, (256,), {}, "sm_90a") is not None
+    assert _scale_in(JITFactory(mod.factory)(256)) == 3.0
+    _module(tmp_path, monkeypatch, "tlc_t_macro", macro_module(5.25))
+    mod = importlib.reload(mod)
+    assert _scale_in(JITFactory(mod.factory)(256)) == 5.25

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 
 from .. import ir
 from ..dialects import arith, func, scf
@@ -76,11 +77,16 @@ class CodeGenerator(ExpressionMixin):
         self.ranges: dict = {}
         # Integer scalars used as indices -> their index casts (ExpressionMixin.index_leaf).
         self.index_casts: dict = {}
+        # The file and the Python names of the code being built: the prim_func's, or a
+        # T.macro's while its body is built in place of a call (expand_macro).
+        self.filename = prim.filename
+        self.env = prim.env
+        self.macros: list = []  # the T.macro calls being built, innermost last
 
     # -- diagnostics and locations ------------------------------------------
 
     def where(self, node) -> SourceLocation:
-        return SourceLocation(self.prim.filename, getattr(node, "lineno", 0),
+        return SourceLocation(self.filename, getattr(node, "lineno", 0),
                               getattr(node, "col_offset", -1) + 1)
 
     def error(self, node, message: str) -> CompilationError:
@@ -129,8 +135,8 @@ class CodeGenerator(ExpressionMixin):
                 if isinstance(value, _NoFlow):
                     raise self.error(node, value.message(name))
                 return value
-        if name in self.prim.env:
-            return self.prim.env[name]
+        if name in self.env:
+            return self.env[name]
         raise self.error(node, f"name '{name}' is not defined")
 
     @contextlib.contextmanager
@@ -303,11 +309,51 @@ class CodeGenerator(ExpressionMixin):
         self.eval(node.value)
 
     def stmt_Return(self, node) -> None:
+        if self.macros:
+            raise self.error(node, f"`return` may only end the T.macro "
+                                   f"'{self.macros[-1].name}' (its last statement)")
         if node.value is not None:
             raise self.error(node, "a prim_func returns nothing: write outputs into tensor "
                                    "parameters")
         raise self.error(node, "`return` may only end a prim_func (the statements after it "
                                "would still be compiled)")
+
+    def expand_macro(self, m, node):
+        """Builds the body of the T.macro `m` in place of the call `node`: its
+        parameters bound to the call's arguments, its other names its own
+        (closure, globals), errors at its lines. A final `return value` gives
+        the call's value."""
+        if m in self.macros:
+            raise self.error(node, f"the T.macro '{m.name}' calls itself: a macro's body is "
+                                   "built in place of each call, so it cannot recurse")
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.error(node, f"call the T.macro '{m.name}' with plain arguments "
+                                   "(no * or ** unpacking)")
+        args = [self.eval(a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        try:
+            bound = inspect.signature(m.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"T.macro '{m.name}': {e}") from None
+        bound.apply_defaults()
+        body, ret = m.node.body, None
+        if body and isinstance(body[-1], ast.Return):
+            body, ret = body[:-1], body[-1]
+        saved = (self.scopes, self.regions, self.filename, self.env, self.statement)
+        self.scopes, self.regions = [dict(bound.arguments)], []
+        self.filename, self.env = m.filename, m.env
+        self.macros.append(m)
+        try:
+            self.visit_body(body)
+            if ret is None or ret.value is None:
+                return None
+            self.statement = ret
+            with self.loc(ret):
+                return self.eval(ret.value)
+        finally:
+            self.macros.pop()
+            self.scopes, self.regions, self.filename, self.env, self.statement = saved
 
     def stmt_Assign(self, node) -> None:
         if reducers.update(self, node):  # R[i] = T.max(R[i], v) of a T.alloc_reducer

@@ -9,6 +9,7 @@ from .. import ir
 from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
+from .prim_func import Macro
 from ..language.types import SymbolicDim, Tensor, dtype as DType
 from . import dtypes, variables
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
@@ -245,7 +246,7 @@ class ExpressionMixin:
                 raise self.error(name, f"a lambda in a prim_func runs at compile time; it "
                                        f"cannot read '{name.id}', {self.describe(value)}")
             env[name.id] = value
-        code = compile(ast.Expression(node), self.prim.filename, "eval")
+        code = compile(ast.Expression(node), self.filename, "eval")
         return eval(code, {"__builtins__": __builtins__, **env})
 
     def expr_JoinedStr(self, node):
@@ -597,6 +598,8 @@ class ExpressionMixin:
 
     def expr_Call(self, node):
         fn = self.eval(node.func)
+        if isinstance(fn, Macro):
+            return self.expand_macro(fn, node)
         name = intrinsic_name(fn)
         if name is not None:
             from . import intrinsics, math_intrinsics

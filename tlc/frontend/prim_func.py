@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import linecache
 import textwrap
@@ -69,6 +70,9 @@ def _closure_env(fn) -> dict:
 
 def _find_def(fn, filename: str) -> ast.FunctionDef:
     """The FunctionDef of `fn` in its file, found by its first line."""
+    # The file as it is now: a module edited and reloaded must not be compiled from
+    # the text linecache read before (its bytecode, which the cache key hashes, is new).
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename, fn.__globals__)
     if not lines:
         try:
@@ -116,6 +120,50 @@ def _definitions(filename: str, lines: list) -> dict:
         _DEFINITIONS.clear()
     _DEFINITIONS[filename] = (lines, index)
     return index
+
+
+class Macro:
+    """A @T.macro: a function whose body the frontend builds in place of each
+    call inside a prim_func (or another macro), its parameters bound to the
+    call's arguments: buffers, run-time values or compile-time Python values.
+
+    Its names resolve as Python would resolve them in the function: its
+    parameters and its own assignments, then its closure and globals, never
+    the caller's locals. A final `return value` makes the call an expression."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        self.filename = fn.__code__.co_filename
+        self.node = _find_def(fn, self.filename)
+        functools.update_wrapper(self, fn)
+
+    @property
+    def env(self) -> dict:
+        """Its closure and globals as they are when a call is built (a macro may
+        call macros defined after it)."""
+        return _closure_env(self.fn)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"'{self.name}' is a @T.macro: call it inside a @T.prim_func, "
+                           "which builds its body in place of the call")
+
+    def __repr__(self) -> str:
+        return f"<tlc.Macro {self.name} from {self.filename}>"
+
+
+def macro(fn=None, *, hygienic: bool = True):
+    """Marks a function as a macro of tile code (TileLang's `@T.macro`): calls
+    to it inside a @T.prim_func build its body there, with its parameters
+    bound to the call's arguments. `hygienic=False` (TileLang's option to let
+    the body read the caller's names) is not supported: a macro reads its own
+    closure and globals."""
+    if not hygienic:
+        raise NotImplementedError("T.macro(hygienic=False) is not supported by tlc: pass the "
+                                  "values the body needs as arguments")
+    if fn is None:
+        return lambda f: macro(f)
+    return fn if isinstance(fn, Macro) else Macro(fn)
 
 
 def prim_func(fn) -> PrimFunc:

@@ -68,7 +68,7 @@ from .types import (
     uint32,
 )
 
-from ..frontend.prim_func import prim_func  # noqa: E402
+from ..frontend.prim_func import macro, prim_func  # noqa: E402
 
 
 def __getattr__(name: str):
@@ -115,7 +115,7 @@ INTRINSICS = [
 __all__ = [
     "Buffer", "Fragment", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
-    "prim_func", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
+    "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32",
     *INTRINSICS,
