@@ -150,21 +150,29 @@ def mla_decode(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, bloc
                 T.copy(o, o_shared)
                 T.copy(o_shared, out[b, h0:h0 + block_H, :])
 
-        if split:  # out = sum over chunks of 2^(lse_c - max lse) o_c / sum of the weights
-            with T.Kernel(heads, batch, threads=128) as (h, b):
-                for j in T.Parallel(kv_dim):
-                    top = lse[b, h, 0]
-                    for c in chunks[1:]:
-                        top = T.max(top, lse[b, h, c])
-                    total = 0.0
-                    value = 0.0
-                    for c in chunks:
-                        weight = T.exp2(lse[b, h, c] - top)
-                        total = total + weight
-                        value = value + weight * o_partial[b, h, c, j]
-                    out[b, h, j] = value / total
+        if split:
+            combine_chunks(o_partial, lse, out, batch, heads, kv_dim, chunks)
 
     return decode
+
+
+@T.macro
+def combine_chunks(o_partial, lse, out, batch, heads, kv_dim, chunks):
+    """The split-KV combine, a kernel of its own (examples/mla_decode_ws.py's too):
+    out = sum over the chunks c of 2^(lse_c - max lse) o_c / the sum of those weights.
+    `chunks` is a Python list of the chunk indices: the loops over it unroll."""
+    with T.Kernel(heads, batch, threads=128) as (h, b):
+        for j in T.Parallel(kv_dim):
+            top = lse[b, h, 0]
+            for c in chunks[1:]:
+                top = T.max(top, lse[b, h, c])
+            total = 0.0
+            value = 0.0
+            for c in chunks:
+                weight = T.exp2(lse[b, h, c] - top)
+                total = total + weight
+                value = value + weight * o_partial[b, h, c, j]
+            out[b, h, j] = value / total
 
 
 def reference(torch, q, cache, block_table, seq_lens, kv_dim=512, sm_scale=None):

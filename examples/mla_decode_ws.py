@@ -31,10 +31,14 @@ against 682 us (0.69x) for examples/mla_decode.py.
 """
 
 import math
+import os
 import sys
 
 import tlc
 import tlc.language as T
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mla_decode import combine_chunks  # noqa: E402  (the split-KV combine kernel, a T.macro)
 
 
 @tlc.jit(out_idx=[4], pass_configs={"tl.enable_fast_math": True})
@@ -189,19 +193,8 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
                         o_r[r, j] /= l_shared[r]
                     T.copy(o_r, out[b, h0:h0 + block_H, half:kv_dim])
 
-        if split:  # out = sum over chunks of 2^(lse_c - max lse) o_c / sum of the weights
-            with T.Kernel(heads, batch, threads=128) as (h, b):
-                for j in T.Parallel(kv_dim):
-                    top = lse[b, h, 0]
-                    for c in chunks[1:]:
-                        top = T.max(top, lse[b, h, c])
-                    total = 0.0
-                    value = 0.0
-                    for c in chunks:
-                        weight = T.exp2(lse[b, h, c] - top)
-                        total = total + weight
-                        value = value + weight * o_partial[b, h, c, j]
-                    out[b, h, j] = value / total
+        if split:
+            combine_chunks(o_partial, lse, out, batch, heads, kv_dim, chunks)
 
     return decode
 
