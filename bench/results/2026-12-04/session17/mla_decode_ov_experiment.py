@@ -38,7 +38,7 @@ import tlc
 import tlc.language as T
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sys as _s; _s.path.insert(0, '/work/main/examples'); from mla_decode import combine_chunks  # noqa: E402  (the split-KV combine kernel, a T.macro)
+from mla_decode import combine_chunks  # noqa: E402  (the split-KV combine kernel, a T.macro)
 
 
 @tlc.jit(out_idx=[4], pass_configs={"tl.enable_fast_math": True})
