@@ -37,7 +37,8 @@ import sys
 import tlc
 import tlc.language as T
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 4,
+                                "examples"))
 from mla_decode import combine_chunks  # noqa: E402  (the split-KV combine kernel, a T.macro)
 
 
