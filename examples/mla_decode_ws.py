@@ -48,6 +48,8 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
     block_table: [batch, max_pages] int32, seq_lens: [batch] int32 (each from 1 to
     max_pages * page_size) -> out: [batch, heads, kv_dim], as examples/mla_decode.py's
     mla_decode (sm_90a: TMA, mbarriers, wgmma, setmaxnreg)."""
+    if block_H != 64:
+        raise ValueError(f"block_H must be 64 (one m64 row block a warpgroup), not {block_H}")
     if heads % block_H:
         raise ValueError(f"block_H ({block_H}) must divide heads ({heads})")
     if num_split < 1:

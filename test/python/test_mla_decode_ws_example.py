@@ -56,3 +56,12 @@ def test_split_kv_is_two_kernels(mla, tmp_path):
 @pytest.mark.parametrize("lens,split", SMALL_CASES)
 def test_interpreter_matches_numpy(mla, lens, split):
     interpret_against_numpy(mla.mla_decode_ws.factory, lens, split)
+
+
+def test_arguments_are_checked(mla):
+    with pytest.raises(ValueError, match="block_H must be 64"):
+        mla.mla_decode_ws.factory(1, 128, 16, 16, block_H=128)
+    with pytest.raises(ValueError, match=r"block_H \(64\) must divide heads \(96\)"):
+        mla.mla_decode_ws.factory(1, 96, 16, 16)
+    with pytest.raises(ValueError, match="num_split must be at least 1, not 0"):
+        mla.mla_decode_ws.factory(1, 64, 16, 16, num_split=0)
