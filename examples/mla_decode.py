@@ -122,15 +122,7 @@ def mla_decode(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, bloc
                 T.gemm(q_latent, kv, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
                 T.gemm(q_rope, k_rope, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
 
-                T.copy(m, m_old)
-                T.reduce_max(s, m, dim=1, clear=False)
-                for i in T.Parallel(block_H):
-                    correction[i] = T.exp2((m_old[i] - m[i]) * scale)
-                for i, j in T.Parallel(block_H, block_N):
-                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
-                T.reduce_sum(s, l_block, dim=1)
-                for i in T.Parallel(block_H):
-                    l[i] = l[i] * correction[i] + l_block[i]
+                online_softmax(s, m, m_old, correction, l, l_block, scale)
                 for i, j in T.Parallel(block_H, kv_dim):
                     o[i, j] *= correction[i]
                 T.copy(s, p_shared)
@@ -154,6 +146,24 @@ def mla_decode(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, bloc
             combine_chunks(o_partial, lse, out, batch, heads, kv_dim, chunks)
 
     return decode
+
+
+@T.macro
+def online_softmax(s, m, m_old, correction, l, l_block, scale):
+    """One block's step of the online softmax over the rows of the scores `s`
+    (examples/mla_decode_ws.py's too): the running row maximum m (m_old, the
+    previous), `correction` = 2^((m_old - m) * scale) for what was summed before,
+    s = 2^((s - m) * scale) in place, and the running row sum l."""
+    rows, columns = s.shape
+    T.copy(m, m_old)
+    T.reduce_max(s, m, dim=1, clear=False)
+    for i in T.Parallel(rows):
+        correction[i] = T.exp2((m_old[i] - m[i]) * scale)
+    for i, j in T.Parallel(rows, columns):
+        s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+    T.reduce_sum(s, l_block, dim=1)
+    for i in T.Parallel(rows):
+        l[i] = l[i] * correction[i] + l_block[i]
 
 
 @T.macro

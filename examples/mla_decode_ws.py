@@ -38,7 +38,8 @@ import tlc
 import tlc.language as T
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mla_decode import combine_chunks  # noqa: E402  (the split-KV combine kernel, a T.macro)
+# The online softmax step and the split-KV combine kernel, T.macros of mla_decode.py.
+from mla_decode import combine_chunks, online_softmax  # noqa: E402
 
 
 @tlc.jit(out_idx=[4], pass_configs={"tl.enable_fast_math": True})
@@ -141,15 +142,7 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
                     T.gemm(q_l, kv_l[st, :, :], s, transpose_B=True)
                     T.gemm(q_r, kv_r[st, :, :], s, transpose_B=True)
                     T.gemm(q_rope, k_rope[st, :, :], s, transpose_B=True)
-                    T.copy(m, m_old)
-                    T.reduce_max(s, m, dim=1, clear=False)
-                    for r in T.Parallel(block_H):
-                        correction[r] = T.exp2((m_old[r] - m[r]) * scale)
-                    for r, j in T.Parallel(block_H, block_N):
-                        s[r, j] = T.exp2(s[r, j] * scale - m[r] * scale)
-                    T.reduce_sum(s, l_block, dim=1)
-                    for r in T.Parallel(block_H):
-                        l[r] = l[r] * correction[r] + l_block[r]
+                    online_softmax(s, m, m_old, correction, l, l_block, scale)
                     for r, j in T.Parallel(block_H, half):
                         o_l[r, j] *= correction[r]
                     # Warpgroup 1 is done with the previous page's probabilities.
