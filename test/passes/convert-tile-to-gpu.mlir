@@ -623,13 +623,20 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // barrier (the threads' shared writes, then the tensor cores' reads) stays,
 // descriptors from the operands' shared addresses, and between a wgmma.fence and a commit + wait one
 // m64n128k16 per 16-deep K slice. Without it: ldmatrix + mma.sync.
+// Each operand's first descriptor comes through an opaque move (LLVM keeps it
+// beside the gemm, not hoisted out of loops), the K slices' are it plus the
+// slice's offset >> 4 (32 bytes further along the swizzled rows: + 2).
 // CHECK-LABEL: gpu.func @wgmma_gemm
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
-// CHECK: nvvm.wgmma.mma_async
+// CHECK: %[[DB:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l"
+// CHECK: %[[DA:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l"
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-NEXT: %[[DB1:.*]] = arith.addi %[[DB]], %c2_i64 : i64
+// CHECK-NEXT: %[[DA1:.*]] = arith.addi %[[DA]], %c2_i64 : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[DA1]], %[[DB1]]
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NOT: nvvm.wgmma.mma_async

@@ -183,11 +183,29 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   int64_t kMajor = atom == kWgmmaAtomBytes ? fields(16, 1024)
                                            : fields(16, 8 * atom, atom == 64 ? 2 : 3);
   int64_t nMajor = fields(kRows * 128, 1024);
+  // A K slice's descriptor is its operand's first one plus the slice's
+  // offset >> 4 (the 14-bit start field cannot carry: shared memory is under
+  // 256 KB). The first is made where the gemm is, through an opaque move, so
+  // that LLVM keeps each slice's descriptor an add beside its wgmma instead
+  // of hoisting every one of them out of a loop whose stage buffers do not
+  // change: dozens of live 64-bit values that ptxas then spills.
+  DenseMap<std::pair<Value, int64_t>, Value> firstDescriptor;
   auto descriptor = [&](Value start, int64_t bytes, int64_t fixed) {
-    Value at = arith::AddIOp::create(b, loc, start, c64(bytes));
-    Value field = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, at, c64(0x3FFFF)), c64(4));
-    return arith::OrIOp::create(b, loc, field, c64(fixed)).getResult();
+    Value &first = firstDescriptor[{start, fixed}];
+    if (!first) {
+      Value field = arith::ShRUIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, start, c64(0x3FFFF)), c64(4));
+      Value value = arith::OrIOp::create(b, loc, field, c64(fixed));
+      first = LLVM::InlineAsmOp::create(
+                  b, loc, i64, ValueRange{value}, "mov.b64 $0, $1;", "=l,l",
+                  /*has_side_effects=*/true, /*is_align_stack=*/false,
+                  LLVM::TailCallKind::None,
+                  LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr())
+                  .getResult(0);
+    }
+    if (!bytes)
+      return first;
+    return arith::AddIOp::create(b, loc, first, c64(bytes >> 4)).getResult();
   };
 
   // One accumulator struct per row block: registers [mt * regs, (mt + 1) *
