@@ -385,6 +385,18 @@ LogicalResult inferParallel(ParallelOp loop) {
   return finish(*layout);
 }
 
+/// Whether `loop` indexes a fragment of its own rank that has a layout.
+bool indexesPlacedFragment(ParallelOp loop) {
+  WalkResult found = loop.getBody().walk([&](Operation *op) {
+    auto access = getFragmentAccess(op);
+    if (access && access->first.getLayout() &&
+        access->first.getType().getRank() == (int64_t)loop.getShape().size())
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 /// A fragment with no layout yet that a parallel loop indexes beside a
 /// placed fragment of the loop's shape takes that layout (repeated until
 /// nothing changes), so that, e.g., an f32 sum of a gemm's accumulator
@@ -587,6 +599,24 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
   };
   if (module.walk(defaults(true)).wasInterrupted())
     return failure();
+  // Loops that index a placed fragment of their own rank first, again until
+  // none is left (each places the fragments it holds beside that one), then
+  // the others in program order. So a fragment a program touches first in a
+  // loop of its own (l[i] *= s[i]) takes the layout of the loops that combine
+  // it with placed ones (l[i] += a reduction's row sums) instead of a
+  // default that each of those would convert through shared memory.
+  for (bool changed = true; changed;) {
+    changed = false;
+    WalkResult placed = module.walk([&](ParallelOp loop) {
+      if (loop.getLayout() || !indexesPlacedFragment(loop))
+        return WalkResult::advance();
+      changed = true;
+      return failed(inferParallel(loop)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+    });
+    if (placed.wasInterrupted())
+      return failure();
+  }
   WalkResult loops = module.walk([](ParallelOp loop) {
     return failed(inferParallel(loop)) ? WalkResult::interrupt()
                                        : WalkResult::advance();

@@ -398,6 +398,45 @@ func.func @adopts_loop_layout() {
 
 // -----
 
+// Loops that index a placed fragment are placed first: %l, scaled in a loop
+// of its own before anything places it, takes the layout of the later loop
+// that adds the reduction's row sums to it, not a blocked default both other
+// loops would then convert (no tile.copy between layouts).
+// CHECK-LABEL: func.func @placed_loops_first
+// CHECK: %[[L:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32
+// CHECK: %[[LB:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32
+// CHECK-NOT: tile.copy
+func.func @placed_loops_first(%scale: memref<8xf32, #gpu.address_space<workgroup>>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<8x256xf32, #tile.space<fragment>>
+    %l = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    %lb = tile.alloc_fragment : memref<8xf32, #tile.space<fragment>>
+    tile.parallel (%i) in [8] {
+      %v = memref.load %l[%i] : memref<8xf32, #tile.space<fragment>>
+      %s = memref.load %scale[%i] : memref<8xf32, #gpu.address_space<workgroup>>
+      %p = arith.mulf %v, %s : f32
+      memref.store %p, %l[%i] : memref<8xf32, #tile.space<fragment>>
+    }
+    tile.reduce %x to %lb {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+    tile.parallel (%i) in [8] {
+      %v = memref.load %l[%i] : memref<8xf32, #tile.space<fragment>>
+      %b = memref.load %lb[%i] : memref<8xf32, #tile.space<fragment>>
+      %a = arith.addf %v, %b : f32
+      memref.store %a, %l[%i] : memref<8xf32, #tile.space<fragment>>
+    }
+    tile.parallel (%i, %j) in [8, 256] {
+      %v = memref.load %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+      %r = memref.load %l[%i] : memref<8xf32, #tile.space<fragment>>
+      %d = arith.divf %v, %r : f32
+      memref.store %d, %x[%i, %j] : memref<8x256xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
 // A gemm wgmma can run (A M x K and B N x K in shared memory, f16, 128-byte
 // K rows, M = 16 x warps): with wgmma each warp holds 16 rows of all 128
 // columns, the warpgroup's m64n128 accumulator fragment; without it the

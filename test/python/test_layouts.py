@@ -235,6 +235,51 @@ def test_row_vector_placed_otherwise_is_converted(target):
     np.testing.assert_allclose(out, b * a.max(axis=1, keepdims=True), rtol=1e-6)
 
 
+def _scaled_row_sums(scale_first):
+    @T.prim_func
+    def scaled_row_sums(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+                        S: T.Tensor((64,), "float32"), O: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 64), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            scale = T.alloc_shared((64,), "float32")
+            acc = T.alloc_fragment((64, 64), "float32")
+            l = T.alloc_fragment((64,), "float32")
+            sums = T.alloc_fragment((64,), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.copy(S, scale)
+            T.fill(l, 1)
+            T.gemm(a, b, acc, clear_accum=True)
+            if scale_first:
+                for r in T.Parallel(64):
+                    l[r] *= scale[r]
+            T.reduce_sum(acc, sums, dim=1)
+            for r in T.Parallel(64):
+                l[r] += sums[r]
+            if not scale_first:
+                for r in T.Parallel(64):
+                    l[r] *= scale[r]
+            for r, j in T.Parallel(64, 64):
+                acc[r, j] /= l[r]
+            T.copy(acc, O)
+
+    return scaled_row_sums
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_row_vector_placed_by_its_later_loops(target):
+    # l is first touched in a loop of its own (l[r] *= scale[r]); it still takes the layout of
+    # the reduction's row sums it is added to, so neither later loop converts it: the program
+    # compiles to the same shared-memory copies and barriers as with the loops swapped.
+    first = tlc.compile(_scaled_row_sums(True), target=target)
+    last = tlc.compile(_scaled_row_sums(False), target=target)
+    assert (first.get_mlir("optimized").count("tile.staging_offset")
+            == last.get_mlir("optimized").count("tile.staging_offset"))
+    assert (first.get_kernel_source().count("bar.sync")
+            == last.get_kernel_source().count("bar.sync"))
+
+
 def _shared_reductions():
     return build_reduce.shared_reductions.factory(64, 128)
 
