@@ -61,6 +61,7 @@ TABLE: tuple[DTypeInfo, ...] = (
     DTypeInfo("uint8", 8, "u", "uint8", "i8", "uint8", "u1", (1, 8)),
     DTypeInfo("uint16", 16, "u", "uint16", "i16", "uint16", "u2", (1, 16)),
     DTypeInfo("uint32", 32, "u", "uint32", "i32", "uint32", "u4", (1, 32)),
+    DTypeInfo("uint64", 64, "u", "uint64", "i64", "uint64", "u8", (1, 64)),
     DTypeInfo("bool", 1, "b", "bool", "i1", "bool", "b1", (6, 8)),
 )
 

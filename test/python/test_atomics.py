@@ -96,7 +96,7 @@ def test_memory_order_fences_around_the_atomic(order, before, after):
     assert ptx[at:].count("membar.gl") == after
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "uint32"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "uint32", "uint64"])
 def test_atomic_max_and_min(dtype, tmp_path):
     @T.prim_func
     def extremes(X: T.Tensor((4, 64), dtype), Hi: T.Tensor((64,), dtype),
@@ -121,15 +121,15 @@ def test_atomic_max_and_min(dtype, tmp_path):
     assert top[0] == max(0, x.max())
     ptx = tlc.compile(extremes, target="sm_90a").get_kernel_source()
     if dtype != "float32":
-        sign = "u" if dtype == "uint32" else "s"
-        bits = 64 if dtype == "int64" else 32
+        sign = "u" if dtype.startswith("uint") else "s"
+        bits = 64 if dtype.endswith("64") else 32
         assert re.search(rf"(atom|red)\.global\.max\.{sign}{bits}", ptx)
         assert re.search(rf"(atom|red)\.global\.min\.{sign}{bits}", ptx)
     ptxas_ok(ptx, tmp_path)
 
 
 @pytest.mark.parametrize("body, message", [
-    ("T.atomic_max(H[0], 1.0)", "T.atomic_max takes float32, int32, int64, uint32 tensors; "
+    ("T.atomic_max(H[0], 1.0)", "T.atomic_max takes float32, int32, int64, uint32, uint64 tensors; "
                                  "'H' is float16"),
     ("T.atomic_add(C[0:8], s, return_prev=True)",
      "return_prev takes an element (C[i, j]), not a tile"),
@@ -200,7 +200,7 @@ def test_atomic_load_and_store(tmp_path):
     ("T.atomic_store(C[0], 1.0, memory_order='acquire')",
      "T.atomic_store: memory_order must be one of relaxed, release, seq_cst"),
     ("x = T.atomic_load(g)", "T.atomic_load takes an element (C[i]) or a one-element buffer"),
-    ("T.atomic_store(H[0], 1.0)", "T.atomic_store takes float32, int32, int64, uint32 tensors"),
+    ("T.atomic_store(H[0], 1.0)", "T.atomic_store takes float32, int32, int64, uint32, uint64 tensors"),
 ])
 def test_atomic_load_store_errors(body, message, tmp_path):
     assert_line_error(tmp_path, PARAMS, body, message)

@@ -37,10 +37,10 @@ _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 _RELEASE = ("release", "acq_rel", "seq_cst")
 _ACQUIRE = ("consume", "acquire", "acq_rel", "seq_cst")
 _DTYPES = {
-    "add": ("float32", "float16", "bfloat16", "int32", "int64", "uint32"),
-    "max": ("float32", "int32", "int64", "uint32"),
-    "min": ("float32", "int32", "int64", "uint32"),
-    "load": ("float32", "int32", "int64", "uint32"),  # T.atomic_load / T.atomic_store
+    "add": ("float32", "float16", "bfloat16", "int32", "int64", "uint32", "uint64"),
+    "max": ("float32", "int32", "int64", "uint32", "uint64"),
+    "min": ("float32", "int32", "int64", "uint32", "uint64"),
+    "load": ("float32", "int32", "int64", "uint32", "uint64"),  # T.atomic_load / T.atomic_store
 }
 
 

@@ -292,6 +292,9 @@ class ExpressionMixin:
                    ast.Div: arith.divsi, ast.FloorDiv: arith.floordivsi, ast.Mod: arith.remsi,
                    ast.BitAnd: arith.andi, ast.BitOr: arith.ori, ast.BitXor: arith.xori,
                    ast.LShift: arith.shli, ast.RShift: arith.shrsi}
+            if dtypes.is_unsigned(dt):  # the bits as an unsigned number: no sign to keep
+                ops.update({ast.Div: arith.divui, ast.FloorDiv: arith.divui,
+                            ast.Mod: arith.remui, ast.RShift: arith.shrui})
         if type(op) not in ops:
             raise self.error(node, f"operator {type(op).__name__} is not supported on {dt}")
         return Scalar(ops[type(op)](va, vb), dt)

@@ -66,6 +66,7 @@ from .types import (
     uint8,
     uint16,
     uint32,
+    uint64,
 )
 
 from ..frontend.prim_func import macro, prim_func  # noqa: E402
@@ -117,6 +118,6 @@ __all__ = [
     "dynamic", "empty",
     "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "uint16", "uint32",
+    "uint16", "uint32", "uint64",
     *INTRINSICS,
 ]

@@ -171,7 +171,7 @@ def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma
     the source's extent): every element of a fragment, shared or local tile
     added into the region, or one value added to each of its elements.
     float32, float16, bfloat16 (sm_90; a compare-and-swap loop on older
-    GPUs), int32, int64 and uint32 elements; indices outside the tensor add
+    GPUs), int32, int64, uint32 and uint64 elements; indices outside the tensor add
     nothing, as stores there write nothing.
 
     Args:
@@ -197,7 +197,7 @@ def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma
 def atomic_max(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
     """Atomically sets an element (or each element of a region) of a global
     tensor or shared buffer to the larger of it and `value`; forms as
-    T.atomic_add's. float32 (NaN propagates), int32, int64, uint32.
+    T.atomic_add's. float32 (NaN propagates), int32, int64, uint32, uint64.
 
     Args:
         dst: the element, `C[i, j]`, or the region.
@@ -216,7 +216,7 @@ def atomic_max(dst, value, memory_order=None, return_prev: bool = False, annotat
 def atomic_min(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
     """Atomically sets an element (or each element of a region) of a global
     tensor or shared buffer to the smaller of it and `value`; forms as
-    T.atomic_add's. float32 (NaN propagates), int32, int64, uint32.
+    T.atomic_add's. float32 (NaN propagates), int32, int64, uint32, uint64.
 
     Args:
         dst: the element, `C[i, j]`, or the region.
@@ -238,7 +238,7 @@ def atomic_load(src, memory_order="seq_cst"):
 
     Args:
         src: the element, `flag[0]`, or a one-element buffer (float32, int32,
-            int64, uint32).
+            int64, uint32, uint64).
         memory_order: "relaxed", "consume", "acquire" or "seq_cst" (the
             default): an acquire order fences the thread's later accesses
             after the read (GPU scope), seq_cst also its earlier ones before.
@@ -254,7 +254,7 @@ def atomic_store(dst, src, memory_order="seq_cst"):
 
     Args:
         dst: the element, `flag[0]`, or a one-element buffer (float32, int32,
-            int64, uint32).
+            int64, uint32, uint64).
         src: the value (converted to the element's dtype).
         memory_order: "relaxed", "release" or "seq_cst" (the default): a
             release order fences the thread's earlier writes before the

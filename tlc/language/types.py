@@ -85,6 +85,7 @@ int64 = dtype("int64")
 uint8 = dtype("uint8")
 uint16 = dtype("uint16")
 uint32 = dtype("uint32")
+uint64 = dtype("uint64")
 bool = dtype("bool")  # noqa: A001
 
 

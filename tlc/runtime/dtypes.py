@@ -22,7 +22,8 @@ class DType:
 _CTYPES = {("f", 16): ctypes.c_uint16, ("f", 32): ctypes.c_float, ("f", 64): ctypes.c_double,
            ("f", 8): ctypes.c_uint8, ("i", 8): ctypes.c_int8, ("i", 16): ctypes.c_int16,
            ("i", 32): ctypes.c_int32, ("i", 64): ctypes.c_int64, ("u", 8): ctypes.c_uint8,
-           ("u", 16): ctypes.c_uint16, ("u", 32): ctypes.c_uint32, ("b", 8): ctypes.c_bool}
+           ("u", 16): ctypes.c_uint16, ("u", 32): ctypes.c_uint32,
+           ("u", 64): ctypes.c_uint64, ("b", 8): ctypes.c_bool}
 
 # By the artifact's names, all from tlc.dtypes (the one table).
 DTYPES = {

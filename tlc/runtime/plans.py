@@ -56,7 +56,7 @@ _raw_stream = None  # torch's current-stream getter, once torch is in use
 # float32's magnitude; a failure sends the call to the full checks).
 _SLOT_CODES = {ctypes.c_int8: "b7x", ctypes.c_int16: "h6x", ctypes.c_int32: "i4x",
                ctypes.c_int64: "q", ctypes.c_uint8: "B7x", ctypes.c_uint16: "H6x",
-               ctypes.c_uint32: "I4x", ctypes.c_float: "f4x", ctypes.c_double: "d",
+               ctypes.c_uint32: "I4x", ctypes.c_uint64: "Q", ctypes.c_float: "f4x", ctypes.c_double: "d",
                ctypes.c_bool: "?7x"}
 _PACK_ERRORS = (struct.error, OverflowError, TypeError, ValueError, ArgumentError)
 
