@@ -7,7 +7,8 @@ one value into a region), T.atomic_add(..., return_prev=True) handing out
 slots, T.atomic_max / T.atomic_min of float32 and int32 elements, with
 memory orders, and a histogram counted in shared memory; warp shuffles
 (a butterfly sum, down/up/idx within groups of lanes) with the lane, warp
-and warpgroup indices, the program's own barriers and a named-barrier hand-off between warpgroups
+and warpgroup indices, warp votes (any/all/ballot) and T.activemask under an
+`if`, the program's own barriers and a named-barrier hand-off between warpgroups
 (test_warp.py); T.atomic_load / T.atomic_store (test_atomics.py); T.cumsum
 and T.cummax of shared and fragment tiles (test_scans.py). Each is written
 as OUT_DIR/<name>.tlcart with a check for test/gpu/run_artifacts.py.
@@ -40,6 +41,20 @@ def extremes(dtype):
     return ext
 
 
+@T.prim_func
+def votes64(X: T.Tensor((96,), "int32"), Out: T.Tensor((5, 96), "int64")):
+    # test_warp.py's votes with the ballot kept as int64 (torch has no uint64 arithmetic).
+    with T.Kernel(1, threads=96):
+        t = T.get_thread_binding()
+        x = X[t]
+        Out[0, t] = T.any_sync(x > 150)
+        Out[1, t] = T.all_sync(x >= 0)
+        Out[2, t] = T.ballot(x % 2 == 1)
+        Out[3, t] = T.cast(T.ballot_sync(x > 10), "int64")
+        if t % 3 == 0:
+            Out[4, t] = T.activemask()
+
+
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
     save_checked(tlc.compile(_splitk_tiles(), target="sm_90a").artifact,
@@ -70,6 +85,22 @@ def main(out: str) -> None:
                                     f"X[{lane} - {lane} % 8 + 5], X[{lane} ^ 1]])",
                              "H": f"X.half()[torch.where({lane} % 32 + 1 < 32, {lane} + 1, {lane})]"}},
                  os.path.join(out, "warp_shifts.tlcart"))
+    warps = "X.reshape(3, 32)"
+
+    def bits(rows):  # each warp's 32 lanes as a mask, given to each of its lanes
+        return (f"(({rows}).long() << torch.arange(32, device=X.device)).sum(1)"
+                ".repeat_interleave(32)")
+
+    third = "(torch.arange(96, device=X.device) % 3 == 0)"
+    save_checked(tlc.compile(votes64, target="sm_90a").artifact,
+                 {"inputs": {"X": "randint(-20, 200)"},
+                  "expect": {"Out": f"torch.stack([({warps} > 150).any(1).repeat_interleave(32), "
+                                    f"({warps} >= 0).all(1).repeat_interleave(32), "
+                                    f"{bits(f'torch.fmod({warps}, 2) == 1')}, "
+                                    f"{bits(f'{warps} > 10')}, "
+                                    f"torch.where({third}, {bits(third + '.reshape(3, 32)')}, "
+                                    "Out[4])]).long()"}},
+                 os.path.join(out, "warp_votes.tlcart"))
     save_checked(tlc.compile(reverse, target="sm_90a").artifact,
                  {"expect": {"Y": "X.flip(0)"}},
                  os.path.join(out, "warp_program_barriers.tlcart"))

@@ -1,5 +1,6 @@
 """Warp-level programming: T.get_lane_idx / get_warp_idx / get_warp_group_idx,
-T.shfl_xor / down / up / sync, T.sync_threads / sync_warp, and T.sigmoid;
+T.shfl_xor / down / up / sync, the votes T.any_sync / all_sync / ballot_sync /
+ballot and T.activemask, T.sync_threads / sync_warp, and T.sigmoid;
 compiled (PTX, ptxas where installed) and interpreted."""
 
 import re
@@ -105,6 +106,54 @@ def test_program_barriers(tmp_path):
     ptxas_ok(ptx, tmp_path)
 
 
+# 96 threads: three warps, each voting on its own lanes; T.activemask under an
+# `if` only every third lane takes.
+@T.prim_func
+def votes(X: T.Tensor((96,), "int32"), Out: T.Tensor((4, 96), "int64"),
+          Bits: T.Tensor((96,), "uint64")):
+    with T.Kernel(1, threads=96):
+        t = T.get_thread_binding()
+        x = X[t]
+        Out[0, t] = T.any_sync(x > 150)
+        Out[1, t] = T.all_sync(x >= 0)
+        Out[2, t] = T.ballot(x % 2 == 1)
+        Bits[t] = T.ballot_sync(x > 10, 0xFFFFFFFF)
+        if t % 3 == 0:
+            Out[3, t] = T.activemask()
+
+
+def votes_expected(x):
+    """numpy's answer for `votes`: (Out, Bits)."""
+    warps = x.reshape(3, 32)
+
+    def bits(rows):  # one row of 32 bools per warp -> each lane's warp's mask
+        return np.repeat((rows.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(1), 32)
+
+    out = np.zeros((4, 96), np.int64)
+    out[0] = np.repeat((warps > 150).any(1), 32)
+    out[1] = np.repeat((warps >= 0).all(1), 32)
+    out[2] = bits(np.fmod(warps, 2) == 1)  # the remainder truncates, as in C
+    out[3] = np.where(np.arange(96) % 3 == 0, bits((np.arange(96) % 3 == 0).reshape(3, 32)), 0)
+    return out, bits(warps > 10)
+
+
+def test_votes_and_activemask(tmp_path):
+    x = (np.arange(96, dtype=np.int32) * 3 - 5)
+    x[64:] = np.abs(x[64:])  # warp 2: no negative lane
+    out = np.zeros((4, 96), np.int64)
+    bits = np.zeros(96, np.uint64)
+    tlc.interpret(votes, x, out, bits)
+    want_out, want_bits = votes_expected(x)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(bits, want_bits)
+    assert out[0].tolist() == out[1].tolist() == [0] * 32 + [1] * 64  # both ways per warp
+    ptx = tlc.compile(votes, target="sm_90a").get_kernel_source()
+    for kind in ("any.pred", "all.pred", "ballot.b32"):
+        assert f"vote.sync.{kind}" in ptx
+    assert "activemask.b32" in ptx
+    ptxas_ok(ptx, tmp_path)
+
+
 def test_sigmoid():
     @T.prim_func
     def silu(X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "float32")):
@@ -133,6 +182,12 @@ def test_sigmoid():
     ("Y[t] = T.shfl_xor(D[t], 1)", "shuffles values of 32 bits or fewer"),
     ("if t < 16:\n            T.sync_threads()", "T.sync_threads (every thread of the block "
                                                  "must reach it), but only some threads"),
+    ("for i in T.Parallel(64):\n            Y[i] = T.any_sync(X[i] > 0)",
+     "T.any_sync is not valid inside T.Parallel"),
+    ("if t < 16:\n            Y[t] = T.ballot(X[t] > 0)",
+     "a warp vote (every lane of the warp must run it), but only some threads reach it"),
+    ("Y[t] = T.all_sync(X[t] > 0, mask=0xFF)", "tlc votes across the whole warp"),
+    ("Y[t] = T.any_sync(X[t])", "T.any_sync votes on an integer or bool scalar"),
 ])
 def test_warp_errors_name_the_line(body, message, tmp_path):
     assert_line_error(tmp_path, "X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float32'), "

@@ -23,9 +23,10 @@ from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 from .atomics import (call_atomic_add, call_atomic_load, call_atomic_max,  # noqa: F401
                       call_atomic_min, call_atomic_store)
 from .scans import call_cummax, call_cumsum  # noqa: F401
-from .warp import (call_get_lane_idx, call_get_warp_group_idx, call_get_warp_idx,  # noqa: F401
-                   call_get_warp_idx_sync, call_shfl_down, call_shfl_sync, call_shfl_up,
-                   call_shfl_xor, call_sync_threads, call_sync_warp,
+from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
+                   call_ballot, call_ballot_sync, call_get_lane_idx, call_get_warp_group_idx,
+                   call_get_warp_idx, call_get_warp_idx_sync, call_shfl_down, call_shfl_sync,
+                   call_shfl_up, call_shfl_xor, call_sync_threads, call_sync_warp,
                    call_named_barrier_arrive)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
 from .stages import stage_of

@@ -105,15 +105,19 @@ class _Divergence:
         if name == "gpu.thread_id":
             self.values.update(op.results)
             return
-        if name in ("nvvm.shfl.sync", "gpu.barrier", "nvvm.bar.warp.sync"):
+        if name in ("nvvm.shfl.sync", "nvvm.vote.sync", "gpu.barrier", "nvvm.bar.warp.sync"):
             what = {"nvvm.shfl.sync": "a warp shuffle (every lane of the warp must run it)",
+                    "nvvm.vote.sync": "a warp vote (every lane of the warp must run it)",
                     "gpu.barrier": "T.sync_threads (every thread of the block must reach it)",
                     "nvvm.bar.warp.sync": "T.sync_warp (every lane must reach it)"}[name]
             if divergent:
                 self.problems.append((op, f"{what}, but only some threads reach it here "
                                           f"({divergent})"))
-            if name == "nvvm.shfl.sync":  # each lane gets another lane's value
+            if name in ("nvvm.shfl.sync", "nvvm.vote.sync"):  # other lanes' values
                 self.values.update(op.results)
+            return
+        if name == "llvm.inline_asm":  # T.activemask: which lanes run it
+            self.values.update(op.results)
             return
         if name in _TILE_NAMES or name.startswith("tile.") and not name.startswith(
                 "tile.alloc") and name != "tile.stage":

@@ -1,13 +1,14 @@
 """Warp-level programming (tlc.language.warp): lane/warp/warpgroup indices,
-warp shuffles and the program's own barriers, in the kernel's code outside
-T.Parallel, where each statement runs in every thread.
+warp shuffles and votes, and the program's own barriers, in the kernel's code
+outside T.Parallel, where each statement runs in every thread.
 
 Indices come from the linear thread index (gpu.thread_id x; with
 threads=(x, y, z) the linear index, as TileLang's helpers use). Shuffles are
 nvvm.shfl.sync of a 32-bit value over groups of `width` lanes (narrower
-values widened and narrowed back);
+values widened and narrowed back), votes nvvm.vote.sync;
 tlc.frontend.threads checks that no thread-dependent branch encloses one
-(every lane of the warp must run it). T.sync_threads is a gpu.barrier, or a
+(every lane of the warp must run it). T.activemask is PTX's activemask (an
+inline asm), valid anywhere. T.sync_threads is a gpu.barrier, or a
 named barrier (nvvm.barrier) of `arrive_count` threads.
 """
 
@@ -157,6 +158,73 @@ def call_shfl_up(gen, node):
 
 def call_shfl_sync(gen, node):
     return _shuffle(gen, node, "shfl_sync")
+
+
+_VOTES = {"any_sync": "any", "all_sync": "all", "ballot_sync": "ballot", "ballot": "ballot"}
+
+
+def _vote(gen, node, name: str):
+    """nvvm.vote.sync over the whole warp: any/all as an int32 0 or 1, a
+    ballot's 32 bits zero-extended to a uint64 (TileLang's types)."""
+    what = f"T.{name}"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, getattr(warp, name))
+    if name != "ballot":
+        mask = gen.eval_static(a["mask"])
+        if mask not in (None, warp.FULL_MASK, -1):
+            raise gen.error(a["mask"], f"{what}: tlc votes across the whole warp (mask "
+                                       f"0xFFFFFFFF); got {mask!r}")
+    pred = gen.eval(a["predicate"])
+    i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
+    if isinstance(pred, Affine):
+        pred = Scalar(gen.index(pred, a["predicate"], "a vote's predicate"), "index")
+    if isinstance(pred, int):  # also a bool
+        pred = Scalar(arith.constant(i1, int(bool(pred))), "bool")
+    if not isinstance(pred, Scalar) or dtypes.is_float(pred.dtype):
+        raise gen.error(a["predicate"], f"{what} votes on an integer or bool scalar, got "
+                                        f"{gen.describe(pred)}")
+    p = gen.to_value(pred, "bool", a["predicate"])
+    kind = _VOTES[name]
+    op = ir.Operation.create(
+        "nvvm.vote.sync", results=[i32 if kind == "ballot" else i1],
+        operands=[arith.constant(i32, -1), p],
+        attributes={"kind": ir.Attribute.parse(f"#nvvm<vote_sync_kind {kind}>")})
+    if kind == "ballot":
+        return Scalar(arith.extui(ir.IntegerType.get_signless(64), op.results[0]), "uint64")
+    return Scalar(arith.extui(i32, op.results[0]), "int32")
+
+
+def call_any_sync(gen, node):
+    return _vote(gen, node, "any_sync")
+
+
+def call_all_sync(gen, node):
+    return _vote(gen, node, "all_sync")
+
+
+def call_ballot_sync(gen, node):
+    return _vote(gen, node, "ballot_sync")
+
+
+def call_ballot(gen, node):
+    return _vote(gen, node, "ballot")
+
+
+# The PTX of T.activemask (no NVVM op has it); the interpreter knows the string.
+ACTIVEMASK_PTX = "activemask.b32 $0;"
+
+
+def call_activemask(gen, node):
+    """`activemask.b32`: the lanes running it, also under an `if` only some take."""
+    _kernel_code(gen, node, "T.activemask")
+    _args(gen, node, warp.activemask)
+    i32 = ir.IntegerType.get_signless(32)
+    op = ir.Operation.create(
+        "llvm.inline_asm", results=[i32], operands=[],
+        attributes={"asm_string": ir.StringAttr.get(ACTIVEMASK_PTX),
+                    "constraints": ir.StringAttr.get("=r"),
+                    "has_side_effects": ir.UnitAttr.get()})
+    return Scalar(arith.extui(ir.IntegerType.get_signless(64), op.results[0]), "uint64")
 
 
 def call_sync_threads(gen, node):

@@ -28,12 +28,14 @@ from .program import handles
 def runs_per_thread(op) -> bool:
     """Whether kernel `op` has code whose effect depends on how many threads
     run it: a gpu.thread_id anywhere, an atomic add outside T.Parallel
-    (every thread of the block adds), or a warp shuffle."""
+    (every thread of the block adds), a warp shuffle or vote, or
+    T.activemask."""
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
                 name = inner.operation.name
-                if name in ("gpu.thread_id", "memref.atomic_rmw", "nvvm.shfl.sync"):
+                if name in ("gpu.thread_id", "memref.atomic_rmw", "nvvm.shfl.sync",
+                            "nvvm.vote.sync", "llvm.inline_asm"):
                     return True
                 if name != "tile.parallel" and runs_per_thread(inner):
                     return True
@@ -138,5 +140,69 @@ def _shuffle(c, op):
         src = {"bfly": lane ^ d, "down": lane + d, "up": lane - d, "idx": d % w}[mode]
         inside = (src >= 0) & (src < w)
         st.env[out] = np.where(inside, v[base + np.clip(src, 0, w - 1)], v)
+
+    return step
+
+
+def _per_warp(threads: int, lanes) -> np.ndarray:
+    """`lanes` (one bool per thread) as rows of 32, one per warp (lanes past
+    the block's last thread False)."""
+    padded = np.zeros(-(-threads // 32) * 32, bool)
+    padded[:threads] = np.broadcast_to(np.asarray(lanes, bool), (threads,))
+    return padded.reshape(-1, 32)
+
+
+def _bits(rows: np.ndarray) -> np.ndarray:
+    """Each row of 32 bools as the 32-bit integer with bit n set for lane n
+    (int32, the bits of an i32)."""
+    value = (rows.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1)
+    return value.astype(np.uint32).view(np.int32)
+
+
+@handles("nvvm.vote.sync")
+def _vote(c, op):
+    """A warp vote (T.any_sync / all_sync / ballot_sync) over the block's lanes:
+    every lane of a warp gets its warp's result (all: over the lanes that exist)."""
+    pred, out = c.slot(op.operands[1]), c.slot(op.result)
+    kind = str(op.attributes["kind"]).rstrip(">").split()[-1]
+    site = c.site(op)
+
+    def step(st):
+        if st.threads is None:
+            raise site.error("a warp vote has no lanes inside T.Parallel", st.block)
+        if st.mask is not None:
+            raise site.error("a warp vote where only some lanes run (every lane of the warp "
+                             "must run it)", st.block)
+        rows = _per_warp(st.threads, st.env[pred])
+        if kind == "any":
+            per = rows.any(axis=1)
+        elif kind == "all":
+            per = (rows | ~_per_warp(st.threads, True)).all(axis=1)
+        elif kind == "ballot":
+            per = _bits(rows)
+        else:
+            raise site.error(f"the interpreter does not run vote kind '{kind}'", st.block)
+        st.env[out] = np.repeat(per, 32)[:st.threads]
+
+    return step
+
+
+@handles("llvm.inline_asm")
+def _inline_asm(c, op):
+    """T.activemask (PTX activemask.b32): each lane gets the bits of its
+    warp's lanes running the statement (under the enclosing `if`s' masks)."""
+    from ..frontend.warp import ACTIVEMASK_PTX
+
+    asm = ir.StringAttr(op.attributes["asm_string"]).value
+    site = c.site(op)
+    if asm != ACTIVEMASK_PTX:
+        raise site.error(f"the interpreter does not run inline PTX '{asm}'")
+    out = c.slot(op.results[0])
+
+    def step(st):
+        if st.threads is None:
+            raise site.error("T.activemask has no lanes inside T.Parallel", st.block)
+        running = True if st.mask is None else st.mask
+        st.env[out] = np.repeat(_bits(_per_warp(st.threads, running)), 32)[:st.threads]
 
     return step

@@ -36,9 +36,9 @@ from .scalar_math import (
     sigmoid,
     sqrt,
 )
-from .warp import (get_lane_idx, get_warp_group_idx, get_warp_idx, get_warp_idx_sync,
-                   named_barrier_arrive, shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads,
-                   sync_warp)
+from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
+                   get_warp_group_idx, get_warp_idx, get_warp_idx_sync, named_barrier_arrive,
+                   shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads, sync_warp)
 from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
                               inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
                               tma_copy, ws)
@@ -104,7 +104,8 @@ INTRINSICS = [
     "alloc_reducer", "finalize_reducer", "copy", "fill", "clear", "c2d_im2col", "im2col",
     "atomic_add", "atomic_max", "atomic_min", "atomic_load", "atomic_store", "print",
     "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx", "shfl_xor",
-    "shfl_down", "shfl_up", "shfl_sync", "sync_threads", "sync_warp", "named_barrier_arrive",
+    "shfl_down", "shfl_up", "shfl_sync", "any_sync", "all_sync", "ballot_sync", "ballot",
+    "activemask", "sync_threads", "sync_warp", "named_barrier_arrive",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "abs", "max", "min", "if_then_else",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",

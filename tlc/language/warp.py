@@ -1,6 +1,7 @@
 """Warp-level programming in the kernel's own code (outside T.Parallel,
 where every thread runs the statements): the thread's lane, warp and
-warpgroup, warp shuffles, and explicit barriers, as TileLang's builtins.
+warpgroup, warp shuffles and votes, and explicit barriers, as TileLang's
+builtins.
 """
 
 from __future__ import annotations
@@ -124,6 +125,73 @@ def shfl_sync(value, srcLane, width=32, mask=FULL_MASK):  # noqa: N803 (TileLang
     Example: `first = T.shfl_sync(v, 0)`
     """
     raise outside_prim_func("shfl_sync")
+
+
+@intrinsic
+def any_sync(predicate, mask=FULL_MASK):
+    """1 (int32) in every lane of the warp if `predicate` is non-zero in any
+    of its lanes, else 0 (`__any_sync`); every lane of the warp must run it.
+
+    Args:
+        predicate: an integer or bool scalar.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `if T.any_sync(x > limit): ...`
+    """
+    raise outside_prim_func("any_sync")
+
+
+@intrinsic
+def all_sync(predicate, mask=FULL_MASK):
+    """1 (int32) in every lane of the warp if `predicate` is non-zero in all
+    of its lanes, else 0 (`__all_sync`); every lane of the warp must run it.
+
+    Args:
+        predicate: an integer or bool scalar.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `done = T.all_sync(remaining == 0)`
+    """
+    raise outside_prim_func("all_sync")
+
+
+@intrinsic
+def ballot_sync(predicate, mask=FULL_MASK):
+    """A uint64 whose bit n is set where lane n's `predicate` is non-zero
+    (`__ballot_sync`, zero-extended: the upper 32 bits are 0); every lane
+    of the warp must run it.
+
+    Args:
+        predicate: an integer or bool scalar.
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+
+    Example: `below = T.ballot_sync(x < pivot)`
+    """
+    raise outside_prim_func("ballot_sync")
+
+
+@intrinsic
+def ballot(predicate):
+    """T.ballot_sync over the whole warp: a uint64 with bit n set where lane
+    n's `predicate` is non-zero.
+
+    Args:
+        predicate: an integer or bool scalar.
+
+    Example: `bits = T.ballot(flag)`
+    """
+    raise outside_prim_func("ballot")
+
+
+@intrinsic
+def activemask():
+    """A uint64 with bit n set for each lane of the warp running this
+    statement (`__activemask`, zero-extended), also under an `if` that only
+    some lanes take.
+
+    Example: `lanes = T.activemask()`
+    """
+    raise outside_prim_func("activemask")
 
 
 @intrinsic
