@@ -3,7 +3,8 @@
     python bench/build_atomics.py OUT_DIR
 
 T.atomic_add of tiles (a fragment by its origin, a shared tile by slices,
-one value into a region), T.atomic_add(..., return_prev=True) handing out
+one value into a region), T.atomic_addx2 / x4 (vector reductions, a group
+straddling the tensor's end), T.atomic_add(..., return_prev=True) handing out
 slots, T.atomic_max / T.atomic_min of float32 and int32 elements, with
 memory orders, and a histogram counted in shared memory; warp shuffles
 (a butterfly sum, down/up/idx within groups of lanes) with the lane, warp
@@ -24,7 +25,8 @@ sys.path.insert(0, HERE)
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
-from test_atomics import _splitk_tiles, compact, flags, shared_histogram  # noqa: E402
+from test_atomics import (_splitk_tiles, _vector_adds, compact, flags,  # noqa: E402
+                          shared_histogram)
 from test_scans import _scans  # noqa: E402
 from test_warp import handoff, reverse, shifts, warp_sums  # noqa: E402
 
@@ -101,6 +103,14 @@ def main(out: str) -> None:
                                     f"torch.where({third}, {bits(third + '.reshape(3, 32)')}, "
                                     "Out[4])]).long()"}},
                  os.path.join(out, "warp_votes.tlcart"))
+    for dt, width, sliced in (("float32", 4, False), ("float32", 2, True), ("float16", 2, False),
+                              ("bfloat16", 4, True)):
+        save_checked(tlc.compile(_vector_adds(dt, width, sliced), target="sm_90a").artifact,
+                     {"expect": {"Y": "(Y.float() + X.float().reshape(8, 8, 30).sum(0))"
+                                      ".to(Y.dtype)"},
+                      "atol": 1e-4 if dt == "float32" else 0.15, "rtol": 1e-4 if dt == "float32"
+                      else 2e-2},
+                     os.path.join(out, f"atomic_addx{width}_{dt}.tlcart"))
     save_checked(tlc.compile(reverse, target="sm_90a").artifact,
                  {"expect": {"Y": "X.flip(0)"}},
                  os.path.join(out, "warp_program_barriers.tlcart"))

@@ -915,6 +915,89 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// T.atomic_addx2 (two adds marked as lanes 0 and 1 of a vector atomic): on
+// sm_90 one vector reduction at the first element's address where both
+// elements lie inside the tensor and that address is aligned to the pair's
+// 8 bytes; elsewhere each element's own guarded add.
+// CHECK-LABEL: gpu.func @vector_atomic_sm90
+// CHECK: memref.extract_strided_metadata %{{.*}} : memref<8x?xf32>
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: %[[MIS:.*]] = arith.andi %{{.*}}, %c7_i64 : i64
+// CHECK: arith.cmpi eq, %[[MIS]], %c0_i64 : i64
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .u64 ga;\0Acvta.to.global.u64 ga, $0;\0Ared.global.add.v2.f32 [ga], {$1, $2};\0A}", "l,f,f"
+// CHECK: } else {
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_atomic_sm90_kernel {
+    gpu.func @vector_atomic_sm90(%arg0: memref<8x?xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %cst = arith.constant 1.000000e+00 : f32
+      tile.parallel (%i, %j) in [8, 16] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 16, d0 mod 16)>} {
+        %j2 = arith.muli %j, %c2 : index
+        %j3 = arith.addi %j2, %c1 : index
+        %0 = memref.atomic_rmw addf %cst, %arg0[%i, %j2] {tile.vector_atomic = 2 : i64, tile.vector_lane = 0 : i64} : (f32, memref<8x?xf32>) -> f32
+        %1 = memref.atomic_rmw addf %cst, %arg0[%i, %j3] {tile.vector_atomic = 2 : i64, tile.vector_lane = 1 : i64} : (f32, memref<8x?xf32>) -> f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Before sm_90 (no vector reductions) each element is its own guarded add.
+// CHECK-LABEL: gpu.func @vector_atomic_sm80
+// CHECK-NOT: llvm.inline_asm
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK-NOT: llvm.inline_asm
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @vector_atomic_sm80_kernel {
+    gpu.func @vector_atomic_sm80(%arg0: memref<8x?xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %cst = arith.constant 1.000000e+00 : f32
+      tile.parallel (%i, %j) in [8, 16] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 16, d0 mod 16)>} {
+        %j2 = arith.muli %j, %c2 : index
+        %j3 = arith.addi %j2, %c1 : index
+        %0 = memref.atomic_rmw addf %cst, %arg0[%i, %j2] {tile.vector_atomic = 2 : i64, tile.vector_lane = 0 : i64} : (f32, memref<8x?xf32>) -> f32
+        %1 = memref.atomic_rmw addf %cst, %arg0[%i, %j3] {tile.vector_atomic = 2 : i64, tile.vector_lane = 1 : i64} : (f32, memref<8x?xf32>) -> f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A vector atomic's lanes must come in a row: an error otherwise.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @vector_atomic_apart_kernel {
+    gpu.func @vector_atomic_apart(%arg0: memref<8x?xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %cst = arith.constant 1.000000e+00 : f32
+      tile.parallel (%i, %j) in [8, 16] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 16, d0 mod 16)>} {
+        %j2 = arith.muli %j, %c2 : index
+        // expected-error @+1 {{'memref.atomic_rmw' op has lane 1 of its T.atomic_addx2 missing or apart}}
+        %0 = memref.atomic_rmw addf %cst, %arg0[%i, %j2] {tile.vector_atomic = 2 : i64, tile.vector_lane = 0 : i64} : (f32, memref<8x?xf32>) -> f32
+        %j3 = arith.addi %j2, %c1 : index
+        %1 = memref.atomic_rmw addf %cst, %arg0[%i, %j3] {tile.vector_atomic = 2 : i64, tile.vector_lane = 1 : i64} : (f32, memref<8x?xf32>) -> f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // return_prev: the guarded add yields the value it found (0 where the index
 // is outside the tensor and nothing was added), which the store uses.
 // CHECK-LABEL: gpu.func @atomic_return_prev

@@ -9,6 +9,7 @@ import pytest
 import tlc
 import tlc.language as T
 from bad_programs import assert_line_error
+from ptxas import assemble
 from test_compile import ptxas_ok
 
 # The parameters of the error tests' programs.
@@ -204,3 +205,64 @@ def test_atomic_load_and_store(tmp_path):
 ])
 def test_atomic_load_store_errors(body, message, tmp_path):
     assert_line_error(tmp_path, PARAMS, body, message)
+
+
+def _vector_adds(dtype, width, sliced):
+    # Rows of X summed into Y's 8 rows, `width` columns an add: 30 columns, so the
+    # last group of 4 straddles the end (its elements inside are added, the rest not).
+    @T.prim_func
+    def vector_adds(X: T.Tensor((64, 30), dtype), Y: T.Tensor((8, 30), dtype)):
+        with T.Kernel(4, threads=128) as b:
+            s = T.alloc_shared((16, 32), dtype)
+            T.clear(s)
+            T.copy(X[b * 16:b * 16 + 16, 0:30], s[:, 0:30])
+            for i, j in T.Parallel(16, 32 // width):
+                if sliced and width == 4:
+                    T.atomic_addx4(Y[i % 8, j * 4:j * 4 + 4], s[i, j * 4:j * 4 + 4])
+                elif sliced:
+                    T.atomic_addx2(Y[i % 8, j * 2:j * 2 + 2], s[i, j * 2:j * 2 + 2])
+                elif width == 4:
+                    T.atomic_addx4(Y[i % 8, j * 4], s[i, j * 4])
+                else:
+                    T.atomic_addx2(Y[i % 8, j * 2], s[i, j * 2])
+
+    return vector_adds
+
+
+@pytest.mark.parametrize("dtype, width, sliced", [
+    ("float32", 4, False), ("float32", 2, True), ("float16", 2, False), ("bfloat16", 4, True)])
+def test_vector_atomic_adds(dtype, width, sliced, tmp_path):
+    x = np.random.default_rng(width).standard_normal((64, 30)).astype(np.float32)
+    y = np.zeros((8, 30), np.float32)
+    if dtype == "float32":
+        tlc.interpret(_vector_adds(dtype, width, sliced), x, y)
+        np.testing.assert_allclose(y, x.reshape(8, 8, 30).sum(axis=0), rtol=1e-5, atol=1e-5)
+    elif dtype == "float16":
+        x16, y16 = x.astype(np.float16), y.astype(np.float16)
+        tlc.interpret(_vector_adds(dtype, width, sliced), x16, y16)
+        np.testing.assert_allclose(y16, x16.astype(np.float32).reshape(8, 8, 30).sum(axis=0),
+                                   rtol=2e-2, atol=2e-2)
+    kind = {"float32": "f32", "float16": "noftz.v{}.f16", "bfloat16": "noftz.v{}.bf16"}[dtype]
+    vector = (f"red.global.add.v{width}.f32" if dtype == "float32"
+              else "red.global.add." + kind.format(width))
+    hopper = tlc.compile(_vector_adds(dtype, width, sliced), target="sm_90a").get_kernel_source()
+    assert vector in hopper
+    ptxas_ok(hopper, tmp_path)
+    ampere = tlc.compile(_vector_adds(dtype, width, sliced), target="sm_80").get_kernel_source()
+    assert "red.global.add.v" not in ampere  # one atomic add an element
+    assemble(ampere, "sm_80", tmp_path)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("T.atomic_addx2(C[0], g[0], return_prev=True)",
+     "T.atomic_addx2: return_prev is not supported by tlc"),
+    ("T.atomic_addx4(C[0:2], g[0])", "a sliced destination is 4 elements of the last dimension"),
+    ("T.atomic_addx2(I[0], I[2])", "T.atomic_addx2 takes float16, bfloat16 and float32 tensors"),
+    ("s = T.alloc_shared((8,), 'float32')\n        T.atomic_addx2(s[0], g[0])",
+     "T.atomic_addx2 adds into global tensors; 's' is in shared memory"),
+    ("f = T.alloc_fragment((8,), 'float32')\n        T.atomic_addx2(C[0], f[0])",
+     "'f' is a fragment (copy it to shared memory first)"),
+    ("T.atomic_addx2(C, g[0])", "the destination is an element (B[i, j]) or a slice of 2"),
+])
+def test_vector_atomic_errors(body, message, tmp_path):
+    assert_line_error(tmp_path, PARAMS + ", I: T.Tensor((8,), 'int32')", body, message)

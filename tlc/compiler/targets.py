@@ -19,8 +19,9 @@ TARGETS: tuple[str, ...] = tuple(_native.known_targets().split(", "))
 
 DEFAULT_TARGET = "sm_90a"
 
-#: The PTX ISA version the NVPTX backend emits (ptxas 13.0 accepts up to 9.0).
-PTX_FEATURES = "+ptx80"
+#: The PTX ISA version the NVPTX backend emits (8.1: vector reductions; ptxas 13.0
+#: accepts up to 9.0).
+PTX_FEATURES = "+ptx81"
 
 
 #: NO_TMA: the suffix of a target name whose TMA feature is turned off

@@ -200,6 +200,80 @@ def _tile(gen, node, target, value, value_node, op, what):
     return None
 
 
+# The IR of T.atomic_addx2 / x4: one memref.atomic_rmw per element, the
+# group's in a row, each marked with the group's width and its place in it;
+# tile-to-GPU lowering makes the group one vector reduction where the target
+# has them (sm_90) and the whole group lies inside the tensor.
+VECTOR_ATTR = "tile.vector_atomic"
+LANE_ATTR = "tile.vector_lane"
+
+
+def _vector_operand(gen, node, width, what, role):
+    """(buffer, indices of the first element) of `B[i, j]` or `B[i, j:j + width]`."""
+    if not isinstance(node, ast.Subscript):
+        raise gen.error(node, f"{what}: the {role} is an element (B[i, j]) or a slice of "
+                              f"{width} (B[i, j:j + {width}]), got {ast.unparse(node)}")
+    if not _has_slices(node):
+        return gen.subscript(node)
+    from .intrinsics import _region
+
+    buf, offsets, sizes = _region(gen, node)
+    if offsets is None or sizes is None or list(sizes[:-1]) != [1] * (len(sizes) - 1) or \
+            sizes[-1] != width:
+        raise gen.error(node, f"{what}: a sliced {role} is {width} elements of the last "
+                              f"dimension (B[i, j:j + {width}]), got "
+                              f"{'x'.join(map(str, sizes or []))}")
+    return buf, offsets
+
+
+def _vector_add(gen, node, width: int, fn):
+    what = f"T.atomic_addx{width}"
+    gen.require_kernel(node, what)
+    a = _args(gen, node, fn)
+    prev = gen.eval_static(a["return_prev"])
+    if prev is not None and prev is not False:
+        raise gen.error(a["return_prev"], f"{what}: return_prev is not supported by tlc (the "
+                                          "vector reductions return nothing)")
+    dst, dst_idx = _vector_operand(gen, a["dst"], width, what, "destination")
+    if dst.place != "global":
+        raise gen.error(a["dst"], f"{what} adds into global tensors; '{dst.name}' is in "
+                                  f"{dst.place} memory")
+    if dst.dtype not in ("float16", "bfloat16", "float32"):
+        raise gen.error(a["dst"], f"{what} takes float16, bfloat16 and float32 tensors; "
+                                  f"'{dst.name}' is {dst.dtype}")
+    src, src_idx = _vector_operand(gen, a["value"], width, what, "value")
+    if src.place == "fragment":
+        raise gen.error(a["value"], f"{what} reads its {width} values from a shared, local or "
+                                    f"global buffer; '{src.name}' is a fragment (copy it to "
+                                    "shared memory first)")
+    if not dst_idx or not src_idx:
+        raise gen.error(node, f"{what} needs buffers of at least one dimension")
+
+    def at(indices, k):
+        out = [gen.index(i, node, f"a {what} index") for i in indices]
+        if k:
+            out[-1] = arith.addi(out[-1], arith.constant(ir.IndexType.get(), k))
+        return out
+
+    values = [gen.to_value(Scalar(memref.load(src.value, at(src_idx, k)), src.dtype),
+                           dst.dtype, a["value"]) for k in range(width)]
+    i64 = ir.IntegerType.get_signless(64)
+    where = [at(dst_idx, k) for k in range(width)]  # first: the adds come in a row
+    for k, v in enumerate(values):
+        op = memref.atomic_rmw(arith.AtomicRMWKind.addf, v, dst.value, where[k]).owner
+        op.attributes[VECTOR_ATTR] = ir.IntegerAttr.get(i64, width)
+        op.attributes[LANE_ATTR] = ir.IntegerAttr.get(i64, k)
+    return None
+
+
+def call_atomic_addx2(gen, node):
+    return _vector_add(gen, node, 2, memory.atomic_addx2)
+
+
+def call_atomic_addx4(gen, node):
+    return _vector_add(gen, node, 4, memory.atomic_addx4)
+
+
 def call_atomic_add(gen, node):
     return _atomic(gen, node, "add", memory.atomic_add)
 

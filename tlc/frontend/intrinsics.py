@@ -20,8 +20,8 @@ from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 from . import reducers
 from .reducers import call_alloc_reducer, call_finalize_reducer  # noqa: F401
 from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
-from .atomics import (call_atomic_add, call_atomic_load, call_atomic_max,  # noqa: F401
-                      call_atomic_min, call_atomic_store)
+from .atomics import (call_atomic_add, call_atomic_addx2, call_atomic_addx4,  # noqa: F401
+                      call_atomic_load, call_atomic_max, call_atomic_min, call_atomic_store)
 from .scans import call_cummax, call_cumsum  # noqa: F401
 from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
                    call_ballot, call_ballot_sync, call_get_lane_idx, call_get_warp_group_idx,

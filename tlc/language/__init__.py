@@ -13,7 +13,8 @@ from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, ge
                     serial, unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, alloc_shared,
-                     alloc_var, atomic_add, atomic_load, atomic_max, atomic_min, atomic_store,
+                     alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
+                     atomic_min, atomic_store,
                      c2d_im2col, clear, copy, fill,
                      finalize_reducer, im2col)
 from .policy import GemmWarpPolicy
@@ -102,7 +103,8 @@ INTRINSICS = [
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
     "alloc_reducer", "finalize_reducer", "copy", "fill", "clear", "c2d_im2col", "im2col",
-    "atomic_add", "atomic_max", "atomic_min", "atomic_load", "atomic_store", "print",
+    "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
+    "atomic_store", "print",
     "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx", "shfl_xor",
     "shfl_down", "shfl_up", "shfl_sync", "any_sync", "all_sync", "ballot_sync", "ballot",
     "activemask", "sync_threads", "sync_warp", "named_barrier_arrive",

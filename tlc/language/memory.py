@@ -194,6 +194,42 @@ def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma
 
 
 @intrinsic
+def atomic_addx2(dst, value, return_prev: bool = False):
+    """Atomically adds 2 consecutive elements of `value` into the 2
+    consecutive elements of a global tensor starting at `dst` (along its last
+    dimension): one vector reduction on sm_90 (`red.global.add.v2`), each
+    element atomic as with T.atomic_add; a pair partly outside the tensor
+    adds only its elements inside. float16, bfloat16 and float32.
+
+    Args:
+        dst: the first element, `C[i, j]`, or the pair as a slice, `C[i, j:j + 2]`.
+        value: the first element of the pair added, `V[i, j]` (a shared, local or
+            global buffer, read as `V[i, j]` and `V[i, j + 1]`), or the pair as a
+            slice.
+        return_prev: not supported by tlc (the vector reductions return nothing).
+
+    Example: `T.atomic_addx2(dQ[b, k, 2 * j], dq_shared[k, 2 * j])`
+    """
+    raise outside_prim_func("atomic_addx2")
+
+
+@intrinsic
+def atomic_addx4(dst, value, return_prev: bool = False):
+    """T.atomic_addx2 for 4 consecutive elements (`red.global.add.v4` on
+    sm_90). float16, bfloat16 and float32.
+
+    Args:
+        dst: the first element, `C[i, j]`, or the 4 as a slice, `C[i, j:j + 4]`.
+        value: the first element of the 4 added (a shared, local or global
+            buffer), or the 4 as a slice.
+        return_prev: not supported by tlc (the vector reductions return nothing).
+
+    Example: `T.atomic_addx4(dKV[b, row, 4 * d], acc_shared[r, 4 * d])`
+    """
+    raise outside_prim_func("atomic_addx4")
+
+
+@intrinsic
 def atomic_max(dst, value, memory_order=None, return_prev: bool = False, annotations=None):
     """Atomically sets an element (or each element of a region) of a global
     tensor or shared buffer to the larger of it and `value`; forms as

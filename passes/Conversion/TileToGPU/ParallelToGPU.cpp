@@ -12,6 +12,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -103,9 +105,24 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       DenseSet<Operation *> privateRegs;
       for (Operation *orig : privateAccesses)
         privateRegs.insert(mapping.lookup(orig));
-      for (Operation *clone : clones)
+      DenseSet<Operation *> grouped; // lanes of a vector atomic lowered with lane 0
+      for (auto [i, clone] : llvm::enumerate(clones)) {
+        if (grouped.contains(clone))
+          continue;
+        if (clone->hasAttr(kVectorAtomicAttr)) {
+          SmallVector<memref::AtomicRMWOp> lanes;
+          if (failed(vectorGroup(clones, i, lanes)))
+            return failure();
+          for (memref::AtomicRMWOp lane : lanes)
+            grouped.insert(lane);
+          OpBuilder::InsertionGuard insertion(rewriter);
+          rewriter.setInsertionPoint(clone);
+          lowerVectorAtomic(rewriter, clone->getLoc(), lanes);
+          continue;
+        }
         if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs)))
           return failure();
+      }
     }
     rewriter.eraseOp(loop);
     return success();
@@ -244,6 +261,106 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     return success();
   }
 
+  /// The lanes of the T.atomic_addx2 / x4 whose lane 0 is `ops[i]`: the
+  /// memref.atomic_rmw ops that follow it in `ops`, in lane order.
+  static LogicalResult vectorGroup(ArrayRef<Operation *> ops, size_t i,
+                                   SmallVectorImpl<memref::AtomicRMWOp> &lanes) {
+    auto width = ops[i]->getAttrOfType<IntegerAttr>(kVectorAtomicAttr);
+    for (int64_t k = 0; k < width.getInt(); ++k) {
+      auto lane = i + k < ops.size() ? dyn_cast<memref::AtomicRMWOp>(ops[i + k])
+                                     : memref::AtomicRMWOp();
+      auto at = lane ? lane->getAttrOfType<IntegerAttr>(kVectorLaneAttr) : IntegerAttr();
+      if (!at || at.getInt() != k)
+        return ops[i]->emitOpError("has lane ")
+               << k << " of its T.atomic_addx" << width.getInt() << " missing or apart";
+      lanes.push_back(lane);
+    }
+    return success();
+  }
+
+  /// T.atomic_addx2 / x4 into a global tensor: `lanes` (memref.atomic_rmw
+  /// adds of consecutive elements of the last dimension, in order). Where
+  /// the whole group lies inside the tensor, its first element is aligned
+  /// to the group's bytes and the target has vector reductions (sm_90:
+  /// `red.global.add.v2/v4`, PTX 8.1), one reduction; elsewhere, and for a
+  /// group straddling the tensor's end or unaligned, each element's own
+  /// atomic add where it lies inside.
+  void lowerVectorAtomic(ConversionPatternRewriter &b, Location loc,
+                         SmallVectorImpl<memref::AtomicRMWOp> &lanes) const {
+    Value buffer = b.getRemappedValue(lanes.front().getMemref());
+    SmallVector<Value> inside;
+    for (memref::AtomicRMWOp lane : lanes)
+      inside.push_back(insideBounds(b, loc, buffer, lane.getIndices()));
+    // Each element's own add where it lies inside: guards where the lanes
+    // are, or at the end of `block`.
+    auto guardEach = [&](Block *block) {
+      for (auto [lane, in] : llvm::zip(lanes, inside)) {
+        OpBuilder at(lane);
+        if (block)
+          at.setInsertionPoint(block->getTerminator());
+        auto guard = scf::IfOp::create(at, loc, in, /*withElseRegion=*/false);
+        b.moveOpBefore(lane, guard.thenBlock()->getTerminator());
+      }
+    };
+    Type elem = lanes.front().getValue().getType();
+    TargetAttr target = TargetAttr::lookup(lanes.front());
+    int64_t sm = 0;
+    if (target && target.getArch().starts_with("sm_"))
+      target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
+    if (sm < 90 || !(elem.isF32() || elem.isF16() || elem.isBF16())) {
+      guardEach(nullptr);
+      return;
+    }
+    // The first element's address: the descriptor's aligned pointer plus its
+    // offset and the indices along the strides, in bytes. A vector reduction
+    // needs it aligned to the vector's bytes (a row length the width does not
+    // divide leaves some rows' groups unaligned: those add element by element).
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+    Value linear = meta.getOffset();
+    for (auto [index, stride] : llvm::zip(lanes.front().getIndices(), meta.getStrides()))
+      linear = arith::AddIOp::create(b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    Value bytes = arith::MulIOp::create(b, loc, linear,
+                                        arith::ConstantIndexOp::create(b, loc, elemBytes));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    Value address = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                 arith::AddIOp::create(b, loc, base, bytes));
+    int64_t vectorBytes = elemBytes * (int64_t)lanes.size();
+    Value misalignment = arith::AndIOp::create(
+        b, loc, address, arith::ConstantIntOp::create(b, loc, b.getI64Type(), vectorBytes - 1));
+    Value all = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, misalignment,
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0));
+    for (Value in : inside)
+      all = arith::AndIOp::create(b, loc, all, in);
+    auto whole = scf::IfOp::create(b, loc, all, /*withElseRegion=*/true);
+    {
+      OpBuilder tb = OpBuilder::atBlockBegin(whole.thenBlock());
+      SmallVector<Value> operands{address};
+      std::string constraints = "l", list;
+      for (auto [k, lane] : llvm::enumerate(lanes)) {
+        Value v = lane.getValue();
+        if (!elem.isF32()) // 16-bit registers hold f16 and bf16 bits alike
+          v = arith::BitcastOp::create(tb, loc, tb.getI16Type(), v);
+        operands.push_back(v);
+        constraints += elem.isF32() ? ",f" : ",h";
+        list += (k ? ", $" : "$") + std::to_string(k + 1);
+      }
+      std::string type = elem.isF32() ? "f32" : elem.isF16() ? "f16" : "bf16";
+      std::string ptx = "{\n.reg .u64 ga;\ncvta.to.global.u64 ga, $0;\nred.global.add" +
+                        std::string(elem.isF32() ? "" : ".noftz") + ".v" +
+                        std::to_string(lanes.size()) + "." + type + " [ga], {" + list +
+                        "};\n}";
+      LLVM::InlineAsmOp::create(tb, loc, TypeRange{}, operands, ptx, constraints,
+                                /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                LLVM::TailCallKind::None,
+                                LLVM::AsmDialectAttr::get(b.getContext(),
+                                                          LLVM::AsmDialect::AD_ATT),
+                                ArrayAttr());
+    }
+    guardEach(whole.elseBlock());
+  }
+
   /// Redirects fragment accesses to register `reg` and guards global ones.
   LogicalResult rewriteAccesses(ConversionPatternRewriter &b, Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs,
@@ -253,10 +370,22 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
         accesses.push_back(op);
     });
-    for (Operation *op : accesses) {
+    DenseSet<Operation *> grouped; // lanes of a vector atomic lowered with lane 0
+    for (auto [i, op] : llvm::enumerate(accesses)) {
+      if (grouped.contains(op))
+        continue;
       OpBuilder::InsertionGuard insertion(b);
       b.setInsertionPoint(op);
       Location loc = op->getLoc();
+      if (op->hasAttr(kVectorAtomicAttr)) {
+        SmallVector<memref::AtomicRMWOp> lanes;
+        if (failed(vectorGroup(accesses, i, lanes)))
+          return failure();
+        for (memref::AtomicRMWOp lane : lanes)
+          grouped.insert(lane);
+        lowerVectorAtomic(b, loc, lanes);
+        continue;
+      }
       if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
         // A reducer's update (T.alloc_reducer): the running thread's own
         // partial, read, combined and written back in its register.

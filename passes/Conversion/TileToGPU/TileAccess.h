@@ -58,6 +58,10 @@ std::optional<Fragment> fragmentOf(Value original, Value regs);
 /// thread's own row. tile-infer-layout leaves these accesses out of the loop's
 /// layout; tile.reduce along dimension 0 combines the rows.
 constexpr llvm::StringLiteral kReducerAttr = "tile.reducer";
+/// On each memref.atomic_rmw of a T.atomic_addx2 / x4 (the frontend's
+/// tlc.frontend.atomics): the group's width, and the op's place in it.
+constexpr llvm::StringLiteral kVectorAtomicAttr = "tile.vector_atomic";
+constexpr llvm::StringLiteral kVectorLaneAttr = "tile.vector_lane";
 
 /// How a fragment element access inside a tile.parallel reaches its register
 /// when not through the loop's layout (Layout: the loop's own register, or a
