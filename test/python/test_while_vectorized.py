@@ -265,21 +265,14 @@ def constant_condition(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
-def with_break(A: T.Tensor((64,), "float32")):
+def break_in_parallel(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         i = T.alloc_var("int32")
         while i < 4:
             i += 1
-            break  # E:break
-
-
-@T.prim_func
-def with_continue(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1):
-        i = T.alloc_var("int32")
-        while i < 4:
-            i += 1
-            continue  # E:continue
+            for j in T.Parallel(64):
+                if A[j] > 0:
+                    break  # E:break
 
 
 @T.prim_func
@@ -316,8 +309,8 @@ def line_of(marker: str) -> int:
 
 @pytest.mark.parametrize("prim,marker,at,message", [
     (constant_condition, "constant", "1 < 2", "a `while` needs a run-time condition"),
-    (with_break, "break", "break", "`break` is not supported in a prim_func"),
-    (with_continue, "continue", "continue", "`continue` is not supported in a prim_func"),
+    (break_in_parallel, "break", "break", "`break` leaves only a `while` loop or a run-time "
+                                          "T.serial / range loop (not T.Parallel"),
     (while_else, "else", "i = 0", "`while ... else` is not supported"),
     (name_from_while, "after", "last",
      "'last' was assigned inside a run-time loop (line"),

@@ -14,7 +14,7 @@ from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language.types import SymbolicDim, Tensor, dtype as DType
-from . import dtypes, reducers, variables
+from . import dtypes, loop_exits, reducers, variables
 from .expressions import ExpressionMixin
 from .values import Affine, BufferRef, Scalar, VarRef, index_value
 
@@ -72,6 +72,9 @@ class CodeGenerator(ExpressionMixin):
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
         # their scope in self.scopes, line). Names bound inside one do not flow out.
         self.regions: list[tuple[str, int, int]] = []
+        # The loops being built, innermost last, with their break / continue
+        # flags (tlc.frontend.loop_exits).
+        self.loops: list = []
         # Loop indices with compile-time bounds -> (first, last) value, for the
         # static bounds checks of on-chip buffer accesses.
         self.ranges: dict = {}
@@ -280,11 +283,18 @@ class CodeGenerator(ExpressionMixin):
     # -- statements ---------------------------------------------------------
 
     def visit_body(self, stmts) -> None:
-        for stmt in stmts:
+        for n, stmt in enumerate(stmts):
             self.statement = stmt
             with self.loc(stmt):
                 try:
                     self.visit_stmt(stmt)
+                    if n + 1 < len(stmts) and loop_exits.may_exit(self, stmt):
+                        # A `break` / `continue` may have run: the rest only if not.
+                        guard = loop_exits.rest_guard(self)
+                        with ir.InsertionPoint(guard.then_block), self.region("if", stmt):
+                            self.visit_body(stmts[n + 1:])
+                            scf.YieldOp([])
+                        return
                 except (CompilationError, ir.MLIRError):
                     raise
                 except Exception as e:  # a case the frontend does not check: still say where
@@ -430,6 +440,7 @@ class CodeGenerator(ExpressionMixin):
         if node.orelse:
             raise self.error(node.orelse[0], "`while ... else` is not supported in a prim_func")
         self.require_kernel(node, "a `while` loop")
+        exits = loop_exits.loop_exits(self, node)
         loop = scf.WhileOp([], [])
         before, after = loop.before.blocks.append(), loop.after.blocks.append()
         with ir.InsertionPoint(before), self.region("loop", node):
@@ -440,18 +451,20 @@ class CodeGenerator(ExpressionMixin):
                     f"...), got {self.describe(cond)}: a compile-time one would never change "
                     "(use a Python loop outside the prim_func, or T.serial)"))
             with self.loc(node.test):
-                scf.ConditionOp(self.to_value(cond, "bool", node.test), [])
-        with ir.InsertionPoint(after), self.region("loop", node):
+                go = self.to_value(cond, "bool", node.test)
+                clear = loop_exits.not_broken(exits)
+                scf.ConditionOp(go if clear is None else arith.andi(clear, go), [])
+        with ir.InsertionPoint(after), self.region("loop", node), \
+                loop_exits.loop_body(self, exits):
+            loop_exits.start_iteration(exits)
             self.visit_body(node.body)
             scf.YieldOp([])
 
     def stmt_Break(self, node) -> None:
-        raise self.error(node, "`break` is not supported in a prim_func: end a `while` loop "
-                               "through its condition (a T.alloc_var flag)")
+        loop_exits.stmt_exit(self, node, "break")
 
     def stmt_Continue(self, node) -> None:
-        raise self.error(node, "`continue` is not supported in a prim_func: guard the rest "
-                               "of the body with an `if`")
+        loop_exits.stmt_exit(self, node, "continue")
 
     def stmt_With(self, node) -> None:
         if len(node.items) != 1:

@@ -10,7 +10,7 @@ from .. import ir
 from ..dialects import scf, tile
 from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
-from . import dtypes, pipeline_schedule, variables
+from . import dtypes, loop_exits, pipeline_schedule, variables
 from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
@@ -147,27 +147,35 @@ def for_loop(gen, node) -> None:
         raise gen.error(node.orelse[0], "`for ... else` is not supported in a prim_func")
     it = node.iter
     fn = gen.eval(it.func) if isinstance(it, ast.Call) else None
-    if fn is gen.T("Parallel"):
-        return _parallel(gen, node)
-    if fn is gen.T("Pipelined"):
-        return _pipelined(gen, node)
-    if fn is gen.T("vectorized"):
-        return _vectorized(gen, node)
-    if fn is gen.T("Persistent"):
-        from .persistent import persistent_loop
-
-        return persistent_loop(gen, node)
     if fn in (gen.T("serial"), gen.T("unroll"), range):
         return _serial(gen, node, unroll=fn is gen.T("unroll"))
-    values = gen.eval_static(it)
-    try:
-        items = list(values)
-    except TypeError:
-        raise gen.error(it, f"cannot loop over {values!r}; use T.Parallel, T.Pipelined, "
-                            "T.serial, T.unroll or range") from None
-    for v in items:  # a compile-time loop: unrolled
-        gen.assign(node.target, v, node)
-        gen.visit_body(node.body)
+    # Loops a `break` / `continue` cannot leave (loop_exits.other_loop).
+    with loop_exits.other_loop(gen, node):
+        if fn is gen.T("Parallel"):
+            return _parallel(gen, node)
+        if fn is gen.T("Pipelined"):
+            return _pipelined(gen, node)
+        if fn is gen.T("vectorized"):
+            return _vectorized(gen, node)
+        if fn is gen.T("Persistent"):
+            from .persistent import persistent_loop
+
+            return persistent_loop(gen, node)
+        values = gen.eval_static(it)
+        try:
+            items = list(values)
+        except TypeError:
+            raise gen.error(it, f"cannot loop over {values!r}; use T.Parallel, T.Pipelined, "
+                                "T.serial, T.unroll or range") from None
+        for v in items:  # a compile-time loop: unrolled
+            gen.assign(node.target, v, node)
+            gen.visit_body(node.body)
+
+
+def call_loop_break(gen, node) -> None:
+    """T.loop_break(): a `break` (tlc.frontend.loop_exits)."""
+    _args(gen, node, loops.loop_break)
+    loop_exits.stmt_exit(gen, node, "break")
 
 
 def _loop_vars(gen, node, count: int) -> list[str]:
@@ -273,9 +281,10 @@ def _serial(gen, node, unroll: bool) -> None:
     if unroll and isinstance(start, int) and isinstance(stop, int):
         # T.unroll with constant bounds is unrolled here, with Python's
         # semantics: names assigned in the body keep their values.
-        for i in range(start, stop, step):
-            gen.bind(name, i)
-            gen.visit_body(node.body)
+        with loop_exits.other_loop(gen, node):
+            for i in range(start, stop, step):
+                gen.bind(name, i)
+                gen.visit_body(node.body)
         return
     gen.require_kernel(node, f"a run-time {what} loop")
     _sequential_loop(gen, node, start, stop, step)
@@ -307,11 +316,22 @@ def _vectorized(gen, node) -> None:
 def _sequential_loop(gen, node, start, stop, step) -> None:
     """An scf.for over [start, stop) by step, its variable bound in the body."""
     (name,) = _loop_vars(gen, node, 1)
+    exits = loop_exits.loop_exits(gen, node)
     loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
-    with ir.InsertionPoint(loop.body), gen.region("loop", node, [name]):
+    with ir.InsertionPoint(loop.body), gen.region("loop", node, [name]), \
+            loop_exits.loop_body(gen, exits):
         gen.bind(name, Affine.leaf(loop.induction_variable))
         _note_range(gen, loop.induction_variable, start, stop, step)
-        gen.visit_body(node.body)
+        clear = loop_exits.not_broken(exits)
+        if clear is None:
+            loop_exits.start_iteration(exits)
+            gen.visit_body(node.body)
+        else:  # after a `break`, the remaining iterations do nothing
+            guard = scf.IfOp(clear)
+            with ir.InsertionPoint(guard.then_block):
+                loop_exits.start_iteration(exits)
+                gen.visit_body(node.body)
+                scf.YieldOp([])
         scf.YieldOp([])
 
 

@@ -123,6 +123,16 @@ def unroll(start, stop=None, step: int = 1):
 
 
 @intrinsic
+def loop_break():
+    """TileLang's `break` as a call: leaves the innermost `while` loop or
+    run-time T.serial / range loop, as a `break` statement there does.
+
+    Example: `if found: T.loop_break()`
+    """
+    raise outside_prim_func("loop_break")
+
+
+@intrinsic
 def vectorized(start, stop=None):
     """A sequential loop of compile-time bounds, unrolled, for vector accesses.
 
