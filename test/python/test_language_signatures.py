@@ -169,6 +169,40 @@ def test_defaults_come_from_the_signature():
 
 
 @prim_func
+def pipelined_three_positional(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1):
+        s = T.alloc_shared((64,), "float32")
+        for k in T.Pipelined(0, 4, 3):  # TileLang's order: the third is num_stages
+            T.copy(A, s)
+
+
+@prim_func
+def pipelined_three_keyword(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1):
+        s = T.alloc_shared((64,), "float32")
+        for k in T.Pipelined(0, 4, num_stages=3):
+            T.copy(A, s)
+
+
+@prim_func
+def pipelined_step(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1):
+        s = T.alloc_shared((64,), "float32")
+        for k in T.Pipelined(0, 8, step=2, num_stages=3):
+            T.copy(A, s)
+
+
+def test_pipelined_takes_tilelangs_positional_order():
+    # TileLang's T.Pipelined(start, stop, num_stages, order, stage, sync, group, annotations):
+    # a third positional argument is the depth (it was tlc's step once), the step a keyword.
+    assert list(inspect.signature(T.Pipelined).parameters)[:8] == [
+        "start", "stop", "num_stages", "order", "stage", "sync", "group", "annotations"]
+    assert _body(pipelined_three_positional) == _body(pipelined_three_keyword)
+    assert "num_stages = 3" in _body(pipelined_three_positional)
+    assert _body(pipelined_step) != _body(pipelined_three_keyword)
+
+
+@prim_func
 def copy_positional_unsupported(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         s = T.alloc_shared((64,), "float32")

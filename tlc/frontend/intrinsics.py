@@ -50,6 +50,7 @@ _PARALLEL_UNSUPPORTED = {
 _PIPELINED_UNSUPPORTED = {
     "sync": "tlc places a pipelined loop's barriers itself",
     "cross_interval": "tlc schedules a pipelined loop's copies itself",
+    "annotations": "TileLang's lowering annotations",
 }
 _COPY_UNSUPPORTED = {
     "coalesced_width": "tlc picks the vector width of each access itself",
@@ -216,7 +217,12 @@ def _parallel(gen, node) -> None:
 def _bounds(gen, call, what: str, fn, unsupported: dict[str, str] | None = None):
     """(start, stop, step) of a loop as Python ints or run-time indices, and
     the call's arguments bound to intrinsic `fn`'s signature."""
-    if not 1 <= len(call.args) <= 3:
+    if fn is loops.Pipelined:  # TileLang's order: (start, stop, num_stages, order, ...)
+        if not call.args:
+            raise gen.error(call, f"{what} takes (stop) or (start, stop), then num_stages, "
+                                  "order, stage, sync, group and annotations (step= only by "
+                                  "keyword)")
+    elif not 1 <= len(call.args) <= 3:
         raise gen.error(call, f"{what} takes (stop), (start, stop) or (start, stop, step), got "
                               f"{len(call.args)} arguments")
     a = _args(gen, call, fn, unsupported)

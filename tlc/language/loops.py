@@ -66,16 +66,18 @@ def Parallel(*extents: int, coalesced_width: int | None = None, loop_layout=None
 
 
 @intrinsic
-def Pipelined(start, stop=None, step: int = 1, num_stages: int = 2, order=None, stage=None,
-              sync=None, group=None, cross_interval=None):
+def Pipelined(start, stop=None, num_stages: int = 2, order=None, stage=None, sync=None,
+              group=None, annotations=None, *, step: int = 1, cross_interval=None):
     """A sequential loop whose copies tlc overlaps with compute (software pipelining).
 
-    Takes (stop), (start, stop) or (start, stop, step), as `range` does.
+    Takes (stop) or (start, stop), then TileLang's num_stages, order, stage,
+    sync, group and annotations in TileLang's order (`T.Pipelined(0, n, 3)`
+    is 3 stages); a step only by keyword (`step=2`, tlc's addition).
+    TileLang's default depth is 0 (no pipelining); tlc's is 2.
 
     Args:
         start: the first index, or the stop when it is the only bound.
         stop: the end (excluded).
-        step: a positive compile-time step.
         num_stages: how many iterations' copies are in flight; 0 gives a plain
             sequential loop; None the default (2, or the depth `stage` gives).
         stage, order, group: TileLang's manual schedule, per scheduled
@@ -88,6 +90,8 @@ def Pipelined(start, stop=None, step: int = 1, num_stages: int = 2, order=None, 
             copies ahead after computing); others are an error.
         sync, cross_interval: not supported by tlc (it places the pipeline's
             barriers itself).
+        annotations: TileLang's lowering annotations; not supported by tlc.
+        step: a positive compile-time step (keyword only).
 
     Example: `for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):`
     """
