@@ -240,9 +240,12 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // registers of a row, then 5 xor shuffles combine the warp's lanes, then the
 // two warps holding a row meet in shared scratch (leaders write, barrier,
 // everyone reads both). Nothing touched the scratch before: no barrier
-// before the leaders write.
+// before the leaders write. NaNs are skipped (maxnumf: TileLang's default);
+// with tile.nan_propagate (T.reduce_max(..., nan_propagate=True)) they are
+// kept (maximumf, @row_max_nan below).
 // CHECK-LABEL: gpu.func @row_max
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
+// CHECK-NOT: arith.maximumf
 // CHECK-COUNT-5: gpu.shuffle  xor
 // CHECK: %[[SCRATCH:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x2xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: gpu.barrier
@@ -260,6 +263,28 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
       %1 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32, #tile.space<fragment>>
       tile.copy %arg0[%c0, %c0] [8, 256] to %0[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
       tile.reduce %0 to %1 {clear, dim = 1 : i64, kind = #tile.reduce_kind<max>, tile.scratch_offset = 0 : i64} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
+      tile.copy %1[%c0] [8] to %arg1[%c0] [8] : memref<8xf32, #tile.space<fragment>> to memref<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @row_max_nan
+// CHECK: arith.maximumf
+// CHECK-NOT: arith.maxnumf
+// CHECK: gpu.return
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @row_max_nan_kernel {
+    gpu.func @row_max_nan(%arg0: memref<8x256xf32>, %arg1: memref<8xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 64 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %block_id_x = gpu.block_id  x
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 256, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 256)>} : memref<8x256xf32, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64)>} : memref<8xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [8, 256] to %0[%c0, %c0] [8, 256] : memref<8x256xf32> to memref<8x256xf32, #tile.space<fragment>>
+      tile.reduce %0 to %1 {clear, dim = 1 : i64, kind = #tile.reduce_kind<max>, tile.nan_propagate, tile.scratch_offset = 0 : i64} : memref<8x256xf32, #tile.space<fragment>> to memref<8xf32, #tile.space<fragment>>
       tile.copy %1[%c0] [8] to %arg1[%c0] [8] : memref<8xf32, #tile.space<fragment>> to memref<8xf32>
       gpu.return
     }

@@ -743,7 +743,7 @@ def test_gemm_k_pack_and_wg_wait_take_effect_or_fail():
                 "wg_wait must be -1 (wait for none: a later T.wait_wgmma completes the gemm) "
                 "or more, got -2")
     check_error(build_error(wait_wgmma_negative), "wait-neg", "-1",
-                "T.wait_wgmma's pending must be non-negative, got -1")
+                "T.wait_wgmma's id (the wgmma groups left running) must be non-negative, got -1")
     # wg_wait=-1: the program must wait before touching the gemm's operands, on
     # every target (mma.sync completes in order, but the program would race on
     # sm_90a).

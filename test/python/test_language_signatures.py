@@ -61,7 +61,8 @@ def test_help_shows_real_parameters():
     assert "policy: 'GemmWarpPolicy' = <GemmWarpPolicy.Square: 'square'>" in text
     assert "wg_wait: 'int' = 0" in text and "C += A @ B" in text
     assert str(inspect.signature(T.reduce_max)) == (
-        "(buffer, out, dim: 'int' = -1, clear: 'bool' = True) -> 'None'")
+        "(buffer, out, dim: 'int' = -1, clear: 'bool' = True, batch: 'int' = 1, "
+        "nan_propagate: 'bool' = False, annotations=None) -> 'None'")
     assert list(inspect.signature(T.copy).parameters)[:4] == [
         "src", "dst", "coalesced_width", "disable_tma"]
 

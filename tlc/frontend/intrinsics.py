@@ -624,15 +624,32 @@ def call_gemm(gen, node):
 def call_wait_wgmma(gen, node):
     gen.require_kernel(node, "T.wait_wgmma")
     a = _args(gen, node, tile_ops.wait_wgmma)
-    pending = gen.eval_int(a["pending"], "pending")
+    pending = gen.eval_int(a["id"], "id")
     if pending < 0:
-        raise gen.error(a["pending"], f"T.wait_wgmma's pending must be non-negative, got {pending}")
+        raise gen.error(a["id"], f"T.wait_wgmma's id (the wgmma groups left running) must be "
+                                 f"non-negative, got {pending}")
     tile.WaitWgmmaOp([], ir.IntegerAttr.get(ir.IntegerType.get_signless(64), pending))
+
+
+_REDUCE_UNSUPPORTED = {"annotations": "TileLang's lowering annotations"}
+# A tile.reduce of max / min / absmax whose NaNs propagate (T.reduce_*'s
+# nan_propagate=True); without it NaNs are skipped, TileLang's default.
+NAN_PROPAGATE_ATTR = "tile.nan_propagate"
 
 
 def _reduce(gen, node, kind: str):
     gen.require_kernel(node, f"T.reduce_{kind}")
-    a = _args(gen, node, getattr(tile_ops, f"reduce_{kind}"))
+    a = _args(gen, node, getattr(tile_ops, f"reduce_{kind}"), _REDUCE_UNSUPPORTED)
+    if "batch" in a.given and gen.eval_static(a["batch"]) != 1:
+        raise gen.error(a["batch"], f"T.reduce_{kind}: batch (TileLang's outputs per batched "
+                                    "all-reduce) must be 1 in tlc, which combines each output "
+                                    f"element on its own; got {gen.eval_static(a['batch'])!r}")
+    propagate = False
+    if "nan_propagate" in a.given:
+        propagate = gen.eval_static(a["nan_propagate"])
+        if not isinstance(propagate, bool):
+            raise gen.error(a["nan_propagate"], f"T.reduce_{kind}: nan_propagate must be True "
+                                                f"or False, got {propagate!r}")
     src = _buffer(gen, a["buffer"], f"T.reduce_{kind}'s source")
     dst = _buffer(gen, a["out"], f"T.reduce_{kind}'s destination")
     dim = gen.eval_int(a["dim"], "dim")
@@ -646,6 +663,8 @@ def _reduce(gen, node, kind: str):
                        ir.Attribute.parse(f"#tile.reduce_kind<{kind}>"), ir.IntegerAttr.get(i64, dim))
     if clear:
         op.attributes["clear"] = ir.UnitAttr.get()
+    if propagate:
+        op.attributes[NAN_PROPAGATE_ATTR] = ir.UnitAttr.get()
 
 
 def call_reduce_max(gen, node):

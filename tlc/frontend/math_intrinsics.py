@@ -109,7 +109,7 @@ def call_min(gen, node):
 
 def call_clamp(gen, node):
     a = _args(gen, node, scalar_math.clamp)
-    value, lo, hi = (gen.eval(a[k]) for k in ("value", "lo", "hi"))
+    value, lo, hi = (gen.eval(a[k]) for k in ("dst", "min_val", "max_val"))
     return _minmax2(gen, node, "max", _minmax2(gen, node, "min", value, hi), lo)
 
 

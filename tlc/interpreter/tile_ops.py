@@ -261,6 +261,8 @@ def _reduce(c, op):
     kind = str(op.attributes["kind"]).split("<")[1].rstrip(">")
     dim = ir.IntegerAttr(op.attributes["dim"]).value
     clear = "clear" in op.attributes
+    # NaNs skipped (numpy fmax / fmin, PTX max / min) unless the program asked them kept.
+    propagate = "tile.nan_propagate" in op.attributes
 
     def step(st):
         env = st.env
@@ -276,14 +278,18 @@ def _reduce(c, op):
         if kind in ("sum", "abssum"):
             r = x.sum(axis=dim, dtype=work)
         elif kind in ("max", "absmax"):
-            r = x.max(axis=dim)
+            r = (np.maximum if propagate else np.fmax).reduce(x, axis=dim)
         else:
-            r = x.min(axis=dim)
+            r = (np.minimum if propagate else np.fmin).reduce(x, axis=dim)
         r = r.reshape(D.shape)
         if not clear:
             prev = D.data.astype(work)
-            r = (prev + r if kind in ("sum", "abssum") else
-                 np.minimum(prev, r) if kind == "min" else np.maximum(prev, r))
+            if kind in ("sum", "abssum"):
+                r = prev + r
+            elif kind == "min":
+                r = (np.minimum if propagate else np.fmin)(prev, r)
+            else:
+                r = (np.maximum if propagate else np.fmax)(prev, r)
         D.data[...] = D.etype.make(r)
         D.written[...] = True
 

@@ -133,13 +133,14 @@ def min(a, b, *more):  # noqa: A001
 
 
 @intrinsic
-def clamp(value, lo, hi):
-    """`value` limited to [lo, hi]: T.max(T.min(value, hi), lo).
+def clamp(dst, min_val, max_val):
+    """`dst` limited to [min_val, max_val]: T.max(T.min(dst, max_val), min_val)
+    (TileLang's parameter names).
 
     Args:
-        value: the value (integer, float or index).
-        lo: the smallest result.
-        hi: the largest result.
+        dst: the value (integer, float or index).
+        min_val: the smallest result.
+        max_val: the largest result.
 
     Example: `y[i] = T.clamp(x[i], -1.0, 1.0)`
     """

@@ -34,17 +34,18 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
 
 
 @intrinsic
-def wait_wgmma(pending: int) -> None:
-    """Waits until at most `pending` wgmma groups of the warpgroup are running.
+def wait_wgmma(id: int) -> None:  # noqa: A002 (TileLang's name)
+    """Waits until at most `id` wgmma groups of the warpgroup are running.
 
     Completes the gemms issued with `wg_wait=-1` before it, all but the last
-    `pending` of them (each gemm is one group), so that the code between a
+    `id` of them (each gemm is one group), so that the code between a
     gemm and its wait runs while the tensor cores work (FlashAttention-3's
     softmax beside the next block's Q K^T). On mma.sync (sm_80) gemms
     complete in program order and the wait does nothing.
 
     Args:
-        pending: how many of the most recent wgmma groups may keep running.
+        id: how many of the most recent wgmma groups may keep running
+            (TileLang's name).
 
     Example: `T.gemm(Q_s, K_s, S, transpose_B=True, wg_wait=-1)` ...
     `T.wait_wgmma(0)`
@@ -53,7 +54,8 @@ def wait_wgmma(pending: int) -> None:
 
 
 @intrinsic
-def reduce_max(buffer, out, dim: int = -1, clear: bool = True) -> None:
+def reduce_max(buffer, out, dim: int = -1, clear: bool = True, batch: int = 1,
+               nan_propagate: bool = False, annotations=None) -> None:
     """out = the maximum of `buffer` along `dim` (fragments).
 
     Args:
@@ -61,6 +63,11 @@ def reduce_max(buffer, out, dim: int = -1, clear: bool = True) -> None:
         out: the destination fragment: buffer's shape without `dim`.
         dim: the reduced dimension (negative counts from the end).
         clear: False folds in out's current values (out = max(out, ...)).
+        nan_propagate: True: a NaN makes the result NaN; False (TileLang's
+            default): NaNs are skipped (PTX max/min without .NaN).
+        batch: TileLang's outputs per batched all-reduce, a tuning knob: 1
+            only (tlc combines each output element on its own).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.reduce_max(s_f, m_f, dim=1)`
     """
@@ -68,7 +75,8 @@ def reduce_max(buffer, out, dim: int = -1, clear: bool = True) -> None:
 
 
 @intrinsic
-def reduce_min(buffer, out, dim: int = -1, clear: bool = True) -> None:
+def reduce_min(buffer, out, dim: int = -1, clear: bool = True, batch: int = 1,
+               nan_propagate: bool = False, annotations=None) -> None:
     """out = the minimum of `buffer` along `dim` (fragments).
 
     Args:
@@ -76,6 +84,11 @@ def reduce_min(buffer, out, dim: int = -1, clear: bool = True) -> None:
         out: the destination fragment: buffer's shape without `dim`.
         dim: the reduced dimension (negative counts from the end).
         clear: False folds in out's current values.
+        nan_propagate: True: a NaN makes the result NaN; False (TileLang's
+            default): NaNs are skipped (PTX max/min without .NaN).
+        batch: TileLang's outputs per batched all-reduce, a tuning knob: 1
+            only (tlc combines each output element on its own).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.reduce_min(s_f, lo_f, dim=1)`
     """
@@ -83,7 +96,8 @@ def reduce_min(buffer, out, dim: int = -1, clear: bool = True) -> None:
 
 
 @intrinsic
-def reduce_sum(buffer, out, dim: int = -1, clear: bool = True) -> None:
+def reduce_sum(buffer, out, dim: int = -1, clear: bool = True, batch: int = 1,
+               annotations=None) -> None:
     """out = the sum of `buffer` along `dim` (fragments).
 
     Args:
@@ -91,6 +105,9 @@ def reduce_sum(buffer, out, dim: int = -1, clear: bool = True) -> None:
         out: the destination fragment: buffer's shape without `dim`.
         dim: the reduced dimension (negative counts from the end).
         clear: False adds to out's current values.
+        batch: TileLang's outputs per batched all-reduce, a tuning knob: 1
+            only (tlc combines each output element on its own).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.reduce_sum(p_f, l_f, dim=1)`
     """
@@ -98,14 +115,19 @@ def reduce_sum(buffer, out, dim: int = -1, clear: bool = True) -> None:
 
 
 @intrinsic
-def reduce_abssum(buffer, out, dim: int = -1, clear: bool = True) -> None:
+def reduce_abssum(buffer, out, dim: int = -1, batch: int = 1, annotations=None, *,
+                  clear: bool = True) -> None:
     """out = the sum of |buffer| along `dim` (fragments).
 
     Args:
         buffer: the source fragment.
         out: the destination fragment: buffer's shape without `dim`.
         dim: the reduced dimension (negative counts from the end).
-        clear: False adds to out's current values.
+        batch: TileLang's outputs per batched all-reduce, a tuning knob: 1
+            only (tlc combines each output element on its own).
+        annotations: TileLang's lowering annotations; not supported by tlc.
+        clear: False adds to out's current values (keyword only: TileLang's
+            reduce_abssum has none).
 
     Example: `T.reduce_abssum(x_f, n_f, dim=0)`
     """
@@ -113,7 +135,8 @@ def reduce_abssum(buffer, out, dim: int = -1, clear: bool = True) -> None:
 
 
 @intrinsic
-def reduce_absmax(buffer, out, dim: int = -1, clear: bool = True) -> None:
+def reduce_absmax(buffer, out, dim: int = -1, clear: bool = True, batch: int = 1,
+                  nan_propagate: bool = False, annotations=None) -> None:
     """out = the maximum of |buffer| along `dim` (fragments).
 
     Args:
@@ -121,6 +144,11 @@ def reduce_absmax(buffer, out, dim: int = -1, clear: bool = True) -> None:
         out: the destination fragment: buffer's shape without `dim`.
         dim: the reduced dimension (negative counts from the end).
         clear: False folds in out's current values.
+        nan_propagate: True: a NaN makes the result NaN; False (TileLang's
+            default): NaNs are skipped (PTX max/min without .NaN).
+        batch: TileLang's outputs per batched all-reduce, a tuning knob: 1
+            only (tlc combines each output element on its own).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.reduce_absmax(x_f, amax_f, dim=1)`
     """

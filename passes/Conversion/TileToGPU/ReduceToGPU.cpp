@@ -28,16 +28,24 @@ Type computeType(Type elem) {
   return elem.getIntOrFloatBitWidth() <= 32 ? b.getI32Type() : elem;
 }
 
-Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
+/// `x` and `y` combined; floats' max / min skip NaNs (maxnumf / minnumf,
+/// PTX max / min: TileLang's default) unless `nanPropagates`
+/// (T.reduce_*(..., nan_propagate=True): maximumf / minimumf, max.NaN).
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y,
+              bool nanPropagates) {
   bool isFloat = isa<FloatType>(x.getType());
   switch (kind) {
   case ReduceKind::Max:
   case ReduceKind::AbsMax:
-    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, x, y)
-                   : (Value)arith::MaxSIOp::create(b, loc, x, y);
+    if (!isFloat)
+      return arith::MaxSIOp::create(b, loc, x, y);
+    return nanPropagates ? (Value)arith::MaximumFOp::create(b, loc, x, y)
+                         : (Value)arith::MaxNumFOp::create(b, loc, x, y);
   case ReduceKind::Min:
-    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, x, y)
-                   : (Value)arith::MinSIOp::create(b, loc, x, y);
+    if (!isFloat)
+      return arith::MinSIOp::create(b, loc, x, y);
+    return nanPropagates ? (Value)arith::MinimumFOp::create(b, loc, x, y)
+                         : (Value)arith::MinNumFOp::create(b, loc, x, y);
   case ReduceKind::Sum:
   case ReduceKind::AbsSum:
     return isFloat ? (Value)arith::AddFOp::create(b, loc, x, y)
@@ -73,6 +81,7 @@ LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Valu
                           "sliced along the reduced dimension");
   Location loc = op.getLoc();
   ReduceKind kind = op.getKind();
+  bool nanPropagates = op->hasAttr("tile.nan_propagate");
   Type elem = op.getSrc().getType().getElementType();
   Type compute = computeType(elem);
   if (compute.getIntOrFloatBitWidth() != 32)
@@ -85,7 +94,8 @@ LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Valu
   for (ArrayRef<int64_t> sources : sliced->resultToSources) {
     Value v = prepare(b, loc, kind, load(b, loc, srcRegs, sources.front()), compute);
     for (int64_t r : sources.drop_front())
-      v = combine(b, loc, kind, v, prepare(b, loc, kind, load(b, loc, srcRegs, r), compute));
+      v = combine(b, loc, kind, v, prepare(b, loc, kind, load(b, loc, srcRegs, r), compute),
+                  nanPropagates);
     for (int64_t bit = 0; bit < 5; ++bit) {
       if (!(sliced->laneMask & (int64_t(1) << bit)))
         continue;
@@ -93,7 +103,7 @@ LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Valu
                         b, loc, v, arith::ConstantIntOp::create(b, loc, i32, 1 << bit),
                         arith::ConstantIntOp::create(b, loc, i32, 32), gpu::ShuffleMode::XOR)
                         .getShuffleResult();
-      v = combine(b, loc, kind, v, other);
+      v = combine(b, loc, kind, v, other, nanPropagates);
     }
     partial.push_back(v);
   }
@@ -148,7 +158,8 @@ LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Valu
       Value v = memref::LoadOp::create(b, loc, scratch, ValueRange{elements[r], c(0)});
       for (int64_t g = 1; g < groups; ++g)
         v = combine(b, loc, kind, v,
-                    memref::LoadOp::create(b, loc, scratch, ValueRange{elements[r], c(g)}));
+                    memref::LoadOp::create(b, loc, scratch, ValueRange{elements[r], c(g)}),
+                    nanPropagates);
       partial[r] = v;
     }
   }
@@ -156,7 +167,8 @@ LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Valu
   for (size_t r = 0; r < partial.size(); ++r) {
     Value v = partial[r];
     if (!op.getClear())
-      v = combine(b, loc, kind, v, convertElements(b, loc, load(b, loc, dstRegs, r), compute));
+      v = combine(b, loc, kind, v, convertElements(b, loc, load(b, loc, dstRegs, r), compute),
+                  nanPropagates);
     memref::StoreOp::create(b, loc, convertElements(b, loc, v, elem), dstRegs,
                             ValueRange{c(r)});
   }

@@ -1,0 +1,64 @@
+"""T.reduce_*'s TileLang options: NaNs in max / min / absmax are skipped
+(TileLang's default, PTX max / min) or kept with nan_propagate=True
+(max.NaN / min.NaN), in the interpreter and in the PTX; `batch` other than
+1 and `annotations` are errors at the argument."""
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from bad_programs import assert_line_error
+from test_compile import ptxas_ok
+
+
+def _row_extremes(propagate):
+    @T.prim_func
+    def row_extremes(X: T.Tensor((64, 32), "float32"), Hi: T.Tensor((64,), "float32"),
+                     Lo: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((64, 32), "float32")
+            hi = T.alloc_fragment((64,), "float32")
+            lo = T.alloc_fragment((64,), "float32")
+            T.copy(X, x)
+            if propagate:
+                T.reduce_max(x, hi, dim=1, nan_propagate=True)
+                T.reduce_min(x, lo, 1, True, 1, True)  # TileLang's positional order
+            else:
+                T.reduce_max(x, hi, dim=1)
+                T.reduce_min(x, lo, dim=1, batch=1)
+            T.copy(hi, Hi)
+            T.copy(lo, Lo)
+
+    return row_extremes
+
+
+@pytest.mark.parametrize("propagate", [False, True])
+def test_nans_skipped_or_kept(propagate, tmp_path):
+    x = np.random.default_rng(1).standard_normal((64, 32)).astype(np.float32)
+    x[3, 5] = np.nan  # one NaN in row 3
+    hi, lo = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    tlc.interpret(_row_extremes(propagate), x, hi, lo)
+    rows = np.arange(64) != 3
+    np.testing.assert_array_equal(hi[rows], x[rows].max(axis=1))
+    if propagate:
+        assert np.isnan(hi[3]) and np.isnan(lo[3])
+    else:
+        assert hi[3] == np.nanmax(x[3]) and lo[3] == np.nanmin(x[3])
+    ptx = tlc.compile(_row_extremes(propagate), target="sm_90a").get_kernel_source()
+    assert ("max.NaN.f32" in ptx) == propagate and ("min.NaN.f32" in ptx) == propagate
+    assert ("max.f32" in ptx) != propagate
+    ptxas_ok(ptx, tmp_path)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("T.reduce_sum(x, s, dim=1, batch=4)", "batch (TileLang's outputs per batched all-reduce) "
+                                           "must be 1 in tlc"),
+    ("T.reduce_max(x, s, dim=1, annotations={})", "annotations"),
+    ("T.reduce_max(x, s, dim=1, nan_propagate=1)", "nan_propagate must be True or False"),
+])
+def test_option_errors(body, message, tmp_path):
+    assert_line_error(tmp_path, "X: T.Tensor((64, 32), 'float32')", body, message,
+                      prelude=["x = T.alloc_fragment((64, 32), 'float32')",
+                               "s = T.alloc_fragment((64,), 'float32')", "T.copy(X, x)"],
+                      threads=128)
