@@ -26,8 +26,11 @@ the current page are published / warpgroup 1 is done with them), `l_ready`
 (warpgroup 0's final row sums are in shared memory).
 
 H200, fp16, 128 heads, batch 132, context 8192 (bench/results/2026-12-04/):
-600 us, 0.79x the device copy ceiling measured in the same run, 502 TFLOP/s,
-against 682 us (0.69x) for examples/mla_decode.py.
+580-604 us over four leases, 0.77-0.82x a device copy of the same 1.2 GB
+measured in the same run (2.2 TB/s; smaller copies run at 4.2 TB/s),
+502-519 TFLOP/s, against 655-682 us for examples/mla_decode.py. Nsight
+Compute: about 3270 SM cycles a page at any clock, bound on chip (the
+scores' m64n64 wgmma fed from shared memory), not by DRAM.
 """
 
 import math

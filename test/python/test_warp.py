@@ -106,20 +106,25 @@ def test_program_barriers(tmp_path):
     ptxas_ok(ptx, tmp_path)
 
 
-# 96 threads: three warps, each voting on its own lanes; T.activemask under an
-# `if` only every third lane takes.
-@T.prim_func
-def votes(X: T.Tensor((96,), "int32"), Out: T.Tensor((4, 96), "int64"),
-          Bits: T.Tensor((96,), "uint64")):
-    with T.Kernel(1, threads=96):
-        t = T.get_thread_binding()
-        x = X[t]
-        Out[0, t] = T.any_sync(x > 150)
-        Out[1, t] = T.all_sync(x >= 0)
-        Out[2, t] = T.ballot(x % 2 == 1)
-        Bits[t] = T.ballot_sync(x > 10, 0xFFFFFFFF)
-        if t % 3 == 0:
-            Out[3, t] = T.activemask()
+def votes_program(bits="uint64"):
+    """96 threads: three warps, each voting on its own lanes; T.activemask under
+    an `if` only every third lane takes. `bits`: Bits' dtype (bench/build_atomics.py
+    keeps the ballot as int64 for torch, which has no uint64 arithmetic)."""
+
+    @T.prim_func
+    def votes(X: T.Tensor((96,), "int32"), Out: T.Tensor((4, 96), "int64"),
+              Bits: T.Tensor((96,), bits)):
+        with T.Kernel(1, threads=96):
+            t = T.get_thread_binding()
+            x = X[t]
+            Out[0, t] = T.any_sync(x > 150)
+            Out[1, t] = T.all_sync(x >= 0)
+            Out[2, t] = T.ballot(x % 2 == 1)
+            Bits[t] = T.cast(T.ballot_sync(x > 10, 0xFFFFFFFF), bits)
+            if t % 3 == 0:
+                Out[3, t] = T.activemask()
+
+    return votes
 
 
 def votes_expected(x):
@@ -142,12 +147,12 @@ def test_votes_and_activemask(tmp_path):
     x[64:] = np.abs(x[64:])  # warp 2: no negative lane
     out = np.zeros((4, 96), np.int64)
     bits = np.zeros(96, np.uint64)
-    tlc.interpret(votes, x, out, bits)
+    tlc.interpret(votes_program(), x, out, bits)
     want_out, want_bits = votes_expected(x)
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(bits, want_bits)
     assert out[0].tolist() == out[1].tolist() == [0] * 32 + [1] * 64  # both ways per warp
-    ptx = tlc.compile(votes, target="sm_90a").get_kernel_source()
+    ptx = tlc.compile(votes_program(), target="sm_90a").get_kernel_source()
     for kind in ("any.pred", "all.pred", "ballot.b32"):
         assert f"vote.sync.{kind}" in ptx
     assert "activemask.b32" in ptx

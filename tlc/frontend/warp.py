@@ -108,14 +108,19 @@ def call_get_warp_group_idx(gen, node):
     return _index_of(gen, node, warp.get_warp_group_idx, what, divisor)
 
 
+def _whole_warp(gen, a, what: str, verb: str) -> None:
+    """A shuffle's or vote's `mask` must name every lane of the warp."""
+    mask = gen.eval_static(a["mask"])
+    if mask not in (None, warp.FULL_MASK, -1):
+        raise gen.error(a["mask"], f"{what}: tlc {verb} across the whole warp (mask "
+                                   f"0xFFFFFFFF); got {mask!r}")
+
+
 def _shuffle(gen, node, name: str):
     what = f"T.{name}"
     _kernel_code(gen, node, what)
     a = _args(gen, node, getattr(warp, name))
-    mask = gen.eval_static(a["mask"])
-    if mask not in (None, warp.FULL_MASK, -1):
-        raise gen.error(a["mask"], f"{what}: tlc shuffles across the whole warp (mask "
-                                   f"0xFFFFFFFF); got {mask!r}")
+    _whole_warp(gen, a, what, "shuffles")
     width = _static_pow2(gen, a["width"], what, "width", 32, 32)
     value = gen.eval(a["value"])
     if isinstance(value, Affine):
@@ -170,10 +175,7 @@ def _vote(gen, node, name: str):
     _kernel_code(gen, node, what)
     a = _args(gen, node, getattr(warp, name))
     if name != "ballot":
-        mask = gen.eval_static(a["mask"])
-        if mask not in (None, warp.FULL_MASK, -1):
-            raise gen.error(a["mask"], f"{what}: tlc votes across the whole warp (mask "
-                                       f"0xFFFFFFFF); got {mask!r}")
+        _whole_warp(gen, a, what, "votes")
     pred = gen.eval(a["predicate"])
     i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
     if isinstance(pred, Affine):

@@ -110,14 +110,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         if (grouped.contains(clone))
           continue;
         if (clone->hasAttr(kVectorAtomicAttr)) {
-          SmallVector<memref::AtomicRMWOp> lanes;
-          if (failed(vectorGroup(clones, i, lanes)))
+          if (failed(lowerVectorGroup(rewriter, clones, i, grouped)))
             return failure();
-          for (memref::AtomicRMWOp lane : lanes)
-            grouped.insert(lane);
-          OpBuilder::InsertionGuard insertion(rewriter);
-          rewriter.setInsertionPoint(clone);
-          lowerVectorAtomic(rewriter, clone->getLoc(), lanes);
           continue;
         }
         if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs)))
@@ -261,11 +255,13 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     return success();
   }
 
-  /// The lanes of the T.atomic_addx2 / x4 whose lane 0 is `ops[i]`: the
-  /// memref.atomic_rmw ops that follow it in `ops`, in lane order.
-  static LogicalResult vectorGroup(ArrayRef<Operation *> ops, size_t i,
-                                   SmallVectorImpl<memref::AtomicRMWOp> &lanes) {
+  /// Lowers the T.atomic_addx2 / x4 whose lane 0 is `ops[i]` (its lanes: the
+  /// memref.atomic_rmw ops that follow it in `ops`, in lane order, added to
+  /// `grouped`) before lane 0.
+  LogicalResult lowerVectorGroup(ConversionPatternRewriter &b, ArrayRef<Operation *> ops,
+                                 size_t i, DenseSet<Operation *> &grouped) const {
     auto width = ops[i]->getAttrOfType<IntegerAttr>(kVectorAtomicAttr);
+    SmallVector<memref::AtomicRMWOp> lanes;
     for (int64_t k = 0; k < width.getInt(); ++k) {
       auto lane = i + k < ops.size() ? dyn_cast<memref::AtomicRMWOp>(ops[i + k])
                                      : memref::AtomicRMWOp();
@@ -274,7 +270,11 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         return ops[i]->emitOpError("has lane ")
                << k << " of its T.atomic_addx" << width.getInt() << " missing or apart";
       lanes.push_back(lane);
+      grouped.insert(lane);
     }
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPoint(ops[i]);
+    lowerVectorAtomic(b, ops[i]->getLoc(), lanes);
     return success();
   }
 
@@ -378,12 +378,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       b.setInsertionPoint(op);
       Location loc = op->getLoc();
       if (op->hasAttr(kVectorAtomicAttr)) {
-        SmallVector<memref::AtomicRMWOp> lanes;
-        if (failed(vectorGroup(accesses, i, lanes)))
+        if (failed(lowerVectorGroup(b, accesses, i, grouped)))
           return failure();
-        for (memref::AtomicRMWOp lane : lanes)
-          grouped.insert(lane);
-        lowerVectorAtomic(b, loc, lanes);
         continue;
       }
       if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
