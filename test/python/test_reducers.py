@@ -76,6 +76,30 @@ def test_whole_result_is_written_by_one_thread():
     assert ptx.count("st.global.v4.f32") + ptx.count("st.global.v4.b32") == 8
 
 
+@T.prim_func
+def sums_into_dst(X: T.Tensor((16, 64), "float32"), Y: T.Tensor((16,), "float16")):
+    # TileLang's newer form: T.finalize_reducer(r, dst) writes the result into dst.
+    with T.Kernel(1, threads=128) as _:
+        x = T.alloc_fragment((16, 64), "float32")
+        r = T.alloc_reducer((16,), "float32")
+        out = T.alloc_fragment((16,), "float16")
+        T.copy(X, x)
+        T.clear(r)
+        for i, j in T.Parallel(16, 64):
+            r[i] += x[i, j]
+        T.finalize_reducer(r, out)
+        T.copy(out, Y)
+
+
+def test_finalize_into_dst(tmp_path):
+    x = np.random.default_rng(3).standard_normal((16, 64)).astype(np.float32)
+    y = np.zeros(16, np.float16)
+    tlc.interpret(sums_into_dst, x, y)
+    np.testing.assert_allclose(y, x.sum(1), rtol=2e-3, atol=2e-3)
+    ptxas.assemble(tlc.compile(sums_into_dst, target="sm_90a").get_kernel_source(), "sm_90a",
+                   tmp_path)
+
+
 # -- mistakes, at the user's line ----------------------------------------------------
 
 
@@ -109,6 +133,23 @@ def odd_threads(X: T.Tensor((64,), "float32")):
 def float64_reducer(X: T.Tensor((64,), "float32")):
     with T.Kernel(1, threads=128) as _:
         r = T.alloc_reducer((1,), "float64")  # E:dtype
+
+
+@T.prim_func
+def dst_of_other_shape(X: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        r = T.alloc_reducer((2,), "float32")
+        d = T.alloc_fragment((4,), "float32")
+        T.clear(r)
+        T.finalize_reducer(r, d)  # E:dst
+
+
+@T.prim_func
+def batched_finalize(X: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        r = T.alloc_reducer((2,), "float32")
+        T.clear(r)
+        T.finalize_reducer(r, batch=2)  # E:batch
 
 
 @T.prim_func
@@ -240,6 +281,10 @@ def finalize_not_a_reducer(X: T.Tensor((64,), "float32")):
     (never_finalized, "never", "T.clear", "filled here but never finalized"),
     (read_before_any_fill, "empty", "r[0]", "holds no result yet"),
     (finalize_not_a_reducer, "notreducer", "x)", "takes a T.alloc_reducer buffer"),
+    (dst_of_other_shape, "dst", "d)", "dst is a fragment, shared or local buffer of the "
+                                      "reducer's shape (2,)"),
+    (batched_finalize, "batch", "2)", "batch (TileLang's outputs per batched all-reduce) must "
+                                      "be 1"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 12 and " " not in v else None)
 def test_mistakes_point_at_the_line(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as info:

@@ -140,7 +140,11 @@ def fill(gen, node, buf: BufferRef, value) -> None:
 def call_finalize_reducer(gen, node) -> None:
     """`T.finalize_reducer(R)`: R = the combination of the threads' partials."""
     gen.require_kernel(node, "T.finalize_reducer")
-    a = bind_args(gen, node, memory.finalize_reducer)
+    a = bind_args(gen, node, memory.finalize_reducer,
+                  {"annotations": "TileLang's lowering annotations"})
+    if "batch" in a.given and gen.eval_static(a["batch"]) != 1:
+        raise gen.error(a["batch"], "T.finalize_reducer: batch (TileLang's outputs per batched "
+                                    "all-reduce) must be 1 in tlc")
     buf = gen.eval(a["reducer"])
     if not isinstance(buf, BufferRef) or buf.reducer is None:
         raise gen.error(a["reducer"], f"T.finalize_reducer takes a T.alloc_reducer buffer, got "
@@ -161,6 +165,16 @@ def call_finalize_reducer(gen, node) -> None:
     op = tile.ReduceOp(red.partials.value, buf.value, kind, ir.IntegerAttr.get(i64, 0))
     op.attributes["clear"] = ir.UnitAttr.get()
     red.state, red.filled_at = "final", None
+    dst = gen.eval(a["dst"]) if "dst" in a.given else None
+    if dst is not None:  # TileLang's newer form: the result lands in dst
+        if not isinstance(dst, BufferRef) or dst.place not in ("fragment", "shared", "local") \
+                or list(dst.shape) != list(buf.shape):
+            raise gen.error(a["dst"], f"T.finalize_reducer's dst is a fragment, shared or local "
+                                      f"buffer of the reducer's shape {tuple(buf.shape)}, got "
+                                      f"{gen.describe(dst)}")
+        index = ir.IndexType.get()
+        zeros = [arith.constant(index, 0) for _ in buf.shape]
+        tile.copy(buf.value, zeros, list(buf.shape), dst.value, zeros, list(dst.shape))
 
 
 def check_use(gen, node, buf: BufferRef) -> None:

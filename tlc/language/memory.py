@@ -123,14 +123,19 @@ def alloc_reducer(shape: int | tuple, dtype: str = "float32", op: str = "sum",
 
 
 @intrinsic
-def finalize_reducer(reducer) -> None:
+def finalize_reducer(reducer, dst=None, batch: int = 1, annotations=None) -> None:
     """Combines the threads' partial results of a T.alloc_reducer (warp
     shuffles, then shared memory across warps); afterwards every thread holds
-    the whole result.
+    the whole result, in the reducer or (TileLang's newer form) in `dst`.
 
     Args:
         reducer: the T.alloc_reducer buffer, filled (T.fill / T.clear) and
             updated in T.Parallel loops since.
+        dst: a fragment, shared or local buffer of the reducer's shape that
+            receives the result (converted to its dtype); None: the reducer.
+        batch: TileLang's outputs per batched all-reduce, a tuning knob: 1
+            only.
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.finalize_reducer(s)`
     """
