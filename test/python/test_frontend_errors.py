@@ -98,7 +98,7 @@ def fill_missing(A: T.Tensor((64,), "float32")):
 def clear_too_many(A: T.Tensor((64,), "float32")):
     with T.Kernel(1):
         f = T.alloc_fragment((64,), "float32")
-        T.clear(f, 0)  # E:clear-many
+        T.clear(f, 0, 1)  # E:clear-many
 
 
 @T.prim_func
@@ -156,7 +156,7 @@ def bad_swizzle_order(A: T.Tensor((64,), "float32")):
 
 @pytest.mark.parametrize("prim,marker,at,message", [
     (fill_missing, "fill-missing", "T.fill", "T.fill is missing 'value'"),
-    (clear_too_many, "clear-many", "T.clear", "T.clear takes at most 1 arguments, got 2"),
+    (clear_too_many, "clear-many", "T.clear", "T.clear takes at most 2 arguments, got 3"),
     (copy_keyword, "copy-kw", "mask=", "T.copy has no parameter 'mask' (parameters: src, dst"),
     (exp_two_args, "exp-two", "T.exp", "T.exp takes at most 1 arguments, got 2"),
     (gemm_twice, "gemm-twice", "transpose_A=", "T.gemm got 'transpose_A' twice"),

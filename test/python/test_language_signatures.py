@@ -16,6 +16,8 @@ from tlc.frontend import intrinsics, math_intrinsics
 from tlc.frontend.prim_func import prim_func
 from tlc.language.intrinsic import intrinsic_name
 
+from bad_programs import assert_line_error
+
 THIS = str(Path(__file__).resolve())
 
 # Where TileLang itself takes any number of positional arguments.
@@ -257,3 +259,37 @@ def test_binding_errors(prim, message):
         prim.build_module()
     assert message in str(e.value)
     assert e.value.location.file == THIS
+
+
+@pytest.mark.parametrize("body, message", [
+    ("for i in T.Parallel(64, annotations={}): Y[i] = X[i]",
+     "T.Parallel: the argument 'annotations' is not supported yet by tlc"),
+    ("T.copy(X, s, prefer_instruction='tma')",
+     "T.copy: the argument 'prefer_instruction' is not supported yet by tlc (tlc picks TMA"),
+    ("T.fill(s, 0, annotations={})", "T.fill: the argument 'annotations' is not supported"),
+    ("T.clear(s, annotations={})", "T.clear: the argument 'annotations' is not supported"),
+    ("for k in T.unroll(4, unroll_factor=2): s[k] = 0",
+     "the argument 'unroll_factor' is not supported yet by tlc (partial unrolling"),
+    ("for k in T.serial(4, annotations={}): s[k] = 0",
+     "T.serial: the argument 'annotations' is not supported"),
+    ("for k in T.unroll(n, explicit=True): s[k] = 0",
+     "T.unroll(explicit=True) needs constant bounds"),
+    ("T.gemm(s2, s2, c, mbar=None)", "T.gemm: the argument 'mbar' is not supported yet by tlc "
+                                     "(Blackwell's tcgen05"),
+])
+def test_tilelang_only_arguments_are_errors(body, message, tmp_path):
+    assert_line_error(tmp_path, "X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float32'), "
+                                "n: T.int32", body, message,
+                      prelude=["s = T.alloc_shared((64,), 'float32')",
+                               "s2 = T.alloc_shared((64, 64), 'float16')",
+                               "c = T.alloc_fragment((64, 64), 'float32')"], threads=128)
+
+
+def test_alloc_global_scope_is_global(tmp_path):
+    from bad_programs import compile_error
+
+    code = ("import tlc.language as T\n@T.prim_func\ndef bad(X: T.Tensor((64,), 'float32')):\n"
+            "    g = T.alloc_global((64,), 'float32', scope='shared')\n"
+            "    with T.Kernel(1, threads=64):\n        pass\n")
+    error, path = compile_error(tmp_path, code)
+    assert f"{path}:4:" in error and "T.alloc_global's scope is \"global\", got 'shared'" in error

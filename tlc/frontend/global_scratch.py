@@ -25,6 +25,9 @@ def call_alloc_global(gen, node) -> BufferRef:
                               "prim_func: call it at the prim_func's top level, outside "
                               "`with T.Kernel(...)`, before the kernels that use it")
     a = bind_args(gen, node, memory.alloc_global)
+    scope = gen.eval_static(a["scope"])
+    if scope != "global":
+        raise gen.error(a["scope"], f"T.alloc_global's scope is \"global\", got {scope!r}")
     shape, dims = _shape(gen, a["shape"])
     dt = parse_dtype(gen, a["dtype"])
     name = _free_name(gen, node, gen.assigned_name(node) or f"global{gen.scratch}",

@@ -42,10 +42,20 @@ _KERNEL_UNSUPPORTED = {
     "is_cpu": "tlc compiles for NVIDIA GPUs only",
     "cluster_dims": "thread-block clusters",
 }
+_ANNOTATIONS = {"annotations": "TileLang's lowering annotations"}
 _PARALLEL_UNSUPPORTED = {
     "coalesced_width": "tlc picks the vector width of each access itself",
     "loop_layout": "give fragment layouts through layout inference",
     "prefer_async": "cp.async is used in T.Pipelined loops only",
+    **_ANNOTATIONS,
+}
+_UNROLL_UNSUPPORTED = {
+    "unroll_factor": "partial unrolling (tlc unrolls a loop of constant bounds whole)",
+    **_ANNOTATIONS,
+}
+_GEMM_UNSUPPORTED = {
+    "mbar": "Blackwell's tcgen05 completion barrier (tlc targets sm_80 and sm_90a)",
+    **_ANNOTATIONS,
 }
 _PIPELINED_UNSUPPORTED = {
     "sync": "tlc places a pipelined loop's barriers itself",
@@ -56,6 +66,8 @@ _COPY_UNSUPPORTED = {
     "coalesced_width": "tlc picks the vector width of each access itself",
     "eviction_policy": "cache eviction hints",
     "loop_layout": "give fragment layouts through layout inference",
+    "prefer_instruction": "tlc picks TMA, cp.async or thread copies itself",
+    **_ANNOTATIONS,
 }
 # The scope strings TileLang's allocators take, per tlc place.
 _SCOPES = {
@@ -282,8 +294,13 @@ def _serial(gen, node, unroll: bool) -> None:
     # range binds as T.serial does (the same parameters), positionally as in Python.
     if what == "range" and node.iter.keywords:
         raise gen.error(node.iter.keywords[0], "range takes no keyword arguments")
-    start, stop, step, _ = _bounds(gen, node.iter, what, loops.unroll if unroll else loops.serial)
+    start, stop, step, a = _bounds(gen, node.iter, what, loops.unroll if unroll else loops.serial,
+                                   _UNROLL_UNSUPPORTED if unroll else _ANNOTATIONS)
     (name,) = _loop_vars(gen, node, 1)
+    if unroll and "explicit" in a.given and gen.eval_static(a["explicit"]) and not (
+            isinstance(start, int) and isinstance(stop, int)):
+        raise gen.error(a["explicit"], "T.unroll(explicit=True) needs constant bounds (tlc "
+                                       "unrolls those whole at compile time)")
     if unroll and isinstance(start, int) and isinstance(stop, int):
         # T.unroll with constant bounds is unrolled here, with Python's
         # semantics: names assigned in the body keep their values.
@@ -302,7 +319,7 @@ def _vectorized(gen, node) -> None:
     sees the iterations' accesses side by side and may merge contiguous ones
     into vector loads and stores."""
     call = node.iter
-    a = _args(gen, call, loops.vectorized)
+    a = _args(gen, call, loops.vectorized, _ANNOTATIONS)
     bounds = []
     for name in ("start", "stop"):
         v = gen.eval(a[name])
@@ -567,14 +584,14 @@ def call_print(gen, node):
 
 def call_fill(gen, node):
     gen.require_kernel(node, "T.fill")
-    a = _args(gen, node, memory.fill)
+    a = _args(gen, node, memory.fill, _ANNOTATIONS)
     buf = _buffer(gen, a["buffer"], "T.fill's first argument", reducer_ok=True)
     _fill(gen, node, buf, gen.eval(a["value"]))
 
 
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
-    a = _args(gen, node, memory.clear)
+    a = _args(gen, node, memory.clear, _ANNOTATIONS)
     _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument", reducer_ok=True), 0)
 
 
@@ -594,7 +611,7 @@ _POLICIES = {GemmWarpPolicy.Square: "square", GemmWarpPolicy.FullRow: "full_row"
 
 def call_gemm(gen, node):
     gen.require_kernel(node, "T.gemm")
-    a = _args(gen, node, tile_ops.gemm)
+    a = _args(gen, node, tile_ops.gemm, _GEMM_UNSUPPORTED)
     A = stage_of(gen, a["A"]) or _buffer(gen, a["A"], "T.gemm's A")
     B = stage_of(gen, a["B"]) or _buffer(gen, a["B"], "T.gemm's B")
     C = _buffer(gen, a["C"], "T.gemm's C")

@@ -51,7 +51,7 @@ def get_thread_binding(dim: int = 0):
 
 @intrinsic
 def Parallel(*extents: int, coalesced_width: int | None = None, loop_layout=None,
-             prefer_async: bool | None = None):
+             prefer_async: bool | None = None, annotations=None):
     """A loop nest over the extents whose iterations the block's threads share.
 
     Args:
@@ -59,6 +59,7 @@ def Parallel(*extents: int, coalesced_width: int | None = None, loop_layout=None
         coalesced_width: not supported by tlc (it picks each access's vector width).
         loop_layout: not supported by tlc (fragment layouts come from layout inference).
         prefer_async: not supported by tlc (cp.async is used in T.Pipelined loops).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `for i, j in T.Parallel(64, 64): C[i, j] = A[i, j] + B[i, j]`
     """
@@ -99,13 +100,14 @@ def Pipelined(start, stop=None, num_stages: int = 2, order=None, stage=None, syn
 
 
 @intrinsic
-def serial(start, stop=None, step: int = 1):
+def serial(start, stop=None, step: int = 1, *, annotations=None):
     """A sequential loop, like `range`: (stop), (start, stop) or (start, stop, step).
 
     Args:
         start: the first index, or the stop when it is the only bound.
         stop: the end (excluded).
         step: a positive compile-time step.
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `for k in T.serial(4): ...`
     """
@@ -113,13 +115,18 @@ def serial(start, stop=None, step: int = 1):
 
 
 @intrinsic
-def unroll(start, stop=None, step: int = 1):
+def unroll(start, stop=None, step: int = 1, *, explicit: bool = False,
+           unroll_factor: int | None = None, annotations=None):
     """A sequential loop unrolled at compile time when its bounds are constants.
 
     Args:
         start: the first index, or the stop when it is the only bound.
         stop: the end (excluded).
         step: a positive compile-time step.
+        explicit: True: unroll at compile time, which needs constant bounds (and
+            is what tlc does for those).
+        unroll_factor: partial unrolling; not supported by tlc.
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `for k in T.unroll(4): acc[k] = 0`
     """
@@ -137,7 +144,7 @@ def loop_break():
 
 
 @intrinsic
-def vectorized(start, stop=None):
+def vectorized(start, stop=None, *, annotations=None):
     """A sequential loop of compile-time bounds, unrolled, for vector accesses.
 
     Each thread runs every iteration in order (T.unroll's meaning); the
@@ -147,6 +154,7 @@ def vectorized(start, stop=None):
     Args:
         start: the first index, or the stop when it is the only bound.
         stop: the end (excluded).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `for v in T.vectorized(8): a_local[v] = A[bx * 8 + v]`
     """

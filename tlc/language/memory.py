@@ -53,7 +53,7 @@ def alloc_local(shape: int | tuple, dtype: str = "float32", scope: str = "local"
 
 
 @intrinsic
-def alloc_global(shape: int | tuple, dtype: str = "float32") -> Buffer:
+def alloc_global(shape: int | tuple, dtype: str = "float32", scope: str = "global") -> Buffer:
     """A global-memory scratch tensor shared by the prim_func's kernels.
 
     Only at the prim_func's top level, outside `with T.Kernel(...)`. Every
@@ -67,6 +67,7 @@ def alloc_global(shape: int | tuple, dtype: str = "float32") -> Buffer:
         shape: ints and T.dynamic sizes of the tensor parameters (sized from
             the arguments at each call).
         dtype: the element type.
+        scope: "global" (TileLang's only scope for it).
 
     Example: `partial = T.alloc_global((splits, M, N), "float32")`
     """
@@ -144,7 +145,8 @@ def finalize_reducer(reducer, dst=None, batch: int = 1, annotations=None) -> Non
 
 @intrinsic
 def copy(src, dst, coalesced_width: int | None = None, disable_tma: bool = False,
-         eviction_policy: str | None = None, loop_layout=None) -> None:
+         eviction_policy: str | None = None, loop_layout=None, *, prefer_instruction=None,
+         annotations=None) -> None:
     """Copies a region between global, shared, fragment and local buffers.
 
     Each side is a whole buffer `A`, a tile origin `A[i, j]` (its extent comes
@@ -157,6 +159,9 @@ def copy(src, dst, coalesced_width: int | None = None, disable_tma: bool = False
         disable_tma: True keeps this copy off the Tensor Memory Accelerator.
         eviction_policy: cache eviction hints; not supported by tlc.
         loop_layout: not supported by tlc (fragment layouts come from layout inference).
+        prefer_instruction: TileLang's choice of copy instruction; not supported
+            by tlc (it picks TMA, cp.async or thread copies itself).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.copy(A[by * 128, k * 32], A_s)`
     """
@@ -307,12 +312,13 @@ def atomic_store(dst, src, memory_order="seq_cst"):
 
 
 @intrinsic
-def fill(buffer, value) -> None:
+def fill(buffer, value, annotations=None) -> None:
     """Sets every element of a shared, fragment or local buffer to `value`.
 
     Args:
         buffer: the buffer written.
         value: a number or scalar, converted to the buffer's dtype.
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.fill(m_f, -T.infinity("float32"))`
     """
@@ -320,11 +326,12 @@ def fill(buffer, value) -> None:
 
 
 @intrinsic
-def clear(buffer) -> None:
+def clear(buffer, annotations=None) -> None:
     """Sets every element of a shared, fragment or local buffer to zero.
 
     Args:
         buffer: the buffer written.
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.clear(C_f)`
     """

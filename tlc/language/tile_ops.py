@@ -9,7 +9,7 @@ from .policy import GemmWarpPolicy
 @intrinsic
 def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
          policy: GemmWarpPolicy = GemmWarpPolicy.Square, clear_accum: bool = False,
-         k_pack: int = 1, wg_wait: int = 0) -> None:
+         k_pack: int = 1, wg_wait: int = 0, *, mbar=None, annotations=None) -> None:
     """C += A @ B on the tensor cores (mma.sync, or wgmma on sm_90a).
 
     Args:
@@ -27,6 +27,9 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
             T.wait_wgmma completes the gemm, and nothing may touch C, write A
             or B in between: an error otherwise). Not given, the compiler
             leaves one group in flight in pipelined loops of 4 or more stages.
+        mbar: Blackwell's tcgen05 completion barrier; not supported by tlc
+            (sm_80 and sm_90a).
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.gemm(A_s, B_s, C_f, transpose_B=True)`
     """
