@@ -293,3 +293,14 @@ def test_alloc_global_scope_is_global(tmp_path):
             "    with T.Kernel(1, threads=64):\n        pass\n")
     error, path = compile_error(tmp_path, code)
     assert f"{path}:4:" in error and "T.alloc_global's scope is \"global\", got 'shared'" in error
+
+
+@pytest.mark.parametrize("body, message", [
+    ("Y[0] = T.cast(X[0], 'float16', round='rz')", "T.cast: round='rz' is not supported by tlc"),
+    ("Y[0] = T.cast(X[0], 'float16', sat=False)", "T.cast: sat=False is not supported by tlc"),
+    ("Y[0] = T.cast(X[0], 'float16', rbits=3)",
+     "T.cast: the argument 'rbits' is not supported yet by tlc (stochastic rounding)"),
+])
+def test_cast_options(body, message, tmp_path):
+    assert_line_error(tmp_path, "X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float16')",
+                      body, message, prelude=["t = T.get_thread_binding()"])

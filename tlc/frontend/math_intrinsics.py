@@ -149,7 +149,13 @@ def call_Cast(gen, node):  # noqa: N802 (TileLang's T.Cast)
 
 
 def call_cast(gen, node):
-    a = _args(gen, node, scalar_math.cast)
+    a = _args(gen, node, scalar_math.cast, {"rbits": "stochastic rounding"})
+    if gen.eval_static(a["round"]) not in ("", "rn"):
+        raise gen.error(a["round"], f"T.cast: round={gen.eval_static(a['round'])!r} is not "
+                                    "supported by tlc (it rounds to nearest even, \"rn\")")
+    if gen.eval_static(a["sat"]) is not True:
+        raise gen.error(a["sat"], "T.cast: sat=False is not supported by tlc (its fp8 "
+                                  "conversions saturate)")
     dt = _dtype(gen, a["dtype"])
     return cast_to(gen, gen.eval(a["value"]), dt, node)
 

@@ -340,7 +340,8 @@ def clear(buffer, annotations=None) -> None:
 
 @intrinsic
 def c2d_im2col(img, col, nhw_step, c_step, kernel: int | tuple, stride: int | tuple,
-               dilation: int | tuple, pad: int | tuple, eviction_policy: str | None = None
+               dilation: int | tuple, pad: int | tuple, eviction_policy: str | None = None,
+               annotations=None
                ) -> None:
     """Loads a tile of the im2col matrix of an NHWC image: the A operand of a 2-d
     convolution written as an implicit GEMM.
@@ -370,6 +371,7 @@ def c2d_im2col(img, col, nhw_step, c_step, kernel: int | tuple, stride: int | tu
         dilation: an int or (dilation_h, dilation_w), compile-time.
         pad: the zero padding on each side, an int or (pad_h, pad_w), compile-time.
         eviction_policy: cache eviction hints; not supported by tlc.
+        annotations: TileLang's lowering annotations; not supported by tlc.
 
     Example: `T.c2d_im2col(data, data_shared, by, k, 3, 1, 1, 1)`
     """

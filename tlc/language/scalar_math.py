@@ -187,12 +187,19 @@ def Cast(dtype: str, value):  # noqa: N802 (TileLang's name)
 
 
 @intrinsic
-def cast(value, dtype: str):
-    """`value` converted to `dtype` (floats to integers truncate, as in C).
+def cast(value, dtype: str, round: str = "", sat: bool = True, rbits=None):  # noqa: A002
+    """`value` converted to `dtype` (floats to integers truncate, as in C;
+    to fp8 rounding to nearest even and saturating to the largest finite
+    value, PTX's cvt.rn.satfinite).
 
     Args:
         value: a scalar, index or Python number.
         dtype: the target dtype.
+        round: TileLang's PTX rounding modifier: "" or "rn" (what tlc does);
+            others ("rz", "rs", ...) are not supported by tlc.
+        sat: True (saturate, what tlc's fp8 conversions do); False is not
+            supported by tlc.
+        rbits: the random bits of stochastic rounding; not supported by tlc.
 
     Example: `out[i] = T.cast(acc[i], "float16")`
     """

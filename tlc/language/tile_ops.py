@@ -9,7 +9,7 @@ from .policy import GemmWarpPolicy
 @intrinsic
 def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
          policy: GemmWarpPolicy = GemmWarpPolicy.Square, clear_accum: bool = False,
-         k_pack: int = 1, wg_wait: int = 0, *, mbar=None, annotations=None) -> None:
+         k_pack: int = 1, mbar=None, annotations=None, *, wg_wait: int = 0) -> None:
     """C += A @ B on the tensor cores (mma.sync, or wgmma on sm_90a).
 
     Args:
@@ -21,15 +21,16 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
         policy: how the output tile is spread over the warps (T.GemmWarpPolicy).
         clear_accum: C = A @ B instead of C += A @ B.
         k_pack: AMD's MFMA K packing; must be 1 on NVIDIA GPUs.
-        wg_wait: wgmma groups left in flight after this gemm (0: wait for all;
-            up to num_stages - 2 in a T.Pipelined loop that copies A and B, the
-            rest waited for after the loop; -1: wait for none, a later
-            T.wait_wgmma completes the gemm, and nothing may touch C, write A
-            or B in between: an error otherwise). Not given, the compiler
-            leaves one group in flight in pipelined loops of 4 or more stages.
         mbar: Blackwell's tcgen05 completion barrier; not supported by tlc
             (sm_80 and sm_90a).
         annotations: TileLang's lowering annotations; not supported by tlc.
+        wg_wait: (keyword only, as in TileLang's earlier T.gemm) wgmma groups
+            left in flight after this gemm (0: wait for all; up to num_stages
+            - 2 in a T.Pipelined loop that copies A and B, the rest waited for
+            after the loop; -1: wait for none, a later T.wait_wgmma completes
+            the gemm, and nothing may touch C, write A or B in between: an
+            error otherwise). Not given, the compiler leaves one group in
+            flight in pipelined loops of 4 or more stages.
 
     Example: `T.gemm(A_s, B_s, C_f, transpose_B=True)`
     """
