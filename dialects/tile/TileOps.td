@@ -973,7 +973,8 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
 def Tile_WaitWgmmaOp : Tile_Op<"wait_wgmma"> {
   let summary = "Wait until at most `pending` wgmma groups are in flight";
   let description = [{
-    TileLang's `T.wait_wgmma(pending)`: the executing warpgroup waits until
+    TileLang's `T.wait_wgmma(id)` (id: the groups left running, this op's
+    `pending`): the executing warpgroup waits until
     at most the `pending` most recently issued wgmma groups are still
     running (`wgmma.wait_group pending`). It completes gemms issued with
     `wg_wait = -1` (the `#tile.mma` depth -1: issued and left running), so

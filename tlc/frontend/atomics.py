@@ -202,8 +202,10 @@ def _tile(gen, node, target, value, value_node, op, what):
 
 # The IR of T.atomic_addx2 / x4: one memref.atomic_rmw per element, the
 # group's in a row, each marked with the group's width and its place in it;
-# tile-to-GPU lowering makes the group one vector reduction where the target
-# has them (sm_90) and the whole group lies inside the tensor.
+# in T.Parallel, tile-to-GPU lowering makes the group one vector reduction
+# where the target has them (sm_90) and the whole group lies inside the
+# tensor, aligned to its bytes (ParallelToGPU's lowerVectorAtomic); else, and
+# outside T.Parallel, each element is its own atomic add.
 VECTOR_ATTR = "tile.vector_atomic"
 LANE_ATTR = "tile.vector_lane"
 
