@@ -55,8 +55,9 @@ def main(out: str) -> None:
             name = f"fa_b{batch}h{heads}s{seq}d{dim}{blocks}{'_causal' if causal else ''}"
             save(out, name, kernel, "BSHD", 1, causal, seq + dim)
 
-    # The variants, on the default 128 x 128 blocks (2 stages, 256 threads) unless
-    # the head dim needs others: (heads, heads_kv, seq, dim, layout, block_N[, branch]).
+    # The variants, on the default blocks (2 stages; 128 x 128 on 256 threads, 192 x 128
+    # on 384 at head dim 64) unless the head dim needs others:
+    # (heads, heads_kv, seq, dim, layout, block_N[, branch]).
     dynamic = T.dynamic("S")
     variants = [(8, 8, 1000, 128, "BSHD", 128), (8, 2, 1000, 128, "BSHD", 128),
                 (16, 2, 1000, 128, "BSHD", 128), (8, 2, 1024, 128, "BHSD", 128),

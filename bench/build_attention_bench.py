@@ -24,6 +24,8 @@ CONFIGS = [(128, HEADS, 64, 64, 2, 128, False), (128, HEADS, 64, 64, 2, 128, Tru
            (128, HEADS, 128, 128, 2, 256, False), (128, HEADS, 128, 128, 2, 256, True),
            (64, HEADS, 128, 128, 2, 256, False), (64, HEADS, 128, 128, 2, 256, True),
            (64, HEADS, 128, 128, 3, 256, False),
+           # Head dim 64's default: 192 queries, three consumer warpgroups.
+           (64, HEADS, 192, 128, 2, 384, False), (64, HEADS, 192, 128, 2, 384, True, True),
            # Head dim 256: two stages of 64-key K and V tiles beside Q (the output is
            # staged in Q's buffer).
            (256, HEADS, 128, 64, 2, 256, False), (256, HEADS, 128, 64, 2, 256, True),

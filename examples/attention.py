@@ -63,11 +63,14 @@ def qkv_shapes(batch, heads, heads_kv, seq_len, dim, layout):
 # 0.93x SDPA at head dim 128 on the H200 (bench/attention.md).
 @tlc.jit(out_idx=[3], pass_configs={"tl.enable_fast_math": True})
 def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="BSHD",
-              block_M=128, block_N=None, num_stages=2, threads=None, sm_scale=None,
+              block_M=None, block_N=None, num_stages=2, threads=None, sm_scale=None,
               dtype="float16", branch_masks=True, overlap=False):
     """Attention over Q, K, V in `layout`; returns O (the shape of Q).
 
-    `seq_len` may be `T.dynamic("S")`; `block_N` defaults to 128 keys, 64
+    `seq_len` may be `T.dynamic("S")`; `block_M` defaults to 128 queries,
+    192 for head dims up to 64 (three consumer warpgroups, as FlashAttention-3
+    takes them: 1.04x SDPA against 0.87x for 128 at D = 64 on the H200,
+    bench/results/2026-12-04/session18/); `block_N` to 128 keys, 64
     for head dims over 128 (two stages of K and V tiles fit beside Q);
     `threads` to 128 per 64 rows of `block_M` (one warpgroup each);
     `sm_scale` to 1 / sqrt(dim).
@@ -96,6 +99,7 @@ def attention(batch, heads, seq_len, dim, causal=False, heads_kv=None, layout="B
     if dtype not in ("float16", "bfloat16"):
         raise ValueError(f"dtype must be float16 or bfloat16, not {dtype!r}")
     group = heads // heads_kv
+    block_M = (192 if dim <= 64 else 128) if block_M is None else block_M
     block_N = (128 if dim <= 128 else 64) if block_N is None else block_N
     threads = 2 * block_M if threads is None else threads
     sm_scale = 1.0 / math.sqrt(dim) if sm_scale is None else sm_scale

@@ -43,6 +43,21 @@ def test_main_config_is_warp_specialized(attention, causal):
     assert code.count("wgmma.mma_async") == 16
 
 
+def test_head_dim_64_defaults_to_three_consumer_warpgroups(attention, tmp_path):
+    # 192 queries a block at head dim 64 (FlashAttention-3's block: 1.04x SDPA against 0.87x
+    # for 128 on the H200): three wgmma consumer warpgroups and the TMA producer, 512 threads.
+    kernel = tlc.compile(attention.attention.factory(8, 32, 4096, 64), target="sm_90a")
+    assert kernel.artifact["threads"] == [512, 1, 1]
+    assert kernel.artifact["grid"][0] in (4096 // 192 + 1, str(4096 // 192 + 1))
+    for marker in WARP_SPECIALIZED:
+        assert marker in kernel.get_kernel_source(), marker
+    # Explicit blocks still win; other head dims keep 128.
+    assert tlc.compile(attention.attention.factory(8, 32, 4096, 64, block_M=128),
+                       target="sm_90a").artifact["threads"] == [384, 1, 1]
+    assert tlc.compile(attention.attention.factory(8, 32, 4096, 128),
+                       target="sm_90a").artifact["threads"] == [384, 1, 1]
+
+
 def test_example_compiles_with_fast_math(attention):
     # The decorator's tl.enable_fast_math: every exponential is the flush-to-zero
     # ex2 (one MUFU.EX2), none keeps the denormal fix-up.
