@@ -22,6 +22,15 @@ def not_supported(gen, node, fn: str, arg: str, why: str = ""):
                            "remove it")
 
 
+def batch_of_one(gen, a, what: str) -> None:
+    """TileLang's `batch` of a reduction (outputs per batched all-reduce, a
+    tuning knob): 1 only, since tlc combines each output element on its own."""
+    if "batch" in a.given and gen.eval_static(a["batch"]) != 1:
+        raise gen.error(a["batch"], f"{what}: batch (TileLang's outputs per batched "
+                                    "all-reduce) must be 1 in tlc, which combines each output "
+                                    f"element on its own; got {gen.eval_static(a['batch'])!r}")
+
+
 class BoundArgs(dict):
     """A call's arguments by parameter name: the AST node given, or for a
     parameter left out, a constant node holding its default (located at the

@@ -11,6 +11,7 @@ from ..dialects import scf, tile
 from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
 from . import dtypes, loop_exits, pipeline_schedule, variables
+from .intrinsic_args import batch_of_one
 from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
@@ -657,10 +658,7 @@ NAN_PROPAGATE_ATTR = "tile.nan_propagate"
 def _reduce(gen, node, kind: str):
     gen.require_kernel(node, f"T.reduce_{kind}")
     a = _args(gen, node, getattr(tile_ops, f"reduce_{kind}"), _REDUCE_UNSUPPORTED)
-    if "batch" in a.given and gen.eval_static(a["batch"]) != 1:
-        raise gen.error(a["batch"], f"T.reduce_{kind}: batch (TileLang's outputs per batched "
-                                    "all-reduce) must be 1 in tlc, which combines each output "
-                                    f"element on its own; got {gen.eval_static(a['batch'])!r}")
+    batch_of_one(gen, a, f"T.reduce_{kind}")
     propagate = False
     if "nan_propagate" in a.given:
         propagate = gen.eval_static(a["nan_propagate"])

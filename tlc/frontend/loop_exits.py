@@ -19,16 +19,16 @@ import contextlib
 from dataclasses import dataclass
 
 from .. import ir
-from ..dialects import arith, memref, scf, tile
+from ..dialects import arith, memref, scf
+from . import variables
 
 
 @dataclass
 class LoopExits:
     """The flags of one loop: None where its body has no such statement."""
 
-    node: ast.AST
-    brk: ir.Value | None
-    cont: ir.Value | None
+    brk: ir.Value | None = None
+    cont: ir.Value | None = None
 
 
 def _is_loop_break(s) -> bool:
@@ -52,13 +52,8 @@ def _exits(stmts, kind) -> bool:
 
 
 def _flag(gen) -> ir.Value:
-    """A local int32 for a loop's flag, allocated where a T.alloc_var would be
-    (before the outermost T.Parallel inside one)."""
-    space = ir.Attribute.parse("#tile.space<local>")
-    t = ir.MemRefType.get([1], ir.IntegerType.get_signless(32), memory_space=space)
-    where = ir.InsertionPoint(gen.outer_parallel) if gen.parallel_depth else None
-    with where or contextlib.nullcontext():
-        return tile.alloc_local(t)
+    """A local int32 for a loop's flag, where a T.alloc_var's would be."""
+    return variables.local_scalar(gen, ir.IntegerType.get_signless(32))
 
 
 def _set(flag: ir.Value, value: int) -> None:
@@ -76,7 +71,7 @@ def _clear(flag: ir.Value) -> ir.Value:
 
 def loop_exits(gen, node) -> LoopExits:
     """The flags of the run-time loop `node` (cleared here, before it)."""
-    exits = LoopExits(node, None, None)
+    exits = LoopExits()
     if _exits(node.body, ast.Break):
         exits.brk = _flag(gen)
         _set(exits.brk, 0)
@@ -110,7 +105,7 @@ def loop_body(gen, exits: LoopExits):
 def other_loop(gen, node):
     """A loop `break` / `continue` cannot leave (T.Parallel, T.Pipelined, a
     loop unrolled at compile time): its body's are errors."""
-    with loop_body(gen, LoopExits(node, None, None)):
+    with loop_body(gen, LoopExits()):
         yield
 
 

@@ -31,7 +31,8 @@ from ..errors import CompilationError
 from ..dialects import arith, tile
 from ..language import memory
 from . import dtypes
-from .intrinsic_args import bind_args, parse_dtype, static_shape
+from .intrinsic_args import batch_of_one, bind_args, parse_dtype, static_shape
+from .scans import copy_whole
 from .values import BufferRef, index_value
 
 _OPS = ("sum", "max", "min")
@@ -142,9 +143,7 @@ def call_finalize_reducer(gen, node) -> None:
     gen.require_kernel(node, "T.finalize_reducer")
     a = bind_args(gen, node, memory.finalize_reducer,
                   {"annotations": "TileLang's lowering annotations"})
-    if "batch" in a.given and gen.eval_static(a["batch"]) != 1:
-        raise gen.error(a["batch"], "T.finalize_reducer: batch (TileLang's outputs per batched "
-                                    "all-reduce) must be 1 in tlc")
+    batch_of_one(gen, a, "T.finalize_reducer")
     buf = gen.eval(a["reducer"])
     if not isinstance(buf, BufferRef) or buf.reducer is None:
         raise gen.error(a["reducer"], f"T.finalize_reducer takes a T.alloc_reducer buffer, got "
@@ -172,9 +171,7 @@ def call_finalize_reducer(gen, node) -> None:
             raise gen.error(a["dst"], f"T.finalize_reducer's dst is a fragment, shared or local "
                                       f"buffer of the reducer's shape {tuple(buf.shape)}, got "
                                       f"{gen.describe(dst)}")
-        index = ir.IndexType.get()
-        zeros = [arith.constant(index, 0) for _ in buf.shape]
-        tile.copy(buf.value, zeros, list(buf.shape), dst.value, zeros, list(dst.shape))
+        copy_whole(buf, dst)
 
 
 def check_use(gen, node, buf: BufferRef) -> None:

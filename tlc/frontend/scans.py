@@ -34,7 +34,8 @@ def _whole(gen, node, what) -> BufferRef:
     return buf
 
 
-def _copy(a: BufferRef, b: BufferRef) -> None:
+def copy_whole(a: BufferRef, b: BufferRef) -> None:
+    """tile.copy of the whole of `a` into the whole of `b` (same shape)."""
     index = ir.IndexType.get()
     zeros = [arith.constant(index, 0) for _ in a.shape]
     tile.copy(a.value, zeros, list(a.shape), b.value, zeros, list(b.shape))
@@ -74,7 +75,7 @@ def _scan(gen, node, op: str) -> None:
         raise gen.error(a["reverse"], f"{what}: reverse must be True or False, got {reverse!r}")
 
     source = _shared_like(src)  # the lines are read from here, never written
-    _copy(src, source)
+    copy_whole(src, source)
     out = dst if dst.place == "shared" else _shared_like(dst)
     others = [d for k, d in enumerate(src.shape) if k != dim] or [1]
     n = src.shape[dim]
@@ -106,7 +107,7 @@ def _scan(gen, node, op: str) -> None:
             memref.store(gen.to_value(Scalar(acc, wide), src.dtype, node), out.value, at)
             scf.YieldOp([acc])
     if out is not dst:
-        _copy(out, dst)
+        copy_whole(out, dst)
 
 
 def _is_none(node) -> bool:

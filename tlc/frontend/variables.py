@@ -41,16 +41,22 @@ def call_alloc_var(gen, node) -> VarRef:
                                     "variable is a per-thread register; other places have "
                                     "their own T.alloc_*)")
     dt = parse_dtype(gen, a["dtype"])
-    space = ir.Attribute.parse("#tile.space<local>")
-    t = ir.MemRefType.get([1], dtypes.storage_type(dt), memory_space=space)
-    # In a T.Parallel body the storage is allocated before the outermost
-    # T.Parallel (tile ops allocate no buffers inside one); each iteration
-    # starts its own variable with the first value stored below.
-    where = ir.InsertionPoint(gen.outer_parallel) if gen.parallel_depth else None
-    with where or contextlib.nullcontext():
-        var = VarRef(BufferRef("", tile.alloc_local(t), [1], str(dt), "local"))
+    var = VarRef(BufferRef("", local_scalar(gen, dtypes.storage_type(dt)), [1], str(dt),
+                           "local"))
     assign(gen, var, 0 if init is None else init, init_node)
     return var
+
+
+def local_scalar(gen, element: ir.Type) -> ir.Value:
+    """A per-thread one-element local buffer (T.alloc_var's storage, a loop's
+    break flag). In a T.Parallel body it is allocated before the outermost
+    T.Parallel (tile ops allocate no buffers inside one); each iteration
+    starts its own value with its first store."""
+    space = ir.Attribute.parse("#tile.space<local>")
+    t = ir.MemRefType.get([1], element, memory_space=space)
+    where = ir.InsertionPoint(gen.outer_parallel) if gen.parallel_depth else None
+    with where or contextlib.nullcontext():
+        return tile.alloc_local(t)
 
 
 def _init_and_scope(gen, node, a):
