@@ -4,8 +4,11 @@
 
 examples/fp8_gemm.py on sm_90a (TMA + wgmma m64nNk32, warp-specialized).
 Writes OUT_DIR/checks (e4m3 and e5m2 at 1000^3, 777 x 1000 x 520,
-4096^3 and fewer K iterations than stages, for test/gpu/run_artifacts.py) and
-OUT_DIR/bench (bench_<config>_<size> for bench/fp8_gemm_gpu.py).
+4096^3 and fewer K iterations than stages, for test/gpu/run_artifacts.py;
+the operands as stored NT, _scaled_mm's, and NN / TN / TT, which the
+consumers transpose) and OUT_DIR/bench (bench_<config>_<size> for
+bench/fp8_gemm_gpu.py; a config naming nn_ / tn_ / tt_ takes its operands
+so stored).
 """
 
 import os
@@ -18,6 +21,9 @@ import fp8_gemm  # noqa: E402
 from checks import save_checked  # noqa: E402
 
 CONFIGS = [(128, 256, 128, 256, 4), (128, 256, 128, 256, 3), (128, 128, 128, 256, 4)]
+# NN / TN / TT: a transposed copy of the operand takes shared memory beside
+# the stages.
+LAYOUT_CONFIGS = [(128, 256, 128, 256, 3), (128, 128, 128, 256, 4)]
 
 
 def main(out: str) -> None:
@@ -34,6 +40,21 @@ def main(out: str) -> None:
                     "scalars": {"scale": 0.25}, "atol": 0.5, "rtol": 2e-2, "seed": m},
                     os.path.join(out, "checks",
                                  f"fp8_{a_dtype}_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}.tlcart"))
+    expect = {"NN": "A.float() @ B.float()", "TN": "A.float().T @ B.float()",
+              "TT": "A.float().T @ B.float().T"}
+    for layout, ref in expect.items():
+        ta, tb = layout[0] == "T", layout[1] == "T"
+        for a_dtype in ("float8_e4m3", "float8_e5m2"):
+            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS:
+                for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (4096, 4096, 4096),
+                                (256, 512, 256)):
+                    kern = fp8_gemm.fp8_matmul(m, n, k, bm, bn, bk, threads, stages, a_dtype,
+                                               trans_A=ta, trans_B=tb)
+                    save_checked(kern.artifact, {
+                        "expect": {"C": f"(({ref}) * scale).to(C.dtype)"},
+                        "scalars": {"scale": 0.25}, "atol": 0.5, "rtol": 2e-2, "seed": m},
+                        os.path.join(out, "checks", f"fp8_{layout}_{a_dtype}_{bm}x{bn}x{bk}"
+                                                    f"s{stages}_{m}x{n}x{k}.tlcart"))
     for m, n, k in ((4096, 4096, 4096), (1000, 1000, 8192)):
         kern = fp8_gemm.fp8_matmul(m, n, k, 128, 128, 128, 256, 4, promote=True)
         save_checked(kern.artifact, {
@@ -49,6 +70,12 @@ def main(out: str) -> None:
                                        promote=True)
             kern.save(os.path.join(out, "bench",
                                    f"bench_{bm}x{bn}x{bk}s{stages}promote_{size}.tlcart"))
+        for layout in ("NN", "TN", "TT"):
+            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS:
+                kern = fp8_gemm.fp8_matmul(size, size, size, bm, bn, bk, threads, stages,
+                                           trans_A=layout[0] == "T", trans_B=layout[1] == "T")
+                kern.save(os.path.join(out, "bench", f"bench_{layout.lower()}_{bm}x{bn}x{bk}"
+                                                     f"s{stages}_{size}.tlcart"))
     print("wrote", sum(len(os.listdir(os.path.join(out, d))) for d in ("checks", "bench")),
           "artifacts under", out)
 

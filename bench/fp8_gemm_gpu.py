@@ -3,7 +3,9 @@
     python bench/fp8_gemm_gpu.py ARTIFACT_DIR [ROUNDS]     (on the GPU machine)
 
 e4m3 inputs, B stored N x K (what _scaled_mm takes transposed), per-tensor
-scale, bf16 output, M = N = K. The peers are _scaled_mm with and without
+scale, bf16 output, M = N = K; a config named nn_ / tn_ / tt_ gets the same
+operands stored so (A K x M for T, B K x N for N: copies made before timing),
+against the same _scaled_mm. The peers are _scaled_mm with and without
 use_fast_accum; every output's relative (Frobenius) error against the f32
 product is printed, and a tlc output above 1e-2 is flagged. Same method as bench/gemm_gpu.py: CUDA-graph
 timed (20 launches per graph, median of 20 replays), ROUNDS interleaved
@@ -43,10 +45,13 @@ def main(art_dir: str, rounds: int = 3) -> None:
 
         flops = 2 * size ** 3
         tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
+        stored = {"nn": (a, b.T.contiguous()), "tn": (a.T.contiguous(), b.T.contiguous()),
+                  "tt": (a.T.contiguous(), b)}
+        operands = {config: stored.get(config[:2], (a, b)) for config, _ in arts[size]}
         err = {}
         for config, kernel in arts[size]:
             c.fill_(float("nan"))
-            kernel(a, b, c, 1.0)
+            kernel(*operands[config], c, 1.0)
             torch.cuda.synchronize()
             err[config] = error(c)
         peers = {"scaled_mm": scaled_mm(False), "scaled_mm fast": scaled_mm(True)}
@@ -57,7 +62,8 @@ def main(art_dir: str, rounds: int = 3) -> None:
             for name, fn in peers.items():
                 t_peer[name].append(graph_time_ms(fn, per_graph=20, reps=20))
             for config, kernel in arts[size]:
-                t_tlc[config].append(graph_time_ms(lambda: kernel(a, b, c, 1.0), per_graph=20,
+                x, y = operands[config]
+                t_tlc[config].append(graph_time_ms(lambda: kernel(x, y, c, 1.0), per_graph=20,
                                                    reps=20))
         for name in peers:
             print(f"{size:>6} {name:>22} {tf(med(t_peer[name])):9.0f} rel.err {perr[name]:.1e}")

@@ -107,6 +107,9 @@ LogicalResult pipelineLoops(ModuleOp module, bool streamK = true);
 struct TmaCopy {
   SmallVector<int64_t> box;
   int64_t swizzleBytes; ///< of the box's rows: 128, or a whole row of 64 / 32
+  /// Set when the buffer has no layout and rows wider than 128 bytes: the
+  /// columns of each 128-byte block, the layout the buffer must take.
+  int64_t columnBlock = 0;
 };
 
 /// The TMA load of `copy` into `buffer`, or nothing when it does not fit

@@ -82,9 +82,13 @@ std::string tmaProblem(MemRefType type);
 /// none).
 SharedLayoutAttr sharedLayout(AllocSharedOp alloc);
 
-/// The shared allocation `buffer` is, or is one stage of (tile.stage); null
-/// for anything else (a view, a fragment, a global tensor).
+/// The shared allocation `buffer` is, or is one stage of (tile.stage), or a
+/// tile.view of; null for anything else (a fragment, a global tensor).
 AllocSharedOp sharedAllocation(Value buffer);
+
+/// Whether the program views `alloc` with another shape or element type
+/// (tile.view: T.reshape / T.view), which pins its plain row-major layout.
+bool isViewed(AllocSharedOp alloc);
 
 /// The threads of the block that run some code: `count` threads from
 /// `first`, the warpgroups of a tile.ws (empty `warpgroups`: the whole

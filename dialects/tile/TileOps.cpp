@@ -318,6 +318,63 @@ LogicalResult StageOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  if (failed(getEnclosingThreads(*this)))
+    return failure();
+  MemRefType src = getSrc().getType(), dst = getDst().getType();
+  if (getPlace(src) != Place::Shared || getPlace(dst) != Place::Shared)
+    return emitOpError("transposes a shared buffer into a shared buffer, got ")
+           << describePlace(src) << " and " << describePlace(dst);
+  if (src.getElementType() != dst.getElementType() || src.getElementTypeBitWidth() != 8)
+    return emitOpError("moves bytes: both buffers of one 8-bit element type, got ")
+           << src.getElementType() << " and " << dst.getElementType();
+  if (src.getRank() != 2 || dst.getRank() != 2 || dst.getDimSize(0) != src.getDimSize(1) ||
+      dst.getDimSize(1) != src.getDimSize(0))
+    return emitOpError("the destination is the source's shape reversed: ")
+           << shapeStr(src.getShape()) << " to " << shapeStr(dst.getShape());
+  if (src.getDimSize(0) % 128 || src.getDimSize(1) % 128)
+    return emitOpError("takes tiles of 128 x 128 bytes: both dimensions multiples of 128, got ")
+           << shapeStr(src.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ViewOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ViewOp::verify() {
+  MemRefType src = getSource().getType(), res = getResult().getType();
+  if (getPlace(src) != Place::Shared || getPlace(res) != Place::Shared)
+    return emitOpError("source and result must be in shared memory, got ")
+           << describePlace(src) << " and " << describePlace(res);
+  if (!src.getLayout().isIdentity() || !res.getLayout().isIdentity())
+    return emitOpError("source and result must be row-major (identity layouts)");
+  auto typeStr = [](MemRefType t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << shapeStr(t.getShape()) << "x" << t.getElementType();
+    return s;
+  };
+  if (bufferBytes(src) != bufferBytes(res))
+    return emitOpError("keeps the buffer's size: ")
+           << typeStr(src) << " is " << bufferBytes(src) << " bytes, " << typeStr(res)
+           << " is " << bufferBytes(res);
+  Value root = getSource();
+  while (auto view = root.getDefiningOp<ViewOp>())
+    root = view.getSource();
+  auto alloc = root.getDefiningOp<AllocSharedOp>();
+  if (!alloc)
+    return emitOpError("source must be a tile.alloc_shared or a view of one");
+  if (!sharedLayout(alloc).isPlain())
+    return emitOpError("views a shared allocation laid out as ")
+           << *alloc.getLayout() << "; a viewed allocation keeps the plain layout";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CopyOp
 //===----------------------------------------------------------------------===//
 
@@ -1076,7 +1133,13 @@ SharedLayoutAttr mlir::tile::sharedLayout(AllocSharedOp alloc) {
 }
 
 AllocSharedOp mlir::tile::sharedAllocation(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewOp>())
+    buffer = view.getSource();
   if (auto stage = buffer.getDefiningOp<StageOp>())
     buffer = stage.getSource();
   return buffer.getDefiningOp<AllocSharedOp>();
+}
+
+bool mlir::tile::isViewed(AllocSharedOp alloc) {
+  return llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<ViewOp>(user); });
 }

@@ -144,6 +144,61 @@ def Tile_StageOp : Tile_Op<"stage", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_TransposeOp : Tile_Op<"transpose"> {
+  let summary = "Transpose a shared tile of bytes into another shared tile";
+  let description = [{
+    `dst[j, i] = src[i, j]` for two whole 2-d shared buffers of one 8-bit
+    element type, each dimension a multiple of 128. The frontend emits it
+    for an fp8 gemm operand stored other than K-major (an N-major B, an
+    M-major A): wgmma reads fp8 operands K-major only. The threads running
+    it move 4 x 4 blocks of bytes: four 4-byte loads, a byte permutation in
+    registers, four 4-byte stores; within a warp the 32 blocks of one
+    instruction are (g ^ a, g) for lane g and a step a of the warp, so that
+    in tiles of 128-byte rows under the 128-byte swizzle, on both sides,
+    no two lanes touch the same bank (tile-insert-barriers orders it
+    against the buffers' other accesses).
+
+    Example:
+
+    ```mlir
+    %b = tile.alloc_shared : memref<128x256xf8E4M3FN, #gpu.address_space<workgroup>>
+    %bt = tile.alloc_shared : memref<256x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    tile.transpose %b to %bt : memref<128x256xf8E4M3FN, #gpu.address_space<workgroup>> to memref<256x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$src, AnyStaticShapeMemRef:$dst);
+  let assemblyFormat = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)";
+  let hasVerifier = 1;
+}
+
+def Tile_ViewOp : Tile_Op<"view", [Pure]> {
+  let summary = "Another shape or element type for a whole shared buffer";
+  let description = [{
+    `T.reshape(buf, shape)` and `T.view(buf, shape, dtype)` of a shared
+    buffer: the same bytes, addressed row-major with the result's shape and
+    element type (both may change; the byte size may not). Writes through
+    either name are seen through the other: tile-insert-barriers orders
+    accesses by the bytes they touch, and tile-allocate-shared-memory counts
+    a view's accesses as its allocation's. The source is a
+    `tile.alloc_shared` or a view of one. A viewed allocation keeps the plain
+    row-major layout, no swizzle and no stages: the passes that would lay it
+    out leave it (a pipelined copy into it stays synchronous), and a use that
+    needs a layout of the compiler's, a gemm operand, is an error.
+
+    Example:
+
+    ```mlir
+    %s = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %flat = tile.view %s : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+    %words = tile.view %s : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Addresses for the asynchronous machinery (TMA, mbarriers)
 //===----------------------------------------------------------------------===//

@@ -89,6 +89,7 @@ struct TileLowerFp8Conversions
 
 LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
   SmallVector<Operation *> conversions;
+  SmallVector<arith::SelectOp> selects;
   WalkResult result = root->walk([&](Operation *op) {
     if (!isa_and_present<arith::ArithDialect>(op->getDialect()))
       return WalkResult::advance();
@@ -96,6 +97,10 @@ LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
                       llvm::any_of(op->getResultTypes(), isFp8);
     if (!touchesFp8 || isa<arith::BitcastOp, arith::ConstantOp>(op))
       return WalkResult::advance();
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      selects.push_back(select); // moves bits (a masked copy's zero fill)
+      return WalkResult::advance();
+    }
     if (!isa<arith::ExtFOp, arith::TruncFOp>(op)) {
       op->emitOpError("on fp8 values is not supported: convert them to a wider float first");
       return WalkResult::interrupt();
@@ -105,6 +110,19 @@ LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
   });
   if (result.wasInterrupted())
     return failure();
+  // A select of fp8 values picks bytes: the same select of their bits.
+  for (arith::SelectOp select : selects) {
+    OpBuilder b(select);
+    Location loc = select.getLoc();
+    Type type = select.getType(), bits = b.getI8Type();
+    if (auto vec = dyn_cast<VectorType>(type))
+      bits = VectorType::get(vec.getShape(), bits);
+    Value t = arith::BitcastOp::create(b, loc, bits, select.getTrueValue());
+    Value f = arith::BitcastOp::create(b, loc, bits, select.getFalseValue());
+    Value picked = arith::SelectOp::create(b, loc, select.getCondition(), t, f);
+    select.replaceAllUsesWith(arith::BitcastOp::create(b, loc, type, picked).getResult());
+    select.erase();
+  }
   for (Operation *op : conversions)
     if (auto vec = dyn_cast<VectorType>(op->getResult(0).getType()); vec && vec.getRank() != 1)
       return op->emitOpError("converts an fp8 vector of rank ") << vec.getRank()

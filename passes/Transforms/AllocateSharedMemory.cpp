@@ -117,12 +117,23 @@ bool overlap(const Lifetime &a, const Lifetime &b, Positions &pos) {
 
 /// The lifetime of a shared buffer: from its accesses when all of them are
 /// ordinary ones the barrier pass sees (synchronous copies, fills, element
-/// loads and stores, reductions, gemms waited for in the op, TMA stores); pinned when
+/// loads and stores, reductions, transposes, gemms waited for in the op, TMA stores); pinned when
 /// any access is asynchronous (cp.async, TMA, a wgmma group left pending,
 /// mbarriers) or not understood, or when it has none.
 Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
   SmallVector<Operation *> users;
-  for (Operation *user : alloc->getUsers()) {
+  // A view's accesses are the allocation's (T.reshape / T.view).
+  SmallVector<Operation *> accesses;
+  SmallVector<Value> names = {alloc.getResult()};
+  while (!names.empty()) {
+    for (Operation *user : names.pop_back_val().getUsers()) {
+      if (auto view = dyn_cast<ViewOp>(user))
+        names.push_back(view.getResult());
+      else
+        accesses.push_back(user);
+    }
+  }
+  for (Operation *user : accesses) {
     if (auto copy = dyn_cast<CopyOp>(user); copy && !copy.getAsync()) {
       users.push_back(user);
       continue;
@@ -152,7 +163,7 @@ Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
     // A TMA store reads its tile after the op too, but tile-insert-barriers
     // waits for that read before any later write of the same bytes, whichever
     // buffer they belong to then.
-    if (isa<FillOp, ReduceOp, memref::LoadOp, memref::StoreOp, TmaStoreOp>(user)) {
+    if (isa<FillOp, ReduceOp, TransposeOp, memref::LoadOp, memref::StoreOp, TmaStoreOp>(user)) {
       users.push_back(user);
       continue;
     }

@@ -459,6 +459,11 @@ private:
       write(fill.getDst());
       return a;
     }
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      read(transpose.getSrc());
+      write(transpose.getDst());
+      return a;
+    }
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       read(gemm.getA());
       read(gemm.getB());

@@ -501,8 +501,10 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
                                            NVVM::MemScopeKind::CTA, false, Value());
     for (auto &[copy, t] : llvm::reverse(copies)) {
       AllocSharedOp buffer = sharedAllocation(copy.getDst());
-      buffer.setLayoutAttr(
-          sharedLayout(buffer).withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
+      SharedLayoutAttr layout = sharedLayout(buffer);
+      if (t.columnBlock)
+        layout = layout.withColumnBlock(t.columnBlock);
+      buffer.setLayoutAttr(layout.withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
       Value map = TensorMapOp::create(lb, loc, LLVM::LLVMPointerType::get(ctx), copy.getSrc(),
                                       t.box, t.swizzleBytes);
       issueTmaLoad(lb, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar);

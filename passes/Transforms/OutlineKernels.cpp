@@ -241,16 +241,14 @@ FailureOr<ArrayAttr> paramsMetadata(func::FuncOp func, ValueRange uses,
 }
 
 /// The tensor parameter scratch argument `i` is a view of (tile.view_of),
-/// if it names one of the same element type.
+/// if it names one.
 std::optional<unsigned> viewBase(func::FuncOp func, unsigned i) {
   auto base = func.getArgAttrOfType<StringAttr>(i, kArgViewOfAttr);
   if (!base)
     return std::nullopt;
   for (unsigned p = 0, n = numParams(func); p < n; ++p) {
-    auto type = dyn_cast<MemRefType>(func.getArgument(p).getType());
-    if (type && paramName(func, p) == base.getValue() &&
-        type.getElementType() ==
-            cast<MemRefType>(func.getArgument(i).getType()).getElementType())
+    // Of any element type: a view may reinterpret the bytes (T.view).
+    if (isa<MemRefType>(func.getArgument(p).getType()) && paramName(func, p) == base.getValue())
       return p;
   }
   return std::nullopt;
@@ -302,7 +300,7 @@ FailureOr<ArrayAttr> scratchMetadata(func::FuncOp func) {
       if (!of)
         return emitError(arg.getLoc())
                << "view '" << paramName(func, i) << "' is of '" << base.getValue()
-               << "', which is no tensor parameter of its element type";
+               << "', which is no tensor parameter";
       entry.set("view_of", base);
     }
     if (func.getArgAttr(i, kArgZeroFillAttr))

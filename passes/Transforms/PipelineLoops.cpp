@@ -104,7 +104,7 @@ SmallVector<Producer> findProducers(PipelinedOp loop) {
       continue;
     auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
     MemRefType src = copy.getSrc().getType();
-    if (!buffer || getPlace(src) != Place::Global || copy.getAsync() ||
+    if (!buffer || isViewed(buffer) || getPlace(src) != Place::Global || copy.getAsync() ||
         src.getElementType() != buffer.getType().getElementType() ||
         buffers.contains(buffer))
       continue;
@@ -346,11 +346,20 @@ std::optional<TmaCopy> mlir::tile::tmaCopy(CopyOp copy, AllocSharedOp buffer) {
     return std::nullopt;
   TmaCopy t;
   t.box = SmallVector<int64_t>(sizes);
+  if (isViewed(buffer))
+    return std::nullopt; // T.reshape / T.view address it row-major
   int64_t chunkColumns = columns;
-  if (int64_t block = sharedLayout(buffer).getColumnBlock()) {
+  SharedLayoutAttr layout = sharedLayout(buffer);
+  if (int64_t block = layout.getColumnBlock()) {
     chunkColumns = block;
     if (columns % chunkColumns)
       return std::nullopt;
+  } else if (!layout.getSwizzle() && columns * elem > kTmaSwizzleBytes &&
+             columns * elem % kTmaSwizzleBytes == 0) {
+    // Rows wider than the 128-byte swizzle (a tile no gemm reads, such as an
+    // fp8 B the gemm reads transposed): 128-byte column blocks.
+    chunkColumns = kTmaSwizzleBytes / elem;
+    t.columnBlock = chunkColumns;
   }
   int64_t rowBytes = chunkColumns * elem;
   if (rowBytes != kTmaSwizzleBytes &&
@@ -495,7 +504,10 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   DenseMap<Operation *, AllocSharedOp> staged = stageBuffers(producers, stages);
   for (auto [p, t] : llvm::zip(producers, tma)) {
     AllocSharedOp all = staged[p.buffer];
-    all.setLayoutAttr(sharedLayout(all).withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
+    SharedLayoutAttr layout = sharedLayout(all);
+    if (t.columnBlock)
+      layout = layout.withColumnBlock(t.columnBlock);
+    all.setLayoutAttr(layout.withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
   }
 
   OpBuilder b(ctx);

@@ -90,6 +90,8 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
   return std::max<int64_t>(depth, 0);
 }
 
+std::string bufferName(Value v);
+
 /// Chooses the instruction of one gemm and records it.
 LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
   FailureOr<ThreadGroup> group = threadGroupOf(gemm); // a T.ws body's, else the block's
@@ -104,6 +106,16 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
              << gemm.getMmaAttr().getDepth();
     return success(); // chosen already (written by hand in a test)
   }
+  // A gemm reads its shared operands in the layout the compiler gives them
+  // (swizzled atoms, column blocks), which a view's row-major addressing of
+  // the same bytes would not follow.
+  for (Value operand : {gemm.getA(), gemm.getB()})
+    if (AllocSharedOp alloc = sharedAllocation(operand); alloc && isViewed(alloc))
+      return gemm.emitOpError("reads ")
+             << bufferName(alloc.getResult())
+             << ", which is viewed with T.reshape / T.view and so keeps its row-major "
+                "layout; a gemm operand is laid out by the compiler (swizzled): copy it "
+                "into a buffer of its own for the gemm";
   MLIRContext *ctx = gemm.getContext();
   OperandPlace a = getPlace(gemm.getA().getType()) == Place::Fragment
                        ? OperandPlace::Registers

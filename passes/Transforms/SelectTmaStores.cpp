@@ -107,7 +107,7 @@ bool selectTmaStore(CopyOp copy, DenseMap<std::pair<Value, Value>, StoreTile> &t
   auto fragment = copy.getSrc().getDefiningOp<AllocFragmentOp>();
   MemRefType dst = copy.getDst().getType();
   auto tensor = dyn_cast<BlockArgument>(copy.getDst());
-  if ((!alloc && !fragment) || !tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()) ||
+  if ((!alloc && !fragment) || (alloc && isViewed(alloc)) || !tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()) ||
       !tmaProblem(dst).empty() ||
       (alloc && dst.getElementType() != alloc.getType().getElementType()))
     return false;

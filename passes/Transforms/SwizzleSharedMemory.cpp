@@ -46,8 +46,8 @@ namespace {
 
 void swizzleOperand(Value operand) {
   AllocSharedOp alloc = sharedAllocation(operand); // or a stage of one
-  if (!alloc)
-    return; // not shared at all
+  if (!alloc || isViewed(alloc))
+    return; // not shared at all, or pinned row-major by a view
   SharedLayoutAttr layout = sharedLayout(alloc);
   if (layout.getSwizzle())
     return; // annotated, or swizzled for another use already

@@ -2446,3 +2446,103 @@ func.func @barrier_arrive_in_parallel() {
   }
   return
 }
+
+// -----
+
+func.func @view_size() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.view' op keeps the buffer's size: 64x32xf16 is 4096 bytes, 64x32xf32 is 8192}}
+    %v = tile.view %s : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @view_not_shared() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.view' op source and result must be in shared memory, got fragment memory and fragment memory}}
+    %v = tile.view %f : memref<64x32xf32, #tile.space<fragment>> to memref<2048xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @view_of_a_stage(%i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x32xf16, #gpu.address_space<workgroup>>
+    %one = tile.stage %all[%i] : memref<2x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.view' op source must be a tile.alloc_shared or a view of one}}
+    %v = tile.view %one : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @view_of_swizzled() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.view' op views a shared allocation laid out as #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>; a viewed allocation keeps the plain layout}}
+    %v = tile.view %s : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @transpose_not_bytes() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<128x128xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x128xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.transpose' op moves bytes: both buffers of one 8-bit element type, got 'f16' and 'f16'}}
+    tile.transpose %a to %b : memref<128x128xf16, #gpu.address_space<workgroup>> to memref<128x128xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @transpose_shape() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<128x256xi8, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x256xi8, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.transpose' op the destination is the source's shape reversed: 128x256 to 128x256}}
+    tile.transpose %a to %b : memref<128x256xi8, #gpu.address_space<workgroup>> to memref<128x256xi8, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @transpose_tiles() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xi8, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xi8, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.transpose' op takes tiles of 128 x 128 bytes: both dimensions multiples of 128, got 64x128}}
+    tile.transpose %a to %b : memref<64x128xi8, #gpu.address_space<workgroup>> to memref<128x64xi8, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @transpose_global(%g: memref<128x128xi8>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %b = tile.alloc_shared : memref<128x128xi8, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.transpose' op transposes a shared buffer into a shared buffer, got global memory (no memory space) and shared memory}}
+    tile.transpose %g to %b : memref<128x128xi8> to memref<128x128xi8, #gpu.address_space<workgroup>>
+  }
+  return
+}

@@ -804,3 +804,29 @@ func.func @tma_addresses(%A: memref<?x4096xf16>, %Q: memref<?x1024x8x128xbf16>, 
   }
   return
 }
+
+// CHECK-LABEL: func.func @views
+// CHECK: %[[S:.*]] = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[FLAT:.*]] = tile.view %[[S]] : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.view %[[FLAT]] : memref<8192xf16, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+func.func @views() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %flat = tile.view %s : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
+    %words = tile.view %flat : memref<8192xf16, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @transpose_bytes
+// CHECK: tile.transpose %{{.*}} to %{{.*}} : memref<128x256xf8E4M3FN, #gpu.address_space<workgroup>> to memref<256x128xf8E4M3FN, #gpu.address_space<workgroup>>
+func.func @transpose_bytes() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %b = tile.alloc_shared : memref<128x256xf8E4M3FN, #gpu.address_space<workgroup>>
+    %bt = tile.alloc_shared : memref<256x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    tile.transpose %b to %bt : memref<128x256xf8E4M3FN, #gpu.address_space<workgroup>> to memref<256x128xf8E4M3FN, #gpu.address_space<workgroup>>
+  }
+  return
+}

@@ -310,3 +310,31 @@ func.func @tma_store_lifetime(%C: memref<4096x4096xf16>) {
   }
   return
 }
+
+// -----
+
+// A view's accesses are its allocation's: %a is read through its flat view
+// after %b is filled, so the two stay apart; %d, used after that, reuses
+// %a's bytes.
+// CHECK-LABEL: func.func @view_lifetime
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<32x64xf16
+// CHECK: tile.view
+// CHECK: tile.alloc_shared {offset = 4096 : i64} : memref<32x64xf16
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<32x64xf16
+func.func @view_lifetime(%A: memref<32x64xf16>, %F: memref<2048xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h0 = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %flat = tile.view %a : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %d = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [32, 64] to %a[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.fill %b, %h0 : memref<32x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.copy %flat[%c0] [2048] to %F[%c0] [2048] : memref<2048xf16, #gpu.address_space<workgroup>> to memref<2048xf16>
+    tile.copy %b[%c0, %c0] [32, 64] to %A[%c0, %c0] [32, 64] : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16>
+    tile.fill %d, %h0 : memref<32x64xf16, #gpu.address_space<workgroup>>, f16
+  }
+  return
+}

@@ -103,6 +103,53 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// tile.view: the dynamic shared memory at the allocation's offset, with the
+// view's shape and element type; an element store through it addresses that.
+// CHECK-LABEL: gpu.func @shared_view
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[WORDS:.*]] = memref.view %[[SMEM]][%c1024][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x16xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[WORDS]][%c3, %c5] : memref<64x16xf32, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @shared_view_kernel {
+    gpu.func @shared_view() kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 5120 : i64} {
+      %c3 = arith.constant 3 : index
+      %c5 = arith.constant 5 : index
+      %f = arith.constant 1.0 : f32
+      %0 = tile.alloc_shared {offset = 1024 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+      %1 = tile.view %0 : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x16xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %1[%c3, %c5] : memref<64x16xf32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// tile.transpose on 4 warps: 8 steps, lane l of warp w taking the 4 x 4
+// block (row quad l, column quad l ^ (w + 4 step)): four 4-byte loads, one
+// byte shuffle, four 4-byte stores (through the swizzled flat views).
+// CHECK-LABEL: gpu.func @transpose_bytes
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32 : index
+// CHECK: %[[WARP:.*]] = arith.divui %{{.*}}, %c32 : index
+// CHECK: scf.for %[[S:.*]] = %c0 to %c8 step %c1 {
+// CHECK: arith.xori %[[LANE]]
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15] : vector<16xi8>, vector<16xi8>
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK-NOT: tile.transpose
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @transpose_bytes_kernel {
+    gpu.func @transpose_bytes() kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 32768 : i64} {
+      %a = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      %t = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>, offset = 16384 : i64} : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.transpose %a to %t : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A predicated async copy: the predicate joins the bounds checks, so where it
 // is false cp.async reads nothing (source size 0) and zero-fills its 16
 // bytes. The source address is not clamped: nothing is read through it.
@@ -1424,3 +1471,4 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
     }
   }
 }
+

@@ -610,3 +610,52 @@ func.func @shared_atomics(%X: memref<128xi32>, %H: memref<16xi32>) {
   }
   return
 }
+
+// -----
+
+// A view names its allocation's bytes: a write through the view and a read
+// of the buffer (and the reverse) are separated by barriers.
+// CHECK-LABEL: func.func @through_a_view
+// CHECK: %[[A:.*]] = tile.alloc_shared
+// CHECK: %[[FLAT:.*]] = tile.view %[[A]]
+// CHECK: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.fill %[[FLAT]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %[[A]]
+func.func @through_a_view(%A: memref<32x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %w = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %flat = tile.view %a : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<1024xf32, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [32, 64] to %a[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+    tile.fill %flat, %w : memref<1024xf32, #gpu.address_space<workgroup>>, f32
+    tile.copy %a[%c0, %c0] [32, 64] to %A[%c0, %c0] [32, 64] : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<32x64xf16>
+  }
+  return
+}
+
+// -----
+
+// A transpose reads its source and writes its destination: barriers after
+// the copy into the source and before the copy out of the destination.
+// CHECK-LABEL: func.func @transpose_between
+// CHECK: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.transpose
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+func.func @transpose_between(%A: memref<128x128xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared {offset = 0 : i64} : memref<128x128xi8, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared {offset = 16384 : i64} : memref<128x128xi8, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [128, 128] to %a[%c0, %c0] [128, 128] : memref<128x128xi8> to memref<128x128xi8, #gpu.address_space<workgroup>>
+    tile.transpose %a to %t : memref<128x128xi8, #gpu.address_space<workgroup>> to memref<128x128xi8, #gpu.address_space<workgroup>>
+    tile.copy %t[%c0, %c0] [128, 128] to %A[%c0, %c0] [128, 128] : memref<128x128xi8, #gpu.address_space<workgroup>> to memref<128x128xi8>
+  }
+  return
+}

@@ -61,3 +61,18 @@ func.func @vector(%x: vector<4xf32>) -> vector<4xf8E4M3FN> {
   %a = arith.truncf %x : vector<4xf32> to vector<4xf8E4M3FN>
   return %a : vector<4xf8E4M3FN>
 }
+
+// -----
+
+// A select of fp8 values (a masked copy's zero fill) selects their bytes.
+// CHECK-LABEL: func.func @select_bits
+// CHECK-SAME: (%[[C:.*]]: i1, %[[X:.*]]: vector<4xf8E4M3FN>, %[[Y:.*]]: vector<4xf8E4M3FN>)
+// CHECK: %[[BX:.*]] = arith.bitcast %[[X]] : vector<4xf8E4M3FN> to vector<4xi8>
+// CHECK: %[[BY:.*]] = arith.bitcast %[[Y]] : vector<4xf8E4M3FN> to vector<4xi8>
+// CHECK: %[[S:.*]] = arith.select %[[C]], %[[BX]], %[[BY]] : vector<4xi8>
+// CHECK: %[[R:.*]] = arith.bitcast %[[S]] : vector<4xi8> to vector<4xf8E4M3FN>
+// CHECK: return %[[R]]
+func.func @select_bits(%c: i1, %x: vector<4xf8E4M3FN>, %y: vector<4xf8E4M3FN>) -> vector<4xf8E4M3FN> {
+  %s = arith.select %c, %x, %y : vector<4xf8E4M3FN>
+  return %s : vector<4xf8E4M3FN>
+}

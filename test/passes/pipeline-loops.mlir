@@ -746,3 +746,33 @@ func.func @stream_k_not_paying(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf
   return
 }
 }
+
+// -----
+
+// A buffer a tile.view names keeps the plain layout the view addresses: its
+// copy is not multi-buffered (it stays a synchronous copy in the loop),
+// while the other copy is pipelined.
+// CHECK-LABEL: func.func @viewed_buffer
+// CHECK: %[[A:.*]] = tile.alloc_shared : memref<64x32xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x32xf16
+// CHECK: scf.for
+// CHECK: tile.copy %{{.*}} to %[[A]][%{{.*}}] [64, 32] : memref<256x256xf16>
+// CHECK-NOT: tile.copy {{.*}} to %[[A]]{{.*}}async
+func.func @viewed_buffer(%A: memref<256x256xf16>, %F: memref<2048xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %flat = tile.view %a : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 32] to %b[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %flat[%c0] [2048] to %F[%c0] [2048] : memref<2048xf16, #gpu.address_space<workgroup>> to memref<2048xf16>
+      tile.copy %b[%c0, %c0] [64, 32] to %A[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<256x256xf16>
+    }
+  }
+  return
+}

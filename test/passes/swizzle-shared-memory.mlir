@@ -93,3 +93,21 @@ func.func @epilogue(%C: memref<64x128xf16>) {
   }
   return
 }
+
+// -----
+
+// A viewed buffer keeps its plain row-major layout, which the view's
+// addressing assumes: an accumulator stored into it is not swizzled.
+// CHECK-LABEL: func.func @viewed
+// CHECK: tile.alloc_shared : memref<64x64xf32
+func.func @viewed() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x64xf32, #gpu.address_space<workgroup>>
+    %flat = tile.view %s : memref<64x64xf32, #gpu.address_space<workgroup>> to memref<4096xf32, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.copy %c[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}

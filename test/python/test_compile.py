@@ -324,28 +324,39 @@ def test_fp8_gemm_runs_on_wgmma_with_tma(repo, tmp_path, dtype):
     ptxas_ok(ptx, tmp_path)
 
 
-def test_fp8_gemm_with_n_major_b_is_an_error_at_its_line():
-    import tlc.language as T
+@pytest.mark.parametrize("layout", ["NN", "TN", "TT"])
+@pytest.mark.parametrize("block_N", [128, 256])
+def test_fp8_gemm_operands_not_k_major_are_transposed(repo, tmp_path, layout, block_N):
+    # wgmma reads fp8 operands K-major only: an N-major B or an M-major A is
+    # transposed in shared memory (tile.transpose, 4 x 4 byte blocks) by the
+    # consumers, still warp-specialized with TMA (an N-major B of 256 columns
+    # in two 128-byte column blocks).
+    sys.path.insert(0, str(repo / "examples"))
+    import fp8_gemm
 
-    @T.prim_func
-    def nn(A: T.Tensor((256, 256), "float8_e4m3"), B: T.Tensor((256, 256), "float8_e4m3"),
-           C: T.Tensor((256, 256), "float32")):
-        with T.Kernel(2, 4, threads=128) as (bx, by):
-            A_s = T.alloc_shared((64, 128), "float8_e4m3")
-            B_s = T.alloc_shared((128, 128), "float8_e4m3")
-            acc = T.alloc_fragment((64, 128), "float32")
-            T.clear(acc)
-            for k in T.Pipelined(2, num_stages=2):
-                T.copy(A[by * 64, k * 128], A_s)
-                T.copy(B[k * 128, bx * 128], B_s)
-                T.gemm(A_s, B_s, acc)
-            T.copy(acc, C[by * 64, bx * 128])
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    kernel = fp8_gemm.fp8_matmul(1024, 1024, 1024, 128, block_N, 128, 256, 3,
+                                 trans_A=ta, trans_B=tb)
+    module = fp8_gemm.fp8_matmul.factory(1024, 1024, 1024, 128, block_N, 128, 256, 3,
+                                         trans_A=ta, trans_B=tb).build_module()
+    assert str(module).count("tile.transpose") == (ta + (not tb))
+    ptx = kernel.get_kernel_source()
+    assert f"wgmma.mma_async.sync.aligned.m64n{block_N}k32.f32.e4m3.e4m3" in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx and "setmaxnreg" in ptx
+    assert "prmt.b32" in ptx and "ld.shared.u8" not in ptx
+    ptxas_ok(ptx, tmp_path)
 
-    with pytest.raises(tlc.CompilationError) as e:
-        tlc.compile(nn, target="sm_90a")
-    assert "test_compile.py" in str(e.value)
-    assert "fp8 gemms run on sm_90a's wgmma only" in str(e.value)
-    assert "transpose_B=True" in str(e.value)
+
+def test_fp8_gemm_narrow_operand_is_transposed_element_by_element(repo):
+    # A 64-column N-major B is no whole 128 x 128 tile: a T.Parallel copy.
+    sys.path.insert(0, str(repo / "examples"))
+    import fp8_gemm
+
+    module = fp8_gemm.fp8_matmul.factory(256, 256, 256, 64, 64, 128, 128, 2,
+                                         trans_B=False).build_module()
+    text = str(module)
+    assert "tile.transpose" not in text and "tile.parallel" in text
+    assert "memref<64x128xf8E4M3FN" in text  # B's K-major copy
 
 
 def test_bool_buffers_are_bytes_in_memory(tmp_path):

@@ -32,6 +32,10 @@ def is_int(dtype: str) -> bool:
     return dtype == "index" or (dtype in BY_NAME and not _info(dtype).is_float)
 
 
+def is_fp8(dtype: str) -> bool:
+    return dtype in BY_NAME and _info(dtype).is_float and _info(dtype).bits == 8
+
+
 def is_unsigned(dtype: str) -> bool:
     return dtype in BY_NAME and _info(dtype).is_unsigned
 

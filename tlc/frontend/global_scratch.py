@@ -37,10 +37,11 @@ def call_alloc_global(gen, node) -> BufferRef:
     return BufferRef(name, value, shape, str(dt), "global")
 
 
-def _shape(gen, node, what: str = "a T.alloc_global") -> tuple[list, list[str | int]]:
+def _shape(gen, node, what: str = "a T.alloc_global", value=None) -> tuple[list, list[str | int]]:
     """The sizes as the body sees them (ints, the symbols' Affines) and as the
-    launch metadata names them (ints, symbol names)."""
-    value = gen.eval(node)
+    launch metadata names them (ints, symbol names); `value`: the sizes
+    themselves, else read from `node`."""
+    value = gen.eval(node) if value is None else value
     items = list(value) if isinstance(value, (tuple, list)) else [value]
     by_identity = {id(v): name for name, v in gen.symbols.items()}
     shape, dims = [], []

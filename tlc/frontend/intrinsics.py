@@ -7,7 +7,7 @@ import inspect
 import math
 
 from .. import ir
-from ..dialects import scf, tile
+from ..dialects import arith, memref, scf, tile
 from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
 from . import dtypes, loop_exits, pipeline_schedule, variables
@@ -24,6 +24,7 @@ from .global_scratch import call_alloc_global  # noqa: F401  (T.alloc_global)
 from .atomics import (call_atomic_add, call_atomic_addx2, call_atomic_addx4,  # noqa: F401
                       call_atomic_load, call_atomic_max, call_atomic_min, call_atomic_store)
 from .scans import call_cummax, call_cumsum  # noqa: F401
+from .buffer_views import call_reshape, call_view, viewed  # noqa: F401  (T.reshape, T.view)
 from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
                    call_ballot, call_ballot_sync, call_get_lane_idx, call_get_warp_group_idx,
                    call_get_warp_idx, call_get_warp_idx_sync, call_shfl_down, call_shfl_sync,
@@ -620,10 +621,17 @@ def call_gemm(gen, node):
     policy = gen.eval_static(a["policy"])
     if policy not in _POLICIES:
         raise gen.error(a["policy"], f"policy must be a T.GemmWarpPolicy, got {policy!r}")
+    transpose_a, transpose_b = flag("transpose_A"), flag("transpose_B")
+    # fp8 tensor cores (wgmma) read both operands K-major: an M-major A or an
+    # N-major B is first transposed into a buffer of its own.
+    if transpose_a and dtypes.is_fp8(A.dtype) and A.place == "shared":
+        A, transpose_a = k_major_copy(gen, A), False
+    if not transpose_b and dtypes.is_fp8(B.dtype) and B.place == "shared":
+        B, transpose_b = k_major_copy(gen, B), True
     op = tile.GemmOp(A.value, B.value, C.value, [])
-    if flag("transpose_A"):
+    if transpose_a:
         op.attributes["transpose_a"] = ir.UnitAttr.get()
-    if flag("transpose_B"):
+    if transpose_b:
         op.attributes["transpose_b"] = ir.UnitAttr.get()
     if flag("clear_accum"):
         op.attributes["clear_accum"] = ir.UnitAttr.get()
@@ -637,6 +645,42 @@ def call_gemm(gen, node):
             raise gen.error(a["wg_wait"], f"wg_wait must be -1 (wait for none: a later "
                                           f"T.wait_wgmma completes the gemm) or more, got {wait}")
         op.attributes["wg_wait"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), wait)
+
+
+def k_major_copy(gen, buf: BufferRef) -> BufferRef:
+    """A shared buffer holding 2-d shared buffer `buf` (of bytes) transposed,
+    filled here (the compiler's barriers order it after `buf`'s writes and
+    before the gemm): by a tile.transpose where both sizes are multiples of
+    128, else by a serial loop over chunks of its rows, each a T.Parallel
+    loop in which every thread writes one 16-byte run of K-elements
+    (gathered byte by byte, so slower), few values live at once beside a
+    gemm's accumulators."""
+    rows, cols = buf.shape
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    elem = ir.MemRefType(buf.value.type).element_type
+    name = f"{buf.name or 'operand'}_k_major"
+    loc = ir.Location.name(name, childLoc=ir.Location.current)
+    t = tile.alloc_shared(ir.MemRefType.get([cols, rows], elem, memory_space=space), loc=loc)
+    if rows % 128 == 0 and cols % 128 == 0:  # whole 128 x 128 tiles: 4 x 4 blocks
+        tile.transpose(buf.value, t)
+        return BufferRef(name, t, [cols, rows], buf.dtype, "shared")
+    threads = math.prod(gen.thread_dims) if gen.thread_dims else 128
+    chunk = max(1, min(cols, threads * 16 // rows))
+    while cols % chunk:
+        chunk -= 1
+    index = ir.IndexType.get()
+    c0, c1, steps = (arith.constant(index, v) for v in (0, 1, cols // chunk))
+    outer = scf.ForOp(c0, steps, c1)
+    with ir.InsertionPoint(outer.body):
+        base = arith.muli(outer.induction_variable, arith.constant(index, chunk))
+        loop = tile.ParallelOp([chunk, rows])
+        body = loop.body.blocks.append(index, index)
+        with ir.InsertionPoint(body):
+            i, j = body.arguments
+            r = arith.addi(base, i)
+            memref.store(memref.load(buf.value, [j, r]), t, [r, j])
+        scf.YieldOp([])
+    return BufferRef(name, t, [cols, rows], buf.dtype, "shared")
 
 
 def call_wait_wgmma(gen, node):
@@ -742,6 +786,10 @@ def call_annotate_layout(gen, node):
             if buf.place != "shared":
                 raise gen.error(where, f"a swizzled layout applies to shared buffers; "
                                        f"'{buf.name}' is {buf.place}")
+            if buf.value.owner.name == "tile.view" or viewed(buf):
+                raise gen.error(where, f"'{buf.name}' is viewed with T.reshape / T.view (or "
+                                       "is such a view), which addresses its bytes row-major; "
+                                       "a viewed buffer cannot take a swizzled layout")
             buf.value.owner.attributes["layout"] = ir.Attribute.parse(
                 f"#tile.shared<swizzle = {layout.attr()}>")
         elif isinstance(layout, Fragment):

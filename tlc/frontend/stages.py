@@ -38,6 +38,10 @@ def stage_of(gen, node) -> BufferRef | None:
     alloc = buf.value.owner
     if alloc.name != "tile.alloc_shared":
         return None
+    if any(use.owner.name == "tile.view" for use in buf.value.uses):
+        raise gen.error(node, f"'{buf.name}' is viewed with T.reshape / T.view, which "
+                              "addresses its bytes row-major; its stages cannot also be named "
+                              "as buffers")
     want = ir.Attribute.parse(f"#tile.shared<stages = {stages}>")
     if "layout" in alloc.attributes and alloc.attributes["layout"] != want:
         raise gen.error(node, f"'{buf.name}' has a layout of its own "

@@ -2,14 +2,18 @@
 memory, as TileLang writes `kernel_flat = T.Tensor((KH * KW * C, F), dtype,
 kernel.data)`.
 
+T.reshape and T.view of a tensor parameter (tlc.frontend.buffer_views) are
+such views too. A view may reinterpret the bytes as another dtype (as many
+bytes in all).
+
 A view becomes an argument of the program's func.func after its parameters,
 like a T.alloc_global tensor (`tile.scratch`), marked `tile.view_of` with the
 parameter's name: the kernels address it as any tensor parameter (copies,
 TMA, element accesses), and the launcher passes the parameter's memory with
 the view's shape (tensor parameters are row-major and contiguous, so every
-shape of as many elements is a valid view); the caller never passes it. The
-element counts must agree: checked here when both shapes are static, at the
-call otherwise.
+shape of as many bytes is a valid view); the caller never passes it. The
+byte sizes must agree: checked here when both shapes are static, at the call
+otherwise.
 """
 
 from __future__ import annotations
@@ -64,25 +68,47 @@ def call_tensor_view(gen, node) -> BufferRef:
         raise gen.error(given["data"], "T.Tensor's third argument is a tensor parameter's "
                                        f"memory, `X.data`; got {gen.describe(data)}")
     base = data.buffer
-    shape, dims = _shape(gen, given["shape"], "a view's")
     dt = str(parse_dtype(gen, given["dtype"])) if "dtype" in given else base.dtype
-    if dt != base.dtype:
-        raise gen.error(given["dtype"], f"a view of '{base.name}' ({base.dtype}) as {dt}: "
-                                        "a view keeps its tensor's dtype (reinterpreting "
-                                        "the bytes is not supported)")
-    static = base.static_shape()
+    return tensor_view(gen, node, base, given["shape"], None, dt, "a view")
+
+
+def tensor_view(gen, node, src: BufferRef, shape_node, shape, dt: str,
+                what: str) -> BufferRef:
+    """A view of tensor parameter `src`'s memory (or of the memory `src`, a
+    view, is of) with sizes `shape` (None: read from `shape_node`) and dtype
+    `dt`: as many bytes as `src`, checked here when both shapes are static,
+    at the call otherwise."""
+    params = _argument_names(gen.func)
+    base = src.name if params.get(src.name, False) else _view_base(gen.func, src.name)
+    if base is None:
+        raise gen.error(node, f"{what} of '{src.name}': only a tensor parameter's memory (or "
+                              "a view of it) can be viewed; it is a T.alloc_global tensor")
+    shape, dims = _shape(gen, shape_node, f"{what}'s", value=shape)
+    static = src.static_shape()
     if static is not None and all(isinstance(d, int) for d in shape):
-        n, m = _elements(shape), _elements(static)
+        n, m = _elements(shape) * _bytes(dt), _elements(static) * _bytes(src.dtype)
         if n != m:
-            raise gen.error(node, f"a view of '{base.name}' {tuple(static)} ({m} elements) as "
-                                  f"{tuple(shape)} ({n} elements): a view has as many "
-                                  "elements as its tensor")
-    name = _free_name(gen, node, gen.assigned_name(node) or f"{base.name}_view{gen.scratch}",
+            raise gen.error(node, f"{what} of '{src.name}' {tuple(static)} {src.dtype} "
+                                  f"({m} bytes) as {tuple(shape)} {dt} ({n} bytes): a view "
+                                  "has as many bytes as its tensor")
+    name = _free_name(gen, node, gen.assigned_name(node) or f"{src.name}_view{gen.scratch}",
                       "T.Tensor view", "global tensor or view", "view")
-    value = _add_argument(gen, node, name, dims, dt,
-                          {VIEW_ATTR: ir.StringAttr.get(base.name)})
+    value = _add_argument(gen, node, name, dims, dt, {VIEW_ATTR: ir.StringAttr.get(base)})
     gen.scratch += 1
     return BufferRef(name, value, shape, dt, "global")
+
+
+def _view_base(func, name: str) -> str | None:
+    """The parameter whose memory the func's argument `name` views, if a view."""
+    for attrs in func.arg_attrs:
+        d = ir.DictAttr(attrs)
+        if ir.StringAttr(d["tile.name"]).value == name and VIEW_ATTR in d:
+            return ir.StringAttr(d[VIEW_ATTR]).value
+    return None
+
+
+def _bytes(dt: str) -> int:
+    return max(dtypes.bits(dt), 8) // 8
 
 
 def _elements(shape) -> int:

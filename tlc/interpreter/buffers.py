@@ -38,6 +38,22 @@ class Buffer:
         return Buffer(self.name, self.space, self.etype, self.data[index],
                       None if self.written is None else self.written[index])
 
+    def reinterpret(self, etype: ElementType, shape) -> Buffer:
+        """The same storage with another shape and element type (tile.view of
+        a shared buffer: T.reshape / T.view). With the element type unchanged
+        the view shares the written-mask too; a view that reinterprets the
+        bytes counts every element of both as written from then on (the mask
+        is per element, not per byte)."""
+        data = self.data.reshape(-1)
+        if etype.dtype != self.data.dtype:
+            data = data.view(etype.dtype)
+            if self.written is not None:
+                self.written[...] = True
+            written = None if self.written is None else np.ones(shape, dtype=bool)
+        else:
+            written = None if self.written is None else self.written.reshape(shape)
+        return Buffer(self.name, self.space, etype, data.reshape(shape), written)
+
     @property
     def shape(self) -> tuple:
         return self.data.shape

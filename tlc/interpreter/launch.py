@@ -88,19 +88,30 @@ class Program:
 
 
 def view_buffer(p, params, bound):
-    """A view's buffer: its tensor's storage with the view's shape (the same
-    memory, so writes through it reach the tensor)."""
+    """A view's buffer: its tensor's storage with the view's shape and
+    element type (the same memory, so writes through it reach the tensor)."""
     shape = tuple(bound.symbols[d][0] if isinstance(d, str) else d for d in p.shape)
-    base = next((v for q, v in zip(params, bound.values)
-                 if q.name == p.view_of and q.kind == "tensor"), None)
-    if base is None:
+    base_param = next((q for q in params if q.name == p.view_of and q.kind == "tensor"), None)
+    if base_param is None:
         raise InterpreterError(f"view '{p.name}' is of '{p.view_of}', which is no tensor "
                                "parameter")
-    if int(np.prod(shape)) != base.data.size:
-        raise ArgumentError(f"view '{p.name}' {shape} has {int(np.prod(shape))} elements, but "
-                            f"argument '{p.view_of}' {base.data.shape} has {base.data.size}; "
-                            "a view has as many elements as its tensor")
-    data = base.data.reshape(shape)
+    base = bound.values[params.index(base_param)]
+    n = int(np.prod(shape)) * max(p.etype.bits, 8)
+    m = base.data.size * max(base.etype.bits, 8)
+    if n != m:
+        raise ArgumentError(f"view '{p.name}' {shape} {p.etype.describe()} has {n // 8} "
+                            f"bytes, but argument '{p.view_of}' {base.data.shape} "
+                            f"{base.etype.describe()} has {m // 8}; a view has as many bytes "
+                            "as its tensor")
+    data = base.data.reshape(-1)
+    if p.etype.dtype != base.etype.dtype:
+        if any(e.dtype.itemsize * 8 != e.bits for e in (p.etype, base.etype)):
+            raise InterpreterError(
+                f"view '{p.name}': the interpreter cannot view {base.etype.describe()} "
+                f"values as {p.etype.describe()} (it holds one of them in a wider numpy "
+                "type); the compiled kernel can")
+        data = data.view(p.etype.dtype)
+    data = data.reshape(shape)
     if not np.shares_memory(data, base.data):
         raise ArgumentError(f"argument '{p.view_of}' must be contiguous (view '{p.name}' is "
                             "of its memory)")

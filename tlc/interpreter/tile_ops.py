@@ -1,4 +1,4 @@
-"""Buffers and tile ops: tile.alloc_*, tile.stage, tile.copy, tile.fill,
+"""Buffers and tile ops: tile.alloc_*, tile.stage, tile.view, tile.copy, tile.transpose, tile.fill,
 tile.gemm, tile.reduce, and memref.load / store / dim.
 
 Each tile op runs on whole numpy arrays; on-chip buffers are fresh per block
@@ -48,6 +48,27 @@ def _stage(c, op):
         if not 0 <= i < buf.shape[0]:
             raise site.error(f"stage {i} of {buf.describe()} is out of range", st.block)
         st.env[out] = buf.view(i)
+
+    return step
+
+
+@handles("tile.view")
+def _view(c, op):
+    src, out = c.slot(op.operands[0]), c.slot(op.result)
+    t = ir.MemRefType(op.result.type)
+    etype, shape = c.etype(op, t.element_type), tuple(t.shape)
+
+    site = c.site(op)
+
+    def step(st):
+        buf = st.env[src]
+        if etype.dtype != buf.etype.dtype and any(
+                e.dtype.itemsize * 8 != e.bits for e in (etype, buf.etype)):
+            raise site.error(f"the interpreter cannot view the bytes of {buf.describe()} as "
+                             f"{etype.describe()} (it holds {buf.etype.describe()} and "
+                             f"{etype.describe()} values in wider numpy types); the "
+                             "compiled kernel can", st.block)
+        st.env[out] = buf.reinterpret(etype, shape)
 
     return step
 
@@ -176,6 +197,19 @@ def _copy(c, op):
             st.async_copies.append(lambda: d.write_region(site, st.block, do, dst_sizes, tile))
         else:
             d.write_region(site, st.block, do, dst_sizes, tile)
+
+    return step
+
+
+@handles("tile.transpose")
+def _transpose(c, op):
+    site = c.site(op)
+    src, dst = c.slot(op.operands[0]), c.slot(op.operands[1])
+
+    def step(st):
+        s, d = st.env[src], st.env[dst]
+        tile = s.read_region(site, st.block, [0, 0], list(s.shape))
+        d.write_region(site, st.block, [0, 0], list(d.shape), tile.T.copy())
 
     return step
 

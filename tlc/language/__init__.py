@@ -16,7 +16,7 @@ from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, a
                      alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_store,
                      c2d_im2col, clear, copy, fill,
-                     finalize_reducer, im2col)
+                     finalize_reducer, im2col, reshape, view)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -103,7 +103,8 @@ INTRINSICS = [
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",
-    "alloc_reducer", "finalize_reducer", "copy", "fill", "clear", "c2d_im2col", "im2col",
+    "alloc_reducer", "finalize_reducer", "reshape", "view", "copy", "fill", "clear", "c2d_im2col",
+    "im2col",
     "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
     "atomic_store", "print",
     "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx", "shfl_xor",

@@ -1,7 +1,7 @@
 """Buffers, scalar variables and data movement: T.alloc_shared,
 T.alloc_fragment, T.alloc_local, T.alloc_var, T.alloc_global,
-T.alloc_reducer, T.finalize_reducer, T.copy, T.fill, T.clear, T.c2d_im2col
-(T.im2col)."""
+T.alloc_reducer, T.finalize_reducer, T.reshape, T.view, T.copy, T.fill,
+T.clear, T.c2d_im2col (T.im2col)."""
 
 from __future__ import annotations
 
@@ -72,6 +72,43 @@ def alloc_global(shape: int | tuple, dtype: str = "float32", scope: str = "globa
     Example: `partial = T.alloc_global((splits, M, N), "float32")`
     """
     raise outside_prim_func("alloc_global")
+
+
+@intrinsic
+def reshape(src: Buffer, shape: int | tuple) -> Buffer:
+    """Another shape for a buffer's memory (no copy): what is written through
+    either name is read through the other.
+
+    Of a tensor parameter (or a view of one): a view of its memory, as
+    `T.Tensor(shape, src.dtype, src.data)`. Of a shared buffer: its bytes
+    addressed row-major with the new shape; the buffer then keeps the plain
+    row-major layout (no swizzle, no pipeline stages), so it cannot also be a
+    T.gemm operand. Fragments and local buffers: not supported.
+
+    Args:
+        src: the buffer.
+        shape: as many elements as `src` (ints; a tensor's view may use
+            T.dynamic sizes, checked at the call).
+
+    Example: `flat = T.reshape(A_shared, (block_M * block_K,))`
+    """
+    raise outside_prim_func("reshape")
+
+
+@intrinsic
+def view(src: Buffer, shape: int | tuple | None = None, dtype: str | None = None) -> Buffer:
+    """Another shape and/or element type for a buffer's bytes (no copy), as
+    T.reshape, the byte size kept.
+
+    Args:
+        src: a tensor parameter (or a view of one) or a shared buffer.
+        shape: the new shape (default: `src`'s).
+        dtype: the new element type (default: `src`'s).
+
+    Example: `words = T.view(KV_shared, (64, 256), "float32")` (a 64 x 512
+    float16 buffer's bytes as float32)
+    """
+    raise outside_prim_func("view")
 
 
 @intrinsic

@@ -220,18 +220,25 @@ class Scratch:
         self.view_of, self.base, self.zero_fill = view_of, base, zero_fill
 
     def view(self, arg, shape: tuple[int, ...], kernel: str):
-        """Parameter `arg`'s memory with this view's shape (its row-major
-        contiguity was checked with the arguments)."""
+        """Parameter `arg`'s memory with this view's shape and dtype (its
+        row-major contiguity was checked with the arguments)."""
         t = tensor_arg(arg, f"argument '{self.base}' of {kernel}")
-        if _elements(shape) != _elements(t.shape):
+        size = DTYPES[self.dtype].itemsize
+        base_size = DTYPES[t.dtype].itemsize if t.dtype in DTYPES else size
+        if _elements(shape) * size != _elements(t.shape) * base_size:
             raise ArgumentError(
-                f"{kernel}: view '{self.name}' {tuple(shape)} has {_elements(shape)} "
-                f"elements, but argument '{self.base}' {tuple(t.shape)} has "
-                f"{_elements(t.shape)}; a view has as many elements as its tensor")
+                f"{kernel}: view '{self.name}' {tuple(shape)} {self.dtype} has "
+                f"{_elements(shape) * size} bytes, but argument '{self.base}' "
+                f"{tuple(t.shape)} {t.dtype} has {_elements(t.shape) * base_size}; a view "
+                "has as many bytes as its tensor")
         if t.is_torch:
             if not arg.is_contiguous():
                 raise ArgumentError(f"{kernel}: argument '{self.base}' must be row-major "
                                     f"contiguous (view '{self.name}' is of its memory)")
+            if t.dtype != self.dtype:
+                from .dtypes import torch_dtype
+
+                return arg.reshape(-1).view(torch_dtype(self.dtype)).view(shape)
             return arg.view(shape)
         return DeviceBuffer(t.ptr, self.dtype, tuple(shape))
 
@@ -273,9 +280,8 @@ def _scratch(index: int, s, params) -> Scratch:
         raise ArtifactError(f"{where}: a view takes no zero_fill (its memory is argument "
                             f"{base!r}'s)")
     at = [i for i, p in enumerate(params) if p.name == base and p.kind == "tensor"]
-    if not at or params[at[0]].dtype != s["dtype"]:
-        raise ArtifactError(f"{where}: a view of {base!r}, which is no {s['dtype']} tensor "
-                            "parameter")
+    if not at:
+        raise ArtifactError(f"{where}: a view of {base!r}, which is no tensor parameter")
     return Scratch(s["name"], s["dtype"], tuple(shape), at[0], base)
 
 

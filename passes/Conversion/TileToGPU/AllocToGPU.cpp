@@ -145,6 +145,24 @@ struct StageLowering : TileOpLowering<StageOp> {
   }
 };
 
+/// tile.view: the block's dynamic shared memory at the allocation's offset
+/// with the view's type (a viewed allocation keeps the plain layout).
+struct ViewLowering : TileOpLowering<ViewOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(ViewOp op, OpAdaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    AllocSharedOp alloc = sharedAllocation(op.getSource());
+    if (!alloc || !alloc.getOffset() || !info.smem)
+      return op.emitOpError("views a shared allocation with no offset; run "
+                            "tile-allocate-shared-memory first");
+    Value byteOffset =
+        arith::ConstantIndexOp::create(rewriter, op.getLoc(), *alloc.getOffset());
+    rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(), info.smem, byteOffset,
+                                                ValueRange{});
+    return success();
+  }
+};
+
 /// tile.shared_ptr: the byte address of the element in the shared window,
 /// through the buffer's flat view where it is swizzled or staged.
 struct SharedPtrLowering : TileOpLowering<SharedPtrOp> {
@@ -308,6 +326,7 @@ void mlir::tile::populateAllocToGPUPatterns(const TypeConverter &converter,
                AllocLocalLowering,                    // tile.alloc_local
                AllocSharedLowering,                   // tile.alloc_shared
                StageLowering,                         // tile.stage
+               ViewLowering,                          // tile.view
                SharedPtrLowering,                     // tile.shared_ptr
                ElementAccessLowering<memref::LoadOp>, // memref.load
                ElementAccessLowering<memref::StoreOp>, // memref.store

@@ -6,7 +6,8 @@
 // consecutive threads touch consecutive addresses. Global sides are masked,
 // shared sides swizzled; async copies become cp.async. A copy with a
 // `tile.staging_offset` goes through that shared buffer. A tile.tma_store is
-// one thread's bulk tensor stores.
+// one thread's bulk tensor stores; a tile.transpose 4 x 4 byte blocks per
+// thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +16,9 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -224,12 +227,99 @@ struct TmaStoreLowering : TileOpLowering<TmaStoreOp> {
   }
 };
 
+/// tile.transpose: each thread moves 4 x 4 blocks of bytes (four 4-byte
+/// loads of consecutive source rows, a byte shuffle, four 4-byte stores of
+/// consecutive destination rows). In every 128 x 128 tile, lane l of warp w
+/// takes block (row quad l, column quad l ^ a) for a = w, w + warps, ...: for
+/// any a the 32 lanes of an instruction fall into 32 different banks on both
+/// sides when their rows are 128 bytes under the 128-byte swizzle (a row
+/// quad spans two swizzle phases, l's low bit picks one, its high bits the
+/// 16-byte chunk).
+struct TransposeLowering : TileOpLowering<TransposeOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ThreadsAt at = info.at(op);
+    if (at.threads % 32)
+      return op.emitOpError("runs on whole warps; ") << at.threads << " threads run it";
+    // Four bytes of a row stay together under every layout the compiler
+    // gives: swizzles move 16-byte chunks, column blocks are 128 bytes.
+    for (Value v : {op.getSrc(), op.getDst()}) {
+      AllocSharedOp alloc = sharedAllocation(v);
+      SharedLayoutAttr layout = alloc ? sharedLayout(alloc) : SharedLayoutAttr();
+      if (layout && ((layout.getSwizzle() && layout.getSwizzle().getBase() < 2) ||
+                     layout.getColumnBlock() % 4))
+        return op.emitOpError("needs runs of 4 bytes kept together by the layout ")
+               << layout;
+    }
+    MemRefType type = op.getSrc().getType();
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    int64_t warps = at.threads / 32, steps = llvm::divideCeil(32, warps);
+    auto idx = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    Value lane = arith::RemUIOp::create(rewriter, loc, at.tid, idx(rewriter, 32));
+    Value warp = arith::DivUIOp::create(rewriter, loc, at.tid, idx(rewriter, 32));
+    auto loop = scf::ForOp::create(rewriter, loc, idx(rewriter, 0), idx(rewriter, steps),
+                                   idx(rewriter, 1));
+    OpBuilder b = OpBuilder::atBlockTerminator(loop.getBody());
+    Value a = arith::AddIOp::create(
+        b, loc, warp, arith::MulIOp::create(b, loc, loop.getInductionVar(), idx(b, warps)));
+    if (32 % warps) { // the last step: only the warps with a step left
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a, idx(b, 32));
+      auto branch = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+      b = OpBuilder::atBlockTerminator(branch.thenBlock());
+    }
+    Value quad = arith::XOrIOp::create(b, loc, lane, a);
+    Type i32 = b.getI32Type();
+    auto bytes = VectorType::get({16}, b.getI8Type());
+    auto words = VectorType::get({4}, i32);
+    SmallVector<int64_t> mask;
+    for (int64_t p = 0; p < 4; ++p)
+      for (int64_t q = 0; q < 4; ++q)
+        mask.push_back(4 * q + p);
+    for (int64_t bi = 0; bi < rows / 128; ++bi) {
+      for (int64_t bj = 0; bj < cols / 128; ++bj) {
+        // Source rows 4h + q, columns 4g .. 4g + 3.
+        Value row = arith::MulIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, lane, idx(b, 32 * bi)), idx(b, 4));
+        Value col = arith::MulIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, quad, idx(b, 32 * bj)), idx(b, 4));
+        SmallVector<Value> loaded;
+        for (int64_t q = 0; q < 4; ++q) {
+          Value r = arith::AddIOp::create(b, loc, row, idx(b, q));
+          FailureOr<Value> ptr =
+              sharedElementPointer(b, op, op.getSrc(), adaptor.getSrc(), ValueRange{r, col});
+          if (failed(ptr))
+            return failure();
+          loaded.push_back(LLVM::LoadOp::create(b, loc, i32, *ptr, /*alignment=*/4));
+        }
+        Value block = vector::BitCastOp::create(
+            b, loc, bytes, vector::FromElementsOp::create(b, loc, words, loaded));
+        Value swapped = vector::BitCastOp::create(
+            b, loc, words, vector::ShuffleOp::create(b, loc, block, block, mask));
+        for (int64_t p = 0; p < 4; ++p) {
+          Value r = arith::AddIOp::create(b, loc, col, idx(b, p));
+          FailureOr<Value> ptr =
+              sharedElementPointer(b, op, op.getDst(), adaptor.getDst(), ValueRange{r, row});
+          if (failed(ptr))
+            return failure();
+          Value word = vector::ExtractOp::create(b, loc, swapped, ArrayRef<int64_t>{p});
+          LLVM::StoreOp::create(b, loc, word, *ptr, /*alignment=*/4);
+        }
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateCopyToGPUPatterns(const TypeConverter &converter,
                                            const KernelInfo &info,
                                            RewritePatternSet &patterns) {
-  patterns.add<CopyLowering,    // tile.copy
-               TmaStoreLowering // tile.tma_store
+  patterns.add<CopyLowering,      // tile.copy
+               TmaStoreLowering,  // tile.tma_store
+               TransposeLowering  // tile.transpose
                >(converter, info);
 }

@@ -1,0 +1,104 @@
+"""T.reshape / T.view: another shape (and element type) for a buffer's memory,
+no copy: what is written through one name is read through the other.
+
+- A tensor parameter, or a view of one: a `T.Tensor(shape, dtype, X.data)`
+  view (tlc.frontend.tensor_views), the launcher passing the parameter's
+  memory with the view's shape and dtype.
+- A shared buffer: a `tile.view` of its allocation, its bytes addressed
+  row-major. The allocation then keeps the plain layout: a buffer laid out
+  by the program (T.annotate_layout, stages named as `A_s[k % 2, :, :]`)
+  cannot be viewed, nor a viewed one laid out, and the compiler neither
+  swizzles nor multi-buffers it (a gemm operand: an error of tile-select-mma).
+- Fragments and local buffers: errors (their elements live in registers
+  whose placement across threads a view cannot follow).
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from ..dialects import tile
+from ..language import memory
+from . import dtypes
+from .intrinsic_args import bind_args, parse_dtype, static_shape
+from .values import BufferRef
+
+
+def call_reshape(gen, node) -> BufferRef:
+    a = bind_args(gen, node, memory.reshape)
+    src = _source(gen, a["src"], "T.reshape")
+    return _view(gen, node, src, a["shape"], src.dtype, "T.reshape")
+
+
+def call_view(gen, node) -> BufferRef:
+    a = bind_args(gen, node, memory.view)
+    src = _source(gen, a["src"], "T.view")
+    none = lambda n: gen.eval_static(n) is None  # noqa: E731
+    dt = src.dtype if none(a["dtype"]) else str(parse_dtype(gen, a["dtype"]))
+    return _view(gen, node, src, None if none(a["shape"]) else a["shape"], dt, "T.view")
+
+
+def viewed(buf: BufferRef) -> bool:
+    """Whether the program views shared buffer `buf`'s allocation (tile.view)."""
+    return any(use.owner.name == "tile.view" for use in buf.value.uses)
+
+
+def _source(gen, node, what: str) -> BufferRef:
+    from .intrinsics import _buffer
+
+    src = _buffer(gen, node, f"{what}'s source")
+    if src.place in ("fragment", "local"):
+        raise gen.error(node, f"{what} of the {src.place} buffer '{src.name or 'buffer'}' is "
+                              "not supported: views are of tensor parameters and shared "
+                              "buffers (a fragment's elements sit in registers placed across "
+                              "the threads, which a view cannot follow); copy it into a "
+                              "shared buffer and view that")
+    return src
+
+
+def _bits(dt: str) -> int:
+    return max(dtypes.bits(dt), 8)
+
+
+def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRef:
+    if src.place == "global":
+        from .tensor_views import tensor_view
+
+        if shape_node is None:
+            shape_node = node  # the source's shape, as given
+            shape = list(src.shape)
+        else:
+            shape = None
+        return tensor_view(gen, node, src, shape_node, shape, dt, what)
+    shape = list(src.shape) if shape_node is None else \
+        list(static_shape(gen, shape_node, f"{what} of a shared buffer"))
+    n = _elements(shape) * _bits(dt)
+    m = _elements(src.shape) * _bits(src.dtype)
+    if n != m:
+        raise gen.error(node, f"{what}: '{src.name}' {tuple(src.shape)} {src.dtype} is {m // 8} "
+                              f"bytes, but {tuple(shape)} {dt} is {n // 8}; a view keeps the "
+                              "buffer's size")
+    root = src.value
+    while root.owner.name == "tile.view":
+        root = root.owner.operands[0]
+    alloc = root.owner
+    if alloc.name != "tile.alloc_shared":
+        raise gen.error(node, f"{what}: '{src.name}' is one stage of a multi-buffered shared "
+                              "buffer; view the whole buffer")
+    if "layout" in alloc.attributes:
+        raise gen.error(node, f"{what}: '{src.name}' has a layout "
+                              f"({alloc.attributes['layout']}), set by T.annotate_layout or "
+                              "by naming its stages; a view addresses the bytes row-major, so "
+                              "a viewed buffer keeps the plain layout")
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    t = ir.MemRefType.get(shape, dtypes.storage_type(dt), memory_space=space)
+    name = gen.assigned_name(node)
+    loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
+    value = tile.view(t, src.value, loc=loc)
+    return BufferRef(name or src.name, value, shape, dt, "shared")
+
+
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
