@@ -8,10 +8,11 @@ on sm_90a to a TMA producer warpgroup and wgmma consumer warpgroups (one or
 more m64 row blocks each). Writes
 
 - OUT_DIR/checks: checked artifacts for test/gpu/run_artifacts.py: both
-  dtypes, NN and NT, odd sizes (1000^3, 777 x 1000 x 520, K = 4095 whose row
+  dtypes, NN, NT, TN and TT, odd sizes (1000^3, 777 x 1000 x 520, K = 4095 whose row
   stride TMA cannot take), fewer K iterations than stages, a dynamic M with a
   fused bias + ReLU epilogue;
-- OUT_DIR/{nn,nt}_{float16,bfloat16}: benchmark artifacts bench_<config>_<size>
+- OUT_DIR/{nn,nt}_{float16,bfloat16}, OUT_DIR/{tn,tt}_float16: benchmark
+  artifacts bench_<config>_<size>
   for bench/gemm_gpu.py (sizes 4096 and 8192; configs of 256 threads unless
   the name ends in t<threads>);
 - OUT_DIR/small_{nn,nt}: fp16 benchmark artifacts for 1024^3, 2048^3 and
@@ -66,12 +67,30 @@ def bias_relu(N, K, block_M, block_N, block_K, threads, stages, dtype):
 
 
 def checks(out: str) -> None:
-    def save(k, trans_b, name, seed, tol):
-        expect = "(A.float() @ B.float().T)" if trans_b else "(A.float() @ B.float())"
+    def save(k, trans_b, name, seed, tol, trans_a=False):
+        expect = (f"(A.float(){'.T' if trans_a else ''} @ "
+                  f"B.float(){'.T' if trans_b else ''})")
         save_checked(k.artifact, {"expect": {"C": expect + ".to(C.dtype)"}, "atol": tol,
                                   "rtol": 2e-2, "seed": seed},
                      os.path.join(out, "checks", name + ".tlcart"))
 
+    # A stored K x M (TN, TT): wgmma's transposed A, in 64-column blocks.
+    for layout, trans_a, trans_b in (("TN", True, False), ("TT", True, True)):
+        for dtype in ("float16", "bfloat16"):
+            tol = 0.2 if dtype == "float16" else 0.8
+            for bm, bn, bk, threads, stages in CHECK_CONFIGS:
+                # 777 x 1000 x 520: A's rows of 777 elements are no TMA stride.
+                for m, n, k in ((1000, 1000, 1000), (768, 1000, 520), (4096, 4096, 4096)):
+                    kern = gemm.matmul(m, n, k, bm, bn, bk, threads, stages, dtype, "float32",
+                                       trans_A=trans_a, trans_B=trans_b)
+                    ptx = kern.get_kernel_source()
+                    assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx, (m, n, k)
+                    save(kern, trans_b, f"ws_{layout}_{dtype}_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}",
+                         m + n, tol, trans_a)
+            kern = gemm.matmul(777, 1000, 520, 128, 256, 64, 256, 3, dtype, "float32",
+                               trans_A=trans_a, trans_B=trans_b)
+            assert "wgmma.mma_async" in kern.get_kernel_source()
+            save(kern, trans_b, f"ws_{layout}_{dtype}_edge_777x1000x520", 777, tol, trans_a)
     for layout, trans_b in (("NT", True), ("NN", False)):
         for dtype in ("float16", "bfloat16"):
             tol = 0.2 if dtype == "float16" else 0.8
@@ -116,6 +135,17 @@ def benches(out: str) -> None:
                     matmul(size, size, size, bm, bn, bk, threads, stages, dtype,
                            trans_B=trans_b, panel=panel).save(os.path.join(folder, name + ".tlcart"))
         folder = os.path.join(out, f"small_{layout}")
+        if layout == "nn":  # A stored K x M too: TN and TT, fp16
+            for tl, tb in (("tn", False), ("tt", True)):
+                tfolder = os.path.join(out, f"{tl}_float16")
+                os.makedirs(tfolder, exist_ok=True)
+                for size in (4096, 8192):
+                    for bm, bn, bk, threads, stages, panel in BENCH_CONFIGS[2:4]:
+                        name = (f"bench_{bm}x{bn}x{bk}s{stages}{f'p{panel}' if panel else ''}"
+                                f"{f't{threads}' if threads != 256 else ''}_{size}")
+                        matmul(size, size, size, bm, bn, bk, threads, stages, "float16",
+                               trans_A=True, trans_B=tb, panel=panel).save(
+                            os.path.join(tfolder, name + ".tlcart"))
         os.makedirs(folder, exist_ok=True)
         for (m, n, k), configs in SMALL:
             for bm, bn, bk, threads, stages in configs:

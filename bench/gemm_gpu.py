@@ -1,10 +1,11 @@
 """Time tlc's GEMM against torch.matmul (cuBLAS) and a Triton matmul.
 
-    python bench/gemm_gpu.py ARTIFACT_DIR [ROUNDS] [--nt]     (on the GPU machine)
+    python bench/gemm_gpu.py ARTIFACT_DIR [ROUNDS] [--nt | --layout XY]   (on the GPU machine)
 
 fp16 or bf16 inputs (the artifacts' dtype), fp32 accumulation, output in the
 input dtype, C = A @ B with M = N = K, or M x N x K for a size token MxNxK (with
---nt, C = A @ B^T, B stored N x K, and the peers given b.t()). Each tlc
+--nt, C = A @ B^T, B stored N x K, and the peers given b.t(); --layout TN or
+TT: A stored K x M too, the peers given a.t()). Each tlc
 artifact bench_<config>_<size>.tlcart is timed with the same method as the
 peers in this one run: 20 launches captured in a CUDA graph, the median of 20
 timed replays (CUDA events), per launch. The card's clocks sag with power, so
@@ -88,7 +89,7 @@ if triton is not None:
         return best_fn
 
 
-def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
+def main(art_dir: str, rounds: int = 3, nt: bool = False, ta: bool = False) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{os.path.basename(os.path.normpath(art_dir))}, "
           f"triton {triton.__version__ if triton else 'absent'}, {rounds} rounds")
@@ -102,11 +103,12 @@ def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
     for size in sorted(arts, key=lambda s: (len(dims(s)), dims(s))):
         m, n, k = dims(size)
         dtype = getattr(torch, arts[size][0][1].params[0].dtype)
-        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        a = torch.randn(*((k, m) if ta else (m, k)), device="cuda", dtype=dtype)
         b = torch.randn(*((n, k) if nt else (k, n)), device="cuda", dtype=dtype)
         c = torch.empty(m, n, device="cuda", dtype=dtype)
         rhs = b.t() if nt else b  # what the peers multiply by
-        ref = (a.float() @ rhs.float()).to(dtype)
+        lhs = a.t() if ta else a
+        ref = (lhs.float() @ rhs.float()).to(dtype)
         flops = 2 * m * n * k
         tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
         ok = {}
@@ -115,10 +117,10 @@ def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
             kernel(a, b, c)
             torch.cuda.synchronize()
             ok[config] = torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=2e-1)
-        triton_fn = triton_best(a, rhs, c) if triton else None
+        triton_fn = triton_best(lhs, rhs, c) if triton else None
         t_cublas, t_triton, t_tlc = [], [], {config: [] for config, _ in arts[size]}
         for _ in range(rounds):
-            t_cublas.append(time_ms(lambda: torch.matmul(a, rhs, out=c)))
+            t_cublas.append(time_ms(lambda: torch.matmul(lhs, rhs, out=c)))
             if triton_fn:
                 t_triton.append(time_ms(triton_fn))
             for config, kernel in arts[size]:
@@ -135,5 +137,11 @@ def main(art_dir: str, rounds: int = 3, nt: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--nt"]
-    main(args[0], int(args[1]) if len(args) > 1 else 3, nt="--nt" in sys.argv)
+    argv = sys.argv[1:]
+    layout = "NT" if "--nt" in argv else "NN"
+    if "--layout" in argv:
+        layout = argv[argv.index("--layout") + 1].upper()
+        del argv[argv.index("--layout"):argv.index("--layout") + 2]
+    args = [a for a in argv if a != "--nt"]
+    main(args[0], int(args[1]) if len(args) > 1 else 3, nt=layout[1] == "T",
+         ta=layout[0] == "T")

@@ -134,7 +134,7 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   if (aRegisters && (fp8 || a.getDimSize(1) % kWgmmaK != 0))
     return failure();
   if ((!aRegisters && getPlace(a) != Place::Shared) || getPlace(b) != Place::Shared ||
-      op.getTransposeA() || !(in.isF16() || in.isBF16() || fp8) ||
+      !(in.isF16() || in.isBF16() || fp8) ||
       (fp8 ? !isWgmmaFp8(b.getElementType()) : b.getElementType() != in) ||
       !c.getElementType().isF32())
     return failure();
@@ -142,11 +142,17 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   // column blocks of one atom each, which needs the buffer itself (a stage
   // view or the allocation) for A, and for a K-major B.
   auto isBuffer = [](Value v) { return static_cast<bool>(sharedAllocation(v)); };
-  int64_t kBytes = a.getDimSize(1) * a.getElementTypeBitWidth() / 8;
-  if (!aRegisters &&
+  // An M-major A (stored K x M, 16-bit): 64-column blocks of 128-byte rows,
+  // as an N-major B (wgmma's transposed A).
+  bool mMajorA = op.getTransposeA();
+  if (mMajorA && (aRegisters || fp8 || !isBuffer(op.getA()) ||
+                  a.getDimSize(1) % kWgmmaColumnBlock != 0))
+    return failure();
+  int64_t kBytes = a.getDimSize(mMajorA ? 0 : 1) * a.getElementTypeBitWidth() / 8;
+  if (!aRegisters && !mMajorA &&
       (!wgmmaKAtomBytes(a) || (kBytes > kWgmmaAtomBytes && !isBuffer(op.getA()))))
     return failure();
-  if (aRegisters && op.getTransposeB() && !wgmmaKAtomBytes(b))
+  if ((aRegisters || mMajorA) && op.getTransposeB() && !wgmmaKAtomBytes(b))
     return failure(); // a K-major B still has K rows of whole atoms
   if (fp8 && !op.getTransposeB())
     return failure(); // 8-bit wgmma reads K-major operands only

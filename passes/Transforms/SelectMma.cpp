@@ -143,11 +143,14 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
       AllocSharedOp alloc = sharedAllocation(buffer);
       alloc.setLayoutAttr(sharedLayout(alloc).withColumnBlock(columns));
     };
-    // wgmma reads an N-major B as 64-column blocks of 128-byte rows, and
-    // K-major operands whose K spans several 128-byte atoms one atom per block.
+    // wgmma reads an N-major B (an M-major A) as 64-column blocks of 128-byte
+    // rows, and K-major operands whose K spans several 128-byte atoms one atom
+    // per block.
     if (!gemm.getTransposeB())
       blocks(gemm.getB(), kWgmmaColumnBlock);
-    if (int64_t k = wgmmaKBlock(gemm.getA().getType()); k && a == OperandPlace::Shared)
+    if (gemm.getTransposeA()) // M-major A: as an N-major B
+      blocks(gemm.getA(), kWgmmaColumnBlock);
+    else if (int64_t k = wgmmaKBlock(gemm.getA().getType()); k && a == OperandPlace::Shared)
       blocks(gemm.getA(), k);
     if (int64_t k = wgmmaKBlock(gemm.getB().getType()); k && gemm.getTransposeB())
       blocks(gemm.getB(), k);

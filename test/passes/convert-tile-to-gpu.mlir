@@ -929,6 +929,36 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
 
 // -----
 
+// A TN gemm on wgmma: A (K x M, transpose_a) is an M-major operand in
+// 64-column blocks like an N-major B: its descriptors carry the leading
+// offset 64 x 128 bytes (0x4000004002000000 plus the address), its K slices
+// start 16 rows (2048 bytes, 128 in the start field) apart, and the wgmma
+// transposes A (layout col).
+// CHECK-LABEL: gpu.func @wgmma_tn
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[A0:.*]] = llvm.inline_asm has_side_effects {{.*}}"mov.b64 $0, $1;"
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <col>], B[<f16>, <one>, <row>]
+// CHECK: arith.addi %[[A0]], %c128_i64 : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}}A[<f16>, <one>, <col>], B[<f16>, <one>, <row>]
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @wgmma_tn_kernel {
+    gpu.func @wgmma_tn(%arg0: memref<64x64xf16>, %arg1: memref<64x128xf16>, %arg2: memref<64x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 32768 : i64} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+      %1 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 8192 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+      %2 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [64, 64] to %0[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %arg1[%c0, %c0] [64, 128] to %1[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      gpu.barrier
+      tile.gemm %0, %1, %2 {clear_accum, transpose_a, mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      gpu.barrier
+      tile.copy %2[%c0, %c0] [64, 128] to %arg2[%c0, %c0] [64, 128] {tile.staging_offset = 0 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+      gpu.return
+    }
+  }
+}
+// -----
+
 // tile.shared_ptr: the shared-window address of the element (the view's
 // aligned pointer plus its byte offset). In a warp-specialized kernel
 // (tile.producer_threads) the program's barriers meet the consumer threads

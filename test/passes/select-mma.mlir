@@ -709,3 +709,43 @@ func.func @viewed_operand() {
   return
 }
 }
+
+// -----
+
+// An M-major A (stored K x M, transpose_a) runs on wgmma too, as its
+// transposed A: kept as 64-column blocks like an N-major B (the 128 x 128
+// A on 128 threads: two m64 row blocks, one column block each).
+// CHECK-LABEL: func.func @wgmma_tn
+// CHECK: %[[A:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16
+// CHECK: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16
+// CHECK: tile.gemm %[[A]], %[[B]], %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, transpose_a, wg_wait = 0 : i64}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @wgmma_tn() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<128x128xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_a, wg_wait = 0 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<128x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
+// An M-major A whose M is no whole 64-column block stays on mma.sync.
+// CHECK-LABEL: func.func @tn_narrow
+// CHECK: tile.gemm {{.*}}kind = mma_sync
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @tn_narrow() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<32x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_a} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<32x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}

@@ -324,6 +324,27 @@ def test_fp8_gemm_runs_on_wgmma_with_tma(repo, tmp_path, dtype):
     ptxas_ok(ptx, tmp_path)
 
 
+@pytest.mark.parametrize("layout", ["TN", "TT"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_m_major_a_runs_on_wgmma(repo, tmp_path, layout, dtype):
+    # A stored K x M (transpose_A) is wgmma's transposed A (imm-trans-a 1),
+    # loaded by TMA in 64-column blocks, warp-specialized like NN / NT.
+    sys.path.insert(0, str(repo / "examples"))
+    import gemm
+
+    kernel = gemm.matmul(1024, 1024, 1024, 128, 256, 64, 256, 3, dtype, "float32",
+                         trans_A=True, trans_B=layout[1] == "T")
+    ptx = kernel.get_kernel_source()
+    kind = "f16" if dtype == "float16" else "bf16"
+    wgmma = [l for l in ptx.splitlines() if "wgmma.mma_async" in l]
+    assert wgmma and all(f"m64n256k16.f32.{kind}.{kind}" in l for l in wgmma)
+    trans_b = "0" if layout[1] == "T" else "1"
+    assert all(l.rstrip().endswith(f"1, 1,  1, {trans_b};") or
+               l.replace(" ", "").endswith(f"p,1,1,1,{trans_b};") for l in wgmma), wgmma[0][-40:]
+    assert "mma.sync" not in ptx and "cp.async.bulk.tensor.2d" in ptx
+    ptxas_ok(ptx, tmp_path)
+
+
 @pytest.mark.parametrize("layout", ["NN", "TN", "TT"])
 @pytest.mark.parametrize("block_N", [128, 256])
 def test_fp8_gemm_operands_not_k_major_are_transposed(repo, tmp_path, layout, block_N):

@@ -108,16 +108,20 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
                                                              threads))))
     return op.emitOpError("needs A in registers in the mma operand layout for wgmma; "
                           "converting layouts is not supported yet");
-  int64_t aBlock = aInRegisters ? 0 : wgmmaKBlock(op.getA().getType());
+  bool mMajorA = op.getTransposeA(); // A stored K x M
+  int64_t aBlock = aInRegisters ? 0
+                   : mMajorA    ? kWgmmaColumnBlock
+                                : wgmmaKBlock(op.getA().getType());
   int64_t bBlock = nMajorB ? kWgmmaColumnBlock : wgmmaKBlock(op.getB().getType());
   // The swizzle atom of the K-major operands (A's K and a K-major B's are
-  // the same K): 128 bytes, or the whole row of 64 / 32; an N-major B is in
-  // 128-byte column blocks.
-  int64_t atom = !aInRegisters ? wgmmaKAtomBytes(op.getA().getType())
-                 : nMajorB     ? kWgmmaAtomBytes
-                               : wgmmaKAtomBytes(op.getB().getType());
+  // the same K): 128 bytes, or the whole row of 64 / 32; an N-major B and an
+  // M-major A are in 128-byte column blocks.
+  int64_t atom = !aInRegisters && !mMajorA ? wgmmaKAtomBytes(op.getA().getType())
+                 : nMajorB                 ? kWgmmaAtomBytes
+                                           : wgmmaKAtomBytes(op.getB().getType());
   FailureOr<Value> aAddr =
-      aInRegisters ? FailureOr<Value>(Value()) : address(aShared, aBlock, atom);
+      aInRegisters ? FailureOr<Value>(Value())
+                   : address(aShared, aBlock, mMajorA ? kWgmmaAtomBytes : atom);
   FailureOr<Value> bAddr = address(bShared, bBlock, nMajorB ? kWgmmaAtomBytes : atom);
   if (failed(aAddr) || failed(bAddr))
     return op.emitOpError("needs A and B in shared memory with the swizzle of their K "
@@ -129,6 +133,7 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   // start tileN rows further in a K-major B and tileN / 64 column blocks
   // (K rows of 128 bytes each) further in an N-major one.
   int64_t kRows = op.getB().getType().getDimSize(0);
+  int64_t aKRows = op.getA().getType().getDimSize(0); // an M-major A's K
   // The warpgroup index, broadcast from lane 0: ptxas then knows it is the
   // same in every lane of the warp and keeps the descriptors computed from
   // it in uniform registers (from tid / 128 itself it built each of them in
@@ -151,10 +156,11 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     Value block = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, groupM, c64(rowBlocks)), c64(mt));
     // 64 rows of the atom's bytes (128, or the row itself for 64- and
-    // 32-byte rows).
+    // 32-byte rows); M-major: one column block of K rows of 128 bytes.
+    int64_t blockBytes = mMajorA ? aKRows * kWgmmaAtomBytes : kWgmmaM * atom;
     aRows.push_back(arith::AddIOp::create(b, loc, *aAddr,
                                           arith::MulIOp::create(b, loc, block,
-                                                                c64(kWgmmaM * atom))));
+                                                                c64(blockBytes))));
   }
   if (part.warpsN > 1) {
     // Where the group's first column starts in B's #tile.shared layout
@@ -183,6 +189,7 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   int64_t kMajor = atom == kWgmmaAtomBytes ? fields(16, 1024)
                                            : fields(16, 8 * atom, atom == 64 ? 2 : 3);
   int64_t nMajor = fields(kRows * 128, 1024);
+  int64_t mMajor = fields(aKRows * 128, 1024); // an M-major A, alike
   // A K slice's descriptor is its operand's first one plus the slice's
   // offset >> 4 (the 14-bit start field cannot carry: shared memory is under
   // 256 KB). The first is made where the gemm is, through an opaque move, so
@@ -257,7 +264,7 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
       for (int64_t k0 = 0; k0 < op.getA().getType().getDimSize(1); k0 += kWgmmaK)
         aPacked[mt].push_back(registerA(mt, k0));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  int64_t k = op.getA().getType().getDimSize(1), step = op.getMmaAttr().getK();
+  int64_t k = op.getA().getType().getDimSize(mMajorA ? 0 : 1), step = op.getMmaAttr().getK();
   int64_t bytes = op.getA().getType().getElementTypeBitWidth() / 8;
   // Where K slice k0 starts in a K-major operand of `rows` rows: its column
   // block (rows x 128 bytes each), then k0's bytes within the block's rows.
@@ -280,14 +287,15 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     for (int64_t mt = 0; mt < rowBlocks; ++mt)
       accs[mt] = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, structType, accs[mt],
-          descriptor(aRows[mt], kMajorAt(k0, aBlock, aRowsAll), kMajor),
+          mMajorA ? descriptor(aRows[mt], k0 * 128, mMajor)
+                  : descriptor(aRows[mt], kMajorAt(k0, aBlock, aRowsAll), kMajor),
           nMajorB ? descriptor(*bAddr, k0 * 128, nMajor)
                   : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor),
           NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
           wgType(op.getB().getType().getElementType()),
           NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
-          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::MMALayoutAttr::get(ctx, mMajorA ? NVVM::MMALayout::col : NVVM::MMALayout::row),
           NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
           NVVM::MMAIntOverflowAttr());
   }
