@@ -368,6 +368,29 @@ def test_fp8_gemm_operands_not_k_major_are_transposed(repo, tmp_path, layout, bl
     ptxas_ok(ptx, tmp_path)
 
 
+def test_fp8_gemm_before_sm_90a_is_an_error_at_its_line():
+    import tlc.language as T
+
+    @T.prim_func
+    def nt(A: T.Tensor((256, 256), "float8_e4m3"), B: T.Tensor((256, 256), "float8_e4m3"),
+           C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 4, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 128), "float8_e4m3")
+            B_s = T.alloc_shared((128, 128), "float8_e4m3")
+            acc = T.alloc_fragment((64, 128), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(2, num_stages=2):
+                T.copy(A[by * 64, k * 128], A_s)
+                T.copy(B[bx * 128, k * 128], B_s)
+                T.gemm(A_s, B_s, acc, transpose_B=True)
+            T.copy(acc, C[by * 64, bx * 128])
+
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(nt, target="sm_90")
+    assert "test_compile.py" in str(e.value)
+    assert "fp8 gemms run on sm_90a's wgmma only" in str(e.value)
+
+
 def test_fp8_gemm_narrow_operand_is_transposed_element_by_element(repo):
     # A 64-column N-major B is no whole 128 x 128 tile: a T.Parallel copy.
     sys.path.insert(0, str(repo / "examples"))
