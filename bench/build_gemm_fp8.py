@@ -21,9 +21,11 @@ import fp8_gemm  # noqa: E402
 from checks import save_checked  # noqa: E402
 
 CONFIGS = [(128, 256, 128, 256, 4), (128, 256, 128, 256, 3), (128, 128, 128, 256, 4)]
-# NN / TN / TT: a transposed copy of the operand takes shared memory beside
-# the stages.
-LAYOUT_CONFIGS = [(128, 256, 128, 256, 3), (128, 128, 128, 256, 4)]
+# NN / TN / TT: two transposed copies of the operand take shared memory
+# beside the stages (TN: both operands, so no 128 x 256 block of 3 stages).
+LAYOUT_CONFIGS = {"NN": [(128, 256, 128, 256, 3), (128, 128, 128, 256, 4)],
+                  "TT": [(128, 256, 128, 256, 3), (128, 128, 128, 256, 4)],
+                  "TN": [(128, 256, 128, 256, 2), (128, 128, 128, 256, 4)]}
 
 
 def main(out: str) -> None:
@@ -45,7 +47,7 @@ def main(out: str) -> None:
     for layout, ref in expect.items():
         ta, tb = layout[0] == "T", layout[1] == "T"
         for a_dtype in ("float8_e4m3", "float8_e5m2"):
-            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS:
+            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS[layout]:
                 for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (4096, 4096, 4096),
                                 (256, 512, 256)):
                     kern = fp8_gemm.fp8_matmul(m, n, k, bm, bn, bk, threads, stages, a_dtype,
@@ -71,7 +73,7 @@ def main(out: str) -> None:
             kern.save(os.path.join(out, "bench",
                                    f"bench_{bm}x{bn}x{bk}s{stages}promote_{size}.tlcart"))
         for layout in ("NN", "TN", "TT"):
-            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS:
+            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS[layout]:
                 kern = fp8_gemm.fp8_matmul(size, size, size, bm, bn, bk, threads, stages,
                                            trans_A=layout[0] == "T", trans_B=layout[1] == "T")
                 kern.save(os.path.join(out, "bench", f"bench_{layout.lower()}_{bm}x{bn}x{bk}"

@@ -8,7 +8,8 @@ and `trans_A=True` A stored K x M. On sm_90a the K tiles of 128 bytes go
 through TMA into the 128-byte swizzle and wgmma m64nNk32 multiplies them with
 an f32 accumulator (wgmma reads fp8 operands K-major only: a B stored K x N or
 an A stored K x M is transposed in shared memory by the consumer threads
-first, which costs time) (in the tensor cores' fp8 accumulation, like _scaled_mm's
+into one of two copies while the wgmma of the previous K tile reads the
+other, which costs time and shared memory) (in the tensor cores' fp8 accumulation, like _scaled_mm's
 use_fast_accum; promote=True adds each K tile's product in f32 instead); the
 scale and the cast to bf16 are a fused epilogue. Compiles
 without a GPU; with one (and torch) it checks against torch.
@@ -81,9 +82,13 @@ def main() -> int:
                          "T = transposed; NT is _scaled_mm's")
     args = ap.parse_args()
     ta, tb = args.layout[0] == "T", args.layout[1] == "T"
-    # An operand the consumers transpose takes a buffer of its own: 3 stages.
-    stages = 4 if args.layout == "NT" else 3
-    kernel = fp8_matmul(args.m, args.n, args.k, num_stages=stages, trans_A=ta, trans_B=tb)
+    # An operand the consumers transpose takes two buffers of its own (one
+    # transposed while the wgmma reads the other): fewer stages, and TN
+    # (both operands transposed) 128-column blocks.
+    block_N, stages = {"NT": (256, 4), "NN": (256, 3), "TT": (256, 3), "TN": (128, 4)}[
+        args.layout]
+    kernel = fp8_matmul(args.m, args.n, args.k, block_N=block_N, num_stages=stages,
+                        trans_A=ta, trans_B=tb)
     ptx = kernel.get_kernel_source()
     print(f"compiled {kernel.name}: {ptx.count('wgmma.mma_async')} wgmma, "
           f"{ptx.count('cp.async.bulk.tensor')} TMA loads in the PTX")

@@ -9,6 +9,11 @@
 #include "passes/Target/Mma.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include <limits>
+
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILESELECTMMA
 #include "passes/Passes.h.inc"
@@ -35,6 +40,53 @@ constexpr int64_t kOverlapMinStages = 4;
 /// and before it only ops that follow a gemm waiting for every group (the
 /// next iteration's Q K^T, whose wait covers the P V left pending, before
 /// the softmax rescales the output and recomputes P).
+/// The stages of the allocation `v` is one stage of, when the loop's body
+/// picks it by its own iteration: `tile.stage %buf[i mod S]` for i the
+/// loop's induction variable or its iteration number ((iv - lb) / step), as
+/// the K-major copy of an fp8 operand (the frontend's) or a hand-pipelined
+/// program (`A_s[k % 2, :, :]`) write it, each access to the allocation in
+/// the loop through that same index; 0 otherwise. Consecutive iterations
+/// then use different stages, and a gemm left pending in one reads a stage
+/// the next does not write.
+int64_t iterationStages(PipelinedOp loop, Value v) {
+  auto stage = v.getDefiningOp<StageOp>();
+  if (!stage)
+    return 0;
+  auto alloc = stage.getSource().getDefiningOp<AllocSharedOp>();
+  int64_t stages = alloc ? sharedLayout(alloc).getStages() : 0;
+  Operation *rem = stage.getIndex().getDefiningOp();
+  if (!stages || !rem || !isa<arith::RemUIOp, arith::RemSIOp>(rem) ||
+      getConstantIntValue(rem->getOperand(1)) != stages)
+    return 0;
+  // (iv - lb) / step or iv / step, consecutive in consecutive iterations;
+  // without the division only for a step of 1 (canonicalization folds it).
+  Value i = rem->getOperand(0), iv = loop.getBody().front().getArgument(0);
+  if (auto div = i.getDefiningOp<arith::DivUIOp>()) {
+    if (div.getRhs() != loop.getStep())
+      return 0;
+    i = div.getLhs();
+  } else if (getConstantIntValue(loop.getStep()) != int64_t(1)) {
+    return 0;
+  }
+  if (auto sub = i.getDefiningOp<arith::SubIOp>()) {
+    if (sub.getRhs() != loop.getLowerBound())
+      return 0;
+    i = sub.getLhs();
+  }
+  if (i != iv)
+    return 0;
+  // Every access in the loop is to this iteration's stage (no write of
+  // another stage that a pending group of an earlier iteration may read).
+  for (Operation *user : alloc->getUsers()) {
+    if (!loop->isAncestor(user))
+      continue;
+    auto other = dyn_cast<StageOp>(user);
+    if (!other || other.getIndex() != stage.getIndex())
+      return 0;
+  }
+  return stages;
+}
+
 int64_t maxDepth(GemmOp gemm, std::string &why) {
   auto loop = dyn_cast<PipelinedOp>(gemm->getParentOp());
   if (!loop) {
@@ -42,7 +94,13 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
     return 0;
   }
   SmallVector<Value> buffers = pipelinedBuffers(loop);
+  // At most S - 1 groups pending over an operand of S per-iteration stages.
+  int64_t ownLimit = std::numeric_limits<int64_t>::max();
   auto pipelined = [&](Value v) {
+    if (int64_t s = iterationStages(loop, v)) {
+      ownLimit = std::min(ownLimit, s - 1);
+      return true;
+    }
     if (auto stage = v.getDefiningOp<StageOp>())
       v = stage.getSource();
     return llvm::is_contained(buffers, v);
@@ -87,7 +145,20 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
   int64_t depth = loop.getNumStages() - 2;
   if (depth <= 0)
     why = "its loop has fewer than 3 stages";
+  if (ownLimit < depth) {
+    depth = ownLimit;
+    why = "an operand has " + std::to_string(ownLimit + 1) + " per-iteration stages";
+  }
   return std::max<int64_t>(depth, 0);
+}
+
+/// Whether an operand of `gemm` is a copy tile.transpose fills in the loop
+/// (an fp8 operand made K-major): the wgmma should then run on while the
+/// next iteration transposes, whatever the pipeline's depth.
+bool readsTransposedCopy(GemmOp gemm) {
+  return llvm::any_of(ValueRange{gemm.getA(), gemm.getB()}, [](Value v) {
+    return llvm::any_of(v.getUsers(), [](Operation *u) { return isa<TransposeOp>(u); });
+  });
 }
 
 std::string bufferName(Value v);
@@ -136,7 +207,8 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                << " wgmma groups can stay pending here (" << why << ")";
       depth = *wait;
     } else if (most >= 1 &&
-               cast<PipelinedOp>(gemm->getParentOp()).getNumStages() >= kOverlapMinStages) {
+               (cast<PipelinedOp>(gemm->getParentOp()).getNumStages() >= kOverlapMinStages ||
+                readsTransposedCopy(gemm))) {
       depth = 1;
     }
     auto blocks = [&](Value buffer, int64_t columns) {

@@ -749,3 +749,71 @@ func.func @tn_narrow() {
   return
 }
 }
+
+// -----
+
+// An operand the loop stages by its own iteration (tile.stage of a 2-stage
+// allocation at ((iv - lb) / step) mod 2, the K-major copy the frontend
+// makes of an fp8 operand) counts as multi-buffered: the wgmma may leave one
+// group pending, and does by default when a tile.transpose fills it, even
+// in a 3-stage pipeline.
+// CHECK-LABEL: func.func @own_stages
+// CHECK: tile.gemm {{.*}}kind = wgmma, m = 64, n = 128, k = 32, warps_m = 4, warps_n = 1, a = shared, depth = 1>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @own_stages(%A: memref<256x1024xf8E4M3FN>, %B: memref<1024x128xf8E4M3FN>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %bt2 = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c128 : index
+      tile.copy %A[%c0, %kk] [64, 128] to %a[%c0, %c0] [64, 128] : memref<256x1024xf8E4M3FN> to memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [128, 128] to %b[%c0, %c0] [128, 128] : memref<1024x128xf8E4M3FN> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      %d = arith.subi %k, %c0 : index
+      %i = arith.divui %d, %c1 : index
+      %s = arith.remui %i, %c2 : index
+      %bt = tile.stage %bt2[%s] : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.transpose %b to %bt : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.gemm %a, %bt, %c {transpose_b} : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// The same stage index over a loop of step 2 without the division by the
+// step picks stage 0 in every iteration: not multi-buffered, nothing left
+// pending.
+// CHECK-LABEL: func.func @own_stages_step_two
+// CHECK: tile.gemm {{.*}}kind = wgmma, {{.*}}depth = 0>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @own_stages_step_two(%A: memref<256x1024xf8E4M3FN>, %B: memref<1024x128xf8E4M3FN>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %bt2 = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c2 num_stages = 3 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 128] to %a[%c0, %c0] [64, 128] : memref<256x1024xf8E4M3FN> to memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [128, 128] to %b[%c0, %c0] [128, 128] : memref<1024x128xf8E4M3FN> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      %s = arith.remui %k, %c2 : index
+      %bt = tile.stage %bt2[%s] : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.transpose %b to %bt : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.gemm %a, %bt, %c {transpose_b} : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}

@@ -15,6 +15,8 @@ no copy: what is written through one name is read through the other.
 
 from __future__ import annotations
 
+import math
+
 from .. import ir
 from ..dialects import tile
 from ..language import memory
@@ -71,8 +73,8 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
         return tensor_view(gen, node, src, shape_node, shape, dt, what)
     shape = list(src.shape) if shape_node is None else \
         list(static_shape(gen, shape_node, f"{what} of a shared buffer"))
-    n = _elements(shape) * _bits(dt)
-    m = _elements(src.shape) * _bits(src.dtype)
+    n = math.prod(shape) * _bits(dt)
+    m = math.prod(src.shape) * _bits(src.dtype)
     if n != m:
         raise gen.error(node, f"{what}: '{src.name}' {tuple(src.shape)} {src.dtype} is {m // 8} "
                               f"bytes, but {tuple(shape)} {dt} is {n // 8}; a view keeps the "
@@ -96,9 +98,3 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
     value = tile.view(t, src.value, loc=loc)
     return BufferRef(name or src.name, value, shape, dt, "shared")
 
-
-def _elements(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n

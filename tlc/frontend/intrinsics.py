@@ -660,6 +660,23 @@ def k_major_copy(gen, buf: BufferRef) -> BufferRef:
     elem = ir.MemRefType(buf.value.type).element_type
     name = f"{buf.name or 'operand'}_k_major"
     loc = ir.Location.name(name, childLoc=ir.Location.current)
+    block = ir.InsertionPoint.current.block
+    loop = block.owner if block.owner.operation.name == "tile.pipelined" else None
+    if rows % 128 == 0 and cols % 128 == 0 and loop is not None:
+        # Directly in a T.Pipelined loop: two copies, iteration i writing copy
+        # i % 2 while the wgmma of iteration i - 1 may still read the other
+        # (tile-select-mma leaves one group pending for it).
+        with ir.InsertionPoint(loop):
+            both = tile.alloc_shared(
+                ir.MemRefType.get([2, cols, rows], elem, memory_space=space),
+                layout=ir.Attribute.parse("#tile.shared<stages = 2>"), loc=loc)
+        start, _, step = loop.operands
+        index = ir.IndexType.get()
+        i = arith.divui(arith.subi(block.arguments[0], start), step)
+        which = arith.remui(i, arith.constant(index, 2))
+        t = tile.stage(ir.MemRefType.get([cols, rows], elem, memory_space=space), both, which)
+        tile.transpose(buf.value, t)
+        return BufferRef(name, t, [cols, rows], buf.dtype, "shared")
     t = tile.alloc_shared(ir.MemRefType.get([cols, rows], elem, memory_space=space), loc=loc)
     if rows % 128 == 0 and cols % 128 == 0:  # whole 128 x 128 tiles: 4 x 4 blocks
         tile.transpose(buf.value, t)
