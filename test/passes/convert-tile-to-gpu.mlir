@@ -126,15 +126,18 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // -----
 
 // tile.transpose on 4 warps: 8 steps, lane l of warp w taking the 4 x 4
-// block (row quad l, column quad l ^ (w + 4 step)): four 4-byte loads, one
-// byte shuffle, four 4-byte stores (through the swizzled flat views).
+// block (row quad l, column quad l ^ (w + 4 step)): four 4-byte loads, eight
+// byte permutes, four 4-byte stores (through the swizzled flat views).
 // CHECK-LABEL: gpu.func @transpose_bytes
 // CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32 : index
 // CHECK: %[[WARP:.*]] = arith.divui %{{.*}}, %c32 : index
 // CHECK: scf.for %[[S:.*]] = %c0 to %c8 step %c1 {
 // CHECK: arith.xori %[[LANE]]
 // CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
-// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15] : vector<16xi8>, vector<16xi8>
+// CHECK-COUNT-2: nvvm.prmt <default> %c{{20800|29538}}_i32
+// CHECK-COUNT-2: nvvm.prmt <default> %c{{20800|29538}}_i32
+// CHECK-COUNT-2: nvvm.prmt <default> %c{{21520|30258}}_i32
+// CHECK-COUNT-2: nvvm.prmt <default> %c{{21520|30258}}_i32
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
 // CHECK-NOT: tile.transpose
 module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {

@@ -17,8 +17,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -228,8 +228,8 @@ struct TmaStoreLowering : TileOpLowering<TmaStoreOp> {
 };
 
 /// tile.transpose: each thread moves 4 x 4 blocks of bytes (four 4-byte
-/// loads of consecutive source rows, a byte shuffle, four 4-byte stores of
-/// consecutive destination rows). In every 128 x 128 tile, lane l of warp w
+/// loads of consecutive source rows, eight byte permutes, four 4-byte
+/// stores of consecutive destination rows). In every 128 x 128 tile, lane l of warp w
 /// takes block (row quad l, column quad l ^ a) for a = w, w + warps, ...: for
 /// any a the 32 lanes of an instruction fall into 32 different banks on both
 /// sides when their rows are 128 bytes under the 128-byte swizzle (a row
@@ -271,12 +271,6 @@ struct TransposeLowering : TileOpLowering<TransposeOp> {
     }
     Value quad = arith::XOrIOp::create(b, loc, lane, a);
     Type i32 = b.getI32Type();
-    auto bytes = VectorType::get({16}, b.getI8Type());
-    auto words = VectorType::get({4}, i32);
-    SmallVector<int64_t> mask;
-    for (int64_t p = 0; p < 4; ++p)
-      for (int64_t q = 0; q < 4; ++q)
-        mask.push_back(4 * q + p);
     for (int64_t bi = 0; bi < rows / 128; ++bi) {
       for (int64_t bj = 0; bj < cols / 128; ++bj) {
         // Source rows 4h + q, columns 4g .. 4g + 3.
@@ -293,18 +287,24 @@ struct TransposeLowering : TileOpLowering<TransposeOp> {
             return failure();
           loaded.push_back(LLVM::LoadOp::create(b, loc, i32, *ptr, /*alignment=*/4));
         }
-        Value block = vector::BitCastOp::create(
-            b, loc, bytes, vector::FromElementsOp::create(b, loc, words, loaded));
-        Value swapped = vector::BitCastOp::create(
-            b, loc, words, vector::ShuffleOp::create(b, loc, block, block, mask));
+        // Word q holds row q's 4 bytes; word p of the result column p's:
+        // pairs of rows interleaved, then pairs of pairs (8 byte permutes).
+        auto prmt = [&](Value lo, Value hi, int64_t selector) -> Value {
+          return NVVM::PermuteOp::create(
+              b, loc, i32, lo, hi, arith::ConstantIntOp::create(b, loc, i32, selector),
+              NVVM::PermuteMode::DEFAULT);
+        };
+        Value lo01 = prmt(loaded[0], loaded[1], 0x5140), hi01 = prmt(loaded[0], loaded[1], 0x7362);
+        Value lo23 = prmt(loaded[2], loaded[3], 0x5140), hi23 = prmt(loaded[2], loaded[3], 0x7362);
+        Value columns[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
+                            prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
         for (int64_t p = 0; p < 4; ++p) {
           Value r = arith::AddIOp::create(b, loc, col, idx(b, p));
           FailureOr<Value> ptr =
               sharedElementPointer(b, op, op.getDst(), adaptor.getDst(), ValueRange{r, row});
           if (failed(ptr))
             return failure();
-          Value word = vector::ExtractOp::create(b, loc, swapped, ArrayRef<int64_t>{p});
-          LLVM::StoreOp::create(b, loc, word, *ptr, /*alignment=*/4);
+          LLVM::StoreOp::create(b, loc, columns[p], *ptr, /*alignment=*/4);
         }
       }
     }
