@@ -7,7 +7,8 @@ Writes
 - OUT_DIR/checks: checked artifacts for test/gpu/run_artifacts.py: the
   producer/consumer GEMM with 1 to 3 stages of its ring, the staged-ring
   GEMM (T.tma_copy into stages of one buffer) with 2 to 4, and the
-  column-split GEMM, at sizes no tile divides and at 4096^3;
+  column-split GEMM, at sizes no tile divides and at 4096^3; a T.tma_copy
+  of 512-byte rows (loaded as 128-byte column blocks);
 - OUT_DIR/nn_float16: benchmark artifacts for bench/gemm_gpu.py at 4096 and
   8192: both programs, and beside them the compiler's own warp-specialized
   GEMM (examples/gemm.py: TMA producer, wgmma consumers) with the same
@@ -43,6 +44,11 @@ def main(out: str) -> None:
                          os.path.join(out, "checks", f"ws_ring_s{stages}_{m}x{n}x{k}.tlcart"))
         save_checked(sc(m, n, k).artifact, {**EXPECT, "seed": m},
                      os.path.join(out, "checks", f"ws_split_{m}x{n}x{k}.tlcart"))
+    sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
+    from test_warp_specialize import wide_rows  # T.tma_copy of 512-byte rows
+
+    save_checked(tlc.compile(wide_rows, target="sm_90a").artifact, {"expect": {"B": "A + 1"}},
+                 os.path.join(out, "checks", "ws_tma_wide_rows.tlcart"))
     folder = os.path.join(out, "nn_float16")
     os.makedirs(folder, exist_ok=True)
     for size in (4096, 8192):

@@ -237,6 +237,35 @@ def cluster_arrive(X: T.Tensor((1,), "float32")):
 
 
 @T.prim_func
+def wide_rows(A: T.Tensor((64, 256), "float16"), B: T.Tensor((64, 256), "float16")):
+    # 512-byte rows: the TMA load fills the buffer as four 128-byte column
+    # blocks (its layout), which the consumer's element reads follow.
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 256), "float16")
+        bars = T.alloc_barrier([128])
+        with T.ws(1):
+            T.tma_copy(A, s, barrier=bars[0])
+            T.mbarrier_arrive(bars[0])
+        with T.ws(0):
+            T.mbarrier_wait_parity(bars[0], 0)
+            for i, j in T.Parallel(64, 256):
+                B[i, j] = s[i, j] + 1.0
+
+
+def test_tma_copy_of_rows_wider_than_128_bytes(tmp_path):
+    a = np.random.default_rng(0).standard_normal((64, 256)).astype(np.float16)
+    b = np.zeros_like(a)
+    tlc.interpret(wide_rows, a, b)
+    np.testing.assert_array_equal(b, a + np.float16(1))
+    optimized = tlc.compiler.compile_module(wide_rows.build_module(), "sm_90a",
+                                            keep_ir=True).stages["optimized"]
+    assert "column_block = 64" in optimized
+    ptx = tlc.compile(wide_rows, target="sm_90a").get_kernel_source()
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 4
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+@T.prim_func
 def tma_copy_outside_ws(A: T.Tensor((128, 64), "float16")):
     with T.Kernel(1, threads=256) as _:
         s = T.alloc_shared((128, 64), "float16")
