@@ -47,7 +47,8 @@ def main(out: str) -> None:
     for layout, ref in expect.items():
         ta, tb = layout[0] == "T", layout[1] == "T"
         for a_dtype in ("float8_e4m3", "float8_e5m2"):
-            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS[layout]:
+            # 64 x 64 blocks: operand tiles of 64-byte rows (a narrow transpose).
+            for bm, bn, bk, threads, stages in LAYOUT_CONFIGS[layout] + [(64, 64, 128, 128, 3)]:
                 for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (4096, 4096, 4096),
                                 (256, 512, 256)):
                     kern = fp8_gemm.fp8_matmul(m, n, k, bm, bn, bk, threads, stages, a_dtype,

@@ -335,8 +335,12 @@ LogicalResult TransposeOp::verify() {
       dst.getDimSize(1) != src.getDimSize(0))
     return emitOpError("the destination is the source's shape reversed: ")
            << shapeStr(src.getShape()) << " to " << shapeStr(dst.getShape());
-  if (src.getDimSize(0) % 128 || src.getDimSize(1) % 128)
-    return emitOpError("takes tiles of 128 x 128 bytes: both dimensions multiples of 128, got ")
+  if (src.getDimSize(0) % 128 || src.getDimSize(1) % 32 ||
+      (src.getDimSize(1) % 128 && src.getDimSize(1) % 128 != 32 &&
+       src.getDimSize(1) % 128 != 64))
+    return emitOpError("takes tiles of 128 rows of whole 128-byte blocks (and one of 64 or 32 "
+                       "bytes): rows a multiple of 128, columns of 32, 64 or 128k (+ 32 or 64), "
+                       "got ")
            << shapeStr(src.getShape());
   return success();
 }

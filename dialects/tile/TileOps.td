@@ -148,7 +148,8 @@ def Tile_TransposeOp : Tile_Op<"transpose"> {
   let summary = "Transpose a shared tile of bytes into another shared tile";
   let description = [{
     `dst[j, i] = src[i, j]` for two whole 2-d shared buffers of one 8-bit
-    element type, each dimension a multiple of 128. The frontend emits it
+    element type, the source's rows a multiple of 128 and its columns whole
+    128-byte blocks and at most one of 64 or 32 bytes. The frontend emits it
     for an fp8 gemm operand stored other than K-major (an N-major B, an
     M-major A): wgmma reads fp8 operands K-major only. The threads running
     it move 4 x 4 blocks of bytes: four 4-byte loads, a byte permutation in

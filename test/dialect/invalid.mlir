@@ -2529,8 +2529,21 @@ func.func @transpose_tiles() {
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %a = tile.alloc_shared : memref<64x128xi8, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<128x64xi8, #gpu.address_space<workgroup>>
-    // expected-error @+1 {{'tile.transpose' op takes tiles of 128 x 128 bytes: both dimensions multiples of 128, got 64x128}}
+    // expected-error @+1 {{'tile.transpose' op takes tiles of 128 rows of whole 128-byte blocks (and one of 64 or 32 bytes): rows a multiple of 128, columns of 32, 64 or 128k (+ 32 or 64), got 64x128}}
     tile.transpose %a to %b : memref<64x128xi8, #gpu.address_space<workgroup>> to memref<128x64xi8, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @transpose_columns() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<128x96xi8, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<96x128xi8, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.transpose' op takes tiles of 128 rows of whole 128-byte blocks (and one of 64 or 32 bytes): rows a multiple of 128, columns of 32, 64 or 128k (+ 32 or 64), got 128x96}}
+    tile.transpose %a to %b : memref<128x96xi8, #gpu.address_space<workgroup>> to memref<96x128xi8, #gpu.address_space<workgroup>>
   }
   return
 }

@@ -398,16 +398,23 @@ def test_fp8_gemm_before_sm_90a_is_an_error_at_its_line():
     assert "fp8 gemms run on sm_90a's wgmma only" in str(e.value)
 
 
-def test_fp8_gemm_narrow_operand_is_transposed_element_by_element(repo):
-    # A 64-column N-major B is no whole 128 x 128 tile: a T.Parallel copy.
+def test_fp8_gemm_narrow_operands_are_transposed(repo, tmp_path):
+    # A 64-column N-major B (128 x 64) is a tile.transpose of 16-quad blocks;
+    # a 96-column one no shape it takes: a T.Parallel copy, byte by byte.
     sys.path.insert(0, str(repo / "examples"))
     import fp8_gemm
 
-    module = fp8_gemm.fp8_matmul.factory(256, 256, 256, 64, 64, 128, 128, 2,
-                                         trans_B=False).build_module()
-    text = str(module)
+    text = str(fp8_gemm.fp8_matmul.factory(256, 256, 256, 64, 64, 128, 128, 2,
+                                           trans_B=False).build_module())
+    assert "tile.transpose" in text and "memref<64x128xf8E4M3FN" in text
+    ptx = fp8_gemm.fp8_matmul(256, 256, 256, 64, 64, 128, 128, 2,
+                              trans_B=False).get_kernel_source()
+    assert "prmt.b32" in ptx and "wgmma.mma_async.sync.aligned.m64n64k32" in ptx
+    ptxas_ok(ptx, tmp_path)
+    text = str(fp8_gemm.fp8_matmul.factory(192, 192, 256, 64, 96, 128, 128, 2,
+                                           trans_B=False).build_module())
     assert "tile.transpose" not in text and "tile.parallel" in text
-    assert "memref<64x128xf8E4M3FN" in text  # B's K-major copy
+    assert "memref<96x128xf8E4M3FN" in text  # B's K-major copy
 
 
 def test_bool_buffers_are_bytes_in_memory(tmp_path):

@@ -147,15 +147,16 @@ def test_gemm_variants(repo, layout, dtype):
     assert_rounded(c, ref, dtype)
 
 
+@pytest.mark.parametrize("block", [128, 64])
 @pytest.mark.parametrize("layout", ["NN", "TN", "TT", "NT"])
-def test_fp8_gemm_transposes_operands_not_k_major(repo, layout):
-    """examples/fp8_gemm.py with A or B stored other than K-major: tiles of
-    128 x 128 bytes go through tile.transpose before the gemm."""
+def test_fp8_gemm_transposes_operands_not_k_major(repo, layout, block):
+    """examples/fp8_gemm.py with A or B stored other than K-major: the tiles
+    (128 or 64 columns) go through tile.transpose before the gemm."""
     ex = example(repo, "fp8_gemm")
     M, N, K = 256, 256, 384
     ta, tb = layout[0] == "T", layout[1] == "T"
     kernel = tlc.jit(ex.fp8_matmul.factory, out_idx=[2], interpret=True)(
-        M, N, K, 128, 128, 128, 256, 3, out_dtype="float32", trans_A=ta, trans_B=tb)
+        M, N, K, block, block, 128, 2 * block, 3, out_dtype="float32", trans_A=ta, trans_B=tb)
     rng = np.random.default_rng(4)
     a = rand(rng, (K, M) if ta else (M, K), "float8_e4m3")
     b = rand(rng, (N, K) if tb else (K, N), "float8_e4m3")

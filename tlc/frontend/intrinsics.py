@@ -650,8 +650,9 @@ def call_gemm(gen, node):
 def k_major_copy(gen, buf: BufferRef) -> BufferRef:
     """A shared buffer holding 2-d shared buffer `buf` (of bytes) transposed,
     filled here (the compiler's barriers order it after `buf`'s writes and
-    before the gemm): by a tile.transpose where both sizes are multiples of
-    128, else by a serial loop over chunks of its rows, each a T.Parallel
+    before the gemm): by a tile.transpose where its shape allows (rows a
+    multiple of 128, columns whole 128-byte blocks and one of 64 or 32 at
+    most), else by a serial loop over chunks of its rows, each a T.Parallel
     loop in which every thread writes one 16-byte run of K-elements
     (gathered byte by byte, so slower), few values live at once beside a
     gemm's accumulators."""
@@ -662,7 +663,8 @@ def k_major_copy(gen, buf: BufferRef) -> BufferRef:
     loc = ir.Location.name(name, childLoc=ir.Location.current)
     block = ir.InsertionPoint.current.block
     loop = block.owner if block.owner.operation.name == "tile.pipelined" else None
-    if rows % 128 == 0 and cols % 128 == 0 and loop is not None:
+    whole = rows % 128 == 0 and cols % 32 == 0 and cols % 128 in (0, 32, 64)  # tile.transpose
+    if whole and loop is not None:
         # Directly in a T.Pipelined loop: two copies, iteration i writing copy
         # i % 2 while the wgmma of iteration i - 1 may still read the other
         # (tile-select-mma leaves one group pending for it).
@@ -678,7 +680,7 @@ def k_major_copy(gen, buf: BufferRef) -> BufferRef:
         tile.transpose(buf.value, t)
         return BufferRef(name, t, [cols, rows], buf.dtype, "shared")
     t = tile.alloc_shared(ir.MemRefType.get([cols, rows], elem, memory_space=space), loc=loc)
-    if rows % 128 == 0 and cols % 128 == 0:  # whole 128 x 128 tiles: 4 x 4 blocks
+    if whole:  # 4 x 4 byte blocks
         tile.transpose(buf.value, t)
         return BufferRef(name, t, [cols, rows], buf.dtype, "shared")
     threads = math.prod(gen.thread_dims) if gen.thread_dims else 128

@@ -269,43 +269,61 @@ struct TransposeLowering : TileOpLowering<TransposeOp> {
       auto branch = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
       b = OpBuilder::atBlockTerminator(branch.thenBlock());
     }
-    Value quad = arith::XOrIOp::create(b, loc, lane, a);
     Type i32 = b.getI32Type();
+    // One 4 x 4 block: source rows 4h + q (h = the lane, 32 per tile of 128
+    // rows), columns 4g .. 4g + 3 (g the lane ^ a, within `width` quads).
+    auto block = [&](OpBuilder &b, int64_t bi, int64_t firstQuad, int64_t width) -> LogicalResult {
+      Value quad = arith::XOrIOp::create(b, loc, lane, a);
+      if (width < 32)
+        quad = arith::AndIOp::create(b, loc, quad, idx(b, width - 1));
+      Value row = arith::MulIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, lane, idx(b, 32 * bi)), idx(b, 4));
+      Value col = arith::MulIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, quad, idx(b, firstQuad)), idx(b, 4));
+      SmallVector<Value> loaded;
+      for (int64_t q = 0; q < 4; ++q) {
+        Value r = arith::AddIOp::create(b, loc, row, idx(b, q));
+        FailureOr<Value> ptr =
+            sharedElementPointer(b, op, op.getSrc(), adaptor.getSrc(), ValueRange{r, col});
+        if (failed(ptr))
+          return failure();
+        loaded.push_back(LLVM::LoadOp::create(b, loc, i32, *ptr, /*alignment=*/4));
+      }
+      // Word q holds row q's 4 bytes; word p of the result column p's:
+      // pairs of rows interleaved, then pairs of pairs (8 byte permutes).
+      auto prmt = [&](Value lo, Value hi, int64_t selector) -> Value {
+        return NVVM::PermuteOp::create(b, loc, i32, lo, hi,
+                                       arith::ConstantIntOp::create(b, loc, i32, selector),
+                                       NVVM::PermuteMode::DEFAULT);
+      };
+      Value lo01 = prmt(loaded[0], loaded[1], 0x5140), hi01 = prmt(loaded[0], loaded[1], 0x7362);
+      Value lo23 = prmt(loaded[2], loaded[3], 0x5140), hi23 = prmt(loaded[2], loaded[3], 0x7362);
+      Value columns[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
+                          prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
+      for (int64_t p = 0; p < 4; ++p) {
+        Value r = arith::AddIOp::create(b, loc, col, idx(b, p));
+        FailureOr<Value> ptr =
+            sharedElementPointer(b, op, op.getDst(), adaptor.getDst(), ValueRange{r, row});
+        if (failed(ptr))
+          return failure();
+        LLVM::StoreOp::create(b, loc, columns[p], *ptr, /*alignment=*/4);
+      }
+      return success();
+    };
+    // Columns in blocks of 128 (32 quads), and a last one of 64 or 32 bytes
+    // (16 or 8 quads, a < width only: each lane's row quad meets each of
+    // the block's column quads once over those steps).
+    int64_t tail = cols % 128 / 4;
     for (int64_t bi = 0; bi < rows / 128; ++bi) {
-      for (int64_t bj = 0; bj < cols / 128; ++bj) {
-        // Source rows 4h + q, columns 4g .. 4g + 3.
-        Value row = arith::MulIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, lane, idx(b, 32 * bi)), idx(b, 4));
-        Value col = arith::MulIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, quad, idx(b, 32 * bj)), idx(b, 4));
-        SmallVector<Value> loaded;
-        for (int64_t q = 0; q < 4; ++q) {
-          Value r = arith::AddIOp::create(b, loc, row, idx(b, q));
-          FailureOr<Value> ptr =
-              sharedElementPointer(b, op, op.getSrc(), adaptor.getSrc(), ValueRange{r, col});
-          if (failed(ptr))
-            return failure();
-          loaded.push_back(LLVM::LoadOp::create(b, loc, i32, *ptr, /*alignment=*/4));
-        }
-        // Word q holds row q's 4 bytes; word p of the result column p's:
-        // pairs of rows interleaved, then pairs of pairs (8 byte permutes).
-        auto prmt = [&](Value lo, Value hi, int64_t selector) -> Value {
-          return NVVM::PermuteOp::create(
-              b, loc, i32, lo, hi, arith::ConstantIntOp::create(b, loc, i32, selector),
-              NVVM::PermuteMode::DEFAULT);
-        };
-        Value lo01 = prmt(loaded[0], loaded[1], 0x5140), hi01 = prmt(loaded[0], loaded[1], 0x7362);
-        Value lo23 = prmt(loaded[2], loaded[3], 0x5140), hi23 = prmt(loaded[2], loaded[3], 0x7362);
-        Value columns[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
-                            prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
-        for (int64_t p = 0; p < 4; ++p) {
-          Value r = arith::AddIOp::create(b, loc, col, idx(b, p));
-          FailureOr<Value> ptr =
-              sharedElementPointer(b, op, op.getDst(), adaptor.getDst(), ValueRange{r, row});
-          if (failed(ptr))
-            return failure();
-          LLVM::StoreOp::create(b, loc, columns[p], *ptr, /*alignment=*/4);
-        }
+      for (int64_t bj = 0; bj < cols / 128; ++bj)
+        if (failed(block(b, bi, 32 * bj, 32)))
+          return failure();
+      if (tail) {
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a, idx(b, tail));
+        auto branch = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+        OpBuilder tb = OpBuilder::atBlockTerminator(branch.thenBlock());
+        if (failed(block(tb, bi, cols / 128 * 32, tail)))
+          return failure();
       }
     }
     rewriter.eraseOp(op);
