@@ -57,10 +57,6 @@ def _source(gen, node, what: str) -> BufferRef:
     return src
 
 
-def _bits(dt: str) -> int:
-    return max(dtypes.bits(dt), 8)
-
-
 def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRef:
     if src.place == "global":
         from .tensor_views import tensor_view
@@ -73,11 +69,11 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
         return tensor_view(gen, node, src, shape_node, shape, dt, what)
     shape = list(src.shape) if shape_node is None else \
         list(static_shape(gen, shape_node, f"{what} of a shared buffer"))
-    n = math.prod(shape) * _bits(dt)
-    m = math.prod(src.shape) * _bits(src.dtype)
+    n = math.prod(shape) * dtypes.itemsize(dt)
+    m = math.prod(src.shape) * dtypes.itemsize(src.dtype)
     if n != m:
-        raise gen.error(node, f"{what}: '{src.name}' {tuple(src.shape)} {src.dtype} is {m // 8} "
-                              f"bytes, but {tuple(shape)} {dt} is {n // 8}; a view keeps the "
+        raise gen.error(node, f"{what}: '{src.name}' {tuple(src.shape)} {src.dtype} is {m} "
+                              f"bytes, but {tuple(shape)} {dt} is {n}; a view keeps the "
                               "buffer's size")
     root = src.value
     while root.owner.name == "tile.view":

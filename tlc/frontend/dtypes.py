@@ -52,6 +52,11 @@ def bits(dtype: str) -> int:
     return _info(dtype).bits
 
 
+def itemsize(dtype: str) -> int:
+    """Bytes an element of `dtype` takes in memory (a bool: one)."""
+    return _info(dtype).itemsize
+
+
 def int_range(dtype: str) -> tuple[int, int]:
     """The integer constants a dtype holds: an index is 64-bit signed; an
     N-bit integer takes its signed or unsigned values (either reading of N bits,

@@ -10,6 +10,7 @@ import ast
 from .. import ir
 from ..dialects import tile
 from . import variables
+from .buffer_views import viewed
 from .values import BufferRef, index_value
 
 
@@ -38,7 +39,7 @@ def stage_of(gen, node) -> BufferRef | None:
     alloc = buf.value.owner
     if alloc.name != "tile.alloc_shared":
         return None
-    if any(use.owner.name == "tile.view" for use in buf.value.uses):
+    if viewed(buf):
         raise gen.error(node, f"'{buf.name}' is viewed with T.reshape / T.view, which "
                               "addresses its bytes row-major; its stages cannot also be named "
                               "as buffers")

@@ -18,6 +18,8 @@ otherwise.
 
 from __future__ import annotations
 
+import math
+
 from .. import ir
 from . import dtypes
 from .global_scratch import _add_argument, _argument_names, _free_name, _shape
@@ -86,7 +88,8 @@ def tensor_view(gen, node, src: BufferRef, shape_node, shape, dt: str,
     shape, dims = _shape(gen, shape_node, f"{what}'s", value=shape)
     static = src.static_shape()
     if static is not None and all(isinstance(d, int) for d in shape):
-        n, m = _elements(shape) * _bytes(dt), _elements(static) * _bytes(src.dtype)
+        n = math.prod(shape) * dtypes.itemsize(dt)
+        m = math.prod(static) * dtypes.itemsize(src.dtype)
         if n != m:
             raise gen.error(node, f"{what} of '{src.name}' {tuple(static)} {src.dtype} "
                                   f"({m} bytes) as {tuple(shape)} {dt} ({n} bytes): a view "
@@ -107,12 +110,3 @@ def _view_base(func, name: str) -> str | None:
     return None
 
 
-def _bytes(dt: str) -> int:
-    return max(dtypes.bits(dt), 8) // 8
-
-
-def _elements(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n

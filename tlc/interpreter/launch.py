@@ -105,7 +105,7 @@ def view_buffer(p, params, bound):
                             "as its tensor")
     data = base.data.reshape(-1)
     if p.etype.dtype != base.etype.dtype:
-        if any(e.dtype.itemsize * 8 != e.bits for e in (p.etype, base.etype)):
+        if not (p.etype.holds_bytes and base.etype.holds_bytes):
             raise InterpreterError(
                 f"view '{p.name}': the interpreter cannot view {base.etype.describe()} "
                 f"values as {p.etype.describe()} (it holds one of them in a wider numpy "

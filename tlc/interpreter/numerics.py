@@ -75,6 +75,12 @@ class ElementType:
         """The unsigned integer dtype of the same width (for the *ui ops)."""
         return np.dtype(f"uint{max(self.bits, 8)}") if self.kind in "ix" else self.dtype
 
+    @property
+    def holds_bytes(self) -> bool:
+        """Whether buffers of this type hold its own bytes (not bf16 / fp8,
+        kept widened to float32), so a view can reinterpret them."""
+        return self.dtype.itemsize * 8 == self.bits
+
     def describe(self) -> str:
         return _DESCRIPTIONS.get(self.name, self.name)
 

@@ -62,8 +62,7 @@ def _view(c, op):
 
     def step(st):
         buf = st.env[src]
-        if etype.dtype != buf.etype.dtype and any(
-                e.dtype.itemsize * 8 != e.bits for e in (etype, buf.etype)):
+        if etype.dtype != buf.etype.dtype and not (etype.holds_bytes and buf.etype.holds_bytes):
             raise site.error(f"the interpreter cannot view the bytes of {buf.describe()} as "
                              f"{etype.describe()} (it holds {buf.etype.describe()} and "
                              f"{etype.describe()} values in wider numpy types); the "

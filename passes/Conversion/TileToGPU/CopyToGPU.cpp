@@ -280,11 +280,14 @@ struct TransposeLowering : TileOpLowering<TransposeOp> {
           b, loc, arith::AddIOp::create(b, loc, lane, idx(b, 32 * bi)), idx(b, 4));
       Value col = arith::MulIOp::create(
           b, loc, arith::AddIOp::create(b, loc, quad, idx(b, firstQuad)), idx(b, 4));
+      // The 4-byte word at (r + i, c) of a side.
+      auto word = [&](Value original, Value converted, Value r, int64_t i, Value c) {
+        return sharedElementPointer(b, op, original, converted,
+                                    ValueRange{arith::AddIOp::create(b, loc, r, idx(b, i)), c});
+      };
       SmallVector<Value> loaded;
       for (int64_t q = 0; q < 4; ++q) {
-        Value r = arith::AddIOp::create(b, loc, row, idx(b, q));
-        FailureOr<Value> ptr =
-            sharedElementPointer(b, op, op.getSrc(), adaptor.getSrc(), ValueRange{r, col});
+        FailureOr<Value> ptr = word(op.getSrc(), adaptor.getSrc(), row, q, col);
         if (failed(ptr))
           return failure();
         loaded.push_back(LLVM::LoadOp::create(b, loc, i32, *ptr, /*alignment=*/4));
@@ -301,9 +304,7 @@ struct TransposeLowering : TileOpLowering<TransposeOp> {
       Value columns[4] = {prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
                           prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
       for (int64_t p = 0; p < 4; ++p) {
-        Value r = arith::AddIOp::create(b, loc, col, idx(b, p));
-        FailureOr<Value> ptr =
-            sharedElementPointer(b, op, op.getDst(), adaptor.getDst(), ValueRange{r, row});
+        FailureOr<Value> ptr = word(op.getDst(), adaptor.getDst(), col, p, row);
         if (failed(ptr))
           return failure();
         LLVM::StoreOp::create(b, loc, columns[p], *ptr, /*alignment=*/4);
