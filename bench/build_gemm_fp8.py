@@ -4,7 +4,8 @@
 
 examples/fp8_gemm.py on sm_90a (TMA + wgmma m64nNk32, warp-specialized).
 Writes OUT_DIR/checks (e4m3 and e5m2 at 1000^3, 777 x 1000 x 520,
-4096^3 and fewer K iterations than stages, for test/gpu/run_artifacts.py;
+4096^3 and fewer K iterations than stages, K tiles of 64 and 32 bytes, for
+test/gpu/run_artifacts.py;
 the operands as stored NT, _scaled_mm's, and NN / TN / TT, which the
 consumers transpose) and OUT_DIR/bench (bench_<config>_<size> for
 bench/fp8_gemm_gpu.py; a config naming nn_ / tn_ / tt_ takes its operands
@@ -42,6 +43,14 @@ def main(out: str) -> None:
                     "scalars": {"scale": 0.25}, "atol": 0.5, "rtol": 2e-2, "seed": m},
                     os.path.join(out, "checks",
                                  f"fp8_{a_dtype}_{bm}x{bn}x{bk}s{stages}_{m}x{n}x{k}.tlcart"))
+    # K tiles of 64 and 32 bytes (the 64- and 32-byte swizzles), NT.
+    for bk, stages in ((64, 4), (32, 6)):
+        for m, n, k in ((1000, 1000, 1000), (777, 1000, 520), (256, 512, 96)):
+            kern = fp8_gemm.fp8_matmul(m, n, k, 128, 128, bk, 256, stages, "float8_e4m3")
+            save_checked(kern.artifact, {
+                "expect": {"C": "(A.float() @ B.float().T * scale).to(C.dtype)"},
+                "scalars": {"scale": 0.25}, "atol": 0.5, "rtol": 2e-2, "seed": m},
+                os.path.join(out, "checks", f"fp8_k{bk}_128x128x{bk}s{stages}_{m}x{n}x{k}.tlcart"))
     expect = {"NN": "A.float() @ B.float()", "TN": "A.float().T @ B.float()",
               "TT": "A.float().T @ B.float().T"}
     for layout, ref in expect.items():

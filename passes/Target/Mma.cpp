@@ -115,7 +115,7 @@ int64_t mlir::tile::wgmmaKAtomBytes(MemRefType kMajor) {
   int64_t rowBytes = kMajor.getDimSize(1) * bits / 8;
   if (rowBytes > 0 && rowBytes % kWgmmaAtomBytes == 0)
     return kWgmmaAtomBytes;
-  if (bits == 16 && (rowBytes == 64 || rowBytes == 32))
+  if ((bits == 16 || bits == 8) && (rowBytes == 64 || rowBytes == 32))
     return rowBytes;
   return 0;
 }

@@ -68,8 +68,9 @@ constexpr int64_t kWgmmaAtomBytes = 128;
 
 /// The swizzle atom (bytes of K per row) of a K-major wgmma operand stored
 /// as `kMajor` (rows x K): 128 for K rows of whole 128-byte atoms, the row
-/// itself for 16-bit K rows of 64 or 32 bytes (K tiles of 32 or 16, the 64-
-/// and 32-byte swizzles), else 0 (wgmma cannot read it).
+/// itself for K rows of 64 or 32 bytes (16-bit K tiles of 32 or 16, 8-bit
+/// ones of 64 or 32: the 64- and 32-byte swizzles), else 0 (wgmma cannot
+/// read it).
 int64_t wgmmaKAtomBytes(MemRefType kMajor);
 
 /// The column block (in elements) of a K-major wgmma operand stored as
@@ -86,8 +87,8 @@ int64_t wgmmaK(Type in);
 
 /// The partition of a gemm that wgmma can run, or failure: A and B in shared
 /// memory, A stored M x K (K-major) with K rows of whole 128-byte swizzle
-/// atoms (several: stored as column blocks of one atom) or, 16-bit, of one
-/// 64- or 32-byte atom (wgmmaKAtomBytes), B stored N x K
+/// atoms (several: stored as column blocks of one atom) or of one 64- or
+/// 32-byte atom (wgmmaKAtomBytes), B stored N x K
 /// (K-major, likewise) or K x N (N-major, N a
 /// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
 /// in with an f32 accumulator, and one m64 row block per warpgroup: the

@@ -324,6 +324,21 @@ def test_fp8_gemm_runs_on_wgmma_with_tma(repo, tmp_path, dtype):
     ptxas_ok(ptx, tmp_path)
 
 
+@pytest.mark.parametrize("block_K,swizzle", [(64, 64), (32, 32)])
+def test_fp8_gemm_k_tiles_of_64_and_32_bytes(repo, tmp_path, block_K, swizzle):
+    # K rows of one 64- or 32-byte atom: the 64- / 32-byte swizzle, as for
+    # 16-bit K tiles of 32 and 16 (DeepSeek's indexer: index heads of 64).
+    sys.path.insert(0, str(repo / "examples"))
+    import fp8_gemm
+
+    kernel = fp8_gemm.fp8_matmul(512, 512, 512, 128, 128, block_K, in_dtype="float8_e4m3fn")
+    ptx = kernel.get_kernel_source()
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") == block_K // 32
+    assert "cp.async.bulk.tensor.2d" in ptx
+    assert f"swizzle = {swizzle}" in kernel.get_mlir("optimized")
+    ptxas_ok(ptx, tmp_path)
+
+
 @pytest.mark.parametrize("layout", ["TN", "TT"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_m_major_a_runs_on_wgmma(repo, tmp_path, layout, dtype):

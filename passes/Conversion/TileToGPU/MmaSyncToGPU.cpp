@@ -245,7 +245,8 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
   Type accElem = op.getC().getType().getElementType();
   if (isWgmmaFp8(in))
     return op.emitOpError("fp8 gemms run on sm_90a's wgmma only: both operands in shared "
-                          "memory, K tiles of 128, an f32 accumulator, M a multiple of 64");
+                          "memory, K tiles of 32, 64 or a multiple of 128, an f32 accumulator, M a "
+                          "multiple of 64");
   if (!(in.isF16() || in.isBF16()) || !(accElem.isF32() || (in.isF16() && accElem.isF16())))
     return op.emitOpError("this version of tlc lowers f16 x f16 -> f32|f16, "
                           "bf16 x bf16 -> f32 and (on sm_90a) fp8 -> f32 gemms, got ")
