@@ -174,8 +174,12 @@ class EagerJITFactory:
         self.signature = inspect.signature(fn)
         self.env = _closure_env(fn)
         annotations = getattr(fn, "__annotations__", {}) or {}
+        # `alpha: T.float32` is a launch argument; a Python type (`block_M: int
+        # = 128`, `out_dtype: T.dtype = T.float16`) only hints a compile-time value.
+        from .language.types import dtype as _dtype
         self.scalars = {n: a for n, a in annotations.items()
-                        if n in self.signature.parameters and n not in self.decl.tensors}
+                        if n in self.signature.parameters and n not in self.decl.tensors
+                        and isinstance(a, _dtype)}
         self.runtime = [n for n in self.signature.parameters
                         if n in self.decl.tensors or n in self.scalars]
         self._kernels: dict = {}

@@ -221,9 +221,11 @@ class JITKernel:
             raise RuntimeError(f"{self.name}: out_idx outputs are allocated as torch "
                                "tensors, and torch is not installed") from None
 
+        from .runtime.args import check_sized
         from .runtime.dtypes import torch_dtype
+        from .runtime.grid import GridExpr
 
-        symbols, device = {}, None
+        symbols, device, sized = {}, None, []
         inputs_it = iter(inputs)
         for i, p in enumerate(self.params):
             if i in self.out_idx:
@@ -232,18 +234,25 @@ class JITKernel:
             if p["kind"] != "tensor" or not hasattr(arg, "shape"):
                 continue
             device = device or getattr(arg, "device", None)
-            for dim, size in zip(p["shape"], arg.shape):
-                if isinstance(dim, str):
+            for k, (dim, size) in enumerate(zip(p["shape"], arg.shape)):
+                if isinstance(dim, str) and dim.isidentifier():
                     symbols.setdefault(dim, int(size))
+                elif isinstance(dim, str):  # `(seq * 4)`: solved or checked below
+                    sized.append((f"argument '{p['name']}'", k, int(size), dim,
+                                  tuple(arg.shape)))
+        check_sized(sized, symbols, {})  # the outputs' sizes come from the inputs
         outputs = []
         for i in self.out_idx:
             p = self.params[i]
             shape = []
             for dim in p["shape"]:
-                if isinstance(dim, str) and dim not in symbols:
-                    raise TypeError(f"cannot allocate output '{p['name']}': its size {dim} "
-                                    "is not the size of any input")
-                shape.append(symbols[dim] if isinstance(dim, str) else dim)
+                if isinstance(dim, str):
+                    expr = GridExpr(dim)
+                    if expr.symbols - symbols.keys():
+                        raise TypeError(f"cannot allocate output '{p['name']}': its size {dim} "
+                                        "is not the size of any input")
+                    dim = expr(symbols)
+                shape.append(dim)
             outputs.append((tuple(shape), torch_dtype(p["dtype"]), device or "cuda"))
         self._torch = torch
         return outputs

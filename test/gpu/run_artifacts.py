@@ -118,7 +118,8 @@ def make_args(k: rt.Kernel, check: dict, symbols: dict) -> dict:
             values[p.name] = check["scalars"][p.name]
             continue
         try:
-            shape = [d if isinstance(d, int) else symbols[d] for d in p.shape]
+            # a size may be an expression of the symbols: "(seq * 32)"
+            shape = [d if isinstance(d, int) else rt.GridExpr(d)(symbols) for d in p.shape]
         except KeyError as e:
             raise CheckError(f"no value for shape symbol {e} in the check entry") from None
         dtype = getattr(torch, p.dtype)

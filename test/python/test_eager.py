@@ -263,3 +263,79 @@ def test_autotune_of_an_eager_kernel(tmp_path, monkeypatch, capsys):
     assert "tlc.autotune scale(tensor([8192], float32), 1.0): best" in capsys.readouterr().err
     with pytest.raises(ValueError, match="sets \\['alpha'\\], kernel arguments"):
         tlc.autotune(configs=[{"alpha": 1.0}], timer=timer)(scale).get_tuner_result(x, 1.0)
+
+
+@tlc.jit
+def per_head_rows(Q, W, block: int = 64):
+    # TileLang's eager declarations: a size computed from a run-time length
+    # (`seq * heads` query rows), and `block: int` a compile-time value.
+    heads, dim = T.const("heads, dim")
+    seq = T.dynamic("seq")
+    Q: T.Tensor([seq * heads, dim], T.float16)
+    W: T.Tensor([seq, heads], T.float32)
+    O = T.empty([seq * heads, dim], T.float16)
+    with T.Kernel(T.ceildiv(seq * heads, block), threads=128) as bx:
+        q = T.alloc_fragment((block, dim), T.float16)
+        T.copy(Q[bx * block, 0], q)
+        T.copy(q, O[bx * block, 0])
+    return O
+
+
+@tlc.jit
+def rows_of_heads(Q, block: int = 64):
+    heads, dim = T.const("heads, dim")
+    seq = T.dynamic("seq")
+    Q: T.Tensor([seq * heads, dim], T.float16)
+    S = T.empty([seq], T.float32)
+    with T.Kernel(T.ceildiv(seq, block), threads=128) as bx:
+        for i in T.Parallel(block):
+            S[bx * block + i] = T.float32(Q[(bx * block + i) * heads, 0])
+    return S
+
+
+def _cuda(shape, typestr):
+    class Cuda:  # a device array as the launcher sees one (nothing is launched)
+        __cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                    "data": (0x10000, False), "version": 3, "strides": None}
+    return Cuda()
+
+
+def test_sizes_computed_from_dynamic_lengths():
+    kernel = per_head_rows.compile(heads=4, dim=32)
+    assert [p["name"] for p in kernel.params] == ["Q", "W", "O"]  # block: compile-time
+    assert kernel.params[0]["shape"] == ["(seq * 4)", 32]
+    assert kernel.params[1]["shape"] == ["seq", 4]
+    assert "blocks(" in kernel.get_mlir("tile")
+    with pytest.raises(ArgumentError, match=r"argument 'Q' .*: dim 0 must be \(seq \* 4\) = 40 "
+                                            r"with seq = 10 \(from argument 'W'"):
+        kernel(_cuda((41, 32), "<f2"), _cuda((10, 4), "<f4"))
+
+
+def test_a_length_only_an_expression_gives_is_solved():
+    kernel = rows_of_heads.compile(heads=8, dim=16)
+    assert kernel.params[0]["shape"] == ["(seq * 8)", 16]
+    assert kernel.params[1]["shape"] == ["seq"]
+    with pytest.raises(ArgumentError, match=r"dim 0 is \(seq \* 8\) = 44 \(shape \(44, 16\)\), "
+                                            r"which gives no whole value of seq"):
+        kernel(_cuda((44, 16), "<f2"))
+    # With every argument given (the launcher's own check): S's length
+    # against the one Q's rows give.
+    from tlc.runtime.args import check_args
+    from tlc.runtime.artifact import parse_params
+
+    params = parse_params(kernel.artifact["params"])
+    with pytest.raises(ArgumentError, match=r"argument 'Q' .*: dim 0 must be \(seq \* 8\) = 48 "
+                                            r"with seq = 6 \(from argument 'S' .*dim 0\), got "
+                                            r"40 \(shape \(40, 16\)\)"):
+        check_args("rows_of_heads", params, (_cuda((40, 16), "<f2"), _cuda((6,), "<f4")))
+    check_args("rows_of_heads", params, (_cuda((40, 16), "<f2"), _cuda((5,), "<f4")))
+
+
+def test_expression_sizes_in_the_interpreter():
+    q = np.arange(40 * 16, dtype=np.float16).reshape(40, 16) % 64
+    kernel = rows_of_heads.compile(heads=8, dim=16)
+    s = np.zeros(5, np.float32)
+    tlc.interpret(kernel.get_mlir("tile"), q, s)
+    np.testing.assert_array_equal(s, q[::8, 0].astype(np.float32))
+    with pytest.raises(ArgumentError, match=r"dim 0 must be \(seq \* 8\) = 40 with seq = 5 "):
+        tlc.interpret(kernel.get_mlir("tile"), q[:39], np.zeros(5, np.float32))

@@ -134,8 +134,50 @@ def gemv(n: int, k: int, block_n: int = 32, tile_k: int = 8):
     return gemv_rows
 
 
+@T.prim_func
+def mask_outside_windows(L: T.Tensor((4, 1000), "float32"), lo: T.Tensor((4,), "int32"),
+                         hi: T.Tensor((4,), "int32")):
+    """TVM's spelling, T.thread_binding (as an expression and as a loop), in a
+    T.Pipelined loop with no copies (a plain loop: its body runs per thread)."""
+    with T.Kernel(4, threads=(128, 2)) as row:
+        tx = T.thread_binding(0, 128, thread="threadIdx.x")
+        for ty in T.thread_binding(2, thread="threadIdx.y"):
+            for c in T.Pipelined(T.ceildiv(1000, 256)):
+                n = c * 256 + ty * 128 + tx
+                if n < 1000:
+                    if n < lo[row] or n >= hi[row]:
+                        L[row, n] = -T.infinity("float32")
+
+
+@T.prim_func
+def binding_not_whole(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64):
+        tx = T.thread_binding(0, 32, thread="threadIdx.x")  # E:binding-extent
+        A[tx] = 1.0
+
+
+@T.prim_func
+def binding_of_blocks(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=64):
+        tx = T.thread_binding(0, 64, thread="blockIdx.x")  # E:binding-axis
+        A[tx] = 1.0
+
+
 PROGRAMS = [scale_2d, indices_3d, zero_dims, reverse_shared, strided_sums, count_threads,
-            keeps_register_across_parallel, gemv(64, 64)]
+            keeps_register_across_parallel, gemv(64, 64), mask_outside_windows]
+
+
+def test_thread_binding_masks_rows():
+    rng = np.random.default_rng(3)
+    l = rng.standard_normal((4, 1000)).astype(np.float32)
+    lo = np.array([0, 10, 500, 999], np.int32)
+    hi = np.array([1000, 20, 700, 1000], np.int32)
+    want = l.copy()
+    for r in range(4):
+        want[r, :lo[r]] = -np.inf
+        want[r, hi[r]:] = -np.inf
+    tlc.interpret(mask_outside_windows, l, lo, hi)
+    np.testing.assert_array_equal(l, want)
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
@@ -320,6 +362,12 @@ def line_of(marker: str) -> int:
      "T.Parallel reads a value that differs between the threads"),
     (shared_under_if, "shared-if", "s[tx + 32]", "a shared-memory access under the `if` at line"),
     (shared_in_thread_loop, "shared-while", "s[f]", "under the `while` at line"),
+    (binding_not_whole, "binding-extent", "T.thread_binding",
+     "T.thread_binding(0, 32) of threadIdx.x must cover the 64 threads T.Kernel gives that "
+     "dimension: T.thread_binding(0, 64, thread='threadIdx.x')"),
+    (binding_of_blocks, "binding-axis", "\"blockIdx.x\"",
+     "T.thread_binding binds threadIdx.x, .y or .z, got 'blockIdx.x' (block indices are "
+     "T.Kernel's)"),
     (global_store_without_binding, "global", "A[0]",
      "or per thread at an index computed from T.get_thread_binding()"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 16 and " " not in v else None)

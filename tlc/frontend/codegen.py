@@ -13,7 +13,7 @@ import inspect
 from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
-from ..language.types import SymbolicDim, Tensor, dtype as DType
+from ..language.types import SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, loop_exits, reducers, variables
 from .expressions import ExpressionMixin
 from .values import Affine, BufferRef, Scalar, VarRef, index_value
@@ -195,9 +195,12 @@ class CodeGenerator(ExpressionMixin):
             entry = f.add_entry_block()
         self.func = f
         with ir.InsertionPoint(entry):
+            self.symbol_exprs = []  # (SymbolicExpr, the dimension's size)
             for (arg, spec), value in zip(params, entry.arguments):
                 with self.loc(arg):
                     self.bind_param(arg.arg, spec, value)
+            with self.loc(node):
+                self.solve_symbol_exprs(node)
             body = node.body
             if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
                 body = body[:-1]  # a final bare `return`
@@ -253,18 +256,35 @@ class CodeGenerator(ExpressionMixin):
         if not isinstance(spec, Tensor):
             self.bind(name, Scalar(value, self.scalar_dtype(spec)))
             return
+        from ..dialects import memref
+
         shape = []
         for i, d in enumerate(spec.shape):
             if isinstance(d, int):
                 shape.append(d)
-                continue
-            if d.name not in self.symbols:
-                from ..dialects import memref
-
-                dim = memref.dim(value, arith.constant(ir.IndexType.get(), i))
-                self.symbols[d.name] = Affine.leaf(dim)
-            shape.append(self.symbols[d.name])
+            elif isinstance(d, SymbolicExpr):
+                # Its own size (the launcher checks it against the expression);
+                # a symbol only such dimensions give is solved from it (below).
+                dim = Affine.leaf(memref.dim(value, arith.constant(ir.IndexType.get(), i)))
+                self.symbol_exprs.append((d, dim))
+                shape.append(dim)
+            else:
+                if d.name not in self.symbols:
+                    dim = memref.dim(value, arith.constant(ir.IndexType.get(), i))
+                    self.symbols[d.name] = Affine.leaf(dim)
+                shape.append(self.symbols[d.name])
         self.bind(name, BufferRef(name, value, shape, spec.dtype, "global"))
+
+    def solve_symbol_exprs(self, node) -> None:
+        """Symbols no plain dimension gives, from `c * s` / `s * c` dimensions
+        (s = size // c; the launcher checks that c divides the size)."""
+        for expr, dim in self.symbol_exprs:
+            if expr.op != "*":
+                continue
+            for sym, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+                if type(sym) is SymbolicDim and sym.name not in self.symbols and \
+                        isinstance(other, int) and not isinstance(other, bool) and other > 0:
+                    self.symbols[sym.name] = self.binop(ast.FloorDiv(), dim, other, node)
 
     def eval_python(self, node):
         """Evaluates an annotation as plain Python in the function's environment."""

@@ -10,7 +10,7 @@ from ..dialects import arith, memref
 from ..errors import CompilationError
 from ..language.intrinsic import intrinsic_name
 from .prim_func import Macro
-from ..language.types import SymbolicDim, Tensor, dtype as DType
+from ..language.types import SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, variables
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
 
@@ -146,6 +146,10 @@ class ExpressionMixin:
         return value
 
     def symbol(self, sym: SymbolicDim, node) -> Affine:
+        if isinstance(sym, SymbolicExpr):  # `seq_len * heads`: computed from its symbols
+            ops = {"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult(), "//": ast.FloorDiv()}
+            side = lambda x: self.symbol(x, node) if isinstance(x, SymbolicDim) else x  # noqa
+            return self.binop(ops[sym.op], side(sym.lhs), side(sym.rhs), node)
         if sym.name not in self.symbols:
             raise self.error(node, f"symbolic size '{sym.name}' is not the size of any tensor "
                                    "parameter")

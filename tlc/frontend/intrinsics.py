@@ -16,7 +16,8 @@ from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
-from .threads import call_get_thread_binding, check_divergence, thread_dims  # noqa: F401
+from .threads import (call_get_thread_binding, call_thread_binding,  # noqa: F401
+                      check_divergence, thread_dims)
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 from . import reducers
 from .reducers import call_alloc_reducer, call_finalize_reducer  # noqa: F401
@@ -172,6 +173,9 @@ def for_loop(gen, node) -> None:
             return _pipelined(gen, node)
         if fn is gen.T("vectorized"):
             return _vectorized(gen, node)
+        if fn is gen.T("thread_binding"):  # the body runs once in each thread
+            gen.assign(node.target, call_thread_binding(gen, it), node)
+            return gen.visit_body(node.body)
         if fn is gen.T("Persistent"):
             from .persistent import persistent_loop
 
@@ -826,6 +830,9 @@ def _annotate_fragment(gen, where, buf: BufferRef, layout) -> None:
     if buf.place != "fragment":
         raise gen.error(where, f"a T.Fragment layout applies to fragments (T.alloc_fragment); "
                                f"'{buf.name}' is {buf.place}")
+    if buf.value.owner.name == "tile.view":
+        raise gen.error(where, f"'{buf.name}' is a view (T.reshape / T.view) of a fragment, "
+                               "whose layout is its allocation's: annotate the allocation")
     if tuple(buf.shape) != layout.shape:
         raise gen.error(where, f"the layout is for shape {list(layout.shape)}, but "
                                f"'{buf.name}' has shape {list(buf.shape)}")

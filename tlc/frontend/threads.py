@@ -14,6 +14,7 @@ is an error.
 
 from __future__ import annotations
 
+import ast
 import math
 
 from .. import ir
@@ -44,16 +45,20 @@ def thread_dims(gen, call, threads) -> tuple[int, int]:
     return (threads,), threads
 
 
-def call_get_thread_binding(gen, node) -> Affine | int:
+def call_get_thread_binding(gen, node, checked: bool = False) -> Affine | int:
     """`tx = T.get_thread_binding(dim=0)`: an index in [0, size of dimension dim)."""
-    gen.require_kernel(node, "T.get_thread_binding")
+    name = "T.thread_binding" if checked else "T.get_thread_binding"
+    gen.require_kernel(node, name)
     if gen.parallel_depth:
-        raise gen.error(node, "T.get_thread_binding is not valid inside T.Parallel: the "
+        raise gen.error(node, f"{name} is not valid inside T.Parallel: the "
                               "compiler decides which thread runs each iteration; use the "
                               "loop's indices there (or read the thread index before the loop "
                               "and use it outside T.Parallel)")
-    a = bind_args(gen, node, loops.get_thread_binding)
-    dim = gen.eval_static(a["dim"])
+    if checked:
+        dim = node.args[0].value
+    else:
+        a = bind_args(gen, node, loops.get_thread_binding)
+        dim = gen.eval_static(a["dim"])
     dims = gen.thread_dims
     if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < _AXES:
         raise gen.error(a["dim"], f"T.get_thread_binding's dim is 0, 1 or 2, got {dim!r}")
@@ -72,6 +77,30 @@ def call_get_thread_binding(gen, node) -> Affine | int:
         value = arith.remui(value, arith.constant(index, dims[dim]))
     gen.ranges[value] = (0, dims[dim] - 1)
     return Affine.leaf(value)
+
+
+def call_thread_binding(gen, node) -> Affine | int:
+    """`tx = T.thread_binding(0, N, thread="threadIdx.x")`: TVM's spelling of
+    T.get_thread_binding, whose range must be the whole dimension."""
+    a = bind_args(gen, node, loops.thread_binding)
+    start = gen.eval_static(a["start"])
+    stop = gen.eval_static(a["stop"]) if "stop" in a else None
+    if stop is None:
+        start, stop = 0, start
+    thread = gen.eval_static(a["thread"]) if "thread" in a else "threadIdx.x"
+    axes = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
+    if thread not in axes:
+        raise gen.error(a.get("thread", node), f"T.thread_binding binds threadIdx.x, .y or .z, "
+                                               f"got {thread!r} (block indices are T.Kernel's)")
+    dim = axes[thread]
+    dims = getattr(gen, "thread_dims", None) or (0,)
+    size = dims[dim] if dim < len(dims) else 1
+    if start != 0 or stop != size:
+        raise gen.error(node, f"T.thread_binding({start}, {stop}) of {thread} must cover the "
+                              f"{size} threads T.Kernel gives that dimension: "
+                              f"T.thread_binding(0, {size}, thread={thread!r})")
+    call = ast.copy_location(ast.Call(func=node.func, args=[ast.Constant(dim)], keywords=[]), node)
+    return call_get_thread_binding(gen, call, checked=True)
 
 
 # -- what depends on the thread index ----------------------------------------------
@@ -125,7 +154,10 @@ class _Divergence:
             if divergent:
                 self.problems.append((op, f"{what} is work of the whole block, but only some "
                                           f"threads reach it here ({divergent})"))
-            elif any(v in self.values or v in self.locals for v in outside_operands(op)):
+            elif any(v in self.values or v in self.locals for v in (
+                    list(op.operands) if name == "tile.pipelined" else outside_operands(op))):
+                # (a T.Pipelined loop's body is walked below, op by op: only its
+                # bounds must agree)
                 self.problems.append((op, f"{what} reads a value that differs between the "
                                           "threads (computed from T.get_thread_binding); tile "
                                           "operations take values all threads agree on"))

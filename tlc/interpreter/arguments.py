@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from ..dtypes import BY_NAME, TABLE
+from ..runtime.args import check_sized
 from ..runtime.errors import ArgumentError
 from .buffers import Buffer
 
@@ -49,13 +50,14 @@ def bind_arguments(kernel: str, params, args) -> Bound:
                             f"got {len(args)}")
     bound = Bound()
     symbols = bound.symbols
+    sized: list = []  # sizes declared as expressions (`(seq_len * 32)`), checked below
     for i, (p, arg) in enumerate(zip(params, args)):
         where = f"argument '{p.name}' (param {i + 1} of {kernel})"
         if p.kind == "scalar":
             bound.values.append(_scalar(p, arg, where))
             continue
         array, back = _host_array(p, arg, where)
-        _check_shape(p, array.shape, where, symbols)
+        _check_shape(p, array.shape, where, symbols, sized)
         storage = array
         if p.dtype in _ROUNDED:
             storage = p.etype.round(array)
@@ -66,6 +68,13 @@ def bind_arguments(kernel: str, params, args) -> Bound:
         bound.values.append(buf)
         if back is not None:
             bound._write_backs.append((buf, back))
+    # The launcher's rules (tlc.runtime.args): checked against, or solved for,
+    # the symbols the plain sizes bound.
+    values = {name: v for name, (v, _) in symbols.items()}
+    origins = {name: origin for name, (_, origin) in symbols.items()}
+    check_sized(sized, values, origins)
+    for name, v in values.items():
+        symbols.setdefault(name, (v, origins[name]))
     return bound
 
 
@@ -114,7 +123,7 @@ def _from_torch(p, t, where):
     return host, back
 
 
-def _check_shape(p, shape, where, symbols) -> None:
+def _check_shape(p, shape, where, symbols, sized) -> None:
     if len(shape) != len(p.shape):
         expected = "[" + ", ".join(str(d) for d in p.shape) + "]"
         raise ArgumentError(f"{where}: expected a rank-{len(p.shape)} tensor of shape "
@@ -124,6 +133,8 @@ def _check_shape(p, shape, where, symbols) -> None:
             if got != want:
                 raise ArgumentError(f"{where}: dim {dim} must be {want}, got {got} "
                                     f"(shape {tuple(shape)})")
+        elif want is not None and not want.isidentifier():
+            sized.append((where, dim, got, want, tuple(shape)))
         elif want is not None:
             if want in symbols and symbols[want][0] != got:
                 value, origin = symbols[want]

@@ -193,9 +193,20 @@ def _pipelined(c, op):
     iv = c.slot(body.arguments[0])
     steps = c.steps(body)
 
+    site = c.site(op)
+
+    def bound(v, st):
+        if np.ndim(v):  # per lane, in a kernel that reads the thread index
+            flat = np.ravel(v)
+            if (flat != flat[0]).any():
+                raise site.error("T.Pipelined's bounds differ between the threads (computed "
+                                 "from T.get_thread_binding); they must agree", st.block)
+            v = flat[0]
+        return int(v)
+
     def run(st):  # num_stages only overlaps copies on the GPU; the result is a plain loop's
         env = st.env
-        for i in range(int(env[lb]), int(env[ub]), int(env[step_])):
+        for i in range(bound(env[lb], st), bound(env[ub], st), bound(env[step_], st)):
             env[iv] = i
             run_steps(steps, st)
 

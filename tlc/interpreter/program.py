@@ -152,8 +152,11 @@ class Compiler:
         view = op.opview if hasattr(op, "opview") else op
         step = handler(self, view)
         name = op.operation.name
+        # (a T.Pipelined loop runs per thread like scf.for: its bounds must
+        # agree, its body's tile ops are each the block's)
         if self.per_thread and step is not None and name.startswith("tile.") \
-                and not name.startswith("tile.alloc_") and name != "tile.kernel":
+                and not name.startswith("tile.alloc_") and name not in ("tile.kernel",
+                                                                        "tile.pipelined"):
             from .threads import block_op
 
             return block_op(self, view, step)

@@ -10,7 +10,7 @@ raises an error saying so.
 from __future__ import annotations
 
 from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, get_thread_binding,
-                    loop_break, serial, unroll, use_swizzle, vectorized)
+                    loop_break, serial, thread_binding, unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, alloc_shared,
                      alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
@@ -56,6 +56,7 @@ from .types import (
     bool,  # noqa: A004
     float,  # noqa: A004
     float8_e4m3,
+    float8_e4m3fn,
     float8_e5m2,
     float16,
     float32,
@@ -99,7 +100,7 @@ def empty(shape, dtype: str = "float32"):
 
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
-    "Kernel", "get_thread_binding", "Parallel", "Pipelined", "serial", "unroll", "vectorized",
+    "Kernel", "get_thread_binding", "thread_binding", "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",

@@ -50,6 +50,23 @@ def get_thread_binding(dim: int = 0):
 
 
 @intrinsic
+def thread_binding(start: int, stop: int | None = None, thread: str = "threadIdx.x"):
+    """TVM's spelling of the thread index: `tx = T.thread_binding(0, 128,
+    thread="threadIdx.x")` (or `for tx in T.thread_binding(...)`, whose body
+    runs once in each thread) is T.get_thread_binding(0); threadIdx.y and .z
+    are dimensions 1 and 2.
+
+    Args:
+        start, stop: the range of the index, `(stop)` or `(0, stop)`; stop must
+            be the number of threads T.Kernel gives that dimension.
+        thread: "threadIdx.x", "threadIdx.y" or "threadIdx.z".
+
+    Example: `tx = T.thread_binding(0, 256, thread="threadIdx.x")`
+    """
+    raise outside_prim_func("thread_binding")
+
+
+@intrinsic
 def Parallel(*extents: int, coalesced_width: int | None = None, loop_layout=None,
              prefer_async: bool | None = None, annotations=None):
     """A loop nest over the extents whose iterations the block's threads share.

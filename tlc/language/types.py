@@ -78,6 +78,7 @@ float32 = dtype("float32")
 float64 = dtype("float64")
 float8_e4m3 = dtype("float8_e4m3")
 float8_e5m2 = dtype("float8_e5m2")
+float8_e4m3fn = float8_e4m3  # TileLang's (and torch's) name of the same type
 int8 = dtype("int8")
 int16 = dtype("int16")
 int32 = dtype("int32")
@@ -103,6 +104,75 @@ class SymbolicDim:
 
     def __repr__(self) -> str:
         return f"T.dynamic({self.name!r})"
+
+    # `seq_len * heads` in a tensor's shape (TileLang's eager declarations):
+    # a SymbolicExpr, checked against the tensor's size at each call.
+    def __add__(self, other):
+        return SymbolicExpr.combine("+", self, other)
+
+    def __radd__(self, other):
+        return SymbolicExpr.combine("+", other, self)
+
+    def __sub__(self, other):
+        return SymbolicExpr.combine("-", self, other)
+
+    def __rsub__(self, other):
+        return SymbolicExpr.combine("-", other, self)
+
+    def __mul__(self, other):
+        return SymbolicExpr.combine("*", self, other)
+
+    def __rmul__(self, other):
+        return SymbolicExpr.combine("*", other, self)
+
+    def __floordiv__(self, other):
+        return SymbolicExpr.combine("//", self, other)
+
+    @property
+    def source(self) -> str:
+        return self.name
+
+    @property
+    def symbols(self) -> frozenset:
+        return frozenset((self.name,))
+
+
+class SymbolicExpr(SymbolicDim):
+    """A size computed from symbolic sizes and ints with + - * and // (by an
+    int): `T.Tensor([seq_len * heads, dim], ...)`. Its `source` is the
+    expression in the runtime's grid-expression language, fully
+    parenthesized; the launcher checks the tensor's size against it (and
+    takes a symbol no plain dimension gives from it, `seq_len` = size //
+    heads)."""
+
+    def __init__(self, op: str, lhs, rhs):  # noqa: D107 (not SymbolicDim's)
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+        self.name = self.source
+        kinds = [x.dtype for x in (lhs, rhs) if isinstance(x, SymbolicDim)]
+        self.dtype = _DType("int64" if "int64" in kinds else "int32")
+
+    @staticmethod
+    def combine(op: str, lhs, rhs):
+        for x in (lhs, rhs):
+            if isinstance(x, builtins.bool) or not isinstance(x, (int, SymbolicDim)):
+                return NotImplemented
+        if op == "//" and not (isinstance(rhs, int) and rhs > 0):
+            raise _annotation_error(f"a symbolic size is divided by a positive int only, got "
+                                    f"{rhs!r}")
+        return SymbolicExpr(op, lhs, rhs)
+
+    @property
+    def source(self) -> str:
+        side = lambda x: x.source if isinstance(x, SymbolicDim) else str(x)  # noqa: E731
+        return f"({side(self.lhs)} {self.op} {side(self.rhs)})"
+
+    @property
+    def symbols(self) -> frozenset:
+        return frozenset().union(*(x.symbols for x in (self.lhs, self.rhs)
+                                   if isinstance(x, SymbolicDim)))
+
+    def __repr__(self) -> str:
+        return self.source
 
 
 def dynamic(name: str, dtype: str = "int32") -> SymbolicDim:

@@ -89,6 +89,7 @@ def bind(kernel: str, params: list[Param], args: tuple, maps=()) -> Bound:
     bound = Bound()
     scalars: dict[str, int] = {}
     origins: dict[str, str] = {}  # symbol -> where its value was bound
+    sized: list = []  # sizes given as expressions, checked once the symbols are bound
     device_origin = ""
     tensors: dict[int, TensorArg] = {}  # by Param.index
     for p, arg in zip(params, args, strict=True):
@@ -100,7 +101,7 @@ def bind(kernel: str, params: list[Param], args: tuple, maps=()) -> Bound:
                 scalars[p.name] = int(value.value)
             continue
         t = tensor_arg(arg, where)
-        _check_tensor(t, p, where, bound.symbols, origins)
+        _check_tensor(t, p, where, bound.symbols, origins, sized)
         tensors[p.index] = t
         if t.device is not None:
             if bound.device is not None and t.device != bound.device:
@@ -121,6 +122,7 @@ def bind(kernel: str, params: list[Param], args: tuple, maps=()) -> Bound:
             raise ArgumentError(f"{kernel}: scalar '{name}' = {value}, but {origins[name]} "
                                 f"set {name} = {bound.symbols[name]}")
         bound.symbols[name] = value
+    check_sized(sized, bound.symbols, origins)
     for m in maps:
         t = tensors[m.param.index]
         m.check_arg(t.shape, describe(kernel, m.param))
@@ -135,16 +137,54 @@ def check_args(kernel: str, params, args, maps=()) -> None:
     parameters; binds nothing."""
     symbols: dict[str, int] = {}
     origins: dict[str, str] = {}
+    sized: list = []
     for p, arg in zip(params, args, strict=True):
         where = describe(kernel, p)
         if p.kind == "scalar":
             scalar_value(arg, p, where)
             continue
         t = tensor_arg(arg, where)
-        _check_tensor(t, p, where, symbols, origins)
+        _check_tensor(t, p, where, symbols, origins, sized)
         for m in maps:
             if m.param == p:
                 m.check_arg(t.shape, where)
+    check_sized(sized, symbols, origins, partial=True)
+
+
+def check_sized(sized: list, symbols: dict[str, int], origins: dict[str, str],
+                 partial: bool = False) -> None:
+    """Sizes declared as expressions of symbols (`(seq_len * 32)`) against
+    the symbols the other sizes bound; a symbol only such sizes name is taken
+    from the first of them where it is the one unknown (seq_len = size // 32,
+    which must divide). With `partial` (some arguments not given yet)
+    expressions of several unknown symbols are left unchecked."""
+    from .grid import GridExpr
+
+    for where, dim, got, source, shape in sized:
+        expr = GridExpr(source)
+        unknown = sorted(expr.symbols - symbols.keys())
+        if len(unknown) == 1:
+            # Linear in the unknown (products with known sizes and ints): the
+            # value that gives this size, if one does.
+            name = unknown[0]
+            at0, at1 = expr({**symbols, name: 0}), expr({**symbols, name: 1})
+            step = at1 - at0
+            if step and (got - at0) % step == 0 and (got - at0) // step >= 0 and \
+                    expr({**symbols, name: (got - at0) // step}) == got:
+                symbols[name] = (got - at0) // step
+                origins[name] = f"{where} dim {dim} ({source} = {got})"
+                unknown = []
+        if unknown:
+            if partial and len(unknown) > 1:
+                continue  # the arguments still to come may give all but one
+            raise ArgumentError(f"{where}: dim {dim} is {source} = {got} (shape {shape}), which "
+                                f"gives no whole value of {', '.join(unknown)}")
+        want = expr(symbols)
+        if got != want:
+            known = ", ".join(f"{n} = {symbols[n]} (from {origins.get(n, 'a scalar')})"
+                              for n in sorted(expr.symbols))
+            raise ArgumentError(f"{where}: dim {dim} must be {source} = {want} with {known}, "
+                                f"got {got} (shape {shape})")
 
 
 def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -156,7 +196,7 @@ def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
-                  origins: dict[str, str]) -> None:
+                  origins: dict[str, str], sized: list) -> None:
     if t.dtype != p.dtype:
         raise ArgumentError(f"{where}: expected dtype {p.dtype}, got {t.dtype}")
     if len(t.shape) != len(p.shape):
@@ -169,6 +209,8 @@ def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
             if got != want:
                 raise ArgumentError(
                     f"{where}: dim {dim} must be {want}, got {got} (shape {tuple(t.shape)})")
+        elif not want.isidentifier():  # `(seq_len * 32)`: once the symbols are known
+            sized.append((where, dim, got, want, tuple(t.shape)))
         elif want in symbols:
             if got != symbols[want]:
                 raise ArgumentError(

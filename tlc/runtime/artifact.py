@@ -407,12 +407,26 @@ def _param(index: int, p) -> Param:
         return Param(index, p["name"], kind, dtype)
     shape = p.get("shape")
     if not isinstance(shape, list) or not all(
-            (_is_int(s) and s >= 0) or (isinstance(s, str) and s.isidentifier()) for s in shape):
+            (_is_int(s) and s >= 0) or (isinstance(s, str) and _size_expr(s)) for s in shape):
         raise ArtifactError(
-            f"{where}: shape must list non-negative ints and symbol names, got {shape!r}")
+            f"{where}: shape must list non-negative ints, symbol names and expressions of "
+            f"them, got {shape!r}")
     if p.get("access") not in ACCESS:
         raise ArtifactError(f"{where}: access must be one of {ACCESS}, got {p.get('access')!r}")
     return Param(index, p["name"], kind, dtype, tuple(shape), p["access"])
+
+
+def _size_expr(s: str) -> bool:
+    """A symbol name, or an expression of symbols in the grid language."""
+    from .grid import GridExpr
+
+    if s.isidentifier():
+        return True
+    try:
+        GridExpr(s)
+    except ValueError:
+        return False
+    return True
 
 
 def _show_symbols(symbols: dict[str, int]) -> str:
