@@ -522,3 +522,82 @@ bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {
   dialect.equivalentLayouts.emplace(key, same);
   return same;
 }
+
+//===----------------------------------------------------------------------===//
+// Layouts seen through views and permuted indices
+//===----------------------------------------------------------------------===//
+
+LayoutAttr mlir::tile::reshapeLayout(LayoutAttr layout, ArrayRef<int64_t> from,
+                                     ArrayRef<int64_t> to) {
+  if (from == to)
+    return layout;
+  AffineMap map = layout.getMap();
+  MLIRContext *ctx = layout.getContext();
+  // The row-major position of each element, then its indices in `to`.
+  AffineExpr flat = getAffineConstantExpr(0, ctx);
+  for (auto [e, d] : llvm::zip(map.getResults(), from))
+    flat = flat * d + e;
+  SmallVector<AffineExpr> results;
+  int64_t stride = 1;
+  for (int64_t d : to)
+    stride *= d;
+  for (auto [k, d] : llvm::enumerate(to)) {
+    stride /= d;
+    AffineExpr e = stride > 1 ? flat.floorDiv(stride) : flat;
+    if (k > 0)
+      e = e % d;
+    results.push_back(simplifyAffineExpr(e, map.getNumDims(), map.getNumSymbols()));
+  }
+  return LayoutAttr::get(ctx, layout.getThreads(), layout.getRegs(),
+                         AffineMap::get(map.getNumDims(), map.getNumSymbols(), results, ctx));
+}
+
+LayoutAttr mlir::tile::permuteLayout(LayoutAttr layout, ArrayRef<int64_t> perm) {
+  AffineMap map = layout.getMap();
+  SmallVector<AffineExpr> results;
+  for (int64_t d : perm)
+    results.push_back(map.getResult(d));
+  return LayoutAttr::get(layout.getContext(), layout.getThreads(), layout.getRegs(),
+                         AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
+                                        layout.getContext()));
+}
+
+AllocFragmentOp mlir::tile::fragmentRoot(Value v) {
+  while (auto view = v.getDefiningOp<ViewOp>())
+    v = view.getSource();
+  return v.getDefiningOp<AllocFragmentOp>();
+}
+
+std::optional<LayoutAttr> mlir::tile::fragmentLayout(Value v) {
+  AllocFragmentOp root = fragmentRoot(v);
+  if (!root || !root.getLayout())
+    return std::nullopt;
+  return reshapeLayout(*root.getLayout(), root.getType().getShape(),
+                       cast<MemRefType>(v.getType()).getShape());
+}
+
+void mlir::tile::setFragmentLayout(Value v, LayoutAttr layout) {
+  AllocFragmentOp root = fragmentRoot(v);
+  root.setLayoutAttr(reshapeLayout(layout, cast<MemRefType>(v.getType()).getShape(),
+                                   root.getType().getShape()));
+}
+
+std::optional<SmallVector<int64_t>> mlir::tile::indexPermutation(ValueRange indices, ValueRange ivs) {
+  if (indices.size() != ivs.size())
+    return std::nullopt;
+  SmallVector<int64_t> perm;
+  for (Value index : indices) {
+    auto it = llvm::find(ivs, index);
+    if (it == ivs.end() || llvm::is_contained(perm, it - ivs.begin()))
+      return std::nullopt;
+    perm.push_back(it - ivs.begin());
+  }
+  return perm;
+}
+
+LayoutAttr mlir::tile::loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [k, d] : llvm::enumerate(perm))
+    inverse[d] = k;
+  return permuteLayout(layout, inverse);
+}

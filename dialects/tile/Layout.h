@@ -61,6 +61,38 @@ bool equivalentLayouts(LayoutAttr a, LayoutAttr b);
 /// loop indices `ivs` with exactly one removed.
 std::optional<int64_t> droppedDim(ValueRange indices, ValueRange ivs);
 
+/// `layout` (of a tile of shape `from`) seen through a row-major reshape to
+/// `to` (as many elements): each (thread, register) holds the element at the
+/// same row-major position, so a view of a fragment (tile.view) holds its
+/// allocation's registers as they are.
+LayoutAttr reshapeLayout(LayoutAttr layout, ArrayRef<int64_t> from, ArrayRef<int64_t> to);
+
+/// `layout` with its dimensions permuted: dimension d of the result is
+/// dimension perm[d] of `layout` (how a loop over (i, j) sees a fragment it
+/// indexes as f[j, i]: perm = {1, 0}).
+LayoutAttr permuteLayout(LayoutAttr layout, ArrayRef<int64_t> perm);
+
+/// For a fragment indexed by a permutation of a loop's indices (f[j, i] in
+/// a loop over (i, j)): perm[k], the loop dimension that indexes dimension k;
+/// nothing for other indices.
+std::optional<SmallVector<int64_t>> indexPermutation(ValueRange indices, ValueRange ivs);
+
+/// The layout of a fragment indexed through `perm` (indexPermutation) as the
+/// loop sees it; permuteLayout(loopLayout, perm) goes back.
+LayoutAttr loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm);
+
+/// The fragment allocation `v` is, or views (through tile.view ops); null
+/// for any other value.
+AllocFragmentOp fragmentRoot(Value v);
+
+/// The layout of the fragment value `v`: its allocation's, seen through the
+/// views between; nothing while the allocation has none.
+std::optional<LayoutAttr> fragmentLayout(Value v);
+
+/// Places the fragment value `v`: gives its allocation the layout that makes
+/// `v`'s `layout`.
+void setFragmentLayout(Value v, LayoutAttr layout);
+
 class LayoutEvaluator {
 public:
   explicit LayoutEvaluator(LayoutAttr layout);

@@ -1,6 +1,7 @@
 //===- TileOps.cpp - tile dialect operations ------------------------------===//
 
 #include "dialects/tile/TileDialect.h"
+#include "dialects/tile/Layout.h"
 
 #include "llvm/Support/MathExtras.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -351,8 +352,26 @@ LogicalResult TransposeOp::verify() {
 
 LogicalResult ViewOp::verify() {
   MemRefType src = getSource().getType(), res = getResult().getType();
+  if (getPlace(src) == Place::Fragment && getPlace(res) == Place::Fragment) {
+    // A fragment: the same registers, indexed row-major with another shape.
+    if (src.getElementType() != res.getElementType() ||
+        src.getNumElements() != res.getNumElements())
+      return emitOpError("views a fragment with another shape of as many elements of "
+                         "the same type, got ")
+             << src << " to " << res;
+    if (!res.getLayout().isIdentity())
+      return emitOpError("result must be row-major (an identity layout)");
+    AllocFragmentOp root = fragmentRoot(getSource());
+    if (!root)
+      return emitOpError("source must be a tile.alloc_fragment or a view of one");
+    if (root->hasAttr("tile.reducer"))
+      return emitOpError("views a reducer's partials (one row per thread), which have no "
+                         "element placement to view");
+    return success();
+  }
   if (getPlace(src) != Place::Shared || getPlace(res) != Place::Shared)
-    return emitOpError("source and result must be in shared memory, got ")
+    return emitOpError("source and result must both be in shared memory or both fragments, "
+                       "got ")
            << describePlace(src) << " and " << describePlace(res);
   if (!src.getLayout().isIdentity() || !res.getLayout().isIdentity())
     return emitOpError("source and result must be row-major (identity layouts)");

@@ -173,11 +173,21 @@ def Tile_TransposeOp : Tile_Op<"transpose"> {
 }
 
 def Tile_ViewOp : Tile_Op<"view", [Pure]> {
-  let summary = "Another shape or element type for a whole shared buffer";
+  let summary = "Another shape for a whole fragment, or shape or element type for a shared buffer";
   let description = [{
-    `T.reshape(buf, shape)` and `T.view(buf, shape, dtype)` of a shared
-    buffer: the same bytes, addressed row-major with the result's shape and
-    element type (both may change; the byte size may not). Writes through
+    `T.reshape(buf, shape)` and `T.view(buf, shape, dtype)` of a fragment or
+    a shared buffer.
+
+    A fragment's view holds the same registers, indexed row-major with the
+    result's shape (as many elements, the same element type): each register
+    holds the element at the same row-major position in both. Its layout is
+    the allocation's seen through the reshape (tile-infer-layout places the
+    allocation, whichever name a loop or reduction reaches it by), and it
+    lowers to the allocation's registers. The source is a
+    `tile.alloc_fragment` (not a reducer's partials) or a view of one.
+
+    A shared buffer's view: the same bytes, addressed row-major with the
+    result's shape and element type (both may change; the byte size may not). Writes through
     either name are seen through the other: tile-insert-barriers orders
     accesses by the bytes they touch, and tile-allocate-shared-memory counts
     a view's accesses as its allocation's. The source is a
@@ -192,6 +202,8 @@ def Tile_ViewOp : Tile_Op<"view", [Pure]> {
     %s = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
     %flat = tile.view %s : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
     %words = tile.view %s : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %heads = tile.view %f : memref<64x128xf32, #tile.space<fragment>> to memref<64x4x32xf32, #tile.space<fragment>>
     ```
   }];
   let arguments = (ins AnyStaticShapeMemRef:$source);

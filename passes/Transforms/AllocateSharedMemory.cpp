@@ -199,12 +199,12 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
   // Reductions across warps exchange partial results through shared memory:
   // one slot per result element and warp group.
   kernel.walk([&](ReduceOp reduce) {
-    auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
-    if (!src || !src.getLayout())
+    std::optional<LayoutAttr> src = fragmentLayout(reduce.getSrc());
+    if (!src)
       return WalkResult::advance(); // the lowering reports it
     std::string why;
-    FailureOr<SlicedLayout> sliced = sliceLayout(
-        src.getLayoutAttr(), src.getType().getShape(), reduce.getDim(), why);
+    FailureOr<SlicedLayout> sliced =
+        sliceLayout(*src, reduce.getSrc().getType().getShape(), reduce.getDim(), why);
     if (failed(sliced) || !sliced->warpMask)
       return WalkResult::advance();
     int64_t groups = int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask));
@@ -224,14 +224,14 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
   // staged through shared memory the block writes whole 16-byte vectors.
   // Staging is added only where the budget has room for it.
   kernel.walk([&](CopyOp copy) {
-    auto frag = copy.getSrc().getDefiningOp<AllocFragmentOp>();
+    std::optional<LayoutAttr> frag = fragmentLayout(copy.getSrc());
     MemRefType dst = copy.getDst().getType();
-    if (!frag || !frag.getLayout() || copy.getAsync() || getPlace(dst) != Place::Global)
+    if (!frag || copy.getAsync() || getPlace(dst) != Place::Global)
       return;
     int64_t bytes = std::max<int64_t>(1, dst.getElementTypeBitWidth() / 8);
     SmallVector<int64_t> tile = copy.getTileShape();
     if (tile.size() != 2 || tile.back() * bytes % 16 != 0 ||
-        frag.getLayoutAttr().getContiguousRun() * bytes >= 16)
+        frag->getContiguousRun() * bytes >= 16)
       return;
     Piece staging{copy, "tile.staging_offset", tile[0] * tile[1] * bytes, 1024, during(copy)};
     staging.optional = true;
@@ -245,13 +245,13 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
   // budget like a buffer.
   SmallVector<CopyOp> conversions;
   kernel.walk([&](CopyOp copy) {
-    auto src = copy.getSrc().getDefiningOp<AllocFragmentOp>();
-    auto dst = copy.getDst().getDefiningOp<AllocFragmentOp>();
-    if (!src || !dst || !src.getLayout() || !dst.getLayout() ||
-        equivalentLayouts(src.getLayoutAttr(), dst.getLayoutAttr()))
+    std::optional<LayoutAttr> src = fragmentLayout(copy.getSrc());
+    std::optional<LayoutAttr> dst = fragmentLayout(copy.getDst());
+    if (!src || !dst || equivalentLayouts(*src, *dst))
       return;
-    int64_t bytes = std::max<int64_t>(1, dst.getType().getElementTypeBitWidth() / 8);
-    pieces.push_back({copy, "tile.staging_offset", dst.getType().getNumElements() * bytes, 1024,
+    MemRefType dstType = copy.getDst().getType();
+    int64_t bytes = std::max<int64_t>(1, dstType.getElementTypeBitWidth() / 8);
+    pieces.push_back({copy, "tile.staging_offset", dstType.getNumElements() * bytes, 1024,
                       during(copy)});
     conversions.push_back(copy);
   });

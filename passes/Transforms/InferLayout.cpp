@@ -50,9 +50,22 @@ int64_t preferredVector(AllocFragmentOp alloc) {
   return 16 / bytes;
 }
 
+/// A fragment as a loop or a reduction names it: its allocation, or a view
+/// of it (tile.view), whose layout is the allocation's seen through the
+/// reshape; placing either places the allocation.
+struct Frag {
+  Value value;
+  MemRefType getType() const { return cast<MemRefType>(value.getType()); }
+  std::optional<LayoutAttr> getLayout() const { return fragmentLayout(value); }
+  LayoutAttr getLayoutAttr() const { return *getLayout(); }
+  void setLayoutAttr(LayoutAttr layout) const { setFragmentLayout(value, layout); }
+  Location getLoc() const { return value.getLoc(); }
+  Operation *getOperation() const { return value.getDefiningOp(); }
+  bool operator==(const Frag &o) const { return value == o.value; }
+};
+
 /// The fragment a memref.load/store in a parallel body indexes, if any.
-std::optional<std::pair<AllocFragmentOp, Operation *>>
-getFragmentAccess(Operation *op) {
+std::optional<std::pair<Frag, Operation *>> getFragmentAccess(Operation *op) {
   Value memref;
   if (auto load = dyn_cast<memref::LoadOp>(op))
     memref = load.getMemRef();
@@ -60,15 +73,20 @@ getFragmentAccess(Operation *op) {
     memref = store.getMemRef();
   else
     return std::nullopt;
-  auto alloc = memref.getDefiningOp<AllocFragmentOp>();
-  if (!alloc)
+  if (!fragmentRoot(memref))
     return std::nullopt;
   // A reducer's partials and reads of a fragment every thread holds whole
   // reach the thread's own registers, wherever the loop puts its iterations.
   if (privateAccess(op) != PrivateAccess::Layout)
     return std::nullopt;
-  return std::make_pair(alloc, op);
+  return std::make_pair(Frag{memref}, op);
 }
+
+ValueRange accessIndices(Operation *use) {
+  return isa<memref::LoadOp>(use) ? cast<memref::LoadOp>(use).getIndices()
+                                  : cast<memref::StoreOp>(use).getIndices();
+}
+
 
 LogicalResult inferFragment(AllocFragmentOp alloc) {
   if (alloc.getLayout())
@@ -98,12 +116,15 @@ LogicalResult inferFragment(AllocFragmentOp alloc) {
   return success();
 }
 
-/// Whether a fragment is read or written in a parallel loop of higher rank.
-bool isRowVector(AllocFragmentOp alloc) {
-  return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+/// Whether a fragment (or a view of it) is read or written in a parallel loop
+/// of higher rank.
+bool isRowVector(Value fragment) {
+  return llvm::any_of(fragment.getUsers(), [&](Operation *user) {
+    if (auto view = dyn_cast<ViewOp>(user))
+      return isRowVector(view.getResult());
     auto loop = user->getParentOfType<ParallelOp>();
     return loop && isa<memref::LoadOp, memref::StoreOp>(user) &&
-           (int64_t)loop.getShape().size() > alloc.getType().getRank();
+           (int64_t)loop.getShape().size() > cast<MemRefType>(fragment.getType()).getRank();
   });
 }
 
@@ -112,10 +133,10 @@ bool isRowVector(AllocFragmentOp alloc) {
 /// and its writes reach `alloc` converted after it (both are fragment copies
 /// between layouts, which go through shared memory). A loop that writes
 /// every element unconditionally and reads none needs no copy in.
-void convertAround(ParallelOp loop, AllocFragmentOp alloc, LayoutAttr layout,
+void convertAround(ParallelOp loop, Frag alloc, LayoutAttr layout,
                    ArrayRef<Operation *> uses) {
-  OpBuilder b(alloc);
-  b.setInsertionPointAfter(alloc);
+  OpBuilder b(alloc.getOperation());
+  b.setInsertionPointAfter(alloc.getOperation());
   auto own = AllocFragmentOp::create(b, alloc.getLoc(), alloc.getType(), layout);
   bool reads = llvm::any_of(uses, [](Operation *u) { return isa<memref::LoadOp>(u); });
   bool writes = llvm::any_of(uses, [](Operation *u) { return isa<memref::StoreOp>(u); });
@@ -131,14 +152,14 @@ void convertAround(ParallelOp loop, AllocFragmentOp alloc, LayoutAttr layout,
   };
   if (reads || partial) {
     b.setInsertionPoint(loop);
-    copy(b, alloc, own);
+    copy(b, alloc.value, own);
   }
   if (writes) {
     b.setInsertionPointAfter(loop);
-    copy(b, own, alloc);
+    copy(b, own, alloc.value);
   }
   for (Operation *use : uses)
-    use->replaceUsesOfWith(alloc, own);
+    use->replaceUsesOfWith(alloc.value, own);
 }
 
 /// Row vectors read or written in a loop over a tile (m[i] in a loop over
@@ -156,9 +177,7 @@ LogicalResult inferRowVectors(ParallelOp loop) {
     auto [alloc, use] = *access;
     if (alloc.getType().getRank() >= (int64_t)loop.getShape().size())
       return WalkResult::advance();
-    ValueRange indices = isa<memref::LoadOp>(use)
-                             ? cast<memref::LoadOp>(use).getIndices()
-                             : cast<memref::StoreOp>(use).getIndices();
+    ValueRange indices = accessIndices(use);
     std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
     if (!dim) {
       use->emitOpError("indexes a lower-rank fragment with other than the "
@@ -175,7 +194,7 @@ LogicalResult inferRowVectors(ParallelOp loop) {
     if (!alloc.getLayout()) {
       alloc.setLayoutAttr(sliced->layout);
     } else if (!equivalentLayouts(alloc.getLayoutAttr(), sliced->layout)) {
-      auto &[layout, uses] = misplaced[alloc];
+      auto &[layout, uses] = misplaced[alloc.getOperation()];
       if (layout && !equivalentLayouts(layout, sliced->layout)) {
         InFlightDiagnostic diag = use->emitOpError(
             "reads or writes a row fragment along two different dimensions of "
@@ -191,19 +210,18 @@ LogicalResult inferRowVectors(ParallelOp loop) {
   if (result.wasInterrupted())
     return failure();
   for (auto &[alloc, placed] : misplaced)
-    convertAround(loop, cast<AllocFragmentOp>(alloc), placed.first, placed.second);
+    convertAround(loop, Frag{alloc->getResult(0)}, placed.first, placed.second);
   return success();
 }
 
 /// A reduction's destination holds the source's layout sliced along the
 /// reduced dimension.
 LogicalResult inferReduce(ReduceOp reduce) {
-  auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
-  auto dst = reduce.getDst().getDefiningOp<AllocFragmentOp>();
-  if (!src || !dst)
+  Frag src{reduce.getSrc()}, dst{reduce.getDst()};
+  if (!fragmentRoot(src.value) || !fragmentRoot(dst.value))
     return reduce.emitOpError("reduces fragments of this kernel only (shared "
                               "sources and destinations are not lowered yet)");
-  if (failed(inferFragment(src)))
+  if (failed(inferFragment(fragmentRoot(src.value))))
     return failure();
   std::string why;
   FailureOr<SlicedLayout> sliced = sliceLayout(
@@ -323,53 +341,68 @@ LogicalResult inferParallel(ParallelOp loop) {
   if (loop.getLayout())
     return success();
   Block &body = loop.getBody().front();
-  std::optional<std::pair<AllocFragmentOp, Operation *>> first;
-  SmallVector<AllocFragmentOp> unplaced; // full-rank fragments with no layout yet
-  // Fragments placed unlike the loop's first one, with their accesses.
-  llvm::MapVector<Operation *, SmallVector<Operation *>> misplaced;
+  // The layout of the loop's first placed fragment, seen from the loop.
+  std::optional<LayoutAttr> first;
+  // Full-rank fragments with no layout yet, with how they are indexed.
+  SmallVector<std::pair<Frag, SmallVector<int64_t>>> unplaced;
+  // Fragments placed unlike the loop's first one, with their accesses and
+  // how they are indexed.
+  llvm::MapVector<Operation *, std::pair<SmallVector<int64_t>, SmallVector<Operation *>>>
+      misplaced;
   WalkResult result = loop.getBody().walk([&](Operation *op) {
     auto access = getFragmentAccess(op);
     if (!access)
       return WalkResult::advance();
     auto [alloc, use] = *access;
-    ValueRange indices = isa<memref::LoadOp>(use)
-                             ? cast<memref::LoadOp>(use).getIndices()
-                             : cast<memref::StoreOp>(use).getIndices();
     if (alloc.getType().getRank() < (int64_t)loop.getShape().size())
       return WalkResult::advance(); // a row vector (m[i]): checked below
-    if (alloc.getType().getShape() != loop.getShape() ||
-        !llvm::equal(indices, body.getArguments())) {
+    std::optional<SmallVector<int64_t>> perm =
+        indexPermutation(accessIndices(use), body.getArguments());
+    bool shaped = perm && llvm::all_of(llvm::enumerate(*perm), [&](auto kd) {
+      return alloc.getType().getDimSize(kd.index()) == loop.getShape()[kd.value()];
+    });
+    if (!shaped) {
       use->emitOpError("indexes a fragment of shape ")
           << alloc.getType() << " with other than the loop's own indices; a "
-          << "parallel loop over a fragment must index it by (i, j, ...) "
-          << "exactly, with the loop's shape";
+          << "parallel loop over a fragment must index it by its indices (i, j, ...), "
+          << "in any order, each dimension as long as the loop's";
       return WalkResult::interrupt();
     }
     if (!alloc.getLayout()) {
-      unplaced.push_back(alloc); // takes the loop's layout below
+      unplaced.push_back({alloc, *perm}); // takes the loop's layout below
       return WalkResult::advance();
     }
+    LayoutAttr seen = loopLayoutOf(alloc.getLayoutAttr(), *perm);
     if (!first) {
-      first = access;
+      first = seen;
       return WalkResult::advance();
     }
-    if (!equivalentLayouts(first->first.getLayoutAttr(), alloc.getLayoutAttr()))
-      misplaced[alloc].push_back(use);
+    if (!equivalentLayouts(*first, seen)) {
+      auto &[how, uses] = misplaced[alloc.getOperation()];
+      if (!uses.empty() && how != *perm) {
+        use->emitOpError("indexes a fragment in two orders in one loop (f[i, j] and "
+                         "f[j, i]); split the loop");
+        return WalkResult::interrupt();
+      }
+      how = *perm;
+      uses.push_back(use);
+    }
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
     return failure();
-  for (auto &[alloc, uses] : misplaced)
-    convertAround(loop, cast<AllocFragmentOp>(alloc), first->first.getLayoutAttr(), uses);
+  for (auto &[alloc, placed] : misplaced)
+    convertAround(loop, Frag{alloc->getResult(0)}, permuteLayout(*first, placed.first),
+                  placed.second);
   auto finish = [&](LayoutAttr layout) {
     loop.setLayoutAttr(layout);
-    for (AllocFragmentOp alloc : unplaced)
+    for (auto &[alloc, perm] : unplaced)
       if (!alloc.getLayout())
-        alloc.setLayoutAttr(layout);
+        alloc.setLayoutAttr(permuteLayout(layout, perm));
     return inferRowVectors(loop);
   };
   if (first)
-    return finish(first->first.getLayoutAttr());
+    return finish(*first);
   // No fragment: spread the iterations so consecutive threads take
   // consecutive elements (coalesced when the body reads global memory), in
   // runs of a 16-byte vector each where the body allows it.
@@ -407,24 +440,31 @@ LogicalResult propagateThroughLoops(ModuleOp module) {
   for (bool changed = true; changed;) {
     changed = false;
     module.walk([&](ParallelOp loop) {
-      std::optional<LayoutAttr> placed;
-      SmallVector<AllocFragmentOp> unplaced;
+      std::optional<LayoutAttr> placed; // as the loop sees it
+      SmallVector<std::pair<Frag, SmallVector<int64_t>>> unplaced;
       loop.getBody().walk([&](Operation *op) {
         auto access = getFragmentAccess(op);
-        if (!access || access->first.getType().getShape() != loop.getShape())
+        if (!access)
           return;
-        AllocFragmentOp alloc = access->first;
+        Frag alloc = access->first;
+        std::optional<SmallVector<int64_t>> perm =
+            indexPermutation(accessIndices(op), loop.getBody().front().getArguments());
+        if (!perm || llvm::any_of(llvm::enumerate(*perm), [&](auto kd) {
+              return alloc.getType().getDimSize(kd.index()) != loop.getShape()[kd.value()];
+            }))
+          return;
         if (std::optional<LayoutAttr> layout = alloc.getLayout()) {
           if (!placed)
-            placed = *layout;
-        } else if (!isRowVector(alloc) && !llvm::is_contained(unplaced, alloc)) {
-          unplaced.push_back(alloc);
+            placed = loopLayoutOf(*layout, *perm);
+        } else if (!isRowVector(fragmentRoot(alloc.value).getResult()) &&
+                   llvm::none_of(unplaced, [&](auto &u) { return u.first == alloc; })) {
+          unplaced.push_back({alloc, *perm});
         }
       });
       if (!placed)
         return;
-      for (AllocFragmentOp alloc : unplaced) {
-        alloc.setLayoutAttr(*placed);
+      for (auto &[alloc, perm] : unplaced) {
+        alloc.setLayoutAttr(permuteLayout(*placed, perm));
         changed = true;
       }
     });
@@ -591,7 +631,7 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
   // blocked layout before the loops read them.
   auto defaults = [](bool skipRowVectors) {
     return [skipRowVectors](AllocFragmentOp alloc) {
-      if (skipRowVectors && isRowVector(alloc))
+      if (skipRowVectors && isRowVector(alloc.getResult()))
         return WalkResult::advance();
       return failed(inferFragment(alloc)) ? WalkResult::interrupt()
                                           : WalkResult::advance();

@@ -222,12 +222,11 @@ std::optional<Interval> sharedInterval(Value v) {
 /// The scratch bytes tile-allocate-shared-memory gave a reduction across
 /// warps: one f32 slot per result element and warp group.
 int64_t scratchBytes(ReduceOp reduce) {
-  auto src = reduce.getSrc().getDefiningOp<AllocFragmentOp>();
+  std::optional<LayoutAttr> src = fragmentLayout(reduce.getSrc());
   std::string why;
   FailureOr<SlicedLayout> sliced =
-      src && src.getLayout() ? sliceLayout(src.getLayoutAttr(), src.getType().getShape(),
-                                           reduce.getDim(), why)
-                             : FailureOr<SlicedLayout>(failure());
+      src ? sliceLayout(*src, reduce.getSrc().getType().getShape(), reduce.getDim(), why)
+          : FailureOr<SlicedLayout>(failure());
   int64_t groups = succeeded(sliced) ? int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask))
                                      : 32; // the most there can be
   return reduce.getDst().getType().getNumElements() * groups * 4;

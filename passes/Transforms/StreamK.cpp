@@ -234,8 +234,9 @@ SmallVector<AllocFragmentOp> mlir::tile::streamKAccumulators(PipelinedOp loop,
     auto gemm = dyn_cast<GemmOp>(op);
     auto acc = gemm ? gemm.getC().getDefiningOp<AllocFragmentOp>() : AllocFragmentOp();
     if (!acc || gemm.getClearAccum() || acc->getBlock() != &kernelBody ||
-        !acc.getType().getElementType().isF32() || !acc.getLayout())
-      return {};
+        !acc.getType().getElementType().isF32() || !acc.getLayout() ||
+        llvm::any_of(acc->getUsers(), [](Operation *u) { return isa<ViewOp>(u); }))
+      return {}; // (accesses through a view are not followed)
     if (!llvm::is_contained(accs, acc))
       accs.push_back(acc);
   }

@@ -2461,12 +2461,48 @@ func.func @view_size() {
 
 // -----
 
-func.func @view_not_shared() {
+func.func @view_between_places() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.view' op source and result must be in shared memory, got fragment memory and fragment memory}}
-    %v = tile.view %f : memref<64x32xf32, #tile.space<fragment>> to memref<2048xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.view' op source and result must both be in shared memory or both fragments, got fragment memory and shared memory}}
+    %v = tile.view %f : memref<64x32xf32, #tile.space<fragment>> to memref<2048xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @view_fragment_elements() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.view' op views a fragment with another shape of as many elements of the same type, got 'memref<64x32xf32, #tile.space<fragment>>' to 'memref<64x16xf32, #tile.space<fragment>>'}}
+    %v = tile.view %f : memref<64x32xf32, #tile.space<fragment>> to memref<64x16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @view_fragment_dtype() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.view' op views a fragment with another shape of as many elements of the same type}}
+    %v = tile.view %f : memref<64x32xf32, #tile.space<fragment>> to memref<64x32xi32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+func.func @view_reducer() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_fragment {tile.reducer, layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d0, d1)>} : memref<128x4xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.view' op views a reducer's partials (one row per thread), which have no element placement to view}}
+    %v = tile.view %p : memref<128x4xf32, #tile.space<fragment>> to memref<512xf32, #tile.space<fragment>>
   }
   return
 }

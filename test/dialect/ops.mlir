@@ -819,6 +819,20 @@ func.func @views() {
   return
 }
 
+// CHECK-LABEL: func.func @fragment_views
+// CHECK: %[[F:.*]] = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+// CHECK: %[[H:.*]] = tile.view %[[F]] : memref<64x128xf32, #tile.space<fragment>> to memref<64x4x32xf32, #tile.space<fragment>>
+// CHECK: tile.view %[[H]] : memref<64x4x32xf32, #tile.space<fragment>> to memref<8192xf32, #tile.space<fragment>>
+func.func @fragment_views() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %heads = tile.view %f : memref<64x128xf32, #tile.space<fragment>> to memref<64x4x32xf32, #tile.space<fragment>>
+    %flat = tile.view %heads : memref<64x4x32xf32, #tile.space<fragment>> to memref<8192xf32, #tile.space<fragment>>
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @transpose_bytes
 // CHECK: tile.transpose %{{.*}} to %{{.*}} : memref<128x256xf8E4M3FN, #gpu.address_space<workgroup>> to memref<256x128xf8E4M3FN, #gpu.address_space<workgroup>>
 func.func @transpose_bytes() {

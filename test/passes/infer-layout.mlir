@@ -152,7 +152,7 @@ func.func @shifted_index() {
     %f = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
     tile.parallel (%i) in [128] {
       %k = arith.addi %i, %c1 : index
-      // expected-error @+1 {{'memref.load' op indexes a fragment of shape 'memref<128xf32, #tile.space<fragment>>' with other than the loop's own indices; a parallel loop over a fragment must index it by (i, j, ...) exactly, with the loop's shape}}
+      // expected-error @+1 {{'memref.load' op indexes a fragment of shape 'memref<128xf32, #tile.space<fragment>>' with other than the loop's own indices; a parallel loop over a fragment must index it by its indices (i, j, ...), in any order, each dimension as long as the loop's}}
       %x = memref.load %f[%k] : memref<128xf32, #tile.space<fragment>>
     }
   }
@@ -717,3 +717,66 @@ func.func @warp_group_layouts(%A: memref<128x64xf16>, %C: memref<128x128xf32>) {
   return
 }
 
+// -----
+
+// A view of a fragment holds the allocation's registers: a loop over the
+// view takes the allocation's layout seen through the reshape (each 32-wide
+// group's column is the flat position mod 32), a reduction over it slices
+// that layout, and nothing is converted.
+// CHECK-LABEL: func.func @view_of_a_placed_fragment
+// CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<64x128xf32
+// CHECK: %[[H:.*]] = tile.view %[[F]] : memref<64x128xf32, #tile.space<fragment>> to memref<64x4x32xf32, #tile.space<fragment>>
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16,
+// CHECK-NOT: #tile.space<fragment>> to memref<{{[0-9x]+}}xf32, #tile.space<fragment>>
+// CHECK: tile.parallel ({{.*}}) in [64, 4, 32] attributes {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ({{.*}}, {{.*}}, (d0 * 4 + d1 + (d1 floordiv 4) * 508) mod 32)>}
+// CHECK-NEXT: memref.load %[[H]]
+// CHECK: tile.reduce %[[H]]
+func.func @view_of_a_placed_fragment(%A: memref<64x128xf32>, %S: memref<64x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %h = tile.view %f : memref<64x128xf32, #tile.space<fragment>> to memref<64x4x32xf32, #tile.space<fragment>>
+    %s = tile.alloc_fragment : memref<64x4xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 128] to %f[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
+    tile.parallel (%i, %g, %k) in [64, 4, 32] {
+      %x = memref.load %h[%i, %g, %k] : memref<64x4x32xf32, #tile.space<fragment>>
+      %y = arith.mulf %x, %x : f32
+      memref.store %y, %h[%i, %g, %k] : memref<64x4x32xf32, #tile.space<fragment>>
+    }
+    tile.reduce %h to %s {dim = 2 : i64, kind = #tile.reduce_kind<sum>, clear} : memref<64x4x32xf32, #tile.space<fragment>> to memref<64x4xf32, #tile.space<fragment>>
+    tile.copy %s[%c0, %c0] [64, 4] to %S[%c0, %c0] [64, 4] : memref<64x4xf32, #tile.space<fragment>> to memref<64x4xf32>
+  }
+  return
+}
+
+// -----
+
+// A loop indexing a fragment with its indices swapped (f[i, j] in a loop
+// over (j, i)) takes its layout with the dimensions swapped; the loop's
+// other fragment, placed for its own copy, gets a converted copy (a
+// transpose moves elements between threads).
+// CHECK-LABEL: func.func @transposed_indices
+// CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<64x128xf32
+// CHECK: %[[G:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<128x64xf32
+// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128)>} : memref<128x64xf32
+// CHECK: tile.parallel (%[[J:.*]], %[[I:.*]]) in [128, 64] attributes {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128)>}
+// CHECK-NEXT: memref.load %[[F]][%[[I]], %[[J]]]
+// CHECK-NEXT: memref.store {{.*}}, %[[OWN]][%[[J]], %[[I]]]
+// CHECK: tile.copy %[[OWN]]{{.*}} to %[[G]]
+
+func.func @transposed_indices(%A: memref<64x128xf32>, %B: memref<128x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %g = tile.alloc_fragment : memref<128x64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 128] to %f[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
+    tile.parallel (%j, %i) in [128, 64] {
+      %x = memref.load %f[%i, %j] : memref<64x128xf32, #tile.space<fragment>>
+      memref.store %x, %g[%j, %i] : memref<128x64xf32, #tile.space<fragment>>
+    }
+    tile.copy %g[%c0, %c0] [128, 64] to %B[%c0, %c0] [128, 64] : memref<128x64xf32, #tile.space<fragment>> to memref<128x64xf32>
+  }
+  return
+}

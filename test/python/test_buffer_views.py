@@ -249,12 +249,38 @@ def test_view_bytes_checked_at_the_call():
 
 
 @T.prim_func
-def fragment_reshape(A: T.Tensor((16, 16), "float32")):
+def fragment_dtype_view(A: T.Tensor((16, 16), "float32")):
     with T.Kernel(1, threads=128):
         f = T.alloc_fragment((16, 16), "float32")
         T.copy(A, f)
-        g = T.reshape(f, (256,))  # E:fragment
-        g[0] = 1.0
+        g = T.view(f, (16, 16), "int32")  # E:fragment
+        g[0, 0] = 1
+
+
+@T.prim_func
+def fragment_elements(A: T.Tensor((16, 16), "float32")):
+    with T.Kernel(1, threads=128):
+        f = T.alloc_fragment((16, 16), "float32")
+        T.copy(A, f)
+        g = T.reshape(f, (16, 8))  # E:fragment-elements
+        g[0, 0] = 1.0
+
+
+@T.prim_func
+def reducer_view(A: T.Tensor((16,), "float32")):
+    with T.Kernel(1, threads=128):
+        r = T.alloc_reducer((16,), "float32", op="sum")
+        g = T.reshape(r, (4, 4))  # E:reducer
+        T.finalize_reducer(r)
+
+
+@T.prim_func
+def annotated_fragment_view(A: T.Tensor((16, 16), "float32")):
+    with T.Kernel(1, threads=32):
+        f = T.alloc_fragment((16, 16), "float32")
+        g = T.reshape(f, (256,))
+        T.annotate_layout({g: T.Fragment((256,), forward_fn=lambda i: (i % 32, i // 32))})  # E:annotated-view
+        T.copy(A, f)
 
 
 @T.prim_func
@@ -316,9 +342,17 @@ def stages_of_a_viewed_buffer(A: T.Tensor((2, 64), "float32")):
 
 
 @pytest.mark.parametrize("prim,marker,at,message", [
-    (fragment_reshape, "fragment", "f,",
-     "T.reshape of the fragment buffer 'f' is not supported: views are of tensor parameters "
-     "and shared buffers"),
+    (fragment_dtype_view, "fragment", "T.view",
+     "T.view: a fragment's view keeps its element type (float32); 'f' cannot be viewed as "
+     "int32"),
+    (fragment_elements, "fragment-elements", "T.reshape",
+     "T.reshape: 'f' (16, 16) has 256 elements, but (16, 8) has 128; a view keeps the "
+     "fragment's elements"),
+    (reducer_view, "reducer", "r,", "T.reshape of the reducer 'r' is not supported: "
+     "T.finalize_reducer it into a fragment and view that"),
+    (annotated_fragment_view, "annotated-view", "T.Fragment",
+     "'g' is a view (T.reshape / T.view) of a fragment, whose layout is its allocation's: "
+     "annotate the allocation"),
     (local_view, "local", "r,", "T.view of the local buffer 'r' is not supported"),
     (shared_size, "shared-size", "T.view",
      "T.view: 's' (16, 16) float16 is 512 bytes, but (16, 16) float32 is 1024; a view keeps "

@@ -9,8 +9,13 @@ no copy: what is written through one name is read through the other.
   by the program (T.annotate_layout, stages named as `A_s[k % 2, :, :]`)
   cannot be viewed, nor a viewed one laid out, and the compiler neither
   swizzles nor multi-buffers it (a gemm operand: an error of tile-select-mma).
-- Fragments and local buffers: errors (their elements live in registers
-  whose placement across threads a view cannot follow).
+- A fragment: a `tile.view` of its allocation with another shape of as many
+  elements (the element type stays): the same registers, each holding the
+  element at the same row-major position, so the view's layout is the
+  allocation's seen through the reshape (`T.reshape(s, (N, Q, H))` of an
+  N x (Q*H) accumulator, then reduced over H). Reducers' partials cannot be
+  viewed.
+- Local buffers: errors.
 """
 
 from __future__ import annotations
@@ -48,12 +53,13 @@ def _source(gen, node, what: str) -> BufferRef:
     from .intrinsics import _buffer
 
     src = _buffer(gen, node, f"{what}'s source")
-    if src.place in ("fragment", "local"):
-        raise gen.error(node, f"{what} of the {src.place} buffer '{src.name or 'buffer'}' is "
-                              "not supported: views are of tensor parameters and shared "
-                              "buffers (a fragment's elements sit in registers placed across "
-                              "the threads, which a view cannot follow); copy it into a "
-                              "shared buffer and view that")
+    if src.place == "local":
+        raise gen.error(node, f"{what} of the local buffer '{src.name or 'buffer'}' is not "
+                              "supported: views are of tensor parameters, shared buffers and "
+                              "fragments")
+    if src.reducer is not None:
+        raise gen.error(node, f"{what} of the reducer '{src.name or 'buffer'}' is not "
+                              "supported: T.finalize_reducer it into a fragment and view that")
     return src
 
 
@@ -68,7 +74,9 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
             shape = None
         return tensor_view(gen, node, src, shape_node, shape, dt, what)
     shape = list(src.shape) if shape_node is None else \
-        list(static_shape(gen, shape_node, f"{what} of a shared buffer"))
+        list(static_shape(gen, shape_node, f"{what} of a {src.place} buffer"))
+    if src.place == "fragment":
+        return _fragment_view(gen, node, src, shape, dt, what)
     n = math.prod(shape) * dtypes.itemsize(dt)
     m = math.prod(src.shape) * dtypes.itemsize(src.dtype)
     if n != m:
@@ -94,3 +102,22 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
     value = tile.view(t, src.value, loc=loc)
     return BufferRef(name or src.name, value, shape, dt, "shared")
 
+
+
+def _fragment_view(gen, node, src: BufferRef, shape, dt: str, what: str) -> BufferRef:
+    """A fragment's view: its registers indexed row-major with `shape`."""
+    if dt != src.dtype:
+        raise gen.error(node, f"{what}: a fragment's view keeps its element type ({src.dtype}); "
+                              f"'{src.name}' cannot be viewed as {dt} (its elements sit in "
+                              "registers, one element each: cast them with T.copy or "
+                              "T.Parallel instead)")
+    if math.prod(shape) != math.prod(src.shape):
+        raise gen.error(node, f"{what}: '{src.name}' {tuple(src.shape)} has "
+                              f"{math.prod(src.shape)} elements, but {tuple(shape)} has "
+                              f"{math.prod(shape)}; a view keeps the fragment's elements")
+    space = ir.Attribute.parse("#tile.space<fragment>")
+    t = ir.MemRefType.get(shape, dtypes.storage_type(dt), memory_space=space)
+    name = gen.assigned_name(node)
+    loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
+    value = tile.view(t, src.value, loc=loc)
+    return BufferRef(name or src.name, value, shape, dt, "fragment")

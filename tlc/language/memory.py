@@ -83,14 +83,17 @@ def reshape(src: Buffer, shape: int | tuple) -> Buffer:
     `T.Tensor(shape, src.dtype, src.data)`. Of a shared buffer: its bytes
     addressed row-major with the new shape; the buffer then keeps the plain
     row-major layout (no swizzle, no pipeline stages), so it cannot also be a
-    T.gemm operand. Fragments and local buffers: not supported.
+    T.gemm operand. Of a fragment: its registers indexed row-major with the
+    new shape (the compiler places the fragment, whichever name a loop or
+    reduction uses). Local buffers and reducers: not supported.
 
     Args:
         src: the buffer.
         shape: as many elements as `src` (ints; a tensor's view may use
             T.dynamic sizes, checked at the call).
 
-    Example: `flat = T.reshape(A_shared, (block_M * block_K,))`
+    Example: `flat = T.reshape(A_shared, (block_M * block_K,))`,
+    `per_head = T.reshape(scores, (block_N, block_Q, heads))`
     """
     raise outside_prim_func("reshape")
 
@@ -101,9 +104,11 @@ def view(src: Buffer, shape: int | tuple | None = None, dtype: str | None = None
     T.reshape, the byte size kept.
 
     Args:
-        src: a tensor parameter (or a view of one) or a shared buffer.
+        src: a tensor parameter (or a view of one), a shared buffer or a
+            fragment.
         shape: the new shape (default: `src`'s).
-        dtype: the new element type (default: `src`'s).
+        dtype: the new element type (default: `src`'s; a fragment's view
+            keeps it).
 
     Example: `words = T.view(KV_shared, (64, 256), "float32")` (a 64 x 512
     float16 buffer's bytes as float32)

@@ -42,7 +42,7 @@ TileTypeConverter::TileTypeConverter() {
       return sharedType(v);
     if (getPlace(type) != Place::Fragment)
       return std::nullopt;
-    auto alloc = v.getDefiningOp<AllocFragmentOp>();
+    AllocFragmentOp alloc = fragmentRoot(v); // the allocation's registers, or a view's
     if (!alloc || !alloc.getLayout())
       return std::nullopt; // no form: the conversion fails on its users
     return MemRefType::get({alloc.getLayout()->getRegs()}, type.getElementType());
@@ -145,12 +145,18 @@ struct StageLowering : TileOpLowering<StageOp> {
   }
 };
 
-/// tile.view: the block's dynamic shared memory at the allocation's offset
-/// with the view's type (a viewed allocation keeps the plain layout).
+/// tile.view: of a fragment, the allocation's registers themselves (accesses
+/// through the view find them by the view's layout, fragmentOf); of a shared
+/// buffer, the block's dynamic shared memory at the allocation's offset with
+/// the view's type (a viewed allocation keeps the plain layout).
 struct ViewLowering : TileOpLowering<ViewOp> {
   using TileOpLowering::TileOpLowering;
-  LogicalResult matchAndRewrite(ViewOp op, OpAdaptor,
+  LogicalResult matchAndRewrite(ViewOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
+    if (getPlace(op.getType()) == Place::Fragment) {
+      rewriter.replaceOp(op, adaptor.getSource());
+      return success();
+    }
     AllocSharedOp alloc = sharedAllocation(op.getSource());
     if (!alloc || !alloc.getOffset() || !info.smem)
       return op.emitOpError("views a shared allocation with no offset; run "
@@ -278,7 +284,7 @@ struct ElementAccessLowering : TileOpLowering<AccessOp> {
       MemRefType type = op.getMemRefType();
       if constexpr (std::is_same_v<AccessOp, memref::LoadOp>) {
         if (fragment && holdsWholeTile(fragment->layout, type.getShape())) {
-          Value r = ownRegister(rewriter, op.getLoc(), original.getDefiningOp<AllocFragmentOp>(),
+          Value r = ownRegister(rewriter, op.getLoc(), original,
                                 adaptor.getIndices());
           rewriter.replaceOpWithNewOp<memref::LoadOp>(op, converted, ValueRange{r});
           return success();

@@ -68,20 +68,25 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
     }
     auto alloc = dyn_cast<AllocFragmentOp>(op);
     auto stage = dyn_cast<StageOp>(op);
-    if (!alloc && !stage)
+    auto view = dyn_cast<ViewOp>(op);
+    if (view && getPlace(view.getType()) != Place::Fragment)
+      view = ViewOp();
+    if (!alloc && !stage && !view)
       return WalkResult::advance();
     if (alloc && !alloc.getLayout()) {
       alloc.emitOpError("has no layout; run tile-infer-layout first");
       return WalkResult::interrupt();
     }
+    Value fragment = alloc ? alloc.getResult() : view ? view.getResult() : Value();
     for (Operation *user : op->getUsers()) {
       bool access = isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(user);
       if (stage ? access || isa<TileDialect>(user->getDialect())
-                : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp, StorePartialsOp, AddPartialsOp>(
-                          user) ||
+                : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp, StorePartialsOp,
+                      AddPartialsOp, ViewOp>(user) ||
                       (access && user->getParentOfType<ParallelOp>()) ||
                       (isa<memref::LoadOp>(user) &&
-                       holdsWholeTile(alloc.getLayoutAttr(), alloc.getType().getShape())))
+                       holdsWholeTile(*fragmentLayout(fragment),
+                                      cast<MemRefType>(fragment.getType()).getShape())))
         continue;
       if (stage)
         user->emitOpError("reads a pipelined shared buffer in a way tlc cannot lower yet");

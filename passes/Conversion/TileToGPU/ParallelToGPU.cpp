@@ -73,7 +73,10 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         rowAccesses[op] = sliced->sourceToResult;
         return WalkResult::advance();
       }
-      if (!equivalentLayouts(fragment->layout, *layout)) {
+      // f[i, j], or the loop's indices in another order (f[j, i]): the loop
+      // sees the fragment's layout with its dimensions permuted.
+      std::optional<SmallVector<int64_t>> perm = indexPermutation(indices, body.getArguments());
+      if (!perm || !equivalentLayouts(loopLayoutOf(fragment->layout, *perm), *layout)) {
         op->emitOpError("reads or writes a fragment whose layout differs from "
                         "the parallel loop's; layout conversion is not "
                         "supported yet");
@@ -388,7 +391,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         auto partials = atomic.getMemref().getDefiningOp<AllocFragmentOp>();
         if (partials && partials->hasAttr(kReducerAttr)) {
           Value regs = b.getRemappedValue(atomic.getMemref());
-          Value r = ownRegister(b, loc, partials, atomic.getIndices());
+          Value r = ownRegister(b, loc, partials.getResult(), atomic.getIndices());
           Value old = memref::LoadOp::create(b, loc, regs, ValueRange{r});
           Value updated = arith::getReductionOp(atomic.getKind(), b, loc, old, atomic.getValue());
           memref::StoreOp::create(b, loc, updated, regs, ValueRange{r});
@@ -428,7 +431,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         // loop's register.
         auto row = rowRegs.find(op);
         Value r = privateRegs.contains(op)
-                      ? ownRegister(b, loc, memref.getDefiningOp<AllocFragmentOp>(), indices)
+                      ? ownRegister(b, loc, memref, indices)
                       : arith::ConstantIndexOp::create(b, loc, row == rowRegs.end() ? reg
                                                                               : row->second)
                             .getResult();

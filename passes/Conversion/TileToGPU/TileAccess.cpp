@@ -544,10 +544,10 @@ std::optional<SharedBuffer> mlir::tile::sharedBufferOf(Value original, Value con
 }
 
 std::optional<Fragment> mlir::tile::fragmentOf(Value original, Value regs) {
-  auto alloc = original.getDefiningOp<AllocFragmentOp>();
-  if (!alloc || !alloc.getLayout())
+  std::optional<LayoutAttr> layout = fragmentLayout(original);
+  if (!layout)
     return std::nullopt;
-  return Fragment{regs, *alloc.getLayout()};
+  return Fragment{regs, *layout};
 }
 
 bool mlir::tile::holdsWholeTile(LayoutAttr layout, ArrayRef<int64_t> shape) {
@@ -573,21 +573,22 @@ bool mlir::tile::holdsWholeTile(LayoutAttr layout, ArrayRef<int64_t> shape) {
 PrivateAccess mlir::tile::privateAccess(Operation *access) {
   auto load = dyn_cast<memref::LoadOp>(access);
   Value memref = load ? load.getMemRef() : cast<memref::StoreOp>(access).getMemRef();
-  auto alloc = memref.getDefiningOp<AllocFragmentOp>();
+  AllocFragmentOp alloc = fragmentRoot(memref);
   if (!alloc)
     return PrivateAccess::Layout;
   if (alloc->hasAttr(kReducerAttr))
     return PrivateAccess::Partials;
-  if (!load || !alloc.getLayout() ||
-      !holdsWholeTile(alloc.getLayoutAttr(), alloc.getType().getShape()))
+  std::optional<LayoutAttr> layout = fragmentLayout(memref);
+  if (!load || !layout ||
+      !holdsWholeTile(*layout, cast<MemRefType>(memref.getType()).getShape()))
     return PrivateAccess::Layout;
   return PrivateAccess::WholeTile;
 }
 
-Value mlir::tile::ownRegister(OpBuilder &b, Location loc, AllocFragmentOp fragment,
+Value mlir::tile::ownRegister(OpBuilder &b, Location loc, Value fragment,
                               ValueRange indices) {
-  ArrayRef<int64_t> shape = fragment.getType().getShape();
-  if (fragment->hasAttr(kReducerAttr)) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(fragment.getType()).getShape();
+  if (fragmentRoot(fragment)->hasAttr(kReducerAttr)) {
     shape = shape.drop_front();
     indices = indices.drop_front();
   }

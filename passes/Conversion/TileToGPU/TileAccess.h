@@ -8,6 +8,7 @@
 #ifndef TLC_PASSES_TILEACCESS_H
 #define TLC_PASSES_TILEACCESS_H
 
+#include "dialects/tile/Layout.h"
 #include "dialects/tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -47,8 +48,9 @@ struct Fragment {
   LayoutAttr layout;
 };
 
-/// The fragment `original` (a tile.alloc_fragment value) is, with its
-/// converted registers `regs`; nothing for any other value.
+/// The fragment `original` (a tile.alloc_fragment value, or a tile.view of
+/// one: its allocation's registers, in the layout seen through the view) is,
+/// with its converted registers `regs`; nothing for any other value.
 std::optional<Fragment> fragmentOf(Value original, Value regs);
 
 /// The attribute marking a fragment of per-thread partial results (the
@@ -86,7 +88,7 @@ bool holdsWholeTile(LayoutAttr layout, ArrayRef<int64_t> shape);
 /// The register of `fragment` (a reducer's partials, or a fragment every
 /// thread holds whole) that holds element `indices` in the running thread:
 /// their row-major position, the partials' dimension 0 (the thread) left out.
-Value ownRegister(OpBuilder &b, Location loc, AllocFragmentOp fragment, ValueRange indices);
+Value ownRegister(OpBuilder &b, Location loc, Value fragment, ValueRange indices);
 
 /// One side of a data movement: a buffer (as converted), its tile-level
 /// type, and the region of it the tile occupies (start index and size per

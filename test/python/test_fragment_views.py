@@ -1,0 +1,228 @@
+"""Fragments seen another way: T.reshape of a fragment (its registers indexed
+with another shape, as TileLang's DeepSeek indexer sums a gemm's accumulator
+per head) and T.Parallel loops that index a fragment with their indices in
+another order (a tile written transposed)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+import marked_lines
+from ptxas import assemble
+
+THIS = str(Path(__file__).resolve())
+LINES = Path(THIS).read_text().splitlines()
+
+
+@T.prim_func
+def weighted_head_sums(A: T.Tensor((64, 128), "float32"), W: T.Tensor((4, 32), "float32"),
+                       S: T.Tensor((64, 4), "float32")):
+    # 64 rows of 4 groups of 32: each group weighted and summed.
+    with T.Kernel(1, threads=128):
+        f = T.alloc_fragment((64, 128), "float32")
+        w = T.alloc_fragment((4, 32), "float32")
+        groups = T.reshape(f, (64, 4, 32))
+        sums = T.alloc_fragment((64, 4), "float32")
+        T.copy(A, f)
+        T.copy(W, w)
+        for i, g, h in T.Parallel(64, 4, 32):
+            groups[i, g, h] = T.max(groups[i, g, h], 0) * w[g, h]
+        T.reduce_sum(groups, sums, dim=2)
+        T.copy(sums, S)
+
+
+@T.prim_func
+def accumulator_head_sums(K: T.Tensor((128, 64), "float16"), Q: T.Tensor((128, 64), "float16"),
+                          S: T.Tensor((4, 128), "float32")):
+    # A gemm's accumulator (128 keys x 4 tokens * 32 heads) viewed per head,
+    # summed over the heads, written transposed (token-major).
+    with T.Kernel(1, threads=256):
+        k_s = T.alloc_shared((128, 64), "float16")
+        q_s = T.alloc_shared((128, 64), "float16")
+        acc = T.alloc_fragment((128, 128), "float32")
+        heads = T.reshape(acc, (128, 4, 32))
+        sums = T.alloc_fragment((128, 4), "float32")
+        T.copy(K, k_s)
+        T.copy(Q, q_s)
+        T.gemm(k_s, q_s, acc, transpose_B=True, clear_accum=True)
+        T.reduce_sum(heads, sums, dim=2)
+        for t, n in T.Parallel(4, 128):
+            S[t, n] = sums[n, t]
+
+
+@T.prim_func
+def transposed_accumulator(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16"),
+                           C: T.Tensor((64, 64), "float32"), D: T.Tensor((64, 64), "float32")):
+    # C = A B^T and D = its transpose, both from the accumulator's registers:
+    # the second loop runs over (j, i) and reads acc[i, j].
+    with T.Kernel(1, threads=128):
+        a_s = T.alloc_shared((64, 32), "float16")
+        b_s = T.alloc_shared((64, 32), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        t = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a_s)
+        T.copy(B, b_s)
+        T.gemm(a_s, b_s, acc, transpose_B=True, clear_accum=True)
+        T.copy(acc, C)
+        for j, i in T.Parallel(64, 64):
+            t[j, i] = acc[i, j] + 1.0
+        T.copy(t, D)
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def test_reshape_weights_and_sums_groups():
+    a = _rng(0).standard_normal((64, 128)).astype(np.float32)
+    w = _rng(1).standard_normal((4, 32)).astype(np.float32)
+    s = np.zeros((64, 4), np.float32)
+    tlc.interpret(weighted_head_sums, a, w, s)
+    want = (np.maximum(a.reshape(64, 4, 32), 0) * w).sum(axis=2)
+    np.testing.assert_allclose(s, want, rtol=1e-5, atol=1e-5)
+
+
+def test_accumulator_viewed_per_head_and_written_transposed():
+    k = _rng(2).standard_normal((128, 64)).astype(np.float16)
+    q = _rng(3).standard_normal((128, 64)).astype(np.float16)
+    s = np.zeros((4, 128), np.float32)
+    tlc.interpret(accumulator_head_sums, k, q, s)
+    acc = k.astype(np.float32) @ q.astype(np.float32).T
+    np.testing.assert_allclose(s, acc.reshape(128, 4, 32).sum(axis=2).T, rtol=1e-3, atol=1e-2)
+
+
+def test_loop_reads_the_accumulator_transposed():
+    a = _rng(4).standard_normal((64, 32)).astype(np.float16)
+    b = _rng(5).standard_normal((64, 32)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    d = np.zeros((64, 64), np.float32)
+    tlc.interpret(transposed_accumulator, a, b, c, d)
+    want = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(d, want.T + 1, rtol=1e-3, atol=1e-3)
+
+
+def _optimized(prim, arch):
+    return tlc.compiler.compile_module(prim.build_module(), arch, keep_ir=True).stages[
+        "optimized"]
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_the_view_takes_the_accumulators_layout(arch):
+    """The accumulator keeps its tensor-core layout (no conversion through
+    shared memory); the view's loop and reduction work on its registers."""
+    text = _optimized(accumulator_head_sums, arch)
+    assert "tile.view" in text
+    acc = next(line for line in text.splitlines()
+               if "tile.alloc_fragment" in line and "128x128xf32" in line)
+    assert "layout = #tile.layout<threads = 256" in acc, acc
+    # No fragment copies between layouts: the only copies are the operand loads.
+    assert text.count("tile.copy") == 2, text
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_transposed_loop_needs_no_conversion(arch):
+    text = _optimized(transposed_accumulator, arch)
+    # The loop over (j, i) takes the accumulator's layout with its dimensions
+    # swapped, and `t` takes the loop's: no fragment-to-fragment copy.
+    assert text.count("tile.copy") == 4, text  # two loads, two stores
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("prim", [weighted_head_sums, accumulator_head_sums,
+                                  transposed_accumulator], ids=lambda p: p.name)
+def test_ptx_assembles(prim, arch, tmp_path):
+    assemble(tlc.compile(prim, target=arch).artifact["ptx"], arch, tmp_path)
+
+
+@pytest.mark.parametrize("prim,values,want", [
+    (weighted_head_sums,
+     lambda r: [r.standard_normal((64, 128)).astype(np.float32),
+                r.standard_normal((4, 32)).astype(np.float32), np.zeros((64, 4), np.float32)],
+     lambda v: (np.maximum(v[0].reshape(64, 4, 32), 0) * v[1]).sum(axis=2)),
+    (transposed_accumulator,
+     lambda r: [r.standard_normal((64, 32)).astype(np.float16),
+                r.standard_normal((64, 32)).astype(np.float16), np.zeros((64, 64), np.float32),
+                np.zeros((64, 64), np.float32)],
+     lambda v: (v[0].astype(np.float32) @ v[1].astype(np.float32).T).T + 1),
+], ids=["reshape", "transposed"])
+def test_optimized_ir_computes_the_same(prim, values, want):
+    """The IR after layout inference and the barrier passes (sm_80), interpreted."""
+    v = values(_rng(6))
+    tlc.interpret(_optimized(prim, "sm_80"), *v)
+    np.testing.assert_allclose(v[-1], want(v), rtol=1e-3, atol=1e-3)
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+@T.prim_func
+def two_orders_of_a_misplaced_fragment(A: T.Tensor((64, 64), "float32"),
+                                       B: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        f = T.alloc_fragment((64, 64), "float32")
+        h = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, f)
+        for i, j in T.Parallel(64, 64):
+            h[i, j] = f[i, j] + f[j, i]
+        T.copy(h, B)
+
+
+def test_a_fragment_read_in_two_orders_is_converted():
+    """f[i, j] and f[j, i] in one loop: the second order reads a transposed
+    copy (through shared memory), the result is still right."""
+    a = _rng(7).standard_normal((64, 64)).astype(np.float32)
+    b = np.zeros_like(a)
+    tlc.interpret(two_orders_of_a_misplaced_fragment, a, b)
+    np.testing.assert_allclose(b, a + a.T, rtol=1e-6)
+    v = [a, np.zeros_like(a)]
+    tlc.interpret(_optimized(two_orders_of_a_misplaced_fragment, "sm_80"), *v)
+    np.testing.assert_allclose(v[1], a + a.T, rtol=1e-6)
+
+
+@T.prim_func
+def view_as_gemm_accumulator(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16")):
+    with T.Kernel(1, threads=128):
+        a_s = T.alloc_shared((64, 32), "float16")
+        b_s = T.alloc_shared((64, 32), "float16")
+        acc = T.alloc_fragment((64, 2, 32), "float32")
+        flat = T.reshape(acc, (64, 64))
+        T.copy(A, a_s)
+        T.copy(B, b_s)
+        T.gemm(a_s, b_s, flat, transpose_B=True)  # E:gemm
+
+
+def test_a_view_is_no_gemm_accumulator():
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(view_as_gemm_accumulator, target="sm_80")
+    marked_lines.assert_error_at(e.value, THIS, LINES, "gemm", "T.gemm",
+                                 "C must come from tile.alloc_fragment in this kernel")
+
+
+def test_lightning_indexer_in_the_interpreter(repo):
+    """examples/lightning_indexer.py (both kernels) on values fp8 holds exactly,
+    against numpy: windows no block divides, -inf outside them."""
+    import sys
+
+    sys.path.insert(0, str(repo / "examples"))
+    import lightning_indexer
+
+    rng = np.random.default_rng(8)
+    seq, seq_kv, heads, dim = 6, 300, 32, 64
+    q = rng.integers(-8, 9, (seq * heads, dim)).astype(np.float32) / 8
+    k = rng.integers(-8, 9, (seq_kv, dim)).astype(np.float32) / 8
+    k_scale = rng.random(seq_kv).astype(np.float32) + 0.5
+    weights = rng.standard_normal((seq, heads)).astype(np.float32)
+    starts = np.array([0, 3, 100, 150, 299, 7], np.int32)
+    ends = np.array([300, 5, 101, 290, 300, 200], np.int32)
+    logits = np.full((seq, seq_kv), np.nan, np.float32)
+    kernel = lightning_indexer.indexer_logits.compile(heads=heads, dim=dim)
+    tlc.interpret(kernel.get_mlir("tile"), q, k, k_scale, weights, starts, ends, logits)
+    score = np.maximum(np.einsum("shd,nd->shn", q.reshape(seq, heads, dim), k), 0)
+    want = (score * weights[:, :, None]).sum(axis=1) * k_scale[None, :]
+    n = np.arange(seq_kv)
+    want[(n[None, :] < starts[:, None]) | (n[None, :] >= ends[:, None])] = -np.inf
+    np.testing.assert_allclose(logits, want, rtol=1e-5, atol=1e-4)
