@@ -76,14 +76,66 @@ bool isReadOnlyGlobalLoad(Operation *op) {
   });
 }
 
+/// The local buffer (T.alloc_var / T.alloc_local: per-thread) `op` loads
+/// from, or null.
+Value localLoaded(Operation *op) {
+  auto load = dyn_cast<memref::LoadOp>(op);
+  return load && getPlace(load.getMemRefType()) == Place::Local ? load.getMemRef() : Value();
+}
+
+/// Whether `op` only computes per-thread values: pure ops, loads of
+/// read-only global tensors and of local buffers, stores to local buffers,
+/// structured control flow (a T.alloc_var scalar's min over a table).
+bool onlyWritesLocals(Operation *op) {
+  return !op->walk([](Operation *inner) {
+               auto store = dyn_cast<memref::StoreOp>(inner);
+               bool ok = isPure(inner) || isReadOnlyGlobalLoad(inner) || localLoaded(inner) ||
+                         (store && getPlace(store.getMemRefType()) == Place::Local) ||
+                         isa<scf::ForOp, scf::IfOp, scf::YieldOp>(inner);
+               return ok ? WalkResult::advance() : WalkResult::interrupt();
+             }).wasInterrupted();
+}
+
+/// The kernel's prelude: its first ops, up to the first with another effect
+/// than computing per-thread values (allocations, pure ops, read-only global
+/// loads, ops that only write local buffers). Every thread runs it, so its
+/// local values are the same in both warp roles of a warp-specialized loop.
+DenseSet<Operation *> kernelPrelude(Block &body) {
+  DenseSet<Operation *> prelude;
+  for (Operation &op : body) {
+    if (!isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) && !onlyWritesLocals(&op))
+      break;
+    prelude.insert(&op);
+  }
+  return prelude;
+}
+
+/// Whether `value` is a load of a local buffer that only the kernel's prelude
+/// writes.
+bool isPreludeLocalLoad(Operation *op, const DenseSet<Operation *> &prelude, Block &body) {
+  Value buffer = localLoaded(op);
+  return buffer && llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+           if (isa<memref::LoadOp>(user))
+             return true;
+           Operation *top = body.findAncestorOpInBlock(*user);
+           return top && prelude.contains(top);
+         });
+}
+
 /// Collects the in-body ops `value` depends on; fails on anything impure
 /// (loads of read-only global tensors excepted: copies whose start is read
-/// at run time from a table).
+/// at run time from a table; and loads of local buffers the loop does not
+/// write: a start computed before the loop into a T.alloc_var).
 bool collectSlice(Value value, Block &body, SetVector<Operation *> &slice) {
   Operation *def = value.getDefiningOp();
   if (!def || def->getBlock() != &body)
     return true; // defined outside the loop, or the induction variable
-  if (!isPure(def) && !isReadOnlyGlobalLoad(def))
+  Value local = localLoaded(def);
+  Operation *loop = body.getParentOp();
+  bool invariantLocal = local && llvm::all_of(local.getUsers(), [&](Operation *user) {
+    return isa<memref::LoadOp>(user) || !loop->isAncestor(user);
+  });
+  if (!isPure(def) && !isReadOnlyGlobalLoad(def) && !invariantLocal)
     return false;
   for (Value operand : def->getOperands())
     if (!collectSlice(operand, body, slice))
@@ -380,6 +432,45 @@ namespace {
 /// TMA load, and the values the producers' copies need computed before the
 /// loop without side effects (reads of tensors the kernel never writes
 /// count as none: a sequence length, a page table). Fills `tma` per producer.
+/// The kernel body's ops computed from the block indices, directly or
+/// through local buffers (a T.alloc_var assigned from them).
+DenseSet<Operation *> blockDependent(Block &body) {
+  DenseSet<Operation *> fromBlock;
+  DenseSet<Value> locals; // local buffers holding values from the block indices
+  for (Operation &op : body) {
+    bool dependent = false;
+    op.walk([&](Operation *inner) {
+      Value local = localLoaded(inner);
+      dependent |= (local && locals.contains(local)) ||
+                   llvm::any_of(inner->getOperands(), [&](Value v) {
+                     auto arg = dyn_cast<BlockArgument>(v);
+                     Operation *def = v.getDefiningOp();
+                     return (arg && arg.getOwner() == &body) || (def && fromBlock.contains(def));
+                   });
+    });
+    if (!dependent)
+      continue;
+    fromBlock.insert(&op);
+    op.walk([&](memref::StoreOp store) {
+      if (getPlace(store.getMemRefType()) == Place::Local)
+        locals.insert(store.getMemRef());
+    });
+  }
+  return fromBlock;
+}
+
+/// Whether a warp-specialized `loop` makes its kernel persistent: a grid of
+/// one or two dimensions and loop bounds independent of the block indices,
+/// for the kernel to walk its tiles itself (every tile then has the same
+/// number of iterations, so the mbarrier phases continue across tiles).
+bool isPersistent(PipelinedOp loop) {
+  auto kernel = cast<KernelOp>(loop->getParentOp());
+  DenseSet<Operation *> fromBlock = blockDependent(kernel.getBody().front());
+  return kernel.getGrid().size() <= 2 && llvm::none_of(loop->getOperands(), [&](Value v) {
+           return v.getDefiningOp() && fromBlock.contains(v.getDefiningOp());
+         });
+}
+
 bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
                        SmallVector<TmaCopy> &tma) {
   auto kernel = dyn_cast<KernelOp>(loop->getParentOp());
@@ -407,9 +498,14 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
       return false;
     tma.push_back(*t);
   }
-  // What the copies read from before the loop: pure ops only (the producer
-  // recomputes nothing; those ops stay where both sides see them).
+  // What the copies read from before the loop: pure ops only, and local
+  // values the kernel's prelude computes (the producer recomputes nothing;
+  // those ops stay where both sides see them). Not in a persistent kernel,
+  // whose per-tile values are recomputed per tile.
   Block &body = kernel.getBody().front();
+  DenseSet<Operation *> prelude;
+  if (!isPersistent(loop))
+    prelude = kernelPrelude(body);
   SmallVector<Value> needed;
   for (Producer p : producers) {
     for (Operation *op : p.slice)
@@ -421,6 +517,12 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
     Operation *def = needed.pop_back_val().getDefiningOp();
     if (!def || def->getBlock() != &body || isa<AllocSharedOp>(def))
       continue;
+    if (prelude.contains(def))
+      continue; // (its captured values are the prelude's, or from outside)
+    if (isPreludeLocalLoad(def, prelude, body)) {
+      llvm::append_range(needed, def->getOperands());
+      continue;
+    }
     if ((!isPure(def) && !isReadOnlyGlobalLoad(def)) || def->getNumRegions())
       return false;
     llvm::append_range(needed, def->getOperands());
@@ -452,21 +554,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   Type i64 = IntegerType::get(ctx, 64);
   auto idx = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
 
-  // Ops computed from the block indices; the loop's bounds must not be, for
-  // the kernel to walk its tiles itself (every tile then has the same
-  // number of iterations, so the mbarrier phases continue across tiles).
-  DenseSet<Operation *> fromBlock;
-  for (Operation &op : body)
-    if (llvm::any_of(op.getOperands(), [&](Value v) {
-          auto arg = dyn_cast<BlockArgument>(v);
-          return (arg && arg.getOwner() == &body) ||
-                 (v.getDefiningOp() && fromBlock.contains(v.getDefiningOp()));
-        }))
-      fromBlock.insert(&op);
-  bool persistent = kernel.getGrid().size() <= 2 &&
-                    llvm::none_of(loop->getOperands(), [&](Value v) {
-                      return v.getDefiningOp() && fromBlock.contains(v.getDefiningOp());
-                    });
+  DenseSet<Operation *> fromBlock = blockDependent(body);
+  bool persistent = isPersistent(loop);
   SmallVector<AllocFragmentOp> accumulators;
   if (persistent && streamKEnabled && streamKMayPay(kernel, loop)) {
     SmallVector<Operation *> copies;
@@ -487,12 +576,18 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   // of values computed before the kernel's side effects (and, in a
   // persistent kernel, not from the block indices: those are recomputed
   // per tile).
+  // A kernel's prelude of per-thread values (not persistent: see
+  // canWarpSpecialize) stays too, and the loads of the locals it computes.
   DenseSet<Operation *> moved;
   SmallVector<Operation *> order;
+  DenseSet<Operation *> prelude;
+  if (!persistent)
+    prelude = kernelPrelude(body);
   for (Operation &op : body) {
-    bool stays = isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) ||
-                 ((isPure(&op) || isReadOnlyGlobalLoad(&op)) && !op.getNumRegions() &&
-                  !(persistent && fromBlock.contains(&op)) &&
+    bool stays = isa<AllocSharedOp, AllocFragmentOp, AllocLocalOp>(op) || prelude.contains(&op) ||
+                 ((isPure(&op) || isReadOnlyGlobalLoad(&op) ||
+                   isPreludeLocalLoad(&op, prelude, body)) &&
+                  !op.getNumRegions() && !(persistent && fromBlock.contains(&op)) &&
                   llvm::none_of(op.getOperands(), [&](Value v) {
                     return v.getDefiningOp() && moved.contains(v.getDefiningOp());
                   }));

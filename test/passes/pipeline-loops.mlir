@@ -776,3 +776,89 @@ func.func @viewed_buffer(%A: memref<256x256xf16>, %F: memref<2048xf16>, %n: inde
   }
   return
 }
+
+// -----
+
+// The copies start at a value the kernel's prelude computes into a local
+// variable (T.alloc_var: the smallest of the block's window starts, read
+// from a table) and the trip count comes from it too: every thread runs the
+// prelude before the roles split, so the producer's copies read the same
+// value, and the kernel is not persistent (its bounds differ per block,
+// through the variable).
+// CHECK-LABEL: func.func @local_start_warp_specialized
+// CHECK: tile.kernel blocks(%[[BX:.*]]) in (%{{.*}}) threads = 128 attributes {tile.producer_threads = 128 : i64}
+// CHECK: %[[LO:.*]] = tile.alloc_local : memref<1xi32, #tile.space<local>>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[LO]]
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128
+// CHECK: scf.if %[[PRODUCER]] {
+// CHECK: scf.for
+// CHECK: tile.producer_acquire
+// CHECK: memref.load %[[LO]]
+// CHECK: tile.tma_load
+// CHECK: } else {
+// CHECK: tile.consumer_wait
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @local_start_warp_specialized(%A: memref<?x64xf16>, %starts: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %big = arith.constant 1000000 : i32
+  tile.kernel blocks(%bx) in (%c4) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %lo = tile.alloc_local : memref<1xi32, #tile.space<local>>
+    memref.store %big, %lo[%c0] : memref<1xi32, #tile.space<local>>
+    scf.for %t = %c0 to %c4 step %c1 {
+      %q = arith.muli %bx, %c4 : index
+      %i = arith.addi %q, %t : index
+      %s = memref.load %starts[%i] : memref<?xi32>
+      %old = memref.load %lo[%c0] : memref<1xi32, #tile.space<local>>
+      %m = arith.minsi %old, %s : i32
+      memref.store %m, %lo[%c0] : memref<1xi32, #tile.space<local>>
+    }
+    %first = memref.load %lo[%c0] : memref<1xi32, #tile.space<local>>
+    %n32 = arith.subi %big, %first : i32
+    %n = arith.index_cast %n32 : i32 to index
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %l = memref.load %lo[%c0] : memref<1xi32, #tile.space<local>>
+      %li = arith.index_cast %l : i32 to index
+      %kk = arith.muli %k, %c64 : index
+      %row = arith.addi %li, %kk : index
+      tile.copy %A[%row, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %a, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>, transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A local variable the loop itself writes could change between the
+// iteration that reads it ahead and the one that asked: not pipelined.
+// CHECK-LABEL: func.func @local_written_in_loop
+// CHECK: tile.pipelined
+// CHECK-NOT: {async}
+// CHECK-NOT: tile.tma_load
+func.func @local_written_in_loop(%A: memref<512x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64_i32 = arith.constant 64 : i32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %at = tile.alloc_local : memref<1xi32, #tile.space<local>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %l = memref.load %at[%c0] : memref<1xi32, #tile.space<local>>
+      %row = arith.index_cast %l : i32 to index
+      tile.copy %A[%row, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<512x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      %next = arith.addi %l, %c64_i32 : i32
+      memref.store %next, %at[%c0] : memref<1xi32, #tile.space<local>>
+    }
+  }
+  return
+}
