@@ -23,6 +23,7 @@ EXAMPLES = {
     "flash_decoding_split.py": "compiled decode: kernels decode_k0, decode_k1",
     "warp_specialize.py": "compiled 3 programs to PTX: producer_consumer",
     "pipeline_schedule.py": "interpreter: 200 x 160 x 96 matches numpy",
+    "lightning_indexer.py": "compiled lightning indexer: 2 wgmma, 1 TMA",
 }
 
 
