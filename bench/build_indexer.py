@@ -10,7 +10,9 @@ T.thread_binding and DeepSeek's lightning indexer (no GPU needed).
 - examples/lightning_indexer.py (sm_90a: fp8 wgmma with K tiles of 64, a
   warp-specialized loop whose copies start at a T.alloc_var computed in the
   kernel, the accumulator viewed per head, and a second kernel masking the
-  windows) at two sizes no block divides, against the same math in torch.
+  windows) at two sizes no block divides, against the same math in torch,
+  with the example's blocks (128 keys, 256 threads) and TileLang's (256
+  keys, 512 threads).
 
 Each is OUT_DIR/<name>.tlcart with a check for test/gpu/run_artifacts.py.
 """
@@ -67,14 +69,17 @@ def main(out: str) -> None:
         for arch in ("sm_90a", "sm_80"):
             save_checked(tlc.compile(prim, target=arch).artifact, check,
                          os.path.join(out, f"{prim.name}_{arch}.tlcart"))
-    kernel = lightning_indexer.indexer_logits.compile(heads=32, dim=64)
-    for seq, seq_kv in ((256, 1024), (1000, 3001)):
-        starts, ends = windows(seq, seq_kv)
-        check = {"symbols": {"seq": seq, "seq_kv": seq_kv},
-                 "inputs": {"k_scale": "rand", "starts": starts, "ends": ends},
-                 "expect": {"logits": INDEXER_EXPECT}, "atol": 2e-2, "rtol": 1e-3}
-        save_checked(kernel.artifact, check,
-                     os.path.join(out, f"lightning_indexer_{seq}x{seq_kv}.tlcart"))
+    # The example's blocks (128 keys, two warpgroups) and TileLang's (256 keys, four).
+    for block_n, threads in ((128, 256), (256, 512)):
+        kernel = lightning_indexer.indexer_logits.compile(heads=32, dim=64, block_n=block_n,
+                                                          threads=threads)
+        for seq, seq_kv in ((256, 1024), (1000, 3001)):
+            starts, ends = windows(seq, seq_kv)
+            check = {"symbols": {"seq": seq, "seq_kv": seq_kv},
+                     "inputs": {"k_scale": "rand", "starts": starts, "ends": ends},
+                     "expect": {"logits": INDEXER_EXPECT}, "atol": 2e-2, "rtol": 1e-3}
+            save_checked(kernel.artifact, check, os.path.join(
+                out, f"lightning_indexer_n{block_n}t{threads}_{seq}x{seq_kv}.tlcart"))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
     python bench/indexer_gpu.py ARTIFACT_DIR
 
-Loads ARTIFACT_DIR/lightning_indexer_*.tlcart (bench/build_indexer.py: the
-kernel pair is compiled once, symbolic in both lengths) and, for 32 index
+Loads ARTIFACT_DIR/lightning_indexer_<config>_*.tlcart (bench/build_indexer.py:
+the kernel pair of each block config, symbolic in both lengths) and, for 32 index
 heads of 64 fp8 values, seq x seq_kv of 2048 x 4096 and 4096 x 8192 with
 causal windows (query s sees keys [0, seq_kv - seq + s + 1)):
 
@@ -59,9 +59,12 @@ def torch_indexer(q, k, k_scale, weights, starts, ends):
 
 def main(art_dir: str) -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    path = sorted(glob.glob(os.path.join(art_dir, "lightning_indexer_*.tlcart")))[0]
-    kernel = runtime.load_artifact(path)
-    for seq, seq_kv in ((2048, 4096), (4096, 8192)):
+    configs = {}  # one artifact per block config: the kernels are symbolic in the lengths
+    for path in sorted(glob.glob(os.path.join(art_dir, "lightning_indexer_*.tlcart"))):
+        configs.setdefault(os.path.basename(path).split("_")[2], path)
+    for (config, path), (seq, seq_kv) in [(c, s) for c in configs.items()
+                                          for s in ((2048, 4096), (4096, 8192))]:
+        kernel = runtime.load_artifact(path)
         torch.manual_seed(seq)
         args = inputs(seq, seq_kv)
         out = torch.full((seq, seq_kv), float("nan"), device="cuda")
@@ -76,7 +79,8 @@ def main(art_dir: str) -> None:
             times["torch"].append(graph_time_ms(lambda: torch_indexer(*args)))
         t_tlc, t_torch = min(times["tlc"]), min(times["torch"])
         flops = 2 * seq * HEADS * seq_kv * DIM
-        print(f"indexer seq={seq} seq_kv={seq_kv} heads={HEADS} dim={DIM}: tlc {t_tlc * 1e3:.1f} us "
+        print(f"indexer {config} seq={seq} seq_kv={seq_kv} heads={HEADS} dim={DIM}: "
+              f"tlc {t_tlc * 1e3:.1f} us "
               f"({flops / t_tlc / 1e9:.0f} TFLOP/s), torch (_scaled_mm + eager) "
               f"{t_torch * 1e3:.1f} us ({flops / t_torch / 1e9:.0f} TFLOP/s): "
               f"{t_torch / t_tlc:.2f}x torch; max err "

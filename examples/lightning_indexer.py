@@ -53,6 +53,7 @@ def indexer_logits(q, k, k_scale, weights, starts, ends, block_n: int = 128, sta
         q_s = T.alloc_shared([block_q * heads, dim], T.float8_e4m3fn)
         k_s = T.alloc_shared([block_n, dim], T.float8_e4m3fn)
         w = T.alloc_fragment([block_q, heads], T.float32)
+        scale = T.alloc_fragment([block_n], T.float32)
         score = T.alloc_fragment([block_n, block_q * heads], T.float32)
         per_head = T.reshape(score, (block_n, block_q, heads))
         total = T.alloc_fragment([block_n, block_q], T.float32)
@@ -72,12 +73,13 @@ def indexer_logits(q, k, k_scale, weights, starts, ends, block_n: int = 128, sta
         for step in T.Pipelined(T.ceildiv(T.max(hi - lo, 0), block_n), num_stages=stages):
             n0 = lo + step * block_n
             T.copy(k[n0, 0], k_s)
+            T.copy(k_scale[n0], scale)
             T.gemm(k_s, q_s, score, transpose_B=True, clear_accum=True)
             for n, t, h in T.Parallel(block_n, block_q, heads):
                 per_head[n, t, h] = T.max(per_head[n, t, h], 0) * w[t, h]
             T.reduce_sum(per_head, total, dim=2)
             for t, n in T.Parallel(block_q, block_n):
-                logits[bq * block_q + t, n0 + n] = total[n, t] * k_scale[n0 + n]
+                logits[bq * block_q + t, n0 + n] = total[n, t] * scale[n]
 
     # -inf outside each query's window, over the whole row.
     with T.Kernel(seq, threads=window_threads) as s:

@@ -354,16 +354,18 @@ struct SliceAnswer {
 } // namespace
 
 static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t> shape,
-                                            int64_t dim, std::string &why);
+                                            int64_t dim, bool forReduction, std::string &why);
 
 FailureOr<SlicedLayout> mlir::tile::sliceLayout(LayoutAttr layout,
                                                 ArrayRef<int64_t> shape,
-                                                int64_t dim, std::string &why) {
+                                                int64_t dim, std::string &why,
+                                                bool forReduction) {
   // Layout inference and the lowerings slice the same layouts for every row
   // vector access, and each slice enumerates threads x regs (32768
   // evaluations for MLA's 64 x 512 accumulator): remember the answers.
   auto &dialect = static_cast<TileDialect &>(layout.getDialect());
-  auto key = std::make_tuple(layout.getAsOpaquePointer(), shape.vec(), dim);
+  auto key = std::make_tuple(layout.getAsOpaquePointer(), shape.vec(),
+                             forReduction ? dim : -1 - dim); // (a row vector's: negative)
   {
     std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
     auto it = dialect.slicedLayouts.find(key);
@@ -374,7 +376,7 @@ FailureOr<SlicedLayout> mlir::tile::sliceLayout(LayoutAttr layout,
     }
   }
   auto answer = std::make_shared<SliceAnswer>();
-  answer->result = computeSlice(layout, shape, dim, answer->why);
+  answer->result = computeSlice(layout, shape, dim, forReduction, answer->why);
   why = answer->why;
   FailureOr<SlicedLayout> result = answer->result;
   std::lock_guard<std::mutex> lock(dialect.layoutAnswersMutex);
@@ -383,7 +385,7 @@ FailureOr<SlicedLayout> mlir::tile::sliceLayout(LayoutAttr layout,
 }
 
 static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t> shape,
-                                            int64_t dim, std::string &why) {
+                                            int64_t dim, bool forReduction, std::string &why) {
   MLIRContext *ctx = layout.getContext();
   int64_t threads = layout.getThreads(), regs = layout.getRegs();
   auto kept = [&](ArrayRef<int64_t> index) {
@@ -458,6 +460,8 @@ static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t>
     why = "the sliced layout does not cover the result: " + problem;
     return failure();
   }
+  if (!forReduction)
+    return out; // a row vector's layout: each thread holds the rows it reads
   // Each result element must be held by exactly the threads the masks
   // combine (a reduction visits each source element once).
   int64_t numel = 1;
@@ -479,18 +483,47 @@ static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t>
   return out;
 }
 
-std::optional<int64_t> mlir::tile::droppedDim(ValueRange indices, ValueRange ivs) {
-  if (indices.size() + 1 != ivs.size())
+std::optional<SmallVector<int64_t>> mlir::tile::droppedDims(ValueRange indices,
+                                                           ValueRange ivs) {
+  if (indices.size() >= ivs.size())
     return std::nullopt;
-  for (int64_t d = 0; d < (int64_t)ivs.size(); ++d) {
-    SmallVector<Value> rest;
-    for (auto [k, iv] : llvm::enumerate(ivs))
-      if ((int64_t)k != d)
-        rest.push_back(iv);
-    if (llvm::equal(rest, indices))
-      return d;
+  SmallVector<int64_t> dropped;
+  size_t next = 0; // the indices are the loop's, in order, some left out
+  for (auto [d, iv] : llvm::enumerate(ivs)) {
+    if (next < indices.size() && indices[next] == iv)
+      ++next;
+    else
+      dropped.push_back(d);
   }
-  return std::nullopt;
+  if (next != indices.size())
+    return std::nullopt;
+  return dropped;
+}
+
+FailureOr<SlicedLayout> mlir::tile::sliceRows(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                              ArrayRef<int64_t> dims, std::string &why) {
+  // One dimension at a time, the last first (the others keep their places);
+  // each register's row register composed through the slices.
+  SlicedLayout out;
+  out.layout = layout;
+  out.sourceToResult = llvm::to_vector(llvm::seq<int64_t>(0, layout.getRegs()));
+  SmallVector<int64_t> current(shape);
+  for (int64_t dim : llvm::reverse(dims)) {
+    FailureOr<SlicedLayout> step =
+        sliceLayout(out.layout, current, dim, why, /*forReduction=*/false);
+    if (failed(step))
+      return failure();
+    for (int64_t &r : out.sourceToResult)
+      r = step->sourceToResult[r];
+    out.layout = step->layout;
+    current.erase(current.begin() + dim);
+    if (current.empty())
+      current.push_back(1);
+  }
+  out.resultToSources.assign(out.layout.getRegs(), {});
+  for (auto [r, to] : llvm::enumerate(out.sourceToResult))
+    out.resultToSources[to].push_back(r);
+  return out;
 }
 
 bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {

@@ -49,17 +49,28 @@ struct SlicedLayout {
 };
 
 /// Slices `layout` (of a tile of `shape`) along `dim`; fails with the reason
-/// when the registers holding one slice do not form an affine pattern.
+/// when the registers holding one slice do not form an affine pattern or,
+/// `forReduction`, when a reduction could not combine them (each source
+/// element visited once, the holders of a row exactly the threads the masks
+/// combine).
 FailureOr<SlicedLayout> sliceLayout(LayoutAttr layout, ArrayRef<int64_t> shape,
-                                    int64_t dim, std::string &why);
+                                    int64_t dim, std::string &why,
+                                    bool forReduction = true);
+
+/// The layout of a row vector a loop of `layout` (over `shape`) reads without
+/// the dimensions `dims` (increasing): `layout` sliced along each, and each
+/// loop register's row register. The masks are not set (no reduction).
+FailureOr<SlicedLayout> sliceRows(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> dims, std::string &why);
 
 /// Whether two layouts place every (thread, register) on the same element
 /// (the same function, however their maps are written).
 bool equivalentLayouts(LayoutAttr a, LayoutAttr b);
 
-/// The loop dimension a row-vector access leaves out: `indices` must be the
-/// loop indices `ivs` with exactly one removed.
-std::optional<int64_t> droppedDim(ValueRange indices, ValueRange ivs);
+/// The loop dimensions a row-vector access leaves out (increasing):
+/// `indices` must be the loop indices `ivs` in order with one or more
+/// removed (m[i] in a loop over (i, j); s[n] in one over (n, t, h)).
+std::optional<SmallVector<int64_t>> droppedDims(ValueRange indices, ValueRange ivs);
 
 /// `layout` (of a tile of shape `from`) seen through a row-major reshape to
 /// `to` (as many elements): each (thread, register) holds the element at the

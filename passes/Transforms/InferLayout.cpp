@@ -178,15 +178,14 @@ LogicalResult inferRowVectors(ParallelOp loop) {
     if (alloc.getType().getRank() >= (int64_t)loop.getShape().size())
       return WalkResult::advance();
     ValueRange indices = accessIndices(use);
-    std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
-    if (!dim) {
+    std::optional<SmallVector<int64_t>> dims = droppedDims(indices, body.getArguments());
+    if (!dims) {
       use->emitOpError("indexes a lower-rank fragment with other than the "
-                       "loop's indices less one dimension");
+                       "loop's indices, in order, some left out");
       return WalkResult::interrupt();
     }
     std::string why;
-    FailureOr<SlicedLayout> sliced =
-        sliceLayout(*loop.getLayout(), loop.getShape(), *dim, why);
+    FailureOr<SlicedLayout> sliced = sliceRows(*loop.getLayout(), loop.getShape(), *dims, why);
     if (failed(sliced)) {
       use->emitOpError(why);
       return WalkResult::interrupt();

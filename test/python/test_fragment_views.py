@@ -72,6 +72,33 @@ def transposed_accumulator(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32
         T.copy(t, D)
 
 
+@T.prim_func
+def scaled_head_sums(K: T.Tensor((128, 64), "float16"), Q: T.Tensor((128, 64), "float16"),
+                     W: T.Tensor((4, 32), "float32"), C: T.Tensor((128,), "float32"),
+                     S: T.Tensor((4, 128), "float32")):
+    # TileLang's indexer: a per-key scale read as c[n] in a loop over (n, t, h)
+    # (a row vector two dimensions short) and again beside the transposed,
+    # replicated result of the reduction.
+    with T.Kernel(1, threads=256):
+        k_s = T.alloc_shared((128, 64), "float16")
+        q_s = T.alloc_shared((128, 64), "float16")
+        acc = T.alloc_fragment((128, 128), "float32")
+        heads = T.reshape(acc, (128, 4, 32))
+        w = T.alloc_fragment((4, 32), "float32")
+        c = T.alloc_fragment((128,), "float32")
+        sums = T.alloc_fragment((128, 4), "float32")
+        T.copy(K, k_s)
+        T.copy(Q, q_s)
+        T.copy(W, w)
+        T.copy(C, c)
+        T.gemm(k_s, q_s, acc, transpose_B=True, clear_accum=True)
+        for n, t, h in T.Parallel(128, 4, 32):
+            heads[n, t, h] = T.max(heads[n, t, h], 0) * w[t, h] * c[n]
+        T.reduce_sum(heads, sums, dim=-1)
+        for t, n in T.Parallel(4, 128):
+            S[t, n] = sums[n, t] * c[n]
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -105,6 +132,18 @@ def test_loop_reads_the_accumulator_transposed():
     np.testing.assert_allclose(d, want.T + 1, rtol=1e-3, atol=1e-3)
 
 
+def test_row_vectors_two_dimensions_short():
+    k = _rng(9).standard_normal((128, 64)).astype(np.float16)
+    q = _rng(10).standard_normal((128, 64)).astype(np.float16)
+    w = _rng(11).standard_normal((4, 32)).astype(np.float32)
+    c = _rng(12).random(128).astype(np.float32) + 0.5
+    s = np.zeros((4, 128), np.float32)
+    tlc.interpret(scaled_head_sums, k, q, w, c, s)
+    acc = np.maximum(k.astype(np.float32) @ q.astype(np.float32).T, 0).reshape(128, 4, 32)
+    want = ((acc * w * c[:, None, None]).sum(axis=2) * c[:, None]).T
+    np.testing.assert_allclose(s, want, rtol=1e-3, atol=1e-2)
+
+
 def _optimized(prim, arch):
     return tlc.compiler.compile_module(prim.build_module(), arch, keep_ir=True).stages[
         "optimized"]
@@ -133,7 +172,8 @@ def test_transposed_loop_needs_no_conversion(arch):
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
 @pytest.mark.parametrize("prim", [weighted_head_sums, accumulator_head_sums,
-                                  transposed_accumulator], ids=lambda p: p.name)
+                                  transposed_accumulator, scaled_head_sums],
+                         ids=lambda p: p.name)
 def test_ptx_assembles(prim, arch, tmp_path):
     assemble(tlc.compile(prim, target=arch).artifact["ptx"], arch, tmp_path)
 

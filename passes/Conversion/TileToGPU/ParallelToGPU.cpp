@@ -60,11 +60,11 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         return WalkResult::advance();
       }
       if (indices.size() < body.getNumArguments()) {
-        std::optional<int64_t> dim = droppedDim(indices, body.getArguments());
+        std::optional<SmallVector<int64_t>> dims = droppedDims(indices, body.getArguments());
         std::string why;
         FailureOr<SlicedLayout> sliced =
-            dim ? sliceLayout(*layout, loop.getShape(), *dim, why)
-                : FailureOr<SlicedLayout>(failure());
+            dims ? sliceRows(*layout, loop.getShape(), *dims, why)
+                 : FailureOr<SlicedLayout>(failure());
         if (failed(sliced) || !equivalentLayouts(sliced->layout, fragment->layout)) {
           op->emitOpError("reads or writes a row fragment that does not hold "
                           "the rows of the loop's elements");
