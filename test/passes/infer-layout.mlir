@@ -780,3 +780,31 @@ func.func @transposed_indices(%A: memref<64x128xf32>, %B: memref<128x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A row vector two dimensions short of its loop (c[i] in a loop over
+// (i, g, k)) holds the rows of the loop's elements: the loop's layout sliced
+// along both (thread t's registers r hold rows 4r + t / 32), no conversion.
+// CHECK-LABEL: func.func @row_vector_two_dims_short
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> (d1 * 4 + d0 floordiv 32)>} : memref<64xf32
+// CHECK-NOT: tile.alloc_fragment
+// CHECK: tile.parallel
+func.func @row_vector_two_dims_short(%A: memref<64x128xf32>, %C: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %h = tile.view %f : memref<64x128xf32, #tile.space<fragment>> to memref<64x4x32xf32, #tile.space<fragment>>
+    %c = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 128] to %f[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
+    tile.parallel (%i, %g, %k) in [64, 4, 32] {
+      %x = memref.load %h[%i, %g, %k] : memref<64x4x32xf32, #tile.space<fragment>>
+      %s = memref.load %c[%i] : memref<64xf32, #tile.space<fragment>>
+      %y = arith.mulf %x, %s : f32
+      memref.store %y, %h[%i, %g, %k] : memref<64x4x32xf32, #tile.space<fragment>>
+    }
+    tile.copy %f[%c0, %c0] [64, 128] to %A[%c0, %c0] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<64x128xf32>
+  }
+  return
+}
