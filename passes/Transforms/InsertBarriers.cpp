@@ -18,7 +18,16 @@
 // asks for one; their own barrier orders everything before it, and they
 // leave their bytes read.
 // Async copies are ordered by the cp.async wait + barrier that
-// tile-pipeline-loops emits; existing gpu.barrier ops count as barriers.
+// tile-pipeline-loops emits; existing gpu.barrier ops count as barriers, and
+// the program's named barriers (nvvm.barrier) too.
+//
+// Code only some threads run (an scf.if / for / while the frontend marks
+// tile.divergent: its condition or bounds depend on the thread index, and it
+// accesses shared memory) gets no barrier inside, which the threads that skip
+// it would never reach: a barrier its accesses need against earlier ones goes
+// before it, and later accesses meet its accesses after it. Between its own
+// accesses the program orders its threads, as in CUDA (named barriers of the
+// threads that run it).
 //
 // In a tile.ws body the ops run on its warpgroups only: an access is tagged
 // with the threads that made it, and a barrier inserted in the body (a named
@@ -236,11 +245,17 @@ int64_t scratchBytes(ReduceOp reduce) {
 /// the ops of nested loops many times.
 using AccessCache = DenseMap<Operation *, Accesses>;
 
+/// The attribute the frontend puts on an scf.if / for / while whose
+/// condition or bounds depend on the thread index and in which shared memory
+/// is accessed: only some threads run its body, so no barrier goes there.
+constexpr llvm::StringLiteral kDivergentAttr = "tile.divergent";
+
 class Analysis {
 public:
   Analysis(bool insert, AccessCache &cache, bool programOrders,
-           Threads threads = kAllThreads)
-      : insert(insert), programOrders(programOrders), cache(cache), threads(threads) {}
+           Threads threads = kAllThreads, Operation *divergent = nullptr)
+      : insert(insert), programOrders(programOrders), cache(cache), threads(threads),
+        divergent(divergent) {}
 
   void block(Block &b, Accesses &state) {
     for (Operation &op : llvm::make_early_inc_range(b))
@@ -249,8 +264,14 @@ public:
 
 private:
   void visit(Operation *op, Accesses &state) {
-    if (isa<gpu::BarrierOp>(op)) {
+    // The program's barriers: the block's, or a named one (the program's
+    // synchronization of the threads that reach it, in divergent code too).
+    if (isa<gpu::BarrierOp, NVVM::BarrierOp>(op)) {
       state.barrier(op, threads);
+      return;
+    }
+    if (!divergent && op->hasAttr(kDivergentAttr)) {
+      divergentRegion(op, state);
       return;
     }
     if (auto ws = dyn_cast<WarpGroupsOp>(op)) {
@@ -296,13 +317,33 @@ private:
   }
 
   /// A gpu.barrier before `op` when inserting (also in `inserted`); returns
-  /// `op`, the barrier's key.
+  /// `op`, the barrier's key. Inside divergent code none can go (the
+  /// threads that skip it would never reach it): there the program orders
+  /// its threads' accesses itself, as in CUDA (T.sync_threads(barrier_id,
+  /// arrive_count) of the threads that run it).
   Operation *insertBarrier(Operation *op) {
-    if (insert) {
+    if (insert && !divergent) {
       OpBuilder b(op);
       inserted[op] = gpu::BarrierOp::create(b, op->getLoc());
     }
     return op;
+  }
+
+  /// An scf.if / for / while only some threads run (kDivergentAttr): the
+  /// barrier its accesses need against earlier ones goes before it, and
+  /// those after it meet its accesses after it; between its own accesses
+  /// none goes (insertBarrier).
+  void divergentRegion(Operation *op, Accesses &state) {
+    Accesses body = bodyAccesses(op, threads);
+    if (Accesses::any(body.writes, state.storing))
+      waitForStores(op, state);
+    if (state.size() != 0 && state.orderFor(body, threads, programOrders) != Order::None)
+      state.barrier(insertBarrier(op), threads);
+    Accesses end = state;
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        Analysis(false, cache, programOrders, threads, op).block(b, end);
+    state.merge(end); // some threads ran it, or none
   }
 
   /// Before `op`: the bulk stores' wait for their reads of shared memory,
@@ -377,7 +418,7 @@ private:
       Accesses end = head;
       for (Region &r : op->getRegions())
         for (Block &b : r)
-          Analysis(false, cache, programOrders, threads).block(b, end);
+          Analysis(false, cache, programOrders, threads, divergent).block(b, end);
       size_t before = head.size();
       head.merge(end);
       if (head.size() == before)
@@ -517,6 +558,8 @@ private:
   AccessCache &cache;
   /// The threads running the ops walked: a tile.ws body's, else all.
   Threads threads = kAllThreads;
+  /// The divergent region (kDivergentAttr) the walk is in, if any.
+  Operation *divergent = nullptr;
   /// Keys (see Unfenced) of the barriers a fence goes before, and the
   /// barriers this walk inserted, by key.
   llvm::SetVector<Operation *> fences;

@@ -659,3 +659,67 @@ func.func @transpose_between(%A: memref<128x128xi8>) {
   }
   return
 }
+
+// -----
+
+// Code only some threads run (tile.divergent: an `if` on the thread index):
+// the barrier its write needs against the copy in goes before it, the copy
+// out meets its write after it; inside, where the other threads would never
+// arrive, none goes, not even between its own read and write.
+// CHECK-LABEL: func.func @divergent_if
+// CHECK: tile.copy
+// CHECK-NEXT: gpu.thread_id
+// CHECK-NEXT: arith.cmpi
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.if
+// CHECK-NOT: gpu.barrier
+// CHECK: } {tile.divergent}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+func.func @divergent_if(%A: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 64 {
+    %s = tile.alloc_shared {offset = 0 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0] [64] to %s[%c0] [64] : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+    %tx = gpu.thread_id x
+    %low = arith.cmpi ult, %tx, %c32 : index
+    scf.if %low {
+      %i = arith.addi %tx, %c32 : index
+      %v = memref.load %s[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %s[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    } {tile.divergent}
+    tile.copy %s[%c0] [64] to %A[%c0] [64] : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+// The same `if` unmarked (every thread runs it or none): its barriers go
+// inside, before the read (against the copy in) and between read and write.
+// CHECK-LABEL: func.func @uniform_if
+// CHECK: scf.if
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: memref.store
+func.func @uniform_if(%A: memref<64xf32>, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 64 {
+    %s = tile.alloc_shared {offset = 0 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0] [64] to %s[%c0] [64] : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+    %tx = gpu.thread_id x
+    scf.if %p {
+      %i = arith.addi %tx, %c32 : index
+      %v = memref.load %s[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %s[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    }
+    tile.copy %s[%c0] [64] to %A[%c0] [64] : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
+  }
+  return
+}

@@ -163,8 +163,89 @@ def binding_of_blocks(A: T.Tensor((64,), "float32")):
         A[tx] = 1.0
 
 
+@T.prim_func
+def shared_under_if(A: T.Tensor((64,), "float32")):
+    """Shared memory written by half the threads: barriers before the `if`
+    (against the copy in) and after it (before the copy out), none inside."""
+    with T.Kernel(1, threads=64):
+        s = T.alloc_shared((64,), "float32")
+        T.copy(A, s)
+        tx = T.get_thread_binding()
+        if tx < 32:
+            s[tx] = s[tx + 32]
+        T.copy(s, A)
+
+
+@T.prim_func
+def shared_in_thread_loop(A: T.Tensor((64,), "float32")):
+    """A per-thread `while` over shared memory (thread f, f + 32)."""
+    with T.Kernel(1, threads=32):
+        s = T.alloc_shared((64,), "float32")
+        f = T.alloc_var("int32", init=T.get_thread_binding())
+        while f < 64:
+            s[f] = A[f] * 2.0
+            f += 32
+        T.copy(s, A)
+
+
+@T.prim_func
+def split_k_gemv(A: T.Tensor((256,), "float16"), B: T.Tensor((64, 256), "float16"),
+                 C: T.Tensor((64,), "float32")):
+    """TileLang's split-K GEMV: a 32 x 4 block, each row's four threads adding
+    their partial dot products into a shared slot one of them cleared."""
+    with T.Kernel(2, threads=(32, 4)) as bn:
+        tn = T.get_thread_binding(0)
+        tk = T.get_thread_binding(1)
+        acc = T.alloc_local((1,), "float32")
+        c_s = T.alloc_shared((32,), "float32")
+        if tk == 0:
+            c_s[tn] = 0
+        T.clear(acc)
+        for k in T.serial(64):
+            acc[0] += A[tk * 64 + k].astype("float32") * \
+                B[bn * 32 + tn, tk * 64 + k].astype("float32")
+        T.atomic_add(c_s[tn], acc[0])
+        C[bn * 32 + tn] = c_s[tn]
+
+
 PROGRAMS = [scale_2d, indices_3d, zero_dims, reverse_shared, strided_sums, count_threads,
-            keeps_register_across_parallel, gemv(64, 64), mask_outside_windows]
+            keeps_register_across_parallel, gemv(64, 64), mask_outside_windows, shared_under_if,
+            shared_in_thread_loop, split_k_gemv]
+
+
+def test_shared_memory_in_code_only_some_threads_run():
+    a = np.arange(64, dtype=np.float32)
+    tlc.interpret(shared_under_if, a)
+    np.testing.assert_array_equal(a, np.r_[np.arange(32, 64), np.arange(32, 64)].astype(np.float32))
+    b = np.arange(64, dtype=np.float32)
+    tlc.interpret(shared_in_thread_loop, b)
+    np.testing.assert_array_equal(b, np.arange(64, dtype=np.float32) * 2)
+
+
+def test_split_k_gemv():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(256).astype(np.float16)
+    b = rng.standard_normal((64, 256)).astype(np.float16)
+    c = np.zeros(64, np.float32)
+    tlc.interpret(split_k_gemv, a, b, c)
+    np.testing.assert_allclose(c, b.astype(np.float32) @ a.astype(np.float32), rtol=1e-4,
+                               atol=1e-3)
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_barriers_go_around_divergent_code(arch):
+    """The optimized IR: the `if` on the thread index is marked, a barrier
+    precedes it and one follows it, none is inside."""
+    text = pipeline.compile_module(build_module(shared_under_if), arch,
+                                   keep_ir=True).stages["optimized"]
+    lines = [line.strip() for line in text.splitlines()]
+    at = next(i for i, line in enumerate(lines) if line.startswith("scf.if"))
+    assert "tile.divergent" in text
+    end = next(i for i in range(at, len(lines)) if lines[i] == "}" or
+               lines[i].startswith("} {tile.divergent"))
+    assert "gpu.barrier" in lines[at - 1], lines[at - 3:at + 1]
+    assert not any("gpu.barrier" in line for line in lines[at:end + 1])
+    assert any("gpu.barrier" in line for line in lines[end + 1:end + 4]), lines[end:end + 4]
 
 
 def test_thread_binding_masks_rows():
@@ -314,28 +395,6 @@ def parallel_reads_thread_index(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
-def shared_under_if(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1, threads=64):
-        s = T.alloc_shared((64,), "float32")
-        T.copy(A, s)
-        tx = T.get_thread_binding()
-        if tx < 32:
-            s[tx] = s[tx + 32]  # E:shared-if
-        T.copy(s, A)
-
-
-@T.prim_func
-def shared_in_thread_loop(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1, threads=32):
-        s = T.alloc_shared((64,), "float32")
-        f = T.alloc_var("int32", init=T.get_thread_binding())
-        while f < 64:
-            s[f] = A[f]  # E:shared-while
-            f += 32
-        T.copy(s, A)
-
-
-@T.prim_func
 def global_store_without_binding(A: T.Tensor((64,), "float32")):
     with T.Kernel(1, threads=64):
         A[0] = 1.0  # E:global
@@ -360,8 +419,6 @@ def line_of(marker: str) -> int:
      "T.Parallel reads a value that differs between the threads"),
     (parallel_reads_thread_index, "parallel-index", "for",
      "T.Parallel reads a value that differs between the threads"),
-    (shared_under_if, "shared-if", "s[tx + 32]", "a shared-memory access under the `if` at line"),
-    (shared_in_thread_loop, "shared-while", "s[f]", "under the `while` at line"),
     (binding_not_whole, "binding-extent", "T.thread_binding",
      "T.thread_binding(0, 32) of threadIdx.x must cover the 64 threads T.Kernel gives that "
      "dimension: T.thread_binding(0, 64, thread='threadIdx.x')"),

@@ -9,7 +9,9 @@ The kernel's own code (outside T.Parallel) runs in every thread, so a value
 computed from the thread index differs per thread: it may index buffers,
 choose `if` branches and bound loops. Inside T.Parallel the compiler assigns
 iterations to threads itself, so the thread index has no meaning there and
-is an error.
+is an error. Shared memory may be accessed in code only some threads run:
+tile-insert-barriers places the barriers it needs before and after that
+code, never inside (where the program orders its threads, as in CUDA).
 """
 
 from __future__ import annotations
@@ -110,6 +112,16 @@ _TILE_NAMES = {"tile.copy": "T.copy", "tile.fill": "T.fill/T.clear", "tile.gemm"
                "tile.pipelined": "T.Pipelined"}
 
 
+class _Region(str):
+    """What makes code divergent (its description, for messages) and the op
+    that does (an scf.if / for / while on the thread index)."""
+
+    def __new__(cls, text: str, op):
+        region = super().__new__(cls, text)
+        region.op = op
+        return region
+
+
 class _Divergence:
     """Which values and local buffers of a kernel differ between its threads
     (computed from gpu.thread_id), and which regions only some threads run."""
@@ -148,6 +160,11 @@ class _Divergence:
         if name == "llvm.inline_asm":  # T.activemask: which lanes run it
             self.values.update(op.results)
             return
+        if name == "tile.fill" and "local" in str(operands[0].type.memory_space or ""):
+            # T.clear / T.fill of a local buffer: each thread fills its own
+            if divergent or self.tainted(operands[1:]):
+                self.locals.add(operands[0])
+            return
         if name in _TILE_NAMES or name.startswith("tile.") and not name.startswith(
                 "tile.alloc") and name != "tile.stage":
             what = _TILE_NAMES.get(name, name)
@@ -166,14 +183,18 @@ class _Divergence:
                     for block in region.blocks:
                         self.walk(block, divergent)
             return
-        if name in ("memref.load", "memref.store"):
-            buf = operands[0] if name == "memref.load" else operands[1]
+        if name in ("memref.load", "memref.store", "memref.atomic_rmw"):
+            buf = operands[{"memref.load": 0, "memref.store": 1}.get(name, 1)]
             space = str(buf.type.memory_space) if buf.type.memory_space else ""
             if "workgroup" in space and divergent:
-                self.problems.append((op, (
-                    f"a shared-memory access under {divergent}: tlc cannot place the "
-                    "barriers it may need there yet (a barrier only some threads reach); "
-                    "access shared memory where every thread of the block does")))
+                # tile-insert-barriers places no barrier inside such code: the
+                # ones its accesses need go before and after it (a hazard
+                # between two of its own accesses is an error there).
+                divergent.op.attributes["tile.divergent"] = ir.UnitAttr.get()
+            if name == "memref.atomic_rmw":
+                if self.tainted(operands) or divergent:
+                    self.values.update(op.results)
+                return
             if name == "memref.load":
                 if buf in self.locals or self.tainted(operands[1:]):
                     self.values.update(op.results)
@@ -181,7 +202,7 @@ class _Divergence:
                 self.locals.add(buf)
             return
         if name == "scf.if":
-            inner = divergent or (f"the `if` at {_line(op)} on the thread index"
+            inner = divergent or (_Region(f"the `if` at {_line(op)} on the thread index", op)
                                   if self.tainted(operands[:1]) else None)
             for region in op.regions:
                 for block in region.blocks:
@@ -189,17 +210,17 @@ class _Divergence:
         elif name == "scf.for":
             inner = divergent
             if self.tainted(operands[:3]):
-                inner = divergent or f"the loop at {_line(op)} whose bounds depend on the " \
-                                     "thread index"
+                inner = divergent or _Region(f"the loop at {_line(op)} whose bounds depend on "
+                                             "the thread index", op)
                 self.values.update(op.regions[0].blocks[0].arguments)
             self.walk(op.regions[0].blocks[0], inner)
         elif name == "scf.while":
             before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
             self.walk(before, divergent)  # every thread evaluates the first condition
             condition = list(before.operations)[-1]
-            inner = divergent or (f"the `while` at {_line(op)} whose condition depends on "
-                                  "the thread index" if self.tainted(condition.operands[:1])
-                                  else None)
+            inner = divergent or (_Region(f"the `while` at {_line(op)} whose condition "
+                                          "depends on the thread index", op)
+                                  if self.tainted(condition.operands[:1]) else None)
             self.walk(before, inner)
             self.walk(after, inner)
         if self.tainted(operands) or (divergent and op.results):
@@ -233,7 +254,9 @@ def _line(op) -> str:
 def check_divergence(gen, kernel_op) -> None:
     """Errors at the user's line for what the thread index cannot reach yet:
     tile operations only some threads run or fed values that differ per
-    thread, and shared-memory accesses under thread-dependent control flow."""
+    thread. Thread-dependent control flow around shared-memory accesses is
+    marked `tile.divergent` for tile-insert-barriers, which places no
+    barrier inside it."""
     from ..compiler.diagnostics import source_location
     from ..errors import CompilationError, Diagnostic
 
