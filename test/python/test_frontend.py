@@ -987,3 +987,28 @@ def test_clamp_and_tvm_style_cast():
     tlc.interpret(clamp_cast, x, y, z)
     assert (y == np.clip(x, -1, 1).astype(np.float16)).all()
     assert (z == np.clip((x * 10).astype(np.int32), -5, 5)).all()
+
+
+@T.prim_func
+def astype_cast(X: T.Tensor((128,), "float16"), Y: T.Tensor((128,), "int32")):
+    with T.Kernel(1, threads=128):
+        for i in T.Parallel(128):
+            Y[i] = (X[i].astype("float32") * 4.0).astype(T.int32)
+
+
+def test_astype_is_a_cast():
+    # TileLang's PrimExpr.astype(dtype) on a run-time value.
+    import numpy as np
+
+    x = np.linspace(-3, 3, 128).astype(np.float16)
+    y = np.zeros(128, np.int32)
+    tlc.interpret(astype_cast, x, y)
+    assert (y == (x.astype(np.float32) * 4).astype(np.int32)).all()
+    with pytest.raises(tlc.CompilationError, match=r"x.astype\(dtype\) takes one dtype"):
+        @T.prim_func
+        def two(X: T.Tensor((128,), "float16"), Y: T.Tensor((128,), "float32")):
+            with T.Kernel(1, threads=128):
+                for i in T.Parallel(128):
+                    Y[i] = X[i].astype("float32", "float16")
+
+        two.build_module()

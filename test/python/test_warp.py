@@ -182,8 +182,7 @@ def test_sigmoid():
     ("Y[t] = T.shfl_down(X[t], 1, width=3)", "width must be a power of two from 1 to 32"),
     ("T.sync_threads(9)", "a named barrier needs both barrier_id and arrive_count"),
     ("T.sync_threads(9, 48)", "arrive_count must be a multiple of 32"),
-    ("T.sync_threads(1, 32)", "barrier_id must be 9 to 15 (0 is the block's, 1 to 8 the "
-                              "compiler's for warpgroups)"),
+    ("T.sync_threads(16, 32)", "barrier_id must be 1 to 15 (0 is the block's), got 16"),
     ("Y[t] = T.shfl_xor(D[t], 1)", "shuffles values of 32 bits or fewer"),
     ("if t < 16:\n            T.sync_threads()", "T.sync_threads (every thread of the block "
                                                  "must reach it), but only some threads"),
@@ -244,7 +243,34 @@ def test_named_barrier_arrive_checks_its_id():
     @T.prim_func
     def f(X: T.Tensor((128,), "float32")):
         with T.Kernel(1, threads=128):
+            T.named_barrier_arrive(16, 128)
+
+    with pytest.raises(tlc.CompilationError, match="barrier_id must be 1 to 15"):
+        tlc.compile(f, target="sm_90a")
+
+
+def test_named_barriers_below_9_name_free_ones(tmp_path):
+    # TileLang's programs sync on barrier 3 or 1, which tlc keeps for
+    # warpgroups: they take the free barriers from 15 down, the same id the
+    # same barrier throughout the kernel; 9 to 15 stay themselves.
+    @T.prim_func
+    def f(X: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            T.sync_threads(3, 128)
+            T.sync_threads(9, 64)
+            T.sync_threads(1, 128)
             T.named_barrier_arrive(3, 128)
 
-    with pytest.raises(tlc.CompilationError, match="barrier_id must be 9 to 15"):
-        tlc.compile(f, target="sm_90a")
+    ptx = tlc.compile(f, target="sm_90a").get_kernel_source()
+    assert re.findall(r"bar(?:rier)?\.(?:sync|arrive)\s+(\d+), (\d+)", ptx) == [
+        ("15", "128"), ("9", "64"), ("14", "128"), ("15", "128")]
+    ptxas_ok(ptx, tmp_path)
+
+    @T.prim_func
+    def g(X: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            T.sync_threads(3, 128)
+            T.sync_threads(15, 128)
+
+    with pytest.raises(tlc.CompilationError, match="barrier 15 already stands for barrier 3"):
+        tlc.compile(g, target="sm_90a")

@@ -348,20 +348,22 @@ class CodeGenerator(ExpressionMixin):
         raise self.error(node, "`return` may only end a prim_func (the statements after it "
                                "would still be compiled)")
 
-    def expand_macro(self, m, node):
+    def expand_macro(self, m, node, args=None, kwargs=None):
         """Builds the body of the T.macro `m` in place of the call `node`: its
-        parameters bound to the call's arguments, its other names its own
-        (closure, globals), errors at its lines. A final `return value` gives
-        the call's value."""
+        parameters bound to the call's arguments (`args` / `kwargs` when the
+        caller evaluated them already), its other names its own (closure,
+        globals), errors at its lines. A final `return value` gives the
+        call's value."""
         if m in self.macros:
             raise self.error(node, f"the T.macro '{m.name}' calls itself: a macro's body is "
                                    "built in place of each call, so it cannot recurse")
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            raise self.error(node, f"call the T.macro '{m.name}' with plain arguments "
-                                   "(no * or ** unpacking)")
-        args = [self.eval(a) for a in node.args]
-        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        if args is None:
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                    k.arg is None for k in node.keywords):
+                raise self.error(node, f"call the T.macro '{m.name}' with plain arguments "
+                                       "(no * or ** unpacking)")
+            args = [self.eval(a) for a in node.args]
+            kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         try:
             bound = inspect.signature(m.fn).bind(*args, **kwargs)
         except TypeError as e:

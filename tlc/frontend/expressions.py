@@ -145,6 +145,26 @@ class ExpressionMixin:
             return self.symbol(value, node)
         return value
 
+    def implicit_macro(self, fn):
+        """A plain Python function of the program's (not tlc's, not a library's)
+        called with run-time values, as TileLang's helpers are (T.cast and
+        T.if_then_else on their arguments): built in place of the call like a
+        @T.macro. None for anything else (builtins, lambdas, library code)."""
+        import types
+
+        if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+            return None
+        module = getattr(fn, "__module__", "") or ""
+        if module.split(".")[0] in ("tlc", "numpy", "torch", "math", "builtins"):
+            return None
+        cache = self.__dict__.setdefault("_implicit_macros", {})
+        if fn not in cache:
+            try:
+                cache[fn] = Macro(fn)
+            except Exception:  # no source to read (defined in a REPL)
+                cache[fn] = None
+        return cache[fn]
+
     def symbol(self, sym: SymbolicDim, node) -> Affine:
         if isinstance(sym, SymbolicExpr):  # `seq_len * heads`: computed from its symbols
             ops = {"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult(), "//": ast.FloorDiv()}
@@ -329,7 +349,8 @@ class ExpressionMixin:
         if isinstance(op, ast.Mult) and (isinstance(a, int) or isinstance(b, int)):
             return as_affine(b).scale(a) if isinstance(a, int) else as_affine(a).scale(b)
         ops = {ast.Mult: arith.muli, ast.FloorDiv: arith.floordivsi, ast.Div: arith.floordivsi,
-               ast.Mod: arith.remsi}
+               ast.Mod: arith.remsi, ast.LShift: arith.shli, ast.RShift: arith.shrsi,
+               ast.BitAnd: arith.andi, ast.BitOr: arith.ori, ast.BitXor: arith.xori}
         if type(op) not in ops:
             raise self.error(node, f"operator {type(op).__name__} is not supported on indices")
         return Affine.leaf(ops[type(op)](index_value(a), index_value(b)))
@@ -353,6 +374,11 @@ class ExpressionMixin:
             if isinstance(v, Scalar) and dtypes.is_float(v.dtype):
                 return Scalar(arith.negf(v.value), v.dtype)
             return self.binop(ast.Sub(), 0, v, node)
+        if isinstance(node.op, ast.Invert) and isinstance(v, Scalar) and \
+                not dtypes.is_float(v.dtype) and v.dtype not in ("bool", "index"):
+            # ~x of an integer: its bits flipped (x ^ all ones), in its own dtype
+            ones = arith.constant(v.value.type, -1)
+            return Scalar(arith.xori(v.value, ones), v.dtype)
         raise self.error(node, f"operator {type(node.op).__name__} is not supported here")
 
     def expr_Compare(self, node):
@@ -604,7 +630,21 @@ class ExpressionMixin:
     # -- calls ----------------------------------------------------------------------
 
     def expr_Call(self, node):
-        fn = self.eval(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "astype":
+            # TileLang's `x.astype(dtype)` on a run-time value: T.cast.
+            value = self.eval(node.func.value)
+            if isinstance(value, (Affine, Scalar)):
+                from .intrinsic_args import parse_dtype
+                from .math_intrinsics import cast_to
+
+                if len(node.args) != 1 or node.keywords:
+                    raise self.error(node, "x.astype(dtype) takes one dtype")
+                return cast_to(self, value, parse_dtype(self, node.args[0]), node)
+            fn = getattr(value, "astype", None)
+            if fn is None:
+                raise self.error(node.func, f"{self.describe(value)} has no attribute 'astype'")
+        else:
+            fn = self.eval(node.func)
         if isinstance(fn, Macro):
             return self.expand_macro(fn, node)
         name = intrinsic_name(fn)
@@ -629,6 +669,9 @@ class ExpressionMixin:
         args = [self.eval(a) for a in node.args]
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         if any(isinstance(v, (Affine, Scalar)) for v in [*args, *kwargs.values()]):
+            macro = self.implicit_macro(fn)
+            if macro is not None:  # a helper of the program's: built in place, as a T.macro
+                return self.expand_macro(macro, node, args, kwargs)
             name = getattr(fn, "__name__", repr(fn))
             raise self.error(node, f"'{name}' is ordinary Python: it runs at compile time and "
                                    "cannot take run-time values")

@@ -591,6 +591,8 @@ def call_print(gen, node):
 def call_fill(gen, node):
     gen.require_kernel(node, "T.fill")
     a = _args(gen, node, memory.fill, _ANNOTATIONS)
+    if _fill_region(gen, node, a["buffer"], gen.eval(a["value"]), "T.fill"):
+        return
     buf = _buffer(gen, a["buffer"], "T.fill's first argument", reducer_ok=True)
     _fill(gen, node, buf, gen.eval(a["value"]))
 
@@ -598,7 +600,41 @@ def call_fill(gen, node):
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
     a = _args(gen, node, memory.clear, _ANNOTATIONS)
+    if _fill_region(gen, node, a["buffer"], 0, "T.clear"):
+        return
     _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument", reducer_ok=True), 0)
+
+
+def _fill_region(gen, node, target, value, what: str) -> bool:
+    """`T.fill(s[0], v)` / `T.fill(s[i, 0:16], v)`: part of a shared or local
+    buffer (TileLang's region fill). A shared region is the block's work, a
+    T.Parallel loop over it; a local one each thread's own stores. Whole
+    buffers (and fragments) are tile.fill's."""
+    if not isinstance(target, ast.Subscript) or stage_of(gen, target) is not None:
+        return False
+    buf, offsets, sizes = _region(gen, target)
+    if offsets is None:
+        return False
+    if buf.place not in ("shared", "local") or buf.reducer is not None:
+        raise gen.error(target, f"{what} of part of the {buf.place} buffer '{buf.name}': only "
+                                "shared and local buffers are filled by region (a fragment "
+                                "whole)")
+    sizes = sizes or [1] * len(offsets)
+    index = ir.IndexType.get()
+    if buf.place == "local":
+        import itertools
+
+        for at in itertools.product(*(range(n) for n in sizes)):
+            gen.store_element(buf, [simplify(as_affine(o) + i) for o, i in zip(offsets, at)],
+                              value, node)
+        return True
+    op = tile.ParallelOp(list(sizes))
+    block = op.body.blocks.append(*([index] * len(sizes)))
+    with ir.InsertionPoint(block):
+        ivs = [Affine.leaf(a) for a in block.arguments]
+        gen.store_element(buf, [simplify(as_affine(o) + i) for o, i in zip(offsets, ivs)],
+                          value, node)
+    return True
 
 
 def _fill(gen, node, buf, value):

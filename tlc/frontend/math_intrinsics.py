@@ -160,6 +160,22 @@ def call_cast(gen, node):
     return cast_to(gen, gen.eval(a["value"]), dt, node)
 
 
+def call_reinterpret(gen, node):
+    a = _args(gen, node, scalar_math.reinterpret, {"span": "TVM's source spans"})
+    dt = str(DType(_dtype(gen, a["dtype"])))
+    x = gen.eval(a["value"])
+    if not isinstance(x, Scalar) or x.dtype == "index":
+        raise gen.error(a["value"], f"T.reinterpret takes a run-time scalar of a dtype, got "
+                                    f"{gen.describe(x)} (cast it to a dtype first)")
+    bits = DType(x.dtype).bits
+    if bits != DType(dt).bits:
+        raise gen.error(node, f"T.reinterpret of a {x.dtype} ({bits} bits) as {dt} "
+                              f"({DType(dt).bits} bits): the widths must match")
+    storage = dtypes.storage_type(dt)
+    value = x.value if x.value.type == storage else arith.bitcast(storage, x.value)
+    return Scalar(value, dt)
+
+
 def _divide(gen, node, ceil: bool):
     a = _args(gen, node, scalar_math.ceildiv if ceil else scalar_math.floordiv)
     x, y = gen.eval(a["a"]), gen.eval(a["b"])

@@ -248,7 +248,7 @@ def call_sync_threads(gen, node):
         return None
     if bar is None or count is None:
         raise gen.error(node, f"{what}: a named barrier needs both barrier_id and arrive_count")
-    _named(gen, what, a["barrier_id"], bar, a["arrive_count"], count, "arrive_count")
+    bar = _named(gen, what, a["barrier_id"], bar, a["arrive_count"], count, "arrive_count")
     i32 = ir.IntegerType.get_signless(32)
     ir.Operation.create("nvvm.barrier", operands=[arith.constant(i32, bar),
                                                   arith.constant(i32, count)],
@@ -256,17 +256,40 @@ def call_sync_threads(gen, node):
     return None
 
 
-def _named(gen, what, bar_node, bar, count_node, count, count_name) -> None:
-    """Checks a named barrier's id and thread count."""
+def _named(gen, what, bar_node, bar, count_node, count, count_name) -> int:
+    """Checks a named barrier's id and thread count; returns the hardware
+    barrier that id names in this kernel. Ids 9 to 15 are themselves; ids 1 to
+    8, which the compiler keeps for warpgroups, are the program's names for
+    the free ones (15, 14, ... in the order the kernel first uses them), so a
+    program written with TileLang's `T.sync_threads(3, 256)` keeps its
+    pairing."""
     threads = math.prod(gen.thread_dims)
-    if isinstance(bar, bool) or not isinstance(bar, int) or not _FIRST_ID <= bar <= 15:
-        raise gen.error(bar_node, f"{what}: barrier_id must be {_FIRST_ID} to 15 (0 is the "
-                                  f"block's, 1 to {_FIRST_ID - 1} the compiler's for "
-                                  f"warpgroups), got {bar!r}")
+    if isinstance(bar, bool) or not isinstance(bar, int) or not 1 <= bar <= 15:
+        raise gen.error(bar_node, f"{what}: barrier_id must be 1 to 15 (0 is the block's), "
+                                  f"got {bar!r}")
     if isinstance(count, bool) or not isinstance(count, int) or count < 32 or count % 32 or \
             count > threads:
         raise gen.error(count_node, f"{what}: {count_name} must be a multiple of 32 up to the "
                                     f"block's {threads} threads, got {count!r}")
+    names = gen.__dict__.setdefault("named_barriers", {})
+    kernel = names.setdefault(id(gen.kernel), {})  # program id -> hardware id
+    if bar in kernel:
+        return kernel[bar]
+    taken = set(kernel.values())
+    if bar >= _FIRST_ID:
+        if bar in taken:
+            raise gen.error(bar_node, f"{what}: barrier {bar} already stands for barrier "
+                                      f"{next(k for k, v in kernel.items() if v == bar)} of "
+                                      "this kernel (ids 1 to 8 take the free barriers from 15 "
+                                      "down); use another id")
+        kernel[bar] = bar
+        return bar
+    free = [b for b in range(15, _FIRST_ID - 1, -1) if b not in taken]
+    if not free:
+        raise gen.error(bar_node, f"{what}: this kernel uses more named barriers than the "
+                                  f"{16 - _FIRST_ID} the program has ({_FIRST_ID} to 15)")
+    kernel[bar] = free[0]
+    return free[0]
 
 
 def call_named_barrier_arrive(gen, node):
@@ -274,7 +297,7 @@ def call_named_barrier_arrive(gen, node):
     _kernel_code(gen, node, what)
     a = _args(gen, node, warp.named_barrier_arrive)
     bar, count = gen.eval_static(a["barrier_id"]), gen.eval_static(a["thread_count"])
-    _named(gen, what, a["barrier_id"], bar, a["thread_count"], count, "thread_count")
+    bar = _named(gen, what, a["barrier_id"], bar, a["thread_count"], count, "thread_count")
     i32 = ir.IntegerType.get_signless(32)
     ir.Operation.create("nvvm.barrier.arrive",
                         operands=[arith.constant(i32, bar), arith.constant(i32, count)])

@@ -33,6 +33,7 @@ from .scalar_math import (
     log2,
     max,  # noqa: A004
     min,  # noqa: A004
+    reinterpret,
     rsqrt,
     sigmoid,
     sqrt,
@@ -112,6 +113,7 @@ INTRINSICS = [
     "shfl_down", "shfl_up", "shfl_sync", "any_sync", "all_sync", "ballot_sync", "ballot",
     "activemask", "sync_threads", "sync_warp", "named_barrier_arrive",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "abs", "max", "min", "if_then_else",
+    "reinterpret",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "cumsum", "cummax",

@@ -207,6 +207,21 @@ def cast(value, dtype: str, round: str = "", sat: bool = True, rbits=None):  # n
 
 
 @intrinsic
+def reinterpret(value, dtype: str, span=None):
+    """The bits of `value` read as `dtype`, of the same width (a float16's bits
+    as uint16: CUDA's __half_as_ushort).
+
+    Args:
+        value: a run-time scalar.
+        dtype: the new dtype, as many bits as the value's.
+        span: TVM's source span; not used by tlc (None only).
+
+    Example: `bits = T.reinterpret(T.cast(x, T.float16), T.uint16)`
+    """
+    raise outside_prim_func("reinterpret")
+
+
+@intrinsic
 def ceildiv(a: int, b: int) -> int:
     """The ceiling of a / b for integers: T.ceildiv(1000, 128) == 8.
 

@@ -202,8 +202,10 @@ def sync_threads(barrier_id=None, arrive_count=None):
     program's (every thread, or every thread counted, must reach it).
 
     Args:
-        barrier_id: a named barrier, 9 to 15 (0 is the block's, 1 to 8 the
-            compiler's for warpgroups), with arrive_count.
+        barrier_id: a named barrier, 1 to 15 (0 is the block's), with
+            arrive_count; 9 to 15 are those hardware barriers, 1 to 8 (which
+            the compiler keeps for warpgroups) the program's names for free
+            ones, the same within a kernel.
         arrive_count: the threads that meet there, a multiple of 32.
 
     Example: `T.sync_threads()`
@@ -230,7 +232,7 @@ def named_barrier_arrive(barrier_id, thread_count):
     as a producer warpgroup signals consumers.
 
     Args:
-        barrier_id: the named barrier, 9 to 15 (1 to 8 are the compiler's).
+        barrier_id: the named barrier, 1 to 15, as T.sync_threads takes it.
         thread_count: the threads that meet there, arriving and waiting
             together, a multiple of 32.
 
