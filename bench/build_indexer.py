@@ -6,7 +6,10 @@ T.thread_binding and DeepSeek's lightning indexer (no GPU needed).
 - test/python/test_fragment_views.py's programs (a fragment reshaped and
   reduced per group, a gemm accumulator viewed per head and written
   transposed, an accumulator read in a loop over (j, i)) and
-  test_thread_binding.py's window mask, for sm_90a and sm_80;
+  test_thread_binding.py's window mask and shared memory in code only some
+  threads run (an `if` and a `while` on the thread index, TileLang's split-K
+  GEMV) and test_simt.py's radix histogram and scan (shared atomics, a
+  named barrier in code half the block runs), for sm_90a and sm_80;
 - examples/lightning_indexer.py (sm_90a: fp8 wgmma with K tiles of 64, a
   warp-specialized loop whose copies start at a T.alloc_var computed in the
   kernel, the accumulator viewed per head, and a second kernel masking the
@@ -29,7 +32,13 @@ import tlc  # noqa: E402
 from checks import save_checked  # noqa: E402
 import lightning_indexer  # noqa: E402
 import test_fragment_views as fv  # noqa: E402
+import test_simt as simt  # noqa: E402
 import test_thread_binding as tb  # noqa: E402
+
+# test_simt.radix_histogram's histogram of the keys' top 8 bits, per row.
+KEYS = ("torch.where(X < 0, ~(X.view(torch.int32).long() & 0xFFFFFFFF) & 0xFFFFFFFF, "
+        "(X.view(torch.int32).long() & 0xFFFFFFFF) | 0x80000000) >> 24")
+HIST = f"torch.stack([torch.bincount(k, minlength=256) for k in {KEYS}]).int()"
 
 CHECKS = [
     (fv.weighted_head_sums, {"expect": {"S": "(A.reshape(64, 4, 32).clamp(min=0) * W).sum(2)"},
@@ -45,6 +54,10 @@ CHECKS = [
         "expect": {"L": "L.masked_fill((torch.arange(1000, device=L.device)[None, :] < "
                         "lo[:, None].long()) | (torch.arange(1000, device=L.device)[None, :] "
                         ">= hi[:, None].long()), -math.inf)"}}),
+    (tb.shared_under_if, {"expect": {"A": "torch.cat([A[32:], A[32:]])"}}),
+    (tb.shared_in_thread_loop, {"expect": {"A": "A * 2"}}),
+    (tb.split_k_gemv, {"expect": {"C": "B.float() @ A.float()"}, "atol": 1e-2, "rtol": 1e-3}),
+    (simt.radix_histogram, {"expect": {"H": HIST, "S": HIST + ".flip(1).cumsum(1).flip(1).int()"}}),
 ]
 
 # logits[s, n] = sum_h relu(q[s, h] . k[n]) * weights[s, h] * k_scale[n] inside the window.

@@ -758,9 +758,15 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   // The consumers: the program, its loop waiting for and releasing stages.
   {
     OpBuilder cb = OpBuilder::atBlockTerminator(roles.elseBlock());
+    // setmaxnreg.inc takes only what the block's other warps released: each
+    // thread starts with the launch's share of the register file (the most
+    // ptxas gives a block of threads + 128, in steps of 8), and the
+    // consumers share what the producer gives up. Asking for more waits
+    // forever (four consumer warpgroups: 96 at launch, 104 each, not 112).
+    int64_t atLaunch = std::min<int64_t>(255, 65536 / (threads + kWarpgroup)) / 8 * 8;
     int64_t regs = std::min<int64_t>(
         kConsumerRegisterCap,
-        (65536 - kWarpgroup * kProducerRegisters) / threads / 8 * 8);
+        (atLaunch + kWarpgroup * (atLaunch - kProducerRegisters) / threads) / 8 * 8);
     if (movesRegisters)
       NVVM::SetMaxRegisterOp::create(cb, loc, regs, NVVM::SetMaxRegisterAction::increase);
     forEachTile(cb, [&](OpBuilder &tb, IRMapping &mapping, const TileWork &work) {

@@ -457,8 +457,9 @@ func.func @warp_specialized_64_byte_rows(%A: memref<1024x1024xf16>, %B: memref<1
 
 // Four stages, two consumer warpgroups, one wgmma group left pending: the
 // consumers release the iteration before (none in iteration 0), and wait
-// for all groups after the loop. Registers: (65536 - 128 x 40) / 256
-// rounded down to 8 = 232.
+// for all groups after the loop. Registers: each thread starts with
+// 65536 / 384 rounded down to 8 = 168; the producer gives up 128 x (168 -
+// 40), which the 256 consumers share: 168 + 64 = 232.
 // CHECK-LABEL: func.func @pending_release
 // CHECK: threads = 256 attributes {tile.persistent, tile.producer_threads = 128 : i64}
 // CHECK: %[[PIPE:.*]] = tile.pipeline stages = 4, consumers = 256 : !tile.pipeline
@@ -861,4 +862,33 @@ func.func @local_written_in_loop(%A: memref<512x64xf16>, %n: index) {
     }
   }
   return
+}
+
+// -----
+
+// Four consumer warpgroups (512 threads): 96 registers a thread at launch
+// (65536 / 640), the producer's 128 x 56 released shared by 512 threads:
+// 96 + 14, rounded down to 8 = 104 (asking for more would wait forever).
+// CHECK-LABEL: func.func @four_consumer_warpgroups
+// CHECK: tile.pipeline stages = 2, consumers = 512
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 104
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @four_consumer_warpgroups(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 512 {
+    %c = tile.alloc_fragment : memref<256x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<256x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [256, 64] to %a[%c0, %c0] [256, 64] : memref<1024x1024xf16> to memref<256x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c64, %kk] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 16, warps_n = 1, a = shared, depth = 0>} : memref<256x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<256x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
 }
