@@ -28,8 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
-import tlc  # noqa: E402
-from checks import save_checked  # noqa: E402
+from checks import save_checked, save_checked_programs  # noqa: E402
 import lightning_indexer  # noqa: E402
 import test_fragment_views as fv  # noqa: E402
 import test_simt as simt  # noqa: E402
@@ -46,6 +45,10 @@ CHECKS = [
     (fv.accumulator_head_sums, {"expect": {
         "S": "(K.float() @ Q.float().T).reshape(128, 4, 32).sum(2).T"},
         "atol": 1e-2, "rtol": 1e-3}),
+    (fv.first_rows_of_an_accumulator, {"expect": {
+        "O": "(A.float() @ B.float().T)[:4]",
+        "P": "torch.cat([(A.float() @ B.float().T)[:8], (A.float() @ B.float().T)[:4], "
+             "(A.float() @ B.float().T)[12:]])"}, "atol": 1e-2, "rtol": 1e-3}),
     (fv.transposed_accumulator, {"expect": {"C": "A.float() @ B.float().T",
                                             "D": "(A.float() @ B.float().T).T + 1"},
                                  "atol": 1e-2, "rtol": 1e-3}),
@@ -77,11 +80,7 @@ def windows(seq: int, seq_kv: int):
 
 
 def main(out: str) -> None:
-    os.makedirs(out, exist_ok=True)
-    for prim, check in CHECKS:
-        for arch in ("sm_90a", "sm_80"):
-            save_checked(tlc.compile(prim, target=arch).artifact, check,
-                         os.path.join(out, f"{prim.name}_{arch}.tlcart"))
+    save_checked_programs(CHECKS, out)
     # The example's blocks (128 keys, two warpgroups) and TileLang's (256 keys, four).
     for block_n, threads in ((128, 256), (256, 512)):
         kernel = lightning_indexer.indexer_logits.compile(heads=32, dim=64, block_n=block_n,

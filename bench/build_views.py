@@ -19,8 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
 sys.path.insert(0, HERE)
 
-import tlc  # noqa: E402
-from checks import save_checked  # noqa: E402
+from checks import save_checked_programs  # noqa: E402
 import test_buffer_views as v  # noqa: E402
 
 CHECKS = [
@@ -40,11 +39,7 @@ CHECKS = [
 
 
 def main(out: str) -> None:
-    os.makedirs(out, exist_ok=True)
-    for prim, check in CHECKS:
-        for arch in ("sm_90a", "sm_80"):
-            save_checked(tlc.compile(prim, target=arch).artifact, check,
-                         os.path.join(out, f"{prim.name}_{arch}.tlcart"))
+    save_checked_programs(CHECKS, out)
 
 
 if __name__ == "__main__":

@@ -95,12 +95,15 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
                               f"({alloc.attributes['layout']}), set by T.annotate_layout or "
                               "by naming its stages; a view addresses the bytes row-major, so "
                               "a viewed buffer keeps the plain layout")
-    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
-    t = ir.MemRefType.get(shape, dtypes.storage_type(dt), memory_space=space)
+    return _tile_view(gen, node, src, shape, dt, "shared", "#gpu.address_space<workgroup>")
+
+
+def _tile_view(gen, node, src: BufferRef, shape, dt: str, place: str, space: str) -> BufferRef:
+    """The tile.view of `src` as `shape` x `dt`, named as the program names it."""
+    t = ir.MemRefType.get(shape, dtypes.storage_type(dt), memory_space=ir.Attribute.parse(space))
     name = gen.assigned_name(node)
     loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
-    value = tile.view(t, src.value, loc=loc)
-    return BufferRef(name or src.name, value, shape, dt, "shared")
+    return BufferRef(name or src.name, tile.view(t, src.value, loc=loc), shape, dt, place)
 
 
 
@@ -115,9 +118,4 @@ def _fragment_view(gen, node, src: BufferRef, shape, dt: str, what: str) -> Buff
         raise gen.error(node, f"{what}: '{src.name}' {tuple(src.shape)} has "
                               f"{math.prod(src.shape)} elements, but {tuple(shape)} has "
                               f"{math.prod(shape)}; a view keeps the fragment's elements")
-    space = ir.Attribute.parse("#tile.space<fragment>")
-    t = ir.MemRefType.get(shape, dtypes.storage_type(dt), memory_space=space)
-    name = gen.assigned_name(node)
-    loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
-    value = tile.view(t, src.value, loc=loc)
-    return BufferRef(name or src.name, value, shape, dt, "fragment")
+    return _tile_view(gen, node, src, shape, dt, "fragment", "#tile.space<fragment>")
