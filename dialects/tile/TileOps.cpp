@@ -738,15 +738,12 @@ static LogicalResult verifyCopySide(CopyOp op, StringRef side, MemRefType type,
              << " of size " << extent;
   }
   if (place == Place::Fragment) {
-    if (sizes != type.getShape())
-      return op.emitOpError() << "a fragment " << side
-                              << " must be copied whole (sizes "
-                              << shapeStr(type.getShape()) << "), got "
-                              << shapeStr(sizes);
+    // Part of a fragment (acc[0:4, :]): a region whose start is known, each
+    // thread moving the registers that fall inside it.
     for (Value offset : offsets)
-      if (!matchPattern(offset, m_Zero()))
+      if (!matchPattern(offset, m_Constant()))
         return op.emitOpError() << "a fragment " << side
-                                << " must be copied whole, from index 0";
+                                << " region must start at constant indices";
   }
   return success();
 }
@@ -754,6 +751,15 @@ static LogicalResult verifyCopySide(CopyOp op, StringRef side, MemRefType type,
 LogicalResult CopyOp::verify() {
   if (failed(getEnclosingThreads(*this)))
     return failure();
+  auto whole = [](MemRefType type, OperandRange offsets, ArrayRef<int64_t> sizes) {
+    return sizes == type.getShape() &&
+           llvm::all_of(offsets, [](Value o) { return matchPattern(o, m_Zero()); });
+  };
+  if (getPlace(getSrc().getType()) == Place::Fragment &&
+      getPlace(getDst().getType()) == Place::Fragment &&
+      (!whole(getSrc().getType(), getSrcOffsets(), getSrcSizes()) ||
+       !whole(getDst().getType(), getDstOffsets(), getDstSizes())))
+    return emitOpError("copies between fragments take them whole");
   if (failed(verifyCopySide(*this, "source", getSrc().getType(),
                             getSrcOffsets(), getSrcSizes())) ||
       failed(verifyCopySide(*this, "destination", getDst().getType(),

@@ -774,9 +774,11 @@ def Tile_CopyOp : Tile_Op<"copy", [AttrSizedOperandSegments]> {
 
     A side in global memory may overhang the tensor (a tile at the edge of a
     size no block divides): reads outside the tensor yield zero and writes
-    outside it are skipped. A fragment side must be the whole fragment; a
-    copy between two fragments (a cast, typically) keeps every element with
-    the thread holding it, so their layouts must place elements alike.
+    outside it are skipped. A fragment side is the whole fragment or a
+    region starting at constant indices (`acc[0:4, :]`: each thread moves the
+    registers whose elements fall inside it); a copy between two fragments
+    (a cast, typically) takes both whole and keeps every element with the
+    thread holding it, so their layouts must place elements alike.
 
     With `async`, a global -> shared copy of one element type is issued as
     cp.async and completes only once a later `nvvm.cp.async.wait.group`

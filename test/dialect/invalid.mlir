@@ -626,13 +626,14 @@ func.func @copy_offset_overflow(%A: memref<?x?xf32>, %i: index) {
 
 // -----
 
-func.func @copy_partial_fragment(%A: memref<?x?xf32>, %i: index) {
+func.func @copy_partial_fragments(%A: memref<?x?xf32>, %i: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.copy' op a fragment destination must be copied whole (sizes 64x32), got 32x32}}
-    tile.copy %A[%i, %i] [32, 32] to %f[%c0, %c0] [32, 32] : memref<?x?xf32> to memref<64x32xf32, #tile.space<fragment>>
+    %g = tile.alloc_fragment : memref<32x32xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.copy' op copies between fragments take them whole}}
+    tile.copy %f[%c0, %c0] [32, 32] to %g[%c0, %c0] [32, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<32x32xf32, #tile.space<fragment>>
   }
   return
 }
@@ -644,7 +645,7 @@ func.func @copy_fragment_offset(%A: memref<?x?xf32>, %i: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.copy' op a fragment source must be copied whole, from index 0}}
+    // expected-error @+1 {{'tile.copy' op a fragment source region must start at constant indices}}
     tile.copy %f[%c0, %i] [64, 32] to %A[%i, %i] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<?x?xf32>
   }
   return

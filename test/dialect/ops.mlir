@@ -844,3 +844,16 @@ func.func @transpose_bytes() {
   }
   return
 }
+
+// CHECK-LABEL: func.func @fragment_region_copy
+// CHECK: tile.copy %{{.*}}[%{{.*}}, %{{.*}}] [4, 128] to %{{.*}}[%{{.*}}, %{{.*}}] [4, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<4x128xf32, #gpu.address_space<workgroup>>
+func.func @fragment_region_copy() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %s = tile.alloc_shared : memref<4x128xf32, #gpu.address_space<workgroup>>
+    tile.copy %f[%c0, %c0] [4, 128] to %s[%c0, %c0] [4, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<4x128xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}

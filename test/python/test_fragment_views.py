@@ -99,6 +99,26 @@ def scaled_head_sums(K: T.Tensor((128, 64), "float16"), Q: T.Tensor((128, 64), "
             S[t, n] = sums[n, t] * c[n]
 
 
+@T.prim_func
+def first_rows_of_an_accumulator(A: T.Tensor((64, 32), "float16"), B: T.Tensor((64, 32), "float16"),
+                                 O: T.Tensor((4, 64), "float32"), P: T.Tensor((64, 64), "float32")):
+    # TileLang's flash decoding keeps only the first valid_block_H rows of its
+    # output fragment: T.copy(acc[:4, :], O_shared). And a region written into
+    # a fragment: rows 8..11 replaced by O's values.
+    with T.Kernel(1, threads=128):
+        a_s = T.alloc_shared((64, 32), "float16")
+        b_s = T.alloc_shared((64, 32), "float16")
+        o_s = T.alloc_shared((4, 64), "float32")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a_s)
+        T.copy(B, b_s)
+        T.gemm(a_s, b_s, acc, transpose_B=True, clear_accum=True)
+        T.copy(acc[:4, :], o_s)
+        T.copy(o_s, O)
+        T.copy(o_s, acc[8:12, :])
+        T.copy(acc, P)
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -144,6 +164,17 @@ def test_row_vectors_two_dimensions_short():
     np.testing.assert_allclose(s, want, rtol=1e-3, atol=1e-2)
 
 
+def test_region_of_an_accumulator():
+    a = _rng(13).standard_normal((64, 32)).astype(np.float16)
+    b = _rng(14).standard_normal((64, 32)).astype(np.float16)
+    o, p = np.zeros((4, 64), np.float32), np.zeros((64, 64), np.float32)
+    tlc.interpret(first_rows_of_an_accumulator, a, b, o, p)
+    acc = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(o, acc[:4], rtol=1e-3, atol=1e-3)
+    acc[8:12] = acc[:4]
+    np.testing.assert_allclose(p, acc, rtol=1e-3, atol=1e-3)
+
+
 def _optimized(prim, arch):
     return tlc.compiler.compile_module(prim.build_module(), arch, keep_ir=True).stages[
         "optimized"]
@@ -172,7 +203,8 @@ def test_transposed_loop_needs_no_conversion(arch):
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
 @pytest.mark.parametrize("prim", [weighted_head_sums, accumulator_head_sums,
-                                  transposed_accumulator, scaled_head_sums],
+                                  transposed_accumulator, scaled_head_sums,
+                                  first_rows_of_an_accumulator],
                          ids=lambda p: p.name)
 def test_ptx_assembles(prim, arch, tmp_path):
     assemble(tlc.compile(prim, target=arch).artifact["ptx"], arch, tmp_path)

@@ -62,3 +62,25 @@ def test_option_errors(body, message, tmp_path):
                       prelude=["x = T.alloc_fragment((64, 32), 'float32')",
                                "s = T.alloc_fragment((64,), 'float32')", "T.copy(X, x)"],
                       threads=128)
+
+
+@T.prim_func
+def half_max_into_float(X: T.Tensor((8, 128), "float16"), M: T.Tensor((128,), "float32")):
+    # TileLang's flash decoding reduces float16 log-sum-exps into a float32
+    # fragment: a converted copy of the source, reduced in float32.
+    with T.Kernel(1, threads=128):
+        x = T.alloc_fragment((8, 128), "float16")
+        m = T.alloc_fragment((128,), "float32")
+        T.copy(X, x)
+        T.reduce_max(x, m, dim=0, clear=True)
+        T.copy(m, M)
+
+
+def test_reduction_into_another_float_type(tmp_path):
+    x = np.random.default_rng(3).standard_normal((8, 128)).astype(np.float16)
+    m = np.zeros(128, np.float32)
+    tlc.interpret(half_max_into_float, x, m)
+    np.testing.assert_array_equal(m, x.max(axis=0).astype(np.float32))
+    kernel = tlc.compile(half_max_into_float, target="sm_90a")
+    assert "memref<8x128xf32, #tile.space<fragment>>" in kernel.get_mlir("tile")
+    ptxas_ok(kernel.get_kernel_source(), tmp_path)

@@ -776,6 +776,18 @@ def _reduce(gen, node, kind: str):
                                             f"{src.rank}-d '{src.name}'")
     dim %= src.rank
     clear = bool(gen.eval_static(a["clear"]))
+    if src.dtype != dst.dtype and src.place == "fragment" and dst.place == "fragment" and \
+            src.reducer is None and dst.reducer is None:
+        # float16 values reduced into float32 (TileLang's flash decoding): a
+        # converted copy of the source, reduced in the destination's type.
+        space = ir.Attribute.parse("#tile.space<fragment>")
+        t = ir.MemRefType.get(list(src.shape), dtypes.storage_type(dst.dtype),
+                              memory_space=space)
+        converted = BufferRef(src.name, tile.alloc_fragment(t), list(src.shape), dst.dtype,
+                              "fragment")
+        c0 = [arith.constant(ir.IndexType.get(), 0)] * src.rank
+        tile.copy(src.value, c0, list(src.shape), converted.value, c0, list(src.shape))
+        src = converted
     i64 = ir.IntegerType.get_signless(64)
     op = tile.ReduceOp(src.value, dst.value,
                        ir.Attribute.parse(f"#tile.reduce_kind<{kind}>"), ir.IntegerAttr.get(i64, dim))

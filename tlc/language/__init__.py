@@ -9,8 +9,9 @@ raises an error saying so.
 
 from __future__ import annotations
 
-from .loops import (Kernel, Parallel, Persistent, Pipelined, annotate_layout, get_thread_binding,
-                    loop_break, serial, thread_binding, unroll, use_swizzle, vectorized)
+from .loops import (Kernel, Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized,
+                    annotate_layout, get_thread_binding, loop_break, serial, thread_binding,
+                    unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, alloc_shared,
                      alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
@@ -101,7 +102,8 @@ def empty(shape, dtype: str = "float32"):
 
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
-    "Kernel", "get_thread_binding", "thread_binding", "Parallel", "Pipelined", "serial", "unroll", "vectorized",
+    "Kernel", "get_thread_binding", "thread_binding", "Serial", "Unroll", "Vectorized",
+    "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global",

@@ -224,3 +224,9 @@ def annotate_layout(layout_map: dict) -> None:
     acc: T.Fragment(acc.shape, forward_thread_fn=lambda i, j: j * 4 + i // 16)})`
     """
     raise outside_prim_func("annotate_layout")
+
+
+# TileLang's capitalized aliases ("tile-level loops"): the same intrinsics.
+Serial = serial
+Unroll = unroll
+Vectorized = vectorized

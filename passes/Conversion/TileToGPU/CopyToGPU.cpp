@@ -137,10 +137,32 @@ LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const Kern
       auto once = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
       b.setInsertionPoint(once.thenBlock()->getTerminator());
     }
+    // Part of the fragment (acc[0:4, :]): each register whose element falls
+    // inside the region, one at a time, at its place in the region.
+    SmallVector<int64_t> start;
+    for (Value o : frag.offsets)
+      start.push_back(getConstantIntValue(o).value_or(0));
+    bool whole = frag.sizes == SmallVector<int64_t>(frag.type.getShape()) &&
+                 llvm::all_of(start, [](int64_t v) { return v == 0; });
+    if (!whole)
+      width = 1;
+    IndexBuilder ib{b, loc};
     for (int64_t r = 0; r < layout.getRegs(); r += width) {
       SmallVector<Value> index = applyLayout(b, loc, layout, info.at(op).tid, r);
+      OpBuilder::InsertionGuard inside(b);
+      if (!whole) {
+        Value in;
+        for (size_t d = 0; d < index.size(); ++d) {
+          index[d] = arith::SubIOp::create(b, loc, index[d], ib.c(start[d])); // in the region
+          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index[d],
+                                           ib.c(frag.sizes[d]));
+          in = in ? arith::AndIOp::create(b, loc, in, ok).getResult() : ok;
+        }
+        auto guard = scf::IfOp::create(b, loc, in, /*withElseRegion=*/false);
+        b.setInsertionPoint(guard.thenBlock()->getTerminator());
+      }
       SmallVector<Value> otherIdx =
-          sideIndices(b, loc, other, squeezeIndex(index, frag.type.getShape()));
+          sideIndices(b, loc, other, squeezeIndex(index, frag.sizes));
       SmallVector<Value> regIdx{arith::ConstantIndexOp::create(b, loc, r)};
       if (fromFragment)
         move(b, regs, regIdx, other, otherIdx, width);
