@@ -1012,3 +1012,25 @@ def test_astype_is_a_cast():
                     Y[i] = X[i].astype("float32", "float16")
 
         two.build_module()
+
+
+def test_capitalized_loop_aliases():
+    # TileLang's T.Serial / T.Unroll / T.Vectorized are its lowercase loops.
+    import numpy as np
+
+    assert T.Serial is T.serial and T.Unroll is T.unroll and T.Vectorized is T.vectorized
+
+    @T.prim_func
+    def prefix(X: T.Tensor((4, 8), "float32"), Y: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            t = T.get_thread_binding()
+            if t < 4:
+                acc = T.alloc_var("float32")
+                for k in T.Serial(8):
+                    acc += X[t, k]
+                Y[t] = acc
+
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    y = np.zeros(4, np.float32)
+    tlc.interpret(prefix, x, y)
+    np.testing.assert_array_equal(y, x.sum(axis=1))
