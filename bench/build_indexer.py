@@ -9,7 +9,8 @@ T.thread_binding and DeepSeek's lightning indexer (no GPU needed).
   test_thread_binding.py's window mask and shared memory in code only some
   threads run (an `if` and a `while` on the thread index, TileLang's split-K
   GEMV) and test_simt.py's radix histogram and scan (shared atomics, a
-  named barrier in code half the block runs), for sm_90a and sm_80;
+  named barrier in code half the block runs), a fragment region copied out and
+  in, a float16 fragment reduced into float32, for sm_90a and sm_80;
 - examples/lightning_indexer.py (sm_90a: fp8 wgmma with K tiles of 64, a
   warp-specialized loop whose copies start at a T.alloc_var computed in the
   kernel, the accumulator viewed per head, and a second kernel masking the
@@ -31,6 +32,7 @@ sys.path.insert(0, HERE)
 from checks import save_checked, save_checked_programs  # noqa: E402
 import lightning_indexer  # noqa: E402
 import test_fragment_views as fv  # noqa: E402
+import test_reduce_options as ro  # noqa: E402
 import test_simt as simt  # noqa: E402
 import test_thread_binding as tb  # noqa: E402
 
@@ -61,6 +63,7 @@ CHECKS = [
     (tb.shared_in_thread_loop, {"expect": {"A": "A * 2"}}),
     (tb.split_k_gemv, {"expect": {"C": "B.float() @ A.float()"}, "atol": 1e-2, "rtol": 1e-3}),
     (simt.radix_histogram, {"expect": {"H": HIST, "S": HIST + ".flip(1).cumsum(1).flip(1).int()"}}),
+    (ro.half_max_into_float, {"expect": {"M": "X.float().amax(0)"}}),
 ]
 
 # logits[s, n] = sum_h relu(q[s, h] . k[n]) * weights[s, h] * k_scale[n] inside the window.
