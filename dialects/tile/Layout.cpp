@@ -615,7 +615,8 @@ void mlir::tile::setFragmentLayout(Value v, LayoutAttr layout) {
                                    root.getType().getShape()));
 }
 
-std::optional<SmallVector<int64_t>> mlir::tile::indexPermutation(ValueRange indices, ValueRange ivs) {
+std::optional<SmallVector<int64_t>> mlir::tile::indexPermutation(ValueRange indices,
+                                                                ValueRange ivs) {
   if (indices.size() != ivs.size())
     return std::nullopt;
   SmallVector<int64_t> perm;

@@ -87,7 +87,6 @@ ValueRange accessIndices(Operation *use) {
                                   : cast<memref::StoreOp>(use).getIndices();
 }
 
-
 LogicalResult inferFragment(AllocFragmentOp alloc) {
   if (alloc.getLayout())
     return success();

@@ -29,7 +29,12 @@ LOOP_ONLY = {"serial", "unroll", "vectorized", "Persistent"}
 
 def exported_intrinsics() -> dict[str, object]:
     return {name: getattr(T, name) for name in T.__all__
-            if intrinsic_name(getattr(T, name)) is not None}
+            if intrinsic_name(getattr(T, name)) is not None and name not in T.ALIASES}
+
+
+def test_aliases_are_the_intrinsics():
+    for alias, name in T.ALIASES.items():
+        assert getattr(T, alias) is getattr(T, name) and name in T.INTRINSICS
 
 
 def test_every_intrinsic_is_exported_and_marked():

@@ -591,10 +591,11 @@ def call_print(gen, node):
 def call_fill(gen, node):
     gen.require_kernel(node, "T.fill")
     a = _args(gen, node, memory.fill, _ANNOTATIONS)
-    if _fill_region(gen, node, a["buffer"], gen.eval(a["value"]), "T.fill"):
+    value = gen.eval(a["value"])
+    if _fill_region(gen, node, a["buffer"], value, "T.fill"):
         return
     buf = _buffer(gen, a["buffer"], "T.fill's first argument", reducer_ok=True)
-    _fill(gen, node, buf, gen.eval(a["value"]))
+    _fill(gen, node, buf, value)
 
 
 def call_clear(gen, node):

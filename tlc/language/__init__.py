@@ -102,7 +102,7 @@ def empty(shape, dtype: str = "float32"):
 
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
-    "Kernel", "get_thread_binding", "thread_binding", "Serial", "Unroll", "Vectorized",
+    "Kernel", "get_thread_binding", "thread_binding",
     "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",
@@ -123,11 +123,15 @@ INTRINSICS = [
     "mbarrier_arrive", "tma_copy", "set_max_nreg", "inc_max_nreg", "dec_max_nreg",
 ]
 
+# TileLang's other names for some of them: the same functions.
+ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
+
 __all__ = [
     "Buffer", "Fragment", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
-    "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3", "float8_e5m2",
+    "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3",
+    "float8_e4m3fn", "float8_e5m2",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64",
-    *INTRINSICS,
+    *INTRINSICS, *ALIASES,
 ]
