@@ -10,7 +10,8 @@ T.thread_binding and DeepSeek's lightning indexer (no GPU needed).
   threads run (an `if` and a `while` on the thread index, TileLang's split-K
   GEMV) and test_simt.py's radix histogram and scan (shared atomics, a
   named barrier in code half the block runs), a fragment region copied out and
-  in, a float16 fragment reduced into float32, for sm_90a and sm_80;
+  in, a float16 fragment reduced into float32, a shared tile read by wgmma as
+  a K-major B and as an M-major A, for sm_90a and sm_80;
 - examples/lightning_indexer.py (sm_90a: fp8 wgmma with K tiles of 64, a
   warp-specialized loop whose copies start at a T.alloc_var computed in the
   kernel, the accumulator viewed per head, and a second kernel masking the
@@ -33,6 +34,7 @@ from checks import save_checked, save_checked_programs  # noqa: E402
 import lightning_indexer  # noqa: E402
 import test_fragment_views as fv  # noqa: E402
 import test_reduce_options as ro  # noqa: E402
+import test_shared_operands as so  # noqa: E402
 import test_simt as simt  # noqa: E402
 import test_thread_binding as tb  # noqa: E402
 
@@ -64,6 +66,8 @@ CHECKS = [
     (tb.split_k_gemv, {"expect": {"C": "B.float() @ A.float()"}, "atol": 1e-2, "rtol": 1e-3}),
     (simt.radix_histogram, {"expect": {"H": HIST, "S": HIST + ".flip(1).cumsum(1).flip(1).int()"}}),
     (ro.half_max_into_float, {"expect": {"M": "X.float().amax(0)"}}),
+    (so.two_ways, {"expect": {"S": "Q.float() @ K.float().T", "H": "K.float().T @ V.float()"},
+                   "atol": 1e-2, "rtol": 1e-3}),
 ]
 
 # logits[s, n] = sum_h relu(q[s, h] . k[n]) * weights[s, h] * k_scale[n] inside the window.

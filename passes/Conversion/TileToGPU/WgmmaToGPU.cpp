@@ -93,7 +93,12 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
     if (!shared)
       return failure();
     SwizzleAttr swizzle = shared->layout.getSwizzle();
-    if (tmaSwizzleBytes(swizzle) != atomBytes || shared->layout.getColumnBlock() != columnBlock)
+    // Column blocks as wide as the rows are the rows themselves (a 64-column
+    // tile read as a K-major B and as an M-major A).
+    int64_t cols = shared->type.getShape().back();
+    auto blocks = [&](int64_t b) { return b >= cols ? 0 : b; };
+    if (tmaSwizzleBytes(swizzle) != atomBytes ||
+        blocks(shared->layout.getColumnBlock()) != blocks(columnBlock))
       return failure();
     Value at = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared->flat);
     if (Value base = shared->base) // elements -> bytes
