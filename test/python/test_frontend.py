@@ -1034,3 +1034,36 @@ def test_capitalized_loop_aliases():
     y = np.zeros(4, np.float32)
     tlc.interpret(prefix, x, y)
     np.testing.assert_array_equal(y, x.sum(axis=1))
+
+
+def test_comprehensions_run_at_compile_time():
+    # TileLang's grouped GEMM sizes its grid with sum(... for size in sizes).
+    import numpy as np
+
+    sizes = [3, 5, 9]
+
+    @T.prim_func
+    def blocks(Y: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=32):
+            t = T.get_thread_binding()
+            total = sum((n + 3) // 4 for n in sizes)
+            firsts = [sum(sizes[:i]) for i in range(len(sizes))]
+            if t == 0:
+                Y[0] = total
+                Y[1] = firsts[2]
+                Y[2] = len({n % 2 for n in sizes})
+                Y[3] = {n: n * n for n in sizes}[5]
+
+    y = np.zeros(4, np.int32)
+    tlc.interpret(blocks, y)
+    assert list(y) == [1 + 2 + 3, 8, 1, 25]
+
+    @T.prim_func
+    def runtime_value(X: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=32):
+            t = T.get_thread_binding()
+            X[0] = sum(t + i for i in range(3))
+
+    with pytest.raises(tlc.CompilationError, match="a comprehension runs at compile time: 't' "
+                                                   "is"):
+        runtime_value.build_module()

@@ -145,6 +145,33 @@ class ExpressionMixin:
             return self.symbol(value, node)
         return value
 
+    def _comprehension(self, node):
+        """A list / set / dict comprehension or generator expression over
+        compile-time values (`sum(cdiv(n, block) for n in sizes)`), run as
+        Python; a run-time value in it is an error."""
+        bound = {t.id for comp in node.generators for t in ast.walk(comp.target)
+                 if isinstance(t, ast.Name)}
+        env = {}
+        for name in {n.id for n in ast.walk(node)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound:
+            value = self.lookup(name, node)
+            if isinstance(value, VarRef):
+                value = variables.read(self, value)
+            if isinstance(value, (Affine, Scalar, BufferRef)):
+                raise self.error(node, f"a comprehension runs at compile time: '{name}' is "
+                                       f"{self.describe(value)}; use a T.serial loop for "
+                                       "run-time values")
+            env[name] = value
+        try:
+            return eval(compile(ast.fix_missing_locations(ast.Expression(node)),
+                                self.filename, "eval"), env)
+        except CompilationError:
+            raise
+        except Exception as e:
+            raise self.error(node, f"{type(e).__name__}: {e}") from None
+
+    expr_ListComp = expr_SetComp = expr_DictComp = expr_GeneratorExp = _comprehension
+
     def implicit_macro(self, fn):
         """A plain Python function of the program's (not tlc's, not a library's)
         called with run-time values, as TileLang's helpers are (T.cast and
