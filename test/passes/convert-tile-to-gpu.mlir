@@ -34,6 +34,47 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// A fragment's view is its allocation's registers (the loop over the 4 x 4
+// x 32 view reads and writes the alloca, no tile.view left); a loop over
+// (j, k) reading acc[k, j] reads the same registers by constant index; a copy
+// of the fragment's first 2 rows stores each register under `row < 2`.
+// CHECK-LABEL: gpu.func @fragment_views
+// CHECK: %[[REGS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK-NOT: tile.view
+// CHECK: vector.store %{{.*}}, %[[REGS]][%c0]
+// CHECK: %[[X:.*]] = memref.load %[[REGS]][%c0] : memref<4xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK-NEXT: memref.store %[[Y]], %[[REGS]][%c0] : memref<4xf32>
+// CHECK: %[[T:.*]] = memref.load %[[REGS]][%c0] : memref<4xf32>
+// CHECK: memref.store %[[T]], %arg1[
+// CHECK: arith.cmpi ult, %[[ROW:.*]], %c2 : index
+// CHECK: scf.if
+// CHECK-NEXT: vector.load %[[REGS]][%c0]
+// CHECK: vector.store %{{.*}}, %arg2[%[[ROW]], %{{.*}}]
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @fragment_views_kernel {
+    gpu.func @fragment_views(%arg0: memref<4x128xf32>, %arg1: memref<128x4xf32>, %arg2: memref<2x128xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128)>} : memref<4x128xf32, #tile.space<fragment>>
+      %1 = tile.view %0 : memref<4x128xf32, #tile.space<fragment>> to memref<4x4x32xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [4, 128] to %0[%c0, %c0] [4, 128] : memref<4x128xf32> to memref<4x128xf32, #tile.space<fragment>>
+      tile.parallel (%i, %g, %h) in [4, 4, 32] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128, (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128) floordiv 32, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 32)>} {
+        %x = memref.load %1[%i, %g, %h] : memref<4x4x32xf32, #tile.space<fragment>>
+        %y = arith.mulf %x, %x : f32
+        memref.store %y, %1[%i, %g, %h] : memref<4x4x32xf32, #tile.space<fragment>>
+      }
+      tile.parallel (%j, %k) in [128, 4] attributes {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 128, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 128)>} {
+        %x = memref.load %0[%k, %j] : memref<4x128xf32, #tile.space<fragment>>
+        memref.store %x, %arg1[%j, %k] : memref<128x4xf32>
+      }
+      tile.copy %0[%c0, %c0] [2, 128] to %arg2[%c0, %c0] [2, 128] : memref<4x128xf32, #tile.space<fragment>> to memref<2x128xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A static, aligned tensor needs no element-wise fallback; writes are masked
 // by the bounds alone. The parallel loop runs on the thread's registers.
 // CHECK-LABEL: gpu.func @double
@@ -1504,4 +1545,3 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
     }
   }
 }
-
