@@ -635,3 +635,49 @@ LayoutAttr mlir::tile::loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm) {
     inverse[d] = k;
   return permuteLayout(layout, inverse);
 }
+
+std::optional<SmallVector<int64_t>> mlir::tile::outerDims(ValueRange indices, Block &loopBody) {
+  ValueRange ivs = loopBody.getArguments();
+  if (indices.size() <= ivs.size())
+    return std::nullopt;
+  Operation *loop = loopBody.getParentOp();
+  SmallVector<int64_t> outer;
+  size_t next = 0;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    if (next < ivs.size() && index == ivs[next]) {
+      ++next;
+      continue;
+    }
+    // Not the loop's: defined outside it (a serial loop's index, a constant).
+    Operation *def = index.getDefiningOp();
+    auto arg = dyn_cast<BlockArgument>(index);
+    if ((def && loop->isAncestor(def)) || (arg && loop->isAncestor(arg.getOwner()->getParentOp())))
+      return std::nullopt;
+    outer.push_back(d);
+  }
+  if (next != ivs.size())
+    return std::nullopt;
+  return outer;
+}
+
+LayoutAttr mlir::tile::extendLayout(LayoutAttr layout, ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> dims) {
+  MLIRContext *ctx = layout.getContext();
+  int64_t regs = layout.getRegs(), outer = 1;
+  for (int64_t d : dims)
+    outer *= shape[d];
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineMap inner = layout.getMap().replaceDimsAndSymbols({t, r % regs}, {}, 2, 0);
+  SmallVector<AffineExpr> results;
+  int64_t stride = outer, next = 0;
+  for (int64_t d = 0; d < (int64_t)shape.size(); ++d) {
+    if (llvm::is_contained(dims, d)) {
+      stride /= shape[d];
+      results.push_back((r.floorDiv(regs * stride)) % shape[d]);
+    } else {
+      results.push_back(inner.getResult(next++));
+    }
+  }
+  return LayoutAttr::get(ctx, layout.getThreads(), regs * outer,
+                         AffineMap::get(2, 0, results, ctx));
+}

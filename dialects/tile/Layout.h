@@ -92,6 +92,18 @@ std::optional<SmallVector<int64_t>> indexPermutation(ValueRange indices, ValueRa
 /// loop sees it; permuteLayout(loopLayout, perm) goes back.
 LayoutAttr loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm);
 
+/// For a fragment of more dimensions than a loop, indexed by the loop's
+/// indices in order in some dimensions and by values the loop does not
+/// change in the others (lse[k, j] in a loop over j inside a serial loop
+/// over k): those other dimensions, increasing; nothing for other indices.
+std::optional<SmallVector<int64_t>> outerDims(ValueRange indices, Block &loopBody);
+
+/// The layout of such a fragment (of `shape`) that a loop of `layout` reads
+/// from its own registers: each thread holds, for every element the loop
+/// gives it, the whole range of the outer dimensions `dims`, register
+/// `o * layout.getRegs() + r` for outer position o (row-major over `dims`).
+LayoutAttr extendLayout(LayoutAttr layout, ArrayRef<int64_t> shape, ArrayRef<int64_t> dims);
+
 /// The fragment allocation `v` is, or views (through tile.view ops); null
 /// for any other value.
 AllocFragmentOp fragmentRoot(Value v);

@@ -347,6 +347,15 @@ LogicalResult inferParallel(ParallelOp loop) {
   // how they are indexed.
   llvm::MapVector<Operation *, std::pair<SmallVector<int64_t>, SmallVector<Operation *>>>
       misplaced;
+  // Fragments of more dimensions indexed by values the loop does not change
+  // in those (lse[k, j] in a loop over j): each thread holds the whole range
+  // of them for its elements (extendLayout).
+  struct Outer {
+    Frag frag;
+    SmallVector<int64_t> dims;
+    Operation *use;
+  };
+  SmallVector<Outer> outer;
   WalkResult result = loop.getBody().walk([&](Operation *op) {
     auto access = getFragmentAccess(op);
     if (!access)
@@ -354,6 +363,16 @@ LogicalResult inferParallel(ParallelOp loop) {
     auto [alloc, use] = *access;
     if (alloc.getType().getRank() < (int64_t)loop.getShape().size())
       return WalkResult::advance(); // a row vector (m[i]): checked below
+    if (std::optional<SmallVector<int64_t>> dims = outerDims(accessIndices(use), body);
+        dims && llvm::all_of(llvm::enumerate(alloc.getType().getShape()), [&](auto kd) {
+          return llvm::is_contained(*dims, (int64_t)kd.index()) ||
+                 kd.value() == loop.getShape()[kd.index() - llvm::count_if(*dims, [&](int64_t d) {
+                   return d < (int64_t)kd.index();
+                 })];
+        })) {
+      outer.push_back({alloc, *dims, use}); // lse[k, j]: placed below
+      return WalkResult::advance();
+    }
     std::optional<SmallVector<int64_t>> perm =
         indexPermutation(accessIndices(use), body.getArguments());
     bool shaped = perm && llvm::all_of(llvm::enumerate(*perm), [&](auto kd) {
@@ -397,6 +416,19 @@ LogicalResult inferParallel(ParallelOp loop) {
     for (auto &[alloc, perm] : unplaced)
       if (!alloc.getLayout())
         alloc.setLayoutAttr(permuteLayout(layout, perm));
+    llvm::MapVector<Operation *, SmallVector<Operation *>> converted;
+    for (Outer &o : outer) {
+      LayoutAttr want = extendLayout(layout, o.frag.getType().getShape(), o.dims);
+      if (!o.frag.getLayout())
+        o.frag.setLayoutAttr(want);
+      else if (!equivalentLayouts(o.frag.getLayoutAttr(), want))
+        converted[o.frag.getOperation()].push_back(o.use);
+    }
+    for (auto &[op, uses] : converted) {
+      Outer &o = *llvm::find_if(outer, [&](Outer &x) { return x.frag.getOperation() == op; });
+      convertAround(loop, o.frag, extendLayout(layout, o.frag.getType().getShape(), o.dims),
+                    uses);
+    }
     return inferRowVectors(loop);
   };
   if (first)

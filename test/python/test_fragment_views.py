@@ -119,6 +119,26 @@ def first_rows_of_an_accumulator(A: T.Tensor((64, 32), "float16"), B: T.Tensor((
         T.copy(acc, P)
 
 
+@T.prim_func
+def combine_splits(L: T.Tensor((8, 128), "float16"), M: T.Tensor((128,), "float32"),
+                   S: T.Tensor((128,), "float32")):
+    # TileLang's flash decoding combines its splits' log-sum-exps: lse[k, j]
+    # read in a loop over j inside a serial loop over k.
+    with T.Kernel(1, threads=128):
+        lse = T.alloc_fragment((8, 128), "float16")
+        mx = T.alloc_fragment((128,), "float32")
+        total = T.alloc_fragment((128,), "float32")
+        for k, j in T.Parallel(8, 128):
+            lse[k, j] = L[k, j]
+        T.reduce_max(lse, mx, dim=0, clear=True)
+        T.clear(total)
+        for k in T.serial(8):
+            for j in T.Parallel(128):
+                total[j] += T.exp2(lse[k, j] - mx[j])
+        T.copy(mx, M)
+        T.copy(total, S)
+
+
 def _rng(seed):
     return np.random.default_rng(seed)
 
@@ -175,6 +195,18 @@ def test_region_of_an_accumulator():
     np.testing.assert_allclose(p, acc, rtol=1e-3, atol=1e-3)
 
 
+def test_fragment_indexed_by_an_outer_loop():
+    x = (_rng(15).standard_normal((8, 128)) * 3).astype(np.float16)
+    m, t = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    tlc.interpret(combine_splits, x, m, t)
+    xf = x.astype(np.float32)
+    np.testing.assert_array_equal(m, xf.max(axis=0))
+    np.testing.assert_allclose(t, np.exp2(xf - xf.max(axis=0)).sum(axis=0), rtol=1e-5)
+    v = [x, np.zeros(128, np.float32), np.zeros(128, np.float32)]
+    tlc.interpret(_optimized(combine_splits, "sm_80"), *v)
+    np.testing.assert_allclose(v[2], np.exp2(xf - xf.max(axis=0)).sum(axis=0), rtol=1e-5)
+
+
 def _optimized(prim, arch):
     return tlc.compiler.compile_module(prim.build_module(), arch, keep_ir=True).stages[
         "optimized"]
@@ -204,10 +236,13 @@ def test_transposed_loop_needs_no_conversion(arch):
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
 @pytest.mark.parametrize("prim", [weighted_head_sums, accumulator_head_sums,
                                   transposed_accumulator, scaled_head_sums,
-                                  first_rows_of_an_accumulator],
+                                  first_rows_of_an_accumulator, combine_splits],
                          ids=lambda p: p.name)
 def test_ptx_assembles(prim, arch, tmp_path):
-    assemble(tlc.compile(prim, target=arch).artifact["ptx"], arch, tmp_path)
+    # combine_splits reads lse[k, j] at a run-time k: its registers are an
+    # array indexed at run time, which lives on the stack.
+    assemble(tlc.compile(prim, target=arch).artifact["ptx"], arch, tmp_path,
+             stack=prim is combine_splits)
 
 
 @pytest.mark.parametrize("prim,values,want", [

@@ -49,6 +49,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     // Accesses of the thread's own registers at any index (a reducer's
     // partials, reads of a fragment every thread holds whole).
     SmallVector<Operation *> privateAccesses;
+    // Fragments indexed by outer values too (lse[k, j]): those dimensions.
+    DenseMap<Operation *, SmallVector<int64_t>> outerAccesses;
     WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
       auto [memref, indices] = accessed(op);
       std::optional<Fragment> fragment =
@@ -57,6 +59,21 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         return WalkResult::advance();
       if (privateAccess(op) != PrivateAccess::Layout) {
         privateAccesses.push_back(op);
+        return WalkResult::advance();
+      }
+      if (indices.size() > body.getNumArguments()) {
+        // lse[k, j] in a loop over j: register (k's position) x the loop's
+        // registers + the loop's register.
+        std::optional<SmallVector<int64_t>> dims = outerDims(indices, body);
+        auto type = cast<MemRefType>(memref.getType());
+        if (!dims || !equivalentLayouts(extendLayout(*layout, type.getShape(), *dims),
+                                        fragment->layout)) {
+          op->emitOpError("reads or writes a fragment whose layout does not hold, with "
+                          "each of the loop's elements, the whole range of its other "
+                          "dimensions");
+          return WalkResult::interrupt();
+        }
+        outerAccesses[op] = *dims;
         return WalkResult::advance();
       }
       if (indices.size() < body.getNumArguments()) {
@@ -108,6 +125,9 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       DenseSet<Operation *> privateRegs;
       for (Operation *orig : privateAccesses)
         privateRegs.insert(mapping.lookup(orig));
+      DenseMap<Operation *, SmallVector<int64_t>> outerRegs;
+      for (auto &[orig, dims] : outerAccesses)
+        outerRegs[mapping.lookup(orig)] = dims;
       DenseSet<Operation *> grouped; // lanes of a vector atomic lowered with lane 0
       for (auto [i, clone] : llvm::enumerate(clones)) {
         if (grouped.contains(clone))
@@ -117,7 +137,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
             return failure();
           continue;
         }
-        if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs)))
+        if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs, outerRegs,
+                                   layout->getRegs())))
           return failure();
       }
     }
@@ -367,7 +388,9 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   /// Redirects fragment accesses to register `reg` and guards global ones.
   LogicalResult rewriteAccesses(ConversionPatternRewriter &b, Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs,
-                                const DenseSet<Operation *> &privateRegs) const {
+                                const DenseSet<Operation *> &privateRegs,
+                                const DenseMap<Operation *, SmallVector<int64_t>> &outerRegs,
+                                int64_t loopRegs) const {
     SmallVector<Operation *> accesses;
     root->walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
@@ -430,11 +453,21 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         // whole-tile read), a row vector's register for this row, or the
         // loop's register.
         auto row = rowRegs.find(op);
+        auto outer = outerRegs.find(op);
         Value r = privateRegs.contains(op)
                       ? ownRegister(b, loc, memref, indices)
                       : arith::ConstantIndexOp::create(b, loc, row == rowRegs.end() ? reg
                                                                               : row->second)
                             .getResult();
+        if (outer != outerRegs.end()) {
+          // (the outer indices' row-major position) x the loop's registers + r
+          ArrayRef<int64_t> shape = cast<MemRefType>(memref.getType()).getShape();
+          IndexBuilder ib{b, loc};
+          Value at = ib.c(0);
+          for (int64_t d : outer->second)
+            at = ib.add(ib.mul(at, shape[d]), indices[d]);
+          r = ib.add(ib.mul(at, loopRegs), reg);
+        }
         b.modifyOpInPlace(op, [&] {
           op->setOperand(load ? 0 : 1, fragment->regs);
           op->setOperands(load ? 1 : 2, indices.size(), ValueRange{r});
