@@ -75,6 +75,29 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// A fragment indexed in the loop by a value the loop does not change
+// (f[k, j], each thread holding all 8 rows of its column): the register is
+// k x the loop's registers (1) + the loop's register (0), picked at run time.
+// CHECK-LABEL: gpu.func @outer_rows
+// CHECK: %[[REGS:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: %[[X:.*]] = memref.load %[[REGS]][%arg1] : memref<8xf32>
+// CHECK: memref.store %[[X]], %arg0[
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @outer_rows_kernel {
+    gpu.func @outer_rows(%arg0: memref<128xf32>, %arg1: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32, #tile.space<fragment>>
+      tile.parallel (%j) in [128] attributes {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d1 * 128 + d0)>} {
+        %x = memref.load %0[%arg1, %j] : memref<8x128xf32, #tile.space<fragment>>
+        memref.store %x, %arg0[%j] : memref<128xf32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A static, aligned tensor needs no element-wise fallback; writes are masked
 // by the bounds alone. The parallel loop runs on the thread's registers.
 // CHECK-LABEL: gpu.func @double

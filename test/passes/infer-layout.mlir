@@ -808,3 +808,33 @@ func.func @row_vector_two_dims_short(%A: memref<64x128xf32>, %C: memref<64xf32>)
   }
   return
 }
+
+// -----
+
+// A fragment of more dimensions than its loop, indexed by a value the loop
+// does not change in the extra one (f[k, j] in a loop over j): the loop reads
+// a copy in which each thread holds, for its column, all 8 rows (register r:
+// row r), converted from the blocked layout f had.
+// CHECK-LABEL: func.func @outer_indexed
+// CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 4) * 512
+// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
+// CHECK: tile.copy %[[F]]{{.*}} to %[[OWN]]
+// CHECK: tile.parallel
+// CHECK-NEXT: memref.load %[[OWN]][%arg1, %{{.*}}]
+func.func @outer_indexed(%A: memref<128xf32>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<8x128xf32, #tile.space<fragment>>
+    %t = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
+    tile.copy %A[%c0] [128] to %t[%c0] [128] : memref<128xf32> to memref<128xf32, #tile.space<fragment>>
+    tile.parallel (%j) in [128] {
+      %x = memref.load %f[%k, %j] : memref<8x128xf32, #tile.space<fragment>>
+      %y = memref.load %t[%j] : memref<128xf32, #tile.space<fragment>>
+      %z = arith.addf %x, %y : f32
+      memref.store %z, %t[%j] : memref<128xf32, #tile.space<fragment>>
+    }
+    tile.copy %t[%c0] [128] to %A[%c0] [128] : memref<128xf32, #tile.space<fragment>> to memref<128xf32>
+  }
+  return
+}
