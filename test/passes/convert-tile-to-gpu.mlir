@@ -9,7 +9,7 @@
 // element-wise), into its register array.
 // CHECK-LABEL: gpu.func @load_dynamic
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: %[[REGS:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8xf32>
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c4
 // CHECK: scf.if %{{.*}} -> (vector<4xf32>) {
 // CHECK:   vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
@@ -39,7 +39,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // (j, k) reading acc[k, j] reads the same registers by constant index; a copy
 // of the fragment's first 2 rows stores each register under `row < 2`.
 // CHECK-LABEL: gpu.func @fragment_views
-// CHECK: %[[REGS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK-NOT: tile.view
 // CHECK: vector.store %{{.*}}, %[[REGS]][%c0]
 // CHECK: %[[X:.*]] = memref.load %[[REGS]][%c0] : memref<4xf32>
@@ -79,7 +79,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // (f[k, j], each thread holding all 8 rows of its column): the register is
 // k x the loop's registers (1) + the loop's register (0), picked at run time.
 // CHECK-LABEL: gpu.func @outer_rows
-// CHECK: %[[REGS:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8xf32>
 // CHECK: %[[X:.*]] = memref.load %[[REGS]][%arg1] : memref<8xf32>
 // CHECK: memref.store %[[X]], %arg0[
 module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
@@ -102,7 +102,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // by the bounds alone. The parallel loop runs on the thread's registers.
 // CHECK-LABEL: gpu.func @double
 // CHECK-NOT: arith.remui
-// CHECK: %[[REGS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<100x128xf32>, vector<4xf32>
 // CHECK: memref.load %[[REGS]][%c0] : memref<4xf32>
 // CHECK: arith.addf
@@ -278,7 +278,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // warp loads 2 A atoms (ldmatrix.x4) and 4 B atoms (2 ldmatrix.x4.trans) and
 // issues 2x4 mma.sync; K = 32 gives 16 in all, accumulating from zero.
 // CHECK-LABEL: gpu.func @gemm_f16
-// CHECK: %[[REGS:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32xf32>
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true} : memref<32x64xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK-COUNT-16: nvgpu.mma.sync
@@ -410,7 +410,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // A row vector in a loop over the tile: iteration (t, r) reads the row
 // register its element's row lives in (here 4 elements per row register).
 // CHECK-LABEL: gpu.func @subtract_row
-// CHECK: %[[ROWS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[ROWS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK: memref.load %[[ROWS]][%c0] : memref<4xf32>
 // CHECK: arith.subf
 // CHECK: memref.load %[[ROWS]][%c3] : memref<4xf32>
@@ -442,8 +442,8 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // registers (no ldmatrix for A), after the fp32 -> fp16 copy converted each
 // register in place.
 // CHECK-LABEL: gpu.func @a_in_registers
-// CHECK: %[[S:.*]] = memref.alloca() : memref<32xf32>
-// CHECK: %[[P:.*]] = memref.alloca() : memref<32xf16>
+// CHECK: %[[S:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32xf32>
+// CHECK: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32xf16>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: memref.store %{{.*}}, %[[P]][%c31] : memref<32xf16>
 // CHECK: memref.load %[[P]][%c0] : memref<32xf16>
@@ -1434,9 +1434,9 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
 // loop's row); a fragment every thread holds whole is read outside loops
 // from its registers, and copied out by thread 0 alone.
 // CHECK-LABEL: gpu.func @reducer_update
-// CHECK: memref.alloca() : memref<4xf32>
-// CHECK: %[[P:.*]] = memref.alloca() : memref<4xf32>
-// CHECK: %[[R:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: memref.alloca() {alignment = 16 : i64} : memref<4xf32>
+// CHECK: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
+// CHECK: %[[R:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK: %[[OLD:.*]] = memref.load %[[P]][%{{.*}}] : memref<4xf32>
 // CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
 // CHECK: memref.store %[[NEW]], %[[P]][%{{.*}}] : memref<4xf32>

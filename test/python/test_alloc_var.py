@@ -205,7 +205,7 @@ def test_same_code_as_a_one_element_local_buffer():
     assert "tile.alloc_local : memref<1xf32, #tile.space<local>>" in str(build_module(row_sum))
     declared = "      memref.store %cst, %alloca[%c0] : memref<1xf32>\n"
     var_ir, local_ir = gpu_ir(row_sum), gpu_ir(old_spelling)
-    assert var_ir.count("memref.alloca() : memref<1xf32>") == 1
+    assert var_ir.count("memref.alloca() {alignment = 16 : i64} : memref<1xf32>") == 1
     assert var_ir.count(declared) == 2 and local_ir.count(declared) == 1
     assert var_ir.replace(declared, "", 1) == local_ir
 

@@ -84,7 +84,11 @@ struct AllocFragmentLowering : TileOpLowering<AllocFragmentOp> {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(info.entry);
     auto type = MemRefType::get({layout->getRegs()}, op.getType().getElementType());
-    rewriter.replaceOp(op, memref::AllocaOp::create(rewriter, op.getLoc(), type));
+    // 16-byte aligned: the copies move runs of registers as 16-byte vectors,
+    // which must be aligned where the array stays in memory (indexed at run
+    // time) rather than in registers.
+    rewriter.replaceOp(op, memref::AllocaOp::create(rewriter, op.getLoc(), type,
+                                                    rewriter.getI64IntegerAttr(16)));
     return success();
   }
 };
@@ -98,7 +102,8 @@ struct AllocLocalLowering : TileOpLowering<AllocLocalOp> {
     rewriter.setInsertionPoint(info.entry);
     MemRefType type = op.getType();
     auto plain = MemRefType::get(type.getShape(), type.getElementType());
-    rewriter.replaceOp(op, memref::AllocaOp::create(rewriter, op.getLoc(), plain));
+    rewriter.replaceOp(op, memref::AllocaOp::create(rewriter, op.getLoc(), plain,
+                                                    rewriter.getI64IntegerAttr(16)));
     return success();
   }
 };
