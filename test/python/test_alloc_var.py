@@ -477,3 +477,28 @@ def test_tile_file_compiles_and_runs(tmp_path, capsys):
         ref.append(total)
     np.testing.assert_array_equal(saved["B"], np.array(ref, np.float32))
     assert saved["B"].shape == (64,)
+
+
+@T.prim_func
+def slice_at_a_variable(X: T.Tensor((64, 16), "float32"), sizes: T.Tensor((4,), "int32"),
+                        Y: T.Tensor((8, 16), "float32")):
+    # TileLang's grouped fp8 cast: a group's rows start at the sum of the
+    # sizes before it, a T.alloc_var read by both bounds of the slice.
+    with T.Kernel(1, threads=128):
+        off = T.alloc_var("int32")
+        f = T.alloc_fragment((8, 16), "float32")
+        off = 0
+        for i in T.serial(3):
+            off += sizes[i]
+        T.copy(X[off:off + 8, 0:16], f)
+        T.copy(f, Y)
+
+
+def test_slice_bounds_share_the_variable_read():
+    x = np.arange(64 * 16, dtype=np.float32).reshape(64, 16)
+    sizes = np.array([3, 10, 7, 1], np.int32)
+    y = np.zeros((8, 16), np.float32)
+    tlc.interpret(slice_at_a_variable, x, sizes, y)
+    np.testing.assert_array_equal(y, x[20:28])
+    text = str(slice_at_a_variable.build_module())
+    assert "[8, 16]" in text  # the copy's extent is known

@@ -305,6 +305,7 @@ class CodeGenerator(ExpressionMixin):
     def visit_body(self, stmts) -> None:
         for n, stmt in enumerate(stmts):
             self.statement = stmt
+            self.var_reads = {}  # (variables.read: one read per statement)
             with self.loc(stmt):
                 try:
                     self.visit_stmt(stmt)
@@ -547,6 +548,8 @@ class CodeGenerator(ExpressionMixin):
         if buf.dtype == "bool":  # stored as a byte
             v = arith.extui(dtypes.storage_type("bool"), v)
         memref.store(v, buf.value, [index_value(i) for i in indices])
+        if buf.place == "local":
+            self.var_reads = {}  # T.alloc_var reads are read again (variables.read)
 
 
 def _drop_unused_shared(module: ir.Module) -> None:

@@ -426,6 +426,23 @@ def call_alloc_local(gen, node):
     return _alloc(gen, node, "local")
 
 
+def _int_bound(gen, x):
+    """An integer scalar as an index: its value's leaf plus the constants
+    added to it (`off + 8` is leaf(off) + 8), else `x` itself."""
+    if not isinstance(x, Scalar) or not x.dtype.startswith(("int", "uint")):
+        return x
+    value, offset = x.value, 0
+    while isinstance(value, ir.OpResult) and value.owner.name in ("arith.addi", "arith.subi"):
+        lhs, rhs = value.owner.operands
+        const = rhs.owner if isinstance(rhs, ir.OpResult) else None
+        if const is None or const.name != "arith.constant":
+            break
+        c = ir.IntegerAttr(const.attributes["value"]).value
+        offset += c if value.owner.name == "arith.addi" else -c
+        value = lhs
+    return gen.index_leaf(Scalar(value, x.dtype)) + offset
+
+
 def _region(gen, node):
     """(buffer, offsets or None, sizes or None) of a T.copy operand: a whole
     buffer `A`, a tile origin `A[i, j]`, or slices `A[b, i:j, :]` (a buffer
@@ -454,6 +471,9 @@ def _region(gen, node):
             raise gen.error(item, "strided slices are not supported in T.copy")
         lo = 0 if v.start is None else v.start
         hi = buf.shape[dim] if v.stop is None else v.stop
+        # An integer read at run time (a T.alloc_var: `X[off:off + 8]`) is one
+        # index leaf in both bounds, so their difference is known.
+        lo, hi = _int_bound(gen, lo), _int_bound(gen, hi)
         for bound in (lo, hi):
             gen.check_index(bound, item, "a slice bound")
         extent = simplify(as_affine(hi) - lo) if _indexish(hi) and _indexish(lo) else None

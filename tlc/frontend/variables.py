@@ -98,8 +98,18 @@ def assign(gen, var: VarRef, value, node) -> None:
 
 
 def read(gen, var: VarRef) -> Scalar:
-    """The variable's current value."""
-    return gen.load_element(var.buffer, [0])
+    """The variable's current value: read once per statement and block, so
+    that both bounds of `X[off + i * 8:off + (i + 1) * 8]` share the read of
+    `off` and the slice's extent is known (every store to a local buffer
+    forgets the reads: CodeGenerator.store_element)."""
+    block = ir.InsertionPoint.current.block
+    reads = gen.__dict__.setdefault("var_reads", {})
+    hit = reads.get(id(var))
+    if hit is not None and hit[0] == block:
+        return hit[1]
+    value = gen.load_element(var.buffer, [0])
+    reads[id(var)] = (block, value)
+    return value
 
 
 def attribute(gen, var: VarRef, node: ast.Attribute):
