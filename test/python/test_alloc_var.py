@@ -502,3 +502,27 @@ def test_slice_bounds_share_the_variable_read():
     np.testing.assert_array_equal(y, x[20:28])
     text = str(slice_at_a_variable.build_module())
     assert "[8, 16]" in text  # the copy's extent is known
+
+
+@T.prim_func
+def clear_a_variable(X: T.Tensor((4,), "float32"), Y: T.Tensor((2,), "float32")):
+    # TileLang's MLA decode clears its log-sum-exp scalar with T.clear.
+    with T.Kernel(1, threads=32):
+        total = T.alloc_var("float32")
+        best = T.alloc_var("float32")
+        T.clear(total)
+        T.fill(best, -1.0)
+        for i in T.serial(4):
+            total += X[i]
+            best = T.max(best, X[i])
+        t = T.get_thread_binding()
+        if t == 0:
+            Y[0] = total
+            Y[1] = best
+
+
+def test_clear_and_fill_of_a_variable():
+    x = np.array([0.5, -3.0, 2.0, -4.0], np.float32)
+    y = np.zeros(2, np.float32)
+    tlc.interpret(clear_a_variable, x, y)
+    np.testing.assert_array_equal(y, [x.sum(), 2.0])

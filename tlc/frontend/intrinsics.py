@@ -612,6 +612,9 @@ def call_fill(gen, node):
     gen.require_kernel(node, "T.fill")
     a = _args(gen, node, memory.fill, _ANNOTATIONS)
     value = gen.eval(a["value"])
+    if (var := variables.named(gen, a["buffer"])) is not None:  # T.fill(x, v) of a T.alloc_var
+        variables.assign(gen, var, value, node)
+        return
     if _fill_region(gen, node, a["buffer"], value, "T.fill"):
         return
     buf = _buffer(gen, a["buffer"], "T.fill's first argument", reducer_ok=True)
@@ -621,6 +624,9 @@ def call_fill(gen, node):
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
     a = _args(gen, node, memory.clear, _ANNOTATIONS)
+    if (var := variables.named(gen, a["buffer"])) is not None:  # TileLang's T.clear(x) of a var
+        variables.assign(gen, var, 0, node)
+        return
     if _fill_region(gen, node, a["buffer"], 0, "T.clear"):
         return
     _fill(gen, node, _buffer(gen, a["buffer"], "T.clear's argument", reducer_ok=True), 0)
