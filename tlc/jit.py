@@ -221,9 +221,8 @@ class JITKernel:
             raise RuntimeError(f"{self.name}: out_idx outputs are allocated as torch "
                                "tensors, and torch is not installed") from None
 
-        from .runtime.args import check_sized
+        from .runtime.args import check_sized, size_expr
         from .runtime.dtypes import torch_dtype
-        from .runtime.grid import GridExpr
 
         symbols, device, sized = {}, None, []
         inputs_it = iter(inputs)
@@ -247,7 +246,7 @@ class JITKernel:
             shape = []
             for dim in p["shape"]:
                 if isinstance(dim, str):
-                    expr = GridExpr(dim)
+                    expr = size_expr(dim)
                     if expr.symbols - symbols.keys():
                         raise TypeError(f"cannot allocate output '{p['name']}': its size {dim} "
                                         "is not the size of any input")

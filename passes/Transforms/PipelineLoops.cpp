@@ -459,13 +459,13 @@ DenseSet<Operation *> blockDependent(Block &body) {
   return fromBlock;
 }
 
-/// Whether a warp-specialized `loop` makes its kernel persistent: a grid of
+/// Whether a warp-specialized `loop` makes its kernel persistent (`fromBlock`:
+/// blockDependent of its kernel's body): a grid of
 /// one or two dimensions and loop bounds independent of the block indices,
 /// for the kernel to walk its tiles itself (every tile then has the same
 /// number of iterations, so the mbarrier phases continue across tiles).
-bool isPersistent(PipelinedOp loop) {
+bool isPersistent(PipelinedOp loop, const DenseSet<Operation *> &fromBlock) {
   auto kernel = cast<KernelOp>(loop->getParentOp());
-  DenseSet<Operation *> fromBlock = blockDependent(kernel.getBody().front());
   return kernel.getGrid().size() <= 2 && llvm::none_of(loop->getOperands(), [&](Value v) {
            return v.getDefiningOp() && fromBlock.contains(v.getDefiningOp());
          });
@@ -504,7 +504,7 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
   // whose per-tile values are recomputed per tile.
   Block &body = kernel.getBody().front();
   DenseSet<Operation *> prelude;
-  if (!isPersistent(loop))
+  if (!isPersistent(loop, blockDependent(body)))
     prelude = kernelPrelude(body);
   SmallVector<Value> needed;
   for (Producer p : producers) {
@@ -555,7 +555,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   auto idx = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
 
   DenseSet<Operation *> fromBlock = blockDependent(body);
-  bool persistent = isPersistent(loop);
+  bool persistent = isPersistent(loop, fromBlock);
   SmallVector<AllocFragmentOp> accumulators;
   if (persistent && streamKEnabled && streamKMayPay(kernel, loop)) {
     SmallVector<Operation *> copies;

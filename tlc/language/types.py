@@ -107,26 +107,17 @@ class SymbolicDim:
 
     # `seq_len * heads` in a tensor's shape (TileLang's eager declarations):
     # a SymbolicExpr, checked against the tensor's size at each call.
-    def __add__(self, other):
-        return SymbolicExpr.combine("+", self, other)
+    def _arith(op: str, reflected: bool = False):  # noqa: N805 (a class-body helper)
+        def method(self, other):
+            return SymbolicExpr.combine(op, other, self) if reflected else \
+                SymbolicExpr.combine(op, self, other)
+        return method
 
-    def __radd__(self, other):
-        return SymbolicExpr.combine("+", other, self)
-
-    def __sub__(self, other):
-        return SymbolicExpr.combine("-", self, other)
-
-    def __rsub__(self, other):
-        return SymbolicExpr.combine("-", other, self)
-
-    def __mul__(self, other):
-        return SymbolicExpr.combine("*", self, other)
-
-    def __rmul__(self, other):
-        return SymbolicExpr.combine("*", other, self)
-
-    def __floordiv__(self, other):
-        return SymbolicExpr.combine("//", self, other)
+    __add__, __radd__ = _arith("+"), _arith("+", True)
+    __sub__, __rsub__ = _arith("-"), _arith("-", True)
+    __mul__, __rmul__ = _arith("*"), _arith("*", True)
+    __floordiv__ = _arith("//")
+    del _arith
 
     @property
     def source(self) -> str:

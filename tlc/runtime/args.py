@@ -18,6 +18,7 @@ tensor.
 """
 
 import ctypes
+import functools
 import numbers
 import struct
 from dataclasses import dataclass, field
@@ -151,6 +152,14 @@ def check_args(kernel: str, params, args, maps=()) -> None:
     check_sized(sized, symbols, origins, partial=True)
 
 
+@functools.lru_cache(maxsize=256)
+def size_expr(source: str):
+    """A size's expression (`(seq * 32)`), parsed once, not at every launch."""
+    from .grid import GridExpr
+
+    return GridExpr(source)
+
+
 def check_sized(sized: list, symbols: dict[str, int], origins: dict[str, str],
                  partial: bool = False) -> None:
     """Sizes declared as expressions of symbols (`(seq_len * 32)`) against
@@ -158,10 +167,8 @@ def check_sized(sized: list, symbols: dict[str, int], origins: dict[str, str],
     from the first of them where it is the one unknown (seq_len = size // 32,
     which must divide). With `partial` (some arguments not given yet)
     expressions of several unknown symbols are left unchecked."""
-    from .grid import GridExpr
-
     for where, dim, got, source, shape in sized:
-        expr = GridExpr(source)
+        expr = size_expr(source)
         unknown = sorted(expr.symbols - symbols.keys())
         if len(unknown) == 1:
             # Linear in the unknown (products with known sizes and ints): the
