@@ -128,8 +128,21 @@ def fill_with(x, value):
 
 @T.macro
 def returns_early(x):
-    return x  # E:early
-    T.fill(x, 0)
+    return x
+    T.fill(x, 0)  # E:early
+
+
+@T.macro
+def returns_at_run_time(x, n):
+    if n > 3:  # E:runtime
+        return x[0]
+    return x[1]
+
+
+@T.prim_func
+def calls_returns_at_run_time(A: T.Tensor((64,), "float32"), n: T.int32):
+    with T.Kernel(1, threads=64):
+        A[2] = returns_at_run_time(A, n)
 
 
 @T.prim_func
@@ -165,8 +178,11 @@ def calls_returns_early(A: T.Tensor((64,), "float32")):
     (calls_with_a_missing_argument, "missing", "fill_with(f)",
      "T.macro 'fill_with': missing a required argument: 'value'"),
     (calls_a_bad_body, "inbody", "T.no_such_op", "no_such_op"),
-    (calls_returns_early, "early", "return x", "`return` may only end the T.macro "
-                                               "'returns_early' (its last statement)"),
+    (calls_returns_early, "early", "T.fill", "this statement follows the macro's `return`: "
+                                             "it would never run"),
+    (calls_returns_at_run_time, "runtime", "n > 3",
+     "a `return` in the T.macro 'returns_at_run_time' may only sit in an `if` on a "
+     "compile-time value"),
 ])
 def test_macro_mistakes_name_the_line(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as info:
@@ -180,3 +196,38 @@ def test_a_macro_is_not_called_as_python():
         fill_with(None, 0)
     with pytest.raises(NotImplementedError, match="hygienic=False"):
         T.macro(hygienic=False)
+
+
+def scaled(v, mode):
+    """A plain helper (an implicit macro) returning from a branch chosen at
+    compile time; the statements after that branch are never built."""
+    if mode == "double":
+        return v * 2.0
+    elif mode == "negate":
+        w = -v
+        return w
+    T.no_such_op(v)  # never reached for the modes above
+    return v
+
+
+def scaling_kernel(mode):
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                B[i] = scaled(A[i], mode)
+    return k
+
+
+@pytest.mark.parametrize("mode, expect", [("double", 2.0), ("negate", -1.0)])
+def test_a_return_in_a_compile_time_branch_ends_the_macro(mode, expect):
+    a = np.arange(64, dtype=np.float32)
+    b = np.zeros(64, np.float32)
+    tlc.interpret(scaling_kernel(mode), a, b)
+    np.testing.assert_allclose(b, expect * a)
+    assert "st.global" in tlc.compile(scaling_kernel(mode), target="sm_90a").get_kernel_source()
+
+
+def test_the_fall_through_branch_is_built():
+    with pytest.raises(tlc.CompilationError, match="no_such_op"):
+        tlc.compile(scaling_kernel("other"), target="sm_90a")

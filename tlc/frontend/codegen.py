@@ -342,7 +342,8 @@ class CodeGenerator(ExpressionMixin):
     def stmt_Return(self, node) -> None:
         if self.macros:
             raise self.error(node, f"`return` may only end the T.macro "
-                                   f"'{self.macros[-1].name}' (its last statement)")
+                                   f"'{self.macros[-1].name}' (its last statement, or the last "
+                                   f"of a branch of an `if` on a compile-time value)")
         if node.value is not None:
             raise self.error(node, "a prim_func returns nothing: write outputs into tensor "
                                    "parameters")
@@ -370,23 +371,49 @@ class CodeGenerator(ExpressionMixin):
         except TypeError as e:
             raise self.error(node, f"T.macro '{m.name}': {e}") from None
         bound.apply_defaults()
-        body, ret = m.node.body, None
-        if body and isinstance(body[-1], ast.Return):
-            body, ret = body[:-1], body[-1]
         saved = (self.scopes, self.regions, self.filename, self.env, self.statement)
         self.scopes, self.regions = [dict(bound.arguments)], []
         self.filename, self.env = m.filename, m.env
         self.macros.append(m)
         try:
-            self.visit_body(body)
-            if ret is None or ret.value is None:
-                return None
-            self.statement = ret
-            with self.loc(ret):
-                return self.eval(ret.value)
+            return self.macro_body(m.node.body)[1]
         finally:
             self.macros.pop()
             self.scopes, self.regions, self.filename, self.env, self.statement = saved
+
+    def macro_body(self, stmts) -> tuple[bool, object]:
+        """A macro's statements up to its `return`: (whether one was reached,
+        its value). An `if` on a compile-time value that holds a `return` is
+        specialized here, so `if mode == "a": return x` ends the macro when
+        mode is "a" and the statements after it are never built."""
+        run = []
+        for n, stmt in enumerate(stmts):
+            holds_return = isinstance(stmt, ast.If) and any(
+                isinstance(s, ast.Return) for s in ast.walk(stmt))
+            if not isinstance(stmt, ast.Return) and not holds_return:
+                run.append(stmt)
+                continue
+            self.visit_body(run)
+            run = []
+            self.statement = stmt
+            if isinstance(stmt, ast.Return):
+                if n + 1 < len(stmts):
+                    raise self.error(stmts[n + 1], "this statement follows the macro's "
+                                                   "`return`: it would never run")
+                with self.loc(stmt):
+                    return True, None if stmt.value is None else self.eval(stmt.value)
+            with self.loc(stmt):
+                cond = self.eval(stmt.test)
+            if isinstance(cond, (Scalar, Affine, BufferRef)):
+                raise self.error(stmt.test, f"a `return` in the T.macro "
+                                            f"'{self.macros[-1].name}' may only sit in an `if` "
+                                            f"on a compile-time value, got "
+                                            f"{self.describe(cond)}")
+            done, value = self.macro_body(stmt.body if cond else stmt.orelse)
+            if done:
+                return True, value
+        self.visit_body(run)
+        return False, None
 
     def stmt_Assign(self, node) -> None:
         if reducers.update(self, node):  # R[i] = T.max(R[i], v) of a T.alloc_reducer
