@@ -7,10 +7,13 @@ bench_<config>_<N>x<C>.tlcart for the benchmark shapes (16384 x 4096 and
 check_<config>_<N>x<C>.tlcart with N = 999 (a partial last block for every
 config), which it only checks. Configs: "rsqrt" (the default: the sigmoid's
 reciprocal as an approximate rsqrt), "div" (an IEEE division there), and
-both with 64 threads per block ("-t64": where rows are short, half the rows
-per block, so more blocks and a smaller last wave), and "rsqrt-fast" / "div-fast"
+both with 128 threads per block ("-t128": the default is 64 up to 2048
+channels, so twice the rows per block), and "rsqrt-fast" / "div-fast"
 compiled with `pass_configs={"tl.enable_fast_math": True}` (fma contraction,
-f32 denormals flushed). Each artifact carries a "check" entry
+f32 denormals flushed), and "chunks-fast" the same with the rows kept in
+shared memory and reduced over power-of-two chunks (block_C = the largest
+power of two dividing C, at most 1024: the kernel's form before whole rows
+were reduced in registers). Each artifact carries a "check" entry
 (with the kernel's eps) for test/gpu/run_artifacts.py too.
 """
 
@@ -26,9 +29,10 @@ from checks import save_checked  # noqa: E402
 CHANNELS = (160, 256, 320, 512, 640, 1024, 4096)
 BENCH_SHAPES = [(16384, 4096)] + [(65536, c) for c in CHANNELS]
 CHECK_ROWS = 999
-CONFIGS = {"rsqrt": {}, "div": {"sigmoid": "div"}, "rsqrt-t64": {"threads": 64},
-           "div-t64": {"sigmoid": "div", "threads": 64}, "rsqrt-fast": {"fast": True},
-           "div-fast": {"sigmoid": "div", "fast": True}}
+CONFIGS = {"rsqrt": {}, "div": {"sigmoid": "div"}, "rsqrt-t128": {"threads": 128},
+           "div-t128": {"sigmoid": "div", "threads": 128}, "rsqrt-fast": {"fast": True},
+           "div-fast": {"sigmoid": "div", "fast": True},
+           "chunks-fast": {"fast": True, "chunks": True}}
 EPS = 1e-6
 REFERENCE = ("torch.nn.functional.silu(X.float() * torch.rsqrt(X.float().pow(2).mean(dim=1, "
              f"keepdim=True) + {EPS!r}) * G.float()).half()")
@@ -44,6 +48,8 @@ def main(out: str) -> None:
         for config, options in CONFIGS.items():
             options = dict(options)
             factory = fast if options.pop("fast", False) else rmsnorm_silu.rmsnorm_silu
+            if options.pop("chunks", False):  # the rows in shared memory, pow2 chunks
+                options["block_C"] = min(c & -c, 1024)
             kernel = factory(n, c, eps=EPS, **options)
             # fp16 outputs within one ulp of the fp32 reference rounded to fp16
             check = {"expect": {"Y": REFERENCE}, "atol": 1e-5, "rtol": 2e-3, "seed": c,

@@ -7,6 +7,7 @@
 #include "dialects/tile/Layout.h"
 
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -291,6 +292,53 @@ FailureOr<LayoutAttr> LayoutAttr::getBlocked(MLIRContext *ctx,
     results.push_back(idx);
   }
   return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, results, ctx));
+}
+
+FailureOr<LayoutAttr> mlir::tile::rowGroupedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                                   int64_t threads, int64_t vector,
+                                                   std::string &why) {
+  int64_t n = shape.back(), rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  int64_t v = std::max<int64_t>(1, std::min(vector, n));
+  while (v > 1 && n % v)
+    v /= 2;
+  int64_t pieces = n / v;
+  // Threads per row: the largest power of two dividing both the row's
+  // pieces and the thread count.
+  int64_t group = 1;
+  while (group * 2 <= threads && pieces % (group * 2) == 0 && threads % (group * 2) == 0)
+    group *= 2;
+  int64_t rowsAtOnce = threads / group;
+  if (rows % rowsAtOnce) {
+    why = llvm::formatv("{0} rows cannot be dealt out evenly to {1} groups of {2} threads",
+                        rows, rowsAtOnce, group)
+              .str();
+    return failure();
+  }
+  // Register r of thread t: element e = r mod v of piece q = (r / v) mod
+  // (pieces / group) of row pass p = r / (v * pieces / group); thread t
+  // holds lane t mod group of row t / group in each pass.
+  int64_t perRow = pieces / group;
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr row = t.floorDiv(group);
+  if (rows > rowsAtOnce)
+    row = r.floorDiv(v * perRow) * rowsAtOnce + row;
+  AffineExpr piece = perRow > 1 ? r.floorDiv(v) % perRow : getAffineConstantExpr(0, ctx);
+  if (rows == rowsAtOnce)
+    piece = r.floorDiv(v); // r < v * perRow
+  AffineExpr col = (piece * group + t % group) * v + r % v;
+  SmallVector<AffineExpr> results;
+  int64_t stride = rows;
+  for (int64_t d : shape.drop_back()) {
+    stride /= d;
+    AffineExpr idx = row.floorDiv(stride);
+    if (stride * d != rows)
+      idx = idx % d;
+    results.push_back(idx);
+  }
+  results.push_back(col);
+  return LayoutAttr::get(ctx, threads, rows * n / threads, AffineMap::get(2, 0, results, ctx));
 }
 
 //===----------------------------------------------------------------------===//
@@ -648,10 +696,12 @@ std::optional<SmallVector<int64_t>> mlir::tile::outerDims(ValueRange indices, Bl
       ++next;
       continue;
     }
-    // Not the loop's: defined outside it (a serial loop's index, a constant).
+    // Not the loop's: defined outside it (a serial loop's index) or a
+    // constant wherever it is defined (an unrolled loop's index).
     Operation *def = index.getDefiningOp();
     auto arg = dyn_cast<BlockArgument>(index);
-    if ((def && loop->isAncestor(def)) || (arg && loop->isAncestor(arg.getOwner()->getParentOp())))
+    if ((def && loop->isAncestor(def) && !matchPattern(index, m_Constant())) ||
+        (arg && loop->isAncestor(arg.getOwner()->getParentOp())))
       return std::nullopt;
     outer.push_back(d);
   }

@@ -63,6 +63,16 @@ FailureOr<SlicedLayout> sliceLayout(LayoutAttr layout, ArrayRef<int64_t> shape,
 FailureOr<SlicedLayout> sliceRows(LayoutAttr layout, ArrayRef<int64_t> shape,
                                   ArrayRef<int64_t> dims, std::string &why);
 
+/// A layout for a tile of `shape` whose rows (along the last dimension) are
+/// each held by a power-of-two group of `threads` (the largest that divides
+/// the row's `vector`-wide pieces, up to `threads`), each thread holding
+/// `vector` contiguous elements per piece: what a row reduction combines with
+/// shuffles where the blocked layout spreads a row over an uneven thread set
+/// (160 columns in 16-byte pieces: 20 pieces a row). Fails with the reason
+/// when the rows cannot be dealt out evenly.
+FailureOr<LayoutAttr> rowGroupedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                       int64_t threads, int64_t vector, std::string &why);
+
 /// Whether two layouts place every (thread, register) on the same element
 /// (the same function, however their maps are written).
 bool equivalentLayouts(LayoutAttr a, LayoutAttr b);

@@ -87,6 +87,19 @@ ValueRange accessIndices(Operation *use) {
                                   : cast<memref::StoreOp>(use).getIndices();
 }
 
+/// Whether a copy (or cast) to or from `alloc` has a placed fragment on its
+/// other side, whose layout inferFragment gives `alloc`.
+bool placedCopyPeer(AllocFragmentOp alloc) {
+  return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+    auto copy = dyn_cast<CopyOp>(user);
+    if (!copy)
+      return false;
+    Value other = copy.getSrc() == alloc.getResult() ? copy.getDst() : copy.getSrc();
+    auto peer = other.getDefiningOp<AllocFragmentOp>();
+    return peer && peer.getLayout();
+  });
+}
+
 LogicalResult inferFragment(AllocFragmentOp alloc) {
   if (alloc.getLayout())
     return success();
@@ -219,11 +232,31 @@ LogicalResult inferReduce(ReduceOp reduce) {
   if (!fragmentRoot(src.value) || !fragmentRoot(dst.value))
     return reduce.emitOpError("reduces fragments of this kernel only (shared "
                               "sources and destinations are not lowered yet)");
-  if (failed(inferFragment(fragmentRoot(src.value))))
+  AllocFragmentOp root = fragmentRoot(src.value);
+  bool chosenHere = !root.getLayout() && !placedCopyPeer(root);
+  if (failed(inferFragment(root)))
     return failure();
   std::string why;
-  FailureOr<SlicedLayout> sliced = sliceLayout(
-      src.getLayoutAttr(), src.getType().getShape(), reduce.getDim(), why);
+  ArrayRef<int64_t> shape = src.getType().getShape();
+  FailureOr<SlicedLayout> sliced =
+      sliceLayout(src.getLayoutAttr(), shape, reduce.getDim(), why);
+  if (failed(sliced) && chosenHere && src.value == root.getResult() &&
+      reduce.getDim() == (int64_t)shape.size() - 1) {
+    // The blocked layout spreads a row over threads no shuffle pattern
+    // combines (rows of 160 in 16-byte pieces): give each row a power-of-two
+    // group of threads instead.
+    std::string unused;
+    FailureOr<LayoutAttr> grouped = rowGroupedLayout(
+        root.getContext(), shape, root.getLayoutAttr().getThreads(), preferredVector(root),
+        unused);
+    if (succeeded(grouped)) {
+      FailureOr<SlicedLayout> regrouped = sliceLayout(*grouped, shape, reduce.getDim(), unused);
+      if (succeeded(regrouped)) {
+        root.setLayoutAttr(*grouped);
+        sliced = regrouped;
+      }
+    }
+  }
   if (failed(sliced))
     return reduce.emitOpError(why);
   if (!dst.getLayout()) {

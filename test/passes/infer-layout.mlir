@@ -326,6 +326,47 @@ func.func @reduce_destination() {
 
 // -----
 
+// Rows of 160 in 16-byte pieces (20 a row): the blocked layout would spread a
+// row over threads no shuffle pattern combines, so the reduction's source
+// takes a row-grouped layout instead: 4 threads a row (the largest power of
+// two dividing 20), each holding 5 pieces of 8 of its row, 32 rows at once.
+// The copied fragment keeps the same layout (16-byte loads), and the sums
+// are held by the 4 threads of their row.
+// CHECK-LABEL: func.func @reduce_rows_grouped
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 40, map = (d0, d1) -> (d0 floordiv 4, ((d1 floordiv 8) * 4 + d0 mod 4) * 8 + d1 mod 8)>} : memref<32x160xf16
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 40, map = (d0, d1) -> (d0 floordiv 4, ((d1 floordiv 8) * 4 + d0 mod 4) * 8 + d1 mod 8)>} : memref<32x160xf32
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 floordiv 4)>} : memref<32xf32
+func.func @reduce_rows_grouped(%X: memref<32x160xf16>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<32x160xf16, #tile.space<fragment>>
+    %sq = tile.alloc_fragment : memref<32x160xf32, #tile.space<fragment>>
+    %s = tile.alloc_fragment : memref<32xf32, #tile.space<fragment>>
+    tile.copy %X[%c0, %c0] [32, 160] to %x[%c0, %c0] [32, 160] : memref<32x160xf16> to memref<32x160xf16, #tile.space<fragment>>
+    tile.copy %x[%c0, %c0] [32, 160] to %sq[%c0, %c0] [32, 160] : memref<32x160xf16, #tile.space<fragment>> to memref<32x160xf32, #tile.space<fragment>>
+    tile.reduce %sq to %s {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<32x160xf32, #tile.space<fragment>> to memref<32xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// 24 rows of 160 f32 (40 pieces of 4 a row) cannot be dealt out to 16 groups
+// of 8 threads either: the reduction names the layout it cannot combine.
+func.func @reduce_rows_uneven() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<24x160xf32, #tile.space<fragment>>
+    %s = tile.alloc_fragment : memref<24xf32, #tile.space<fragment>>
+    // expected-error @+1 {{reductions do not combine}}
+    tile.reduce %x to %s {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<24x160xf32, #tile.space<fragment>> to memref<24xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
 // The row max of a gemm accumulator: rows lane/4 + 8 r' of the warp's 32,
 // four registers (2 atoms x 2 half-rows), held by 4 lanes x 2 warps each.
 // CHECK-LABEL: func.func @reduce_accumulator
@@ -817,7 +858,7 @@ func.func @row_vector_two_dims_short(%A: memref<64x128xf32>, %C: memref<64xf32>)
 // row r), converted from the blocked layout f had.
 // CHECK-LABEL: func.func @outer_indexed
 // CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 4) * 512
-// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
+// CHECK: %[[OWN:[0-9]+]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
 // CHECK: tile.copy %[[F]]{{.*}} to %[[OWN]]
 // CHECK: tile.parallel
 // CHECK-NEXT: memref.load %[[OWN]][%arg1, %{{.*}}]
@@ -829,6 +870,34 @@ func.func @outer_indexed(%A: memref<128xf32>, %k: index) {
     %t = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
     tile.copy %A[%c0] [128] to %t[%c0] [128] : memref<128xf32> to memref<128xf32, #tile.space<fragment>>
     tile.parallel (%j) in [128] {
+      %x = memref.load %f[%k, %j] : memref<8x128xf32, #tile.space<fragment>>
+      %y = memref.load %t[%j] : memref<128xf32, #tile.space<fragment>>
+      %z = arith.addf %x, %y : f32
+      memref.store %z, %t[%j] : memref<128xf32, #tile.space<fragment>>
+    }
+    tile.copy %t[%c0] [128] to %A[%c0] [128] : memref<128xf32, #tile.space<fragment>> to memref<128xf32>
+  }
+  return
+}
+
+// -----
+
+// The same with a constant outer index defined inside the loop (an unrolled
+// loop's index, f[1, j]): a constant is the loop's no more than a value
+// defined outside it.
+// CHECK-LABEL: func.func @outer_indexed_constant
+// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
+// CHECK: tile.parallel
+// CHECK: memref.load %[[OWN]][%c1{{.*}}, %arg2]
+func.func @outer_indexed_constant(%A: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %f = tile.alloc_fragment : memref<8x128xf32, #tile.space<fragment>>
+    %t = tile.alloc_fragment : memref<128xf32, #tile.space<fragment>>
+    tile.copy %A[%c0] [128] to %t[%c0] [128] : memref<128xf32> to memref<128xf32, #tile.space<fragment>>
+    tile.parallel (%j) in [128] {
+      %k = arith.constant 1 : index
       %x = memref.load %f[%k, %j] : memref<8x128xf32, #tile.space<fragment>>
       %y = memref.load %t[%j] : memref<128xf32, #tile.space<fragment>>
       %z = arith.addf %x, %y : f32

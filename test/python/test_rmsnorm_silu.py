@@ -1,6 +1,8 @@
 """examples/rmsnorm_silu.py: every channel count compiles for sm_90a and sm_80 to
-16-byte global accesses that read each element of x once; the interpreter matches
-numpy, also when the rows per block do not divide N."""
+16-byte global accesses that read each element of x once, whole rows in registers
+reduced by thread groups the compiler chose (shuffles only within a warp); the interpreter
+matches numpy, for whole rows and for chunks, also when the rows per block do not
+divide N."""
 
 import importlib.util
 import pathlib
@@ -33,23 +35,28 @@ def test_compiles_to_16_byte_accesses(ex, arch, channels, tmp_path):
         1003, channels)
     ptx = kernel.get_kernel_source()
     assert f".target {arch}" in ptx
-    # x: each thread loads its share of the block's rows once; gamma: its columns of each
-    # chunk once; y: stored once. Every global access is 16 bytes wide.
+    # x: each thread loads its share of the block's rows once; gamma: its columns once
+    # (whole rows: a row's 16-byte pieces are dealt to a group of threads); y: stored
+    # once. Every global access is 16 bytes wide.
+    assert bc == channels
     x_vectors = bm * channels // (threads * 8)
-    gamma_vectors = channels // bc * max(1, bc // (threads * 8))
+    gamma_vectors = channels // 8 // ex._row_group(channels, threads)
     assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == x_vectors + gamma_vectors
     assert len(re.findall(r"ld\.global", ptx)) == x_vectors + gamma_vectors
     assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == x_vectors
     assert len(re.findall(r"st\.global", ptx)) == x_vectors
     assert ".local" not in ptx
+    if ex._row_group(channels, threads) <= 32:  # rows within a warp: reduced by shuffles
+        assert ".shared" not in ptx and "bar.sync" not in ptx
     assert ptx.count("div.rn.f32") <= 1  # sum / C only: the default sigmoid divides nothing
     assemble(ptx, arch, tmp_path)
 
 
-@pytest.mark.parametrize("arch,channels", [("sm_90a", 640), ("sm_80", 4096)])
-def test_ieee_sigmoid_compiles(ex, arch, channels, tmp_path):
+@pytest.mark.parametrize("arch,channels,options", [("sm_90a", 640, {}), ("sm_80", 4096, {}),
+                                                   ("sm_90a", 320, {"block_C": 64})])
+def test_ieee_sigmoid_compiles(ex, arch, channels, options, tmp_path):
     kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], target=arch, cache=False)(
-        1003, channels, sigmoid="div")
+        1003, channels, sigmoid="div", **options)
     ptx = kernel.get_kernel_source()
     assert "div.rn.f32" in ptx and ".local" not in ptx
     assemble(ptx, arch, tmp_path)
@@ -58,9 +65,26 @@ def test_ieee_sigmoid_compiles(ex, arch, channels, tmp_path):
 @pytest.mark.parametrize("channels", CHANNELS)
 def test_default_config_fills_each_thread(ex, channels):
     c = ex.default_config(channels)
-    assert channels % c["block_C"] == 0 and c["block_C"] & (c["block_C"] - 1) == 0
-    assert c["block_M"] * c["block_C"] % (c["threads"] * 8) == 0
-    assert c["block_M"] * channels >= c["threads"] * 32
+    assert c["block_C"] == channels  # whole rows
+    group = ex._row_group(channels, c["threads"])
+    assert (channels // 8) % group == 0 and group & (group - 1) == 0
+    assert c["block_M"] % (c["threads"] // group) == 0
+    assert c["threads"] * 32 <= c["block_M"] * channels <= c["threads"] * 64
+
+
+@pytest.mark.parametrize("channels,threads", [(8192, 256), (65536, 1024), (96, 64), (2048, 64),
+                                              (4096, 128)])
+def test_default_config_wide_and_narrow_rows(ex, channels, threads):
+    c = ex.default_config(channels)
+    assert c["threads"] == threads and c["block_C"] == channels
+    assert c["block_M"] * channels // threads in (32, 48, 64)
+
+
+def test_default_config_names_rows_that_do_not_fit(ex):
+    with pytest.raises(ValueError, match="C = 4128: rows of 516 16-byte pieces go to groups "
+                                         "of 4 threads, so a block of 128 threads takes 32 "
+                                         "rows = 1032 elements per thread"):
+        ex.default_config(4128)
 
 
 def numpy_reference(x, gamma, eps=1e-6):
@@ -77,7 +101,9 @@ def assert_fp16_rounding(y, ref):
 
 @pytest.mark.parametrize("n,channels,options", [
     (37, 160, {}),                                 # 32 rows per block: a partial last block
-    (5, 4096, {}),                                 # 4 chunks of 1024 columns
+    (5, 4096, {}),                                 # whole rows of 4096
+    (5, 4096, {"block_C": 1024}),                  # 4 chunks of 1024 columns
+    (21, 160, {"block_C": 32}),                    # 5 chunks of 32
     (19, 320, {"sigmoid": "div"}),
     (3, 256, {"block_M": 8, "block_C": 128}),      # 2 chunks, 3 of 8 rows real
 ])
@@ -95,9 +121,12 @@ def test_interpreter_matches_numpy(ex, n, channels, options):
 @pytest.mark.parametrize("channels,options,message", [
     (100, {}, "C must be a positive multiple of 32, got 100"),
     (256, {"threads": 96}, "threads must be a power of two >= 32, got 96"),
-    (320, {"block_C": 128}, "block_C must be a power of two >= 32 dividing C = 320, got 128"),
-    (256, {"block_M": 2, "block_C": 256},
-     "block_M * block_C = 512 must be a multiple of threads * 8 = 1024"),
+    (320, {"block_C": 128}, "block_C must be C or a power of two >= 32 dividing C = 320, "
+                            "got 128"),
+    (256, {"block_M": 2, "block_C": 128, "threads": 128},
+     "block_M * block_C = 256 must be a multiple of threads * 8 = 1024"),
+    (320, {"block_M": 7, "threads": 128}, "block_M must be a multiple of 16 for whole rows of C = 320 on 128 "
+                          "threads (8 threads a row), got 7"),
     (256, {"sigmoid": "tanh"}, "sigmoid must be one of ('rsqrt', 'div'), got 'tanh'"),
 ])
 def test_bad_configs_say_which_parameter(ex, channels, options, message):
