@@ -392,7 +392,14 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     flag (`tile.semaphore_signal`), the block with the tile's first
     iterations waiting for the flags of the blocks after it
     (`tile.semaphore_wait`), adding their partials in block order
-    (`tile.add_partials`) and running the epilogue. The scratch (one
+    (`tile.add_partials`) and running the epilogue. With equal per-tile
+    shares, a tile's blocks instead reduce-scatter: each stores its
+    partials and raises its flag, waits for all of the tile's flags at once
+    (`tile.semaphore_wait ... count`), sums one slice of every block's
+    partials in block order (`tile.reduce_partials`) and raises its flag to
+    level 2; the owner waits for those and gathers the slices
+    (`tile.add_partials ... count`) before its epilogue: each block reads
+    one tile's worth of partials, not the owner all of them. The scratch (one
     `[SMs, tile elements]` tensor per accumulator, the int32 flags zeroed by
     the launcher) is appended to the function's arguments (`tile.scratch`).
 

@@ -527,10 +527,14 @@ static LogicalResult verifySemaphoreFlags(Operation *op, MemRefType flags) {
 }
 
 LogicalResult SemaphoreSignalOp::verify() {
+  if (getLevel() < 1)
+    return emitOpError("raises a flag to a positive level, got ") << getLevel();
   return verifySemaphoreFlags(*this, getFlags().getType());
 }
 
 LogicalResult SemaphoreWaitOp::verify() {
+  if (getLevel() < 1)
+    return emitOpError("waits for a positive level, got ") << getLevel();
   return verifySemaphoreFlags(*this, getFlags().getType());
 }
 
@@ -642,6 +646,17 @@ LogicalResult StorePartialsOp::verify() {
 
 LogicalResult AddPartialsOp::verify() {
   return verifyPartials(*this, getDst().getType(), getPartials().getType());
+}
+
+LogicalResult ReducePartialsOp::verify() {
+  MemRefType partials = getPartials().getType();
+  if (getPlace(partials) != Place::Global)
+    return emitOpError("partials must be a global tensor, got ") << partials;
+  if (partials.isDynamicDim(1) || partials.getDimSize(1) % 4)
+    return emitOpError("a row of partials must be a static number of 16-byte vectors "
+                       "(a multiple of 4 fp32), got ")
+           << partials;
+  return success();
 }
 
 LogicalResult TmaStoreOp::verify() {

@@ -629,8 +629,9 @@ def Tile_SemaphoreSignalOp : Tile_Op<"semaphore_signal"> {
     warp-specialized kernel) at the same point: once all of them have
     arrived, the global-memory writes they made before it are made visible
     at GPU scope and element `index` of the int32 tensor `flags` is set to
-    1. A block waiting for that flag with `tile.semaphore_wait` then sees
-    those writes. Lowered to a barrier of the block, then, on its first
+    `level` (1 unless given; a later signal of the same block may raise it
+    further). A block waiting for that level with `tile.semaphore_wait` then
+    sees those writes. Lowered to a barrier of the block, then, on its first
     thread, a GPU-scope memory fence and an atomic exchange.
 
     `tile-pipeline-loops` uses a pair of these for stream-K: a block that
@@ -644,12 +645,14 @@ def Tile_SemaphoreSignalOp : Tile_Op<"semaphore_signal"> {
       %c1 = arith.constant 1 : index
       tile.kernel blocks(%bx) in (%c1) threads = 128 {
         tile.semaphore_signal %flags[%i] : memref<?xi32>
+        tile.semaphore_signal %flags[%i] {level = 2 : i32} : memref<?xi32>
       }
       return
     }
     ```
   }];
-  let arguments = (ins MemRefRankOf<[I32], [1]>:$flags, Index:$index);
+  let arguments = (ins MemRefRankOf<[I32], [1]>:$flags, Index:$index,
+                       DefaultValuedAttr<I32Attr, "1">:$level);
   let assemblyFormat = "$flags `[` $index `]` attr-dict `:` type($flags)";
   let hasVerifier = 1;
 }
@@ -659,12 +662,15 @@ def Tile_SemaphoreWaitOp : Tile_Op<"semaphore_wait"> {
   let description = [{
     Run by every thread of the block (of the consumers, in a
     warp-specialized kernel) at the same point: the block waits until
-    element `index` of the int32 tensor `flags` is nonzero, as a
-    `tile.semaphore_signal` of another block sets it; afterwards every
-    thread sees the global writes that block made before signalling.
-    Lowered to a spin of the block's first thread on an atomic read of the
-    flag, a GPU-scope memory fence, then a barrier of the block. The flag
-    is not reset: the launcher zeroes such flags before each launch.
+    element `index` of the int32 tensor `flags` is at least `level` (1
+    unless given), as a `tile.semaphore_signal` of another block sets it;
+    afterwards every thread sees the global writes that block made before
+    signalling. With `count`, it waits for the `count` flags from `index`
+    on, each polled by its own thread at once (a block gathering the work
+    of several pays one round trip, not one per flag). Lowered to a spin of
+    the block's first threads on atomic reads of the flags, a GPU-scope
+    memory fence, then a barrier of the block. The flag is not reset: the
+    launcher zeroes such flags before each launch.
 
     The signalling block must be able to run while this one waits: every
     block of the grid resident at once (a persistent kernel's grid of at
@@ -673,17 +679,19 @@ def Tile_SemaphoreWaitOp : Tile_Op<"semaphore_wait"> {
     Example:
 
     ```mlir
-    func.func @acquire(%flags: memref<?xi32>, %i: index) {
+    func.func @acquire(%flags: memref<?xi32>, %i: index, %n: index) {
       %c1 = arith.constant 1 : index
       tile.kernel blocks(%bx) in (%c1) threads = 128 {
         tile.semaphore_wait %flags[%i] : memref<?xi32>
+        tile.semaphore_wait %flags[%i] count %n {level = 2 : i32} : memref<?xi32>
       }
       return
     }
     ```
   }];
-  let arguments = (ins MemRefRankOf<[I32], [1]>:$flags, Index:$index);
-  let assemblyFormat = "$flags `[` $index `]` attr-dict `:` type($flags)";
+  let arguments = (ins MemRefRankOf<[I32], [1]>:$flags, Index:$index, Optional<Index>:$count,
+                       DefaultValuedAttr<I32Attr, "1">:$level);
+  let assemblyFormat = "$flags `[` $index `]` (`count` $count^)? attr-dict `:` type($flags)";
   let hasVerifier = 1;
 }
 
@@ -726,7 +734,7 @@ def Tile_StorePartialsOp : Tile_Op<"store_partials"> {
 }
 
 def Tile_AddPartialsOp : Tile_Op<"add_partials"> {
-  let summary = "Add a row of partial sums stored by tile.store_partials to a fragment";
+  let summary = "Add a row of partial sums stored by tile.store_partials to a fragment, or gather its reduced slices";
   let description = [{
     Every thread of the block (of the consumers, in a warp-specialized
     kernel) adds to each of its registers of the fragment `dst` the value a
@@ -736,23 +744,67 @@ def Tile_AddPartialsOp : Tile_Op<"add_partials"> {
     the additions). The block that stored them must have published them
     first (`tile.semaphore_signal`, waited for with `tile.semaphore_wait`).
 
+    With `count` n, the registers are set (not added to) from the slices
+    `tile.reduce_partials` left, which hold the whole sums: each 16-byte
+    column vector p of the row (of V) comes from row `row + r` for the
+    slice r holding it (p in [r V / n, (r + 1) V / n)).
+
     Example:
 
     ```mlir
-    func.func @gather(%partials: memref<?x8192xf32>, %slot: index) {
+    func.func @gather(%partials: memref<?x8192xf32>, %slot: index, %n: index) {
       %c1 = arith.constant 1 : index
       tile.kernel blocks(%bx) in (%c1) threads = 128 {
         %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
         tile.add_partials %partials[%slot] to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+        tile.add_partials %partials[%slot] count %n to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
       }
       return
     }
     ```
   }];
   let arguments = (ins MemRefRankOf<[AnyFloat], [2]>:$partials, Index:$row,
-                       AnyStaticShapeMemRef:$dst);
+                       Optional<Index>:$count, AnyStaticShapeMemRef:$dst);
   let assemblyFormat = [{
-    $partials `[` $row `]` `to` $dst attr-dict `:` type($partials) `to` type($dst)
+    $partials `[` $row `]` (`count` $count^)? `to` $dst attr-dict `:` type($partials) `to` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReducePartialsOp : Tile_Op<"reduce_partials"> {
+  let summary = "Sum one slice of several rows of partial sums, into one of them";
+  let description = [{
+    Every thread of the block (of the consumers, in a warp-specialized
+    kernel) takes part in summing slice `slice` of rows `first` ..
+    `first + count - 1` of the fp32 tensor `partials`, in row order, and
+    stores the sums over that slice of row `first + slice`. A row's V
+    16-byte column vectors are cut into `count` slices, slice r the vectors
+    [r V / count, (r + 1) V / count); each thread sums whole vectors, eight
+    rows' loads in flight at a time.
+
+    Stream-K's fix-up (`tile-pipeline-loops`) runs it as a reduce-scatter:
+    the `count` blocks that computed parts of one output tile each store
+    their partials (`tile.store_partials`), wait for all of them, each sums
+    one slice, and the tile's owner gathers the slices
+    (`tile.add_partials ... count`): every block reads one row's worth,
+    instead of the owner reading all of them one after another.
+
+    Example:
+
+    ```mlir
+    func.func @reduce(%partials: memref<?x8192xf32>, %first: index, %n: index, %r: index) {
+      %c1 = arith.constant 1 : index
+      tile.kernel blocks(%bx) in (%c1) threads = 128 {
+        tile.reduce_partials %partials[%first] count %n slice %r : memref<?x8192xf32>
+      }
+      return
+    }
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[F32], [2]>:$partials, Index:$first, Index:$count,
+                       Index:$slice);
+  let assemblyFormat = [{
+    $partials `[` $first `]` `count` $count `slice` $slice attr-dict `:` type($partials)
   }];
   let hasVerifier = 1;
 }

@@ -568,6 +568,9 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   // loop too and takes it when the launch's sizes do not share a wave (the
   // stream-K loop measured 5-17% slower where it shared nothing).
   bool bothLoops = streamK && !streamKPaysAtCompileTime(kernel, loop).has_value();
+  // The reduce-scatter fix-up only where known counts use it
+  // (streamKScattersAtCompileTime).
+  bool mayScatter = streamK && streamKScattersAtCompileTime(kernel, loop).value_or(false);
   StreamKScratch scratch;
   if (streamK)
     scratch = addStreamKScratch(kernel->getParentOfType<func::FuncOp>(), accumulators);
@@ -818,7 +821,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
       }
       if (work.piece) {
         StreamKSchedule schedule(tb, loc, work.tiles, trips, /*afresh=*/true);
-        finishStreamKPiece(tb, loc, schedule, work.piece, accumulators, scratch,
+        finishStreamKPiece(tb, loc, schedule, work.piece, accumulators, scratch, mayScatter,
                            [&](OpBuilder &eb) {
                              for (Operation *op : epilogue)
                                eb.clone(*op, mapping);

@@ -162,6 +162,7 @@ StreamKSchedule::StreamKSchedule(OpBuilder &b, Location loc, Value tiles, Value 
       b, loc, cmp(b, loc, arith::CmpIPredicate::sge, splits, cst(b, loc, 2)),
       cmp(b, loc, arith::CmpIPredicate::sle, mul(b, loc, cst(b, loc, 8), alignedShare),
           mul(b, loc, cst(b, loc, 9), spreadShare)));
+  this->splits = arith::MaxSIOp::create(b, loc, splits, one);
   Value blocks = select(b, loc, aligned, mul(b, loc, leftTiles, splits), spread);
   Value divisor = arith::MaxSIOp::create(b, loc, blocks, one);
   Value share = ceilDiv(left, divisor);
@@ -176,6 +177,10 @@ StreamKSchedule::StreamKSchedule(OpBuilder &b, Location loc, Value tiles, Value 
   base = mul(b, loc, mul(b, loc, fullWaves, ctas), trips32);
   rest = mul(b, loc, remTiles, trips32);
   streamBlocks = select(b, loc, shared, blocks, zero);
+  Value alignedShares = arith::AndIOp::create(b, loc, shared, aligned);
+  Value manySplits =
+      cmp(b, loc, arith::CmpIPredicate::sge, splits, cst(b, loc, kStreamKScatterSplits));
+  scatter = arith::AndIOp::create(b, loc, alignedShares, manySplits);
   start = add(b, loc, base, shareBound(b, loc, block));
   end = add(b, loc, base, shareEnd(b, loc, block));
   Value nonEmpty = cmp(b, loc, arith::CmpIPredicate::sgt, end, start);
@@ -309,6 +314,32 @@ int64_t mlir::tile::streamKBlocks(int64_t leftTiles, int64_t trips, int64_t sms)
   return spread;
 }
 
+bool mlir::tile::streamKScatters(int64_t tiles, int64_t trips, int64_t sms) {
+  int64_t leftTiles = tiles % sms;
+  if (!streamKPays(tiles, trips, sms) || leftTiles <= 0 || tiles >= sms)
+    return false;
+  int64_t splits = std::min(sms / leftTiles, trips / kStreamKMinIterations);
+  return splits >= kStreamKScatterSplits &&
+         streamKBlocks(leftTiles, trips, sms) == leftTiles * splits;
+}
+
+std::optional<bool> mlir::tile::streamKScattersAtCompileTime(KernelOp kernel, PipelinedOp loop) {
+  std::optional<bool> pays = streamKPaysAtCompileTime(kernel, loop);
+  if (!pays)
+    return std::nullopt;
+  if (!*pays)
+    return false;
+  int64_t tiles = 1;
+  for (Value size : kernel.getGrid())
+    tiles *= *getConstantIntValue(size);
+  int64_t trips = llvm::divideCeil(
+      std::max<int64_t>(*getConstantIntValue(loop.getUpperBound()) -
+                            *getConstantIntValue(loop.getLowerBound()),
+                        0),
+      *getConstantIntValue(loop.getStep()));
+  return streamKScatters(tiles, trips, kStreamKPlanningSMs);
+}
+
 bool mlir::tile::streamKPays(int64_t tiles, int64_t trips, int64_t sms) {
   int64_t left = tiles % sms * trips;
   int64_t divisor = std::max<int64_t>(streamKBlocks(tiles % sms, trips, sms), 1);
@@ -334,7 +365,7 @@ StreamKScratch mlir::tile::addStreamKScratch(func::FuncOp func,
 void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
                                     const StreamKSchedule &schedule, Value u,
                                     ArrayRef<AllocFragmentOp> accumulators,
-                                    const StreamKScratch &scratch,
+                                    const StreamKScratch &scratch, bool mayScatter,
                                     function_ref<void(OpBuilder &)> epilogue) {
   StreamKPiece piece = schedule.piece(b, loc, u);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -344,10 +375,41 @@ void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
   // began their shares with the rest of it, so their partials are ready
   // early: waiting for them never waits for a wait of theirs.
   Value owns = cmp(b, loc, arith::CmpIPredicate::eq, piece.begin, zero);
-  Value shared = arith::AndIOp::create(
-      b, loc, owns, cmp(b, loc, arith::CmpIPredicate::slt, piece.end, schedule.trips));
-
-  auto gather = scf::IfOp::create(b, loc, shared, /*withElseRegion=*/false);
+  Value partTile = cmp(b, loc, arith::CmpIPredicate::slt, piece.end, schedule.trips);
+  Value shared = arith::AndIOp::create(b, loc, owns, partTile);
+  // Aligned shares, split kStreamKScatterSplits ways or more (where known
+  // counts do: mayScatter): every block of the tile holds one piece of it,
+  // begun together. Each stores its partials, waits for the others', sums
+  // its slice of them and raises its flag again; the owner gathers the sums
+  // (the whole sums: its own partials are in them).
+  scf::IfOp group;
+  if (mayScatter) {
+    Value partial = arith::OrIOp::create(
+        b, loc, cmp(b, loc, arith::CmpIPredicate::ne, piece.begin, zero), partTile);
+    Value grouped = arith::AndIOp::create(b, loc, schedule.scatter, partial);
+    group = scf::IfOp::create(b, loc, grouped, /*withElseRegion=*/true);
+    OpBuilder gb = OpBuilder::atBlockTerminator(group.thenBlock());
+    Value firstBlock = mul(gb, loc, div(gb, loc, schedule.block, schedule.splits), schedule.splits);
+    Value first = toIndex(gb, loc, firstBlock);
+    Value count = toIndex(gb, loc, schedule.splits);
+    Value rank = toIndex(gb, loc, sub(gb, loc, schedule.block, firstBlock));
+    for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
+      StorePartialsOp::create(gb, loc, AllocFragmentOp(acc).getResult(), partials,
+                              schedule.cta);
+    SemaphoreSignalOp::create(gb, loc, scratch.flags, schedule.cta, 1);
+    SemaphoreWaitOp::create(gb, loc, scratch.flags, first, count, 1);
+    for (Value partials : scratch.partials)
+      ReducePartialsOp::create(gb, loc, partials, first, count, rank);
+    SemaphoreSignalOp::create(gb, loc, scratch.flags, schedule.cta, 2);
+    auto gather = scf::IfOp::create(gb, loc, owns, /*withElseRegion=*/false);
+    OpBuilder ob = OpBuilder::atBlockTerminator(gather.thenBlock());
+    SemaphoreWaitOp::create(ob, loc, scratch.flags, first, count, 2);
+    for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
+      AddPartialsOp::create(ob, loc, partials, first, count, AllocFragmentOp(acc).getResult());
+  }
+  // Otherwise the owner adds the partials of the blocks after it in turn.
+  OpBuilder sb = group ? OpBuilder::atBlockTerminator(group.elseBlock()) : b;
+  auto gather = scf::IfOp::create(sb, loc, shared, /*withElseRegion=*/false);
   {
     OpBuilder gb = OpBuilder::atBlockTerminator(gather.thenBlock());
     Value tileEnd = schedule.tileStart(gb, loc, add(gb, loc, toI32(gb, loc, piece.tile), one));
@@ -363,17 +425,18 @@ void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
     Block *after = gb.createBlock(&blocks.getAfter(), {}, {type}, {loc});
     Value other = after->getArgument(0);
     Value slot = toIndex(gb, loc, other);
-    SemaphoreWaitOp::create(gb, loc, scratch.flags, slot);
+    SemaphoreWaitOp::create(gb, loc, scratch.flags, slot, Value(), 1);
     for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
-      AddPartialsOp::create(gb, loc, partials, slot, AllocFragmentOp(acc).getResult());
+      AddPartialsOp::create(gb, loc, partials, slot, Value(), AllocFragmentOp(acc).getResult());
     scf::YieldOp::create(gb, loc, ValueRange{add(gb, loc, other, one)});
   }
-
-  auto finish = scf::IfOp::create(b, loc, owns, /*withElseRegion=*/true);
-  OpBuilder eb = OpBuilder::atBlockTerminator(finish.thenBlock());
-  epilogue(eb);
-  OpBuilder pb = OpBuilder::atBlockTerminator(finish.elseBlock());
+  auto notOwner = scf::IfOp::create(sb, loc, owns, /*withElseRegion=*/true);
+  OpBuilder pb = OpBuilder::atBlockTerminator(notOwner.elseBlock());
   for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
     StorePartialsOp::create(pb, loc, AllocFragmentOp(acc).getResult(), partials, schedule.cta);
-  SemaphoreSignalOp::create(pb, loc, scratch.flags, schedule.cta);
+  SemaphoreSignalOp::create(pb, loc, scratch.flags, schedule.cta, 1);
+
+  auto finish = scf::IfOp::create(b, loc, owns, /*withElseRegion=*/false);
+  OpBuilder eb = OpBuilder::atBlockTerminator(finish.thenBlock());
+  epilogue(eb);
 }

@@ -9,7 +9,13 @@
 // the accumulator holds them) and raises a flag, first thing; the block
 // that computes the tile's first iterations (at the end of its share) waits
 // for those flags, adds the partials (in a fixed order: the result does not
-// depend on timing) and runs the epilogue. Waits only point to blocks of
+// depend on timing) and runs the epilogue. Where each shared tile is split
+// in 4 or more equal aligned shares (one piece per block; built only for
+// counts known at compile time to do so, streamKScattersAtCompileTime), all
+// of a tile's blocks store their partials, each sums one slice of them
+// (tile.reduce_partials, in block order) and the owner gathers the slices:
+// every block reads one tile's worth of partials instead of the owner
+// reading them all. Waits only point to blocks of
 // higher index for partials they write before they wait for anything, so
 // with all blocks resident at once (one per SM) nothing waits in a cycle.
 //
@@ -54,6 +60,12 @@ constexpr int64_t kStreamKMinIterations = 8;
 /// 128 x 128 tiles (shares of 8 of 16) lost 42% and 1000 x 3000 x 4096 in
 /// 128 x 256 (47 of 64) 12%.
 constexpr int64_t kStreamKFixupIterations = 48;
+
+/// The fewest aligned shares of a tile whose blocks reduce-scatter their
+/// partials: its two extra flag rounds cost about what the owner's serial
+/// adds of 3-4 partials do. Measured on the H200 (2026-12-04, session 21):
+/// 16 shares 1.23-1.34x faster than serial adds, 2 shares 17% slower.
+constexpr int64_t kStreamKScatterSplits = 4;
 
 /// The multiprocessor count the compiler plans for when the tile and
 /// iteration counts are known at compile time (sm_90a's H100 SXM and H200:
@@ -124,6 +136,13 @@ public:
 
   Value cta, trips; ///< this block's index, the iterations of a tile (index)
   Value block;      ///< this block's index (i32)
+  /// Whether each shared tile is split in `splits` equal, aligned shares,
+  /// at least kStreamKScatterSplits of them (i1; false where nothing is
+  /// shared): then block c's share is one piece of tile c / splits, and the
+  /// tile's blocks c / splits * splits + r, r < splits, reduce their
+  /// partials together (a reduce-scatter) instead of the owner adding them
+  /// one after another.
+  Value scatter, splits;
 
 private:
   /// The start of block `c`'s share, relative to the first stream-K iteration.
@@ -144,15 +163,36 @@ struct StreamKScratch {
 /// Appends the scratch arguments for `accumulators` to `func`.
 StreamKScratch addStreamKScratch(func::FuncOp func, ArrayRef<AllocFragmentOp> accumulators);
 
+/// Whether `tiles` tiles of `trips` K iterations on `sms` blocks, fewer
+/// tiles than blocks, would split each tile in kStreamKScatterSplits or
+/// more aligned shares (their blocks reduce-scatter the partials:
+/// StreamKSchedule::scatter).
+bool streamKScatters(int64_t tiles, int64_t trips, int64_t sms);
+
+/// For `loop`'s kernel with tile and iteration counts known at compile
+/// time: whether it would reduce-scatter on kStreamKPlanningSMs blocks;
+/// none when the counts are known only at run time.
+///
+/// Only such kernels carry the reduce-scatter fix-up beside the serial one:
+/// with both in the tile loop, the data-parallel tiles of a 8192^3 GEMM ran
+/// 9% slower on the H200 (2026-12-04, session 21, with M known and with M
+/// dynamic alike; the cause was not found), so kernels with full waves of
+/// tiles or counts known only at run time keep the serial fix-up alone.
+std::optional<bool> streamKScattersAtCompileTime(KernelOp kernel, PipelinedOp loop);
+
 /// At `b`: the block holds the partial sums of piece `u` of `schedule` in
 /// `accumulators`. A piece
 /// from the tile's first iteration owns the tile: when it stops before the
 /// tile's end, it waits for each later block that computed the rest and
 /// adds that block's partials; then it runs `epilogue`. Any other piece
-/// stores its partials for the owner and signals it.
+/// stores its partials for the owner and signals it. Where the schedule
+/// scatters, the tile's blocks reduce-scatter instead; `mayScatter` false
+/// leaves that path out (counts known not to scatter: the serial fix-up is
+/// correct for any schedule, so a kernel run on another SM count than
+/// planned stays correct).
 void finishStreamKPiece(OpBuilder &b, Location loc, const StreamKSchedule &schedule, Value u,
                         ArrayRef<AllocFragmentOp> accumulators,
-                        const StreamKScratch &scratch,
+                        const StreamKScratch &scratch, bool mayScatter,
                         function_ref<void(OpBuilder &)> epilogue);
 
 } // namespace mlir::tile

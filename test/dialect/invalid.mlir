@@ -2153,6 +2153,62 @@ func.func @semaphore_wait_f32(%flags: memref<?xf32>, %i: index) {
 
 // -----
 
+func.func @semaphore_level_zero(%flags: memref<?xi32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.semaphore_signal' op raises a flag to a positive level, got 0}}
+    tile.semaphore_signal %flags[%i] {level = 0 : i32} : memref<?xi32>
+  }
+  return
+}
+
+// -----
+
+func.func @semaphore_wait_level_zero(%flags: memref<?xi32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.semaphore_wait' op waits for a positive level, got 0}}
+    tile.semaphore_wait %flags[%i] {level = 0 : i32} : memref<?xi32>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_partials_shared(%i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<4x64xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.reduce_partials' op partials must be a global tensor, got 'memref<4x64xf32, #gpu.address_space<workgroup>>'}}
+    tile.reduce_partials %s[%i] count %i slice %i : memref<4x64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_partials_ragged_row(%partials: memref<?x6xf32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.reduce_partials' op a row of partials must be a static number of 16-byte vectors (a multiple of 4 fp32), got 'memref<?x6xf32>'}}
+    tile.reduce_partials %partials[%i] count %i slice %i : memref<?x6xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_partials_f16(%partials: memref<?x64xf16>, %i: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.reduce_partials' op operand #0 must be 2D memref of 32-bit float values}}
+    "tile.reduce_partials"(%partials, %i, %i, %i) : (memref<?x64xf16>, index, index, index) -> ()
+  }
+  return
+}
+
+// -----
+
 func.func @store_partials_shared(%partials: memref<?x8192xf32>, %i: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {

@@ -638,11 +638,15 @@ func.func @pipeline_ops(%B: memref<1024x1024xf16>, %k: index) {
 // CHECK-LABEL: func.func @semaphore_ops
 // CHECK: tile.semaphore_signal %{{.*}}[%{{.*}}] : memref<?xi32>
 // CHECK: tile.semaphore_wait %{{.*}}[%{{.*}}] : memref<?xi32>
-func.func @semaphore_ops(%flags: memref<?xi32>, %i: index) {
+// CHECK: tile.semaphore_signal %{{.*}}[%{{.*}}] {level = 2 : i32} : memref<?xi32>
+// CHECK: tile.semaphore_wait %{{.*}}[%{{.*}}] count %{{.*}} {level = 2 : i32} : memref<?xi32>
+func.func @semaphore_ops(%flags: memref<?xi32>, %i: index, %n: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     tile.semaphore_signal %flags[%i] : memref<?xi32>
     tile.semaphore_wait %flags[%bx] : memref<?xi32>
+    tile.semaphore_signal %flags[%i] {level = 2 : i32} : memref<?xi32>
+    tile.semaphore_wait %flags[%i] count %n {level = 2 : i32} : memref<?xi32>
   }
   return
 }
@@ -679,12 +683,16 @@ func.func @warp_groups_and_barriers(%k: index) {
 // CHECK-LABEL: func.func @partials_ops
 // CHECK: tile.store_partials %[[ACC:.*]] to %{{.*}}[%{{.*}}] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
 // CHECK: tile.add_partials %{{.*}}[%{{.*}}] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
-func.func @partials_ops(%partials: memref<?x8192xf32>, %i: index) {
+// CHECK: tile.reduce_partials %{{.*}}[%{{.*}}] count %{{.*}} slice %{{.*}} : memref<?x8192xf32>
+// CHECK: tile.add_partials %{{.*}}[%{{.*}}] count %{{.*}} to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+func.func @partials_ops(%partials: memref<?x8192xf32>, %i: index, %n: index) {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
     %acc = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     tile.store_partials %acc to %partials[%i] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
     tile.add_partials %partials[%bx] to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+    tile.reduce_partials %partials[%i] count %n slice %bx : memref<?x8192xf32>
+    tile.add_partials %partials[%i] count %n to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
   }
   return
 }

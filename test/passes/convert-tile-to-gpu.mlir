@@ -1513,7 +1513,8 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // 16-byte store (a warp's stores are 512 contiguous bytes);
 // tile.semaphore_signal: the consumers' barrier, then thread 0 fences at GPU
 // scope and sets the flag; tile.semaphore_wait: thread 0 spins on an atomic
-// read of the flag and fences, then the barrier; tile.add_partials: every
+// read of the flag until it reaches level 1 and fences, then the barrier;
+// tile.add_partials: every
 // vector of the row loaded first, then added register by register.
 // CHECK-LABEL: gpu.func @stream_k_exchange
 // CHECK: %[[TID:.*]] = gpu.thread_id x
@@ -1530,7 +1531,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // CHECK: scf.if %{{.*}} {
 // CHECK-NEXT: scf.while : () -> () {
 // CHECK-NEXT: %[[FLAG:.*]] = memref.atomic_rmw addi %c0_i32, %arg1[%arg3] : (i32, memref<?xi32>) -> i32
-// CHECK-NEXT: %[[UNSET:.*]] = arith.cmpi eq, %[[FLAG]], %c0_i32 : i32
+// CHECK-NEXT: %[[UNSET:.*]] = arith.cmpi slt, %[[FLAG]], %c1_i32{{.*}} : i32
 // CHECK-NEXT: scf.condition(%[[UNSET]])
 // CHECK: nvvm.memory.barrier <gpu>
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
@@ -1540,7 +1541,7 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // CHECK: %[[LANE:.*]] = vector.extract %[[THEIRS]][0] : f32 from vector<4xf32>
 // CHECK: %[[SUM:.*]] = arith.addf %[[MINE]], %[[LANE]] : f32
 // CHECK: memref.store %[[SUM]], %[[REGS]][%c0] : memref<64xf32>
-// CHECK-NOT: tile.
+// CHECK-NOT: {{(^ +|= )}}tile.
 module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
   gpu.module @stream_k_exchange_kernel {
     gpu.func @stream_k_exchange(%arg0: memref<?x8192xf32>, %arg1: memref<?xi32>, %arg2: index, %arg3: index) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64} {
@@ -1549,6 +1550,59 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
       tile.semaphore_signal %arg1[%arg2] : memref<?xi32>
       tile.semaphore_wait %arg1[%arg3] : memref<?xi32>
       tile.add_partials %arg0[%arg3] to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Stream-K's reduce-scatter. tile.semaphore_wait with a count: thread t
+// spins on flags first + t, first + t + 128, ... below the count until each
+// reaches the level, fences, then the barrier. tile.reduce_partials: slice
+// r of a row's V = 2048 vectors is [r V / n, (r + 1) V / n); thread t sums
+// its vectors of it over the n rows eight loads at a time (rows past n read
+// row `first` and are not added) and stores each sum to row first + r.
+// tile.add_partials with a count: vector p comes from row
+// first + ((p + 1) n - 1) / V, the slice holding it, and replaces the
+// registers (no add: the slices are the whole sums).
+// CHECK-LABEL: gpu.func @stream_k_reduce_scatter
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: scf.for %[[T:.*]] = %[[TID]] to %arg3 step %c128 {
+// CHECK: %[[AT:.*]] = arith.addi %arg2, %[[T]] : index
+// CHECK: scf.while : () -> () {
+// CHECK: %[[FLAG:.*]] = memref.atomic_rmw addi %c0_i32, %arg1[%[[AT]]] : (i32, memref<?xi32>) -> i32
+// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[FLAG]], %c2_i32 : i32
+// CHECK: scf.condition(%[[BELOW]])
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK: %[[B0:.*]] = arith.muli %arg4, %c2048 : index
+// CHECK: %[[BEGIN:.*]] = arith.divui %[[B0]], %arg3 : index
+// CHECK: %[[NEXT:.*]] = arith.addi %arg4, %c1 : index
+// CHECK: %[[E0:.*]] = arith.muli %[[NEXT]], %c2048 : index
+// CHECK: %[[END:.*]] = arith.divui %[[E0]], %arg3 : index
+// CHECK: %[[DST:.*]] = arith.addi %arg2, %arg4 : index
+// CHECK: %[[FROM:.*]] = arith.addi %[[BEGIN]], %[[TID]] : index
+// CHECK: scf.for %[[P:.*]] = %[[FROM]] to %[[END]] step %c128 {
+// CHECK: %[[COL:.*]] = arith.muli %[[P]], %c4 : index
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %arg3 step %c8 iter_args(%{{.*}} = %cst) -> (vector<4xf32>) {
+// CHECK-COUNT-8: vector.load %arg0[%{{.*}}, %[[COL]]]
+// CHECK: scf.yield
+// CHECK: vector.store %[[SUM]], %arg0[%[[DST]], %[[COL]]] {alignment = 16 : i64} : memref<?x8192xf32>, vector<4xf32>
+// CHECK: %[[R:.*]] = arith.divui %{{.*}}, %c2048 : index
+// CHECK: %[[ROW:.*]] = arith.addi %arg2, %[[R]] : index
+// CHECK: %[[G:.*]] = vector.load %arg0[%[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<?x8192xf32>, vector<4xf32>
+// CHECK-NOT: arith.addf
+// CHECK: vector.store %{{.*}}, %arg0[%arg4, %{{.*}}]
+// CHECK-NOT: {{(^ +|= )}}tile.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @stream_k_reduce_scatter_kernel {
+    gpu.func @stream_k_reduce_scatter(%arg0: memref<?x8192xf32>, %arg1: memref<?xi32>, %arg2: index, %arg3: index, %arg4: index) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.producer_threads = 128 : i64} {
+      %acc = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+      tile.semaphore_wait %arg1[%arg2] count %arg3 {level = 2 : i32} : memref<?xi32>
+      tile.reduce_partials %arg0[%arg2] count %arg3 slice %arg4 : memref<?x8192xf32>
+      tile.add_partials %arg0[%arg2] count %arg3 to %acc : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
+      tile.store_partials %acc to %arg0[%arg4] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
       gpu.return
     }
   }

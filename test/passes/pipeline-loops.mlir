@@ -537,6 +537,7 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // consumers of the piece that owns the tile (begin = 0) add the partials of
 // the blocks after them that share it (waiting for each one's flag) and run
 // the epilogue; any other piece stores its partials and raises its flag.
+// (Counts known only at run time: no reduce-scatter, see @stream_k_known.)
 // The tile and iteration counts are known only at run time: when the
 // launch's sizes share no wave, both roles take the plain persistent loop
 // instead (the else branch). The blocks sharing the last wave: q = blocks / tiles left splits of each
@@ -594,7 +595,7 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: %[[OWNS:.*]] = arith.cmpi eq, %[[BEGIN:.*]], %c0{{.*}} : index
 // CHECK: %[[SHORT:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // CHECK: %[[SHARED:.*]] = arith.andi %[[OWNS]], %[[SHORT]] : i1
-// CHECK: scf.if %[[SHARED]] {
+// CHECK-NEXT: scf.if %[[SHARED]] {
 // CHECK: scf.while (%{{.*}} = %{{.*}}) : (i32) -> i32 {
 // CHECK: scf.condition
 // CHECK: } do {
@@ -603,10 +604,11 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: tile.semaphore_wait %[[FLAGS]][%[[SLOT]]] : memref<?xi32>
 // CHECK: tile.add_partials %[[PARTIALS:.*]][%[[SLOT]]] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
 // CHECK: scf.if %[[OWNS]] {
-// CHECK: tile.copy %[[ACC]]
-// CHECK: } else {
+// CHECK-NEXT: } else {
 // CHECK: tile.store_partials %[[ACC]] to %[[PARTIALS]][%[[CTA:.*]]] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
 // CHECK: tile.semaphore_signal %[[FLAGS]][%[[CTA]]] : memref<?xi32>
+// CHECK: scf.if %[[OWNS]] {
+// CHECK: tile.copy %[[ACC]]
 // CHECK: } {tile.tile_loop}
 // CHECK-NEXT: } else {
 // CHECK: scf.for %{{.*}} = %block_id_x{{.*}} to %{{.*}} step %grid_dim_x{{.*}} {
@@ -677,11 +679,49 @@ func.func @stream_k_not_zeroed(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>,
 
 // Counts known at compile time and paying on 132 SMs (16 tiles of 512
 // iterations: 8 aligned shares of 64 each): the stream-K loop alone, no
-// plain loop to choose at run time.
+// plain loop to choose at run time. 4 or more aligned shares of fewer tiles
+// than SMs: the tile's blocks reduce-scatter where the launch's schedule
+// splits them so (the kernel decides: on another SM count the serial
+// fix-up, built beside it, runs): all store their partials and raise their
+// flags, wait for the tile's flags together, sum their slice and raise
+// their flags to 2; the owner waits for those and gathers the slices (the
+// whole sums: they replace its accumulator) before the epilogue.
 // CHECK-LABEL: func.func @stream_k_known
 // CHECK: tile.stream_k
 // CHECK-NOT: step %grid_dim_x
-// CHECK: tile.semaphore_signal
+// CHECK: arith.minsi
+// CHECK: %[[SPLITS:.*]] = arith.minsi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[ALIGNED:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK: %[[ALIGNEDSHARED:.*]] = arith.andi %{{.*}}, %[[ALIGNED]] : i1
+// CHECK: %[[FOUR:.*]] = arith.cmpi sge, %[[SPLITS]], %c4_i32 : i32
+// CHECK: %[[SCATTER:.*]] = arith.andi %[[ALIGNEDSHARED]], %[[FOUR]] : i1
+// CHECK: tile.gemm
+// CHECK: %[[OWNS:.*]] = arith.cmpi eq, %[[BEGIN:.*]], %c0{{.*}} : index
+// CHECK: %[[SHORT:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK: %[[SHARED:.*]] = arith.andi %[[OWNS]], %[[SHORT]] : i1
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ne, %[[BEGIN]], %c0{{.*}} : index
+// CHECK: %[[PARTIAL:.*]] = arith.ori %[[INSIDE]], %[[SHORT]] : i1
+// CHECK: %[[GROUPED:.*]] = arith.andi %{{.*}}, %[[PARTIAL]] : i1
+// CHECK: scf.if %[[GROUPED]] {
+// CHECK: %[[FIRST:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[COUNT:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[RANK:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: tile.store_partials %[[ACC:.*]] to %[[PARTIALS:.*]][%[[CTA:.*]]] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+// CHECK: tile.semaphore_signal %[[FLAGS:.*]][%[[CTA]]] : memref<?xi32>
+// CHECK: tile.semaphore_wait %[[FLAGS]][%[[FIRST]]] count %[[COUNT]] : memref<?xi32>
+// CHECK: tile.reduce_partials %[[PARTIALS]][%[[FIRST]]] count %[[COUNT]] slice %[[RANK]] : memref<?x8192xf32>
+// CHECK: tile.semaphore_signal %[[FLAGS]][%[[CTA]]] {level = 2 : i32} : memref<?xi32>
+// CHECK: scf.if %[[OWNS]] {
+// CHECK: tile.semaphore_wait %[[FLAGS]][%[[FIRST]]] count %[[COUNT]] {level = 2 : i32} : memref<?xi32>
+// CHECK-NEXT: tile.add_partials %[[PARTIALS]][%[[FIRST]]] count %[[COUNT]] to %[[ACC]]
+// CHECK: } else {
+// CHECK: scf.if %[[SHARED]] {
+// CHECK: tile.semaphore_wait %[[FLAGS]][%{{.*}}] : memref<?xi32>
+// CHECK: tile.add_partials %[[PARTIALS]][%{{.*}}] to %[[ACC]]
+// CHECK: tile.store_partials %[[ACC]] to %[[PARTIALS]][%[[CTA]]]
+// CHECK: tile.semaphore_signal %[[FLAGS]][%[[CTA]]] : memref<?xi32>
+// CHECK: scf.if %[[OWNS]] {
+// CHECK: tile.copy %[[ACC]]
 // CHECK-NOT: step %grid_dim_x
 // CHECK: return
 module attributes {tile.target = #tile.target<"sm_90a">} {
@@ -707,6 +747,44 @@ func.func @stream_k_known(%A: memref<256x32768xf16>, %B: memref<32768x512xf16>, 
       tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
     }
     tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %col] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<256x512xf32>
+  }
+  return
+}
+}
+
+// -----
+
+// Known counts whose shares do not reduce-scatter (64 tiles of 128
+// iterations: 2 aligned shares each, fewer than 4): only the owner's
+// serial fix-up is built.
+// CHECK-LABEL: func.func @stream_k_known_serial
+// CHECK: tile.stream_k
+// CHECK-NOT: tile.reduce_partials
+// CHECK: tile.add_partials
+// CHECK-NOT: tile.reduce_partials
+// CHECK: return
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @stream_k_known_serial(%A: memref<512x8192xf16>, %B: memref<8192x1024xf16>, %C: memref<512x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx, %by) in (%c8, %c8) threads = 128 {
+    %c = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 floordiv 32) * 16 + (d1 floordiv 64) * 16 + (d0 mod 32) floordiv 4 + ((d1 mod 4) floordiv 2) * 8, ((d1 floordiv 4) mod 16) * 8 + (d0 mod 4) * 2 + d1 mod 2)>} : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %by, %c64 : index
+    %col = arith.muli %bx, %c128 : index
+    tile.fill %c, %zero : memref<64x128xf32, #tile.space<fragment>>, f32
+    tile.pipelined %k = %c0 to %c128 step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<512x8192xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %col] [64, 128] to %b[%c0, %c0] [64, 128] : memref<8192x1024xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+    tile.copy %c[%c0, %c0] [64, 128] to %C[%row, %col] [64, 128] : memref<64x128xf32, #tile.space<fragment>> to memref<512x1024xf32>
   }
   return
 }

@@ -38,8 +38,10 @@ def test_k_heavy_gemm_is_stream_k():
     assert [p["name"] for p in art["params"]] == ["A", "B", "C"]
     optimized = kernel.get_mlir("optimized")
     for op in ("tile.store_partials", "tile.add_partials", "tile.semaphore_signal",
-               "tile.semaphore_wait", "tile.stream_k"):
+               "tile.semaphore_wait", "tile.stream_k", "tile.reduce_partials"):
         assert op in optimized
+    # Aligned shares reduce-scatter: the flags raised to level 2 once a slice is summed.
+    assert "level = 2" in optimized
     ptx = kernel.get_kernel_source()
     # The flag: set by an exchange after a GPU-scope fence, read by atomics then fenced.
     assert "atom.global.exch.b32" in ptx and "membar.gl" in ptx
@@ -99,9 +101,28 @@ def gemm_from(start: float):
 
 def test_dynamic_size_leaves_the_choice_to_the_kernel():
     # The kernel is compiled with stream-K; its schedule decides per launch.
+    # The owner adds the partials itself: the reduce-scatter fix-up is built
+    # only for counts known to use it (beside the serial one it slowed
+    # data-parallel tiles, bench/results/2026-12-04/session21).
     kernel = gemm_from(0.0)
     assert kernel.artifact["version"] == 2
     assert kernel.artifact["kernels"][0]["grid"][0] == "__sm_count__"
+    optimized = kernel.get_mlir("optimized")
+    assert "tile.add_partials" in optimized and "tile.reduce_partials" not in optimized
+
+
+@pytest.mark.parametrize("shape,scatters", [
+    ((256, 1024, 32768), True),    # 16 tiles of 512 iterations: 8 shares each
+    ((512, 512, 16384), True),     # 16 tiles of 256: 8 shares each
+    ((1000, 1000, 8000), False),   # 64 tiles of 125: 2 shares each, serial adds
+    ((8192, 8192, 8192), False),   # 15 full waves, the rest spread: serial adds
+])
+def test_reduce_scatter_only_where_known_counts_use_it(shape, scatters):
+    kernel = compile_gemm(*shape, block_M=128, block_N=128, block_K=64, threads=128,
+                          num_stages=4, panel=8) if shape[0] < 8192 else compile_gemm(*shape)
+    optimized = kernel.get_mlir("optimized")
+    assert "tile.stream_k" in optimized and "tile.add_partials" in optimized
+    assert ("tile.reduce_partials" in optimized) == scatters
 
 
 def test_accumulator_not_started_at_zero_is_not_stream_k():

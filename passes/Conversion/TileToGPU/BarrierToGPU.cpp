@@ -64,35 +64,53 @@ struct SemaphoreSignalLowering : TileOpLowering<SemaphoreSignalOp> {
     gpu::BarrierOp::create(rewriter, loc);
     OpBuilder b = onFirstThread(rewriter, loc, info.at(op).tid);
     NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
-    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, one, adaptor.getFlags(),
+    Value level = arith::ConstantIntOp::create(b, loc, b.getI32Type(), op.getLevel());
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign, level, adaptor.getFlags(),
                                 ValueRange{adaptor.getIndex()});
     rewriter.eraseOp(op);
     return success();
   }
 };
 
-/// tile.semaphore_wait: thread 0 spins on an atomic read of the flag (an
-/// add of 0: it reads the flag where every block's atomics meet, never a
-/// stale cached copy), then fences; the barrier after lets the block on.
+/// tile.semaphore_wait: thread 0 (with a count, each of the first `count`
+/// threads, one flag each) spins on an atomic read of its flag (an add of
+/// 0: it reads the flag where every block's atomics meet, never a stale
+/// cached copy) until it reaches the level, then fences; the barrier after
+/// lets the block on.
 struct SemaphoreWaitLowering : TileOpLowering<SemaphoreWaitOp> {
   using TileOpLowering::TileOpLowering;
   LogicalResult matchAndRewrite(SemaphoreWaitOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    OpBuilder b = onFirstThread(rewriter, loc, info.at(op).tid);
-    Type i32 = b.getI32Type();
-    auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-    b.createBlock(&spin.getBefore());
-    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-    Value flag = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, zero,
-                                             adaptor.getFlags(), ValueRange{adaptor.getIndex()});
-    Value unset = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, flag, zero);
-    scf::ConditionOp::create(b, loc, unset, ValueRange{});
-    b.createBlock(&spin.getAfter());
-    scf::YieldOp::create(b, loc);
-    b.setInsertionPointAfter(spin);
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    ThreadsAt threads = info.at(op);
+    auto spinOn = [&](OpBuilder &b, Value index) {
+      Type i32 = b.getI32Type();
+      auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+      b.createBlock(&spin.getBefore());
+      Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+      Value level = arith::ConstantIntOp::create(b, loc, i32, op.getLevel());
+      Value flag = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi, zero,
+                                               adaptor.getFlags(), ValueRange{index});
+      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, flag, level);
+      scf::ConditionOp::create(b, loc, below, ValueRange{});
+      b.createBlock(&spin.getAfter());
+      scf::YieldOp::create(b, loc);
+      b.setInsertionPointAfter(spin);
+    };
+    if (!adaptor.getCount()) {
+      OpBuilder b = onFirstThread(rewriter, loc, threads.tid);
+      spinOn(b, adaptor.getIndex());
+      NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    } else {
+      // Thread t polls flags index + t, index + t + threads, ... below count.
+      Value step = arith::ConstantIndexOp::create(rewriter, loc, threads.threads);
+      auto loop = scf::ForOp::create(rewriter, loc, threads.tid, adaptor.getCount(), step);
+      {
+        OpBuilder b = OpBuilder::atBlockTerminator(loop.getBody());
+        spinOn(b, arith::AddIOp::create(b, loc, adaptor.getIndex(), loop.getInductionVar()));
+      }
+      NVVM::MembarOp::create(rewriter, loc, NVVM::MemScopeKind::GPU);
+    }
     gpu::BarrierOp::create(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
