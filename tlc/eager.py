@@ -230,6 +230,14 @@ class EagerJITFactory:
     def compile(self, **kwargs):
         """The kernel for these T.const sizes and compile-time parameters (no
         tensors needed): `kernel = f.compile(M=1024, N=1024, block=128)`."""
+        call = self.compile_call(kwargs)
+        return self.kernel_for(call.statics, call.consts, {}, {})
+
+    def compile_call(self, kwargs: dict, tuned: tuple = ()) -> EagerCall:
+        """`.compile(**kwargs)`'s arguments sorted out as a call without
+        tensors: its sizes, and its compile-time values with defaults (the
+        parameters in `tuned`, which an autotuner fills, may be left out)."""
+        kwargs = dict(kwargs)
         consts = {n: kwargs.pop(n) for n in list(kwargs) if n in self.decl.consts}
         missing = [n for n in self.decl.consts if n not in consts]
         if missing:
@@ -250,12 +258,12 @@ class EagerJITFactory:
                 values[name] = kwargs.pop(name)
             elif p.default is not inspect.Parameter.empty:
                 values[name] = p.default
-            else:
+            elif name not in tuned:
                 raise TypeError(f"{self.__name__}.compile needs the parameter '{name}'")
         if kwargs:
             raise TypeError(f"{self.__name__}.compile has no parameter or size "
                             f"'{next(iter(kwargs))}'")
-        return self.kernel_for(values, consts, {}, {})
+        return EagerCall(values, {}, consts, {}, None, values)
 
     # -- sizes --------------------------------------------------------------------
 

@@ -265,6 +265,37 @@ def test_autotune_of_an_eager_kernel(tmp_path, monkeypatch, capsys):
         tlc.autotune(configs=[{"alpha": 1.0}], timer=timer)(scale).get_tuner_result(x, 1.0)
 
 
+def test_compile_of_an_autotuned_eager_kernel(tmp_path, monkeypatch, capsys):
+    # TileLang's `tuned.compile(M=..., ...)`: sizes and compile-time values as
+    # keywords, no tensors; the candidates are timed on supplied inputs.
+    monkeypatch.setenv("TLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tlc.AutoTuner, "_memory", {})
+    log = []
+
+    def timer(kernel, config):
+        log.append(config)
+        assert kernel.params[0]["shape"] == [2048]
+        return {64: 2.0, 256: 1.0}[config["block"]]
+
+    tuned = tlc.autotune(configs=[{"block": 64}, {"block": 256}], timer=timer,
+                         workers=1)(scale)
+    kernel = tuned.compile(N=2048)
+    assert isinstance(kernel, tlc.JITKernel) and kernel.out_idx == [2]
+    assert kernel.config == {"block": 256} and kernel.latency == 1.0
+    assert log == [{"block": 64}, {"block": 256}]
+    assert tuned.compile(N=2048) is kernel and len(log) == 2  # kept for these sizes
+    pinned = tuned.compile(N=2048, block=64)  # every tuned parameter given: no tuning
+    assert len(log) == 2 and pinned.artifact["grid"][0] == "32"
+    assert "tlc.autotune scale(N=2048): best {'block': 256}" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="scale.compile takes its sizes and compile-time "
+                                        "parameters as keywords"):
+        tuned.compile(2048)
+    with pytest.raises(TypeError, match="scale.compile needs the sizes N"):
+        tuned.compile(block=64)
+    with pytest.raises(TypeError, match="scale.compile has no parameter or size 'M'"):
+        tuned.compile(N=2048, M=4)
+
+
 @tlc.jit
 def per_head_rows(Q, W, block: int = 64):
     # TileLang's eager declarations: a size computed from a run-time length

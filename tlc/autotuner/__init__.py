@@ -81,18 +81,43 @@ class AutotunedFactory:
             return kernel(*call.launch_args)
         return kernel
 
-    def get_tuner_result(self, *args, **kwargs) -> AutotuneResult:
-        """The AutotuneResult for these arguments (tuning if needed)."""
+    def compile(self, *args, **kwargs):
+        """The best kernel for these arguments, not run (TileLang's
+        `tuned.compile(M=..., N=..., K=...)`). An eager-style factory takes
+        its T.const sizes and compile-time parameters as keywords, no
+        tensors: the candidates are timed on inputs the tuner supplies (as
+        for a factory-style kernel). Giving every tuned parameter compiles
+        that kernel without tuning. A factory-style factory returns its
+        kernel when called already: this is the call."""
+        from ..eager import EagerJITFactory
+
+        if not isinstance(self.fn, EagerJITFactory):
+            return self(*args, **kwargs)
+        if args:
+            raise TypeError(f"{self.__name__}.compile takes its sizes and compile-time "
+                            "parameters as keywords (M=..., block_M=...), got positional "
+                            "arguments")
+        if self._pinned(kwargs):
+            return self.fn.compile(**kwargs)
+        result = self.get_tuner_result(compile_only=True, **kwargs)
+        kernel = result.kernel
+        kernel.latency, kernel.config, kernel.ref_latency = \
+            result.latency, result.config, result.ref_latency
+        return kernel
+
+    def get_tuner_result(self, *args, compile_only: bool = False, **kwargs) -> AutotuneResult:
+        """The AutotuneResult for these arguments (tuning if needed);
+        `compile_only`: an eager-style factory's .compile keywords, no tensors."""
         from ..eager import EagerJITFactory
         from ..jit import _default_target
 
-        sig = _signature(args, kwargs, _default_target())
+        sig = _signature(args, kwargs, (_default_target(), compile_only))
         result = self._results.get(sig) if sig is not None else None
         if result is None:
-            tuner = AutoTuner(self.fn, self.configs, args, kwargs)
+            tuner = AutoTuner(self.fn, self.configs, args, kwargs, compile_only=compile_only)
             tuner.set_profile_args(**self.profile)
             result = tuner.run()
-            if isinstance(self.fn, EagerJITFactory):
+            if isinstance(self.fn, EagerJITFactory) and not compile_only:
                 self.fn.check(tuner._call, {**tuner._call.statics, **result.config})
             if sig is not None:
                 self._results[sig] = result

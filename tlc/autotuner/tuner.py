@@ -71,7 +71,7 @@ class AutoTuner:
 
     _memory: dict = {}  # tuning key -> AutotuneResult, for this process
 
-    def __init__(self, fn, configs, args=(), kwargs=None):
+    def __init__(self, fn, configs, args=(), kwargs=None, compile_only: bool = False):
         from ..eager import EagerJITFactory
         from ..jit import JITFactory
         from ..jit_options import jit_options
@@ -80,9 +80,14 @@ class AutoTuner:
         self.configs = configs
         self._args, self._kwargs = tuple(args), dict(kwargs or {})
         self._eager = self._call = None
+        self._compile_only = compile_only and isinstance(fn, EagerJITFactory)
         if isinstance(fn, EagerJITFactory):
-            # tuned on the call's own tensors; keyed by sizes and dtypes, not values
-            self._eager, self._call = fn, fn.bind(self._args, self._kwargs)
+            # tuned on the call's own tensors (or, compile_only, on supplied ones:
+            # kwargs are .compile's sizes and compile-time values); keyed by sizes
+            # and dtypes, not values
+            self._eager = fn
+            self._call = fn.compile_call(self._kwargs, _tuned_names(configs)) if compile_only \
+                else fn.bind(self._args, self._kwargs)
             self._factory, self._out_idx = fn.fn, fn.out_idx
             self._options, self._use_disk_cache = fn.options, False
         elif isinstance(fn, JITFactory):
@@ -168,6 +173,12 @@ class AutoTuner:
             runtime = sorted(set(c) & set(self._eager.runtime if self._eager else ()))
             if runtime:
                 raise ValueError(f"config {c} sets {runtime}, kernel arguments given at launch")
+            if self._compile_only:  # .compile's keywords: sizes and compile-time values
+                unknown = sorted(set(c) - set(sig.parameters))
+                if unknown:
+                    raise TypeError(f"config {c} does not fit {self._factory.__name__}"
+                                    f"{sig}: no parameter {unknown[0]!r}")
+                continue
             try:
                 sig.bind(*self._args, **self._kwargs, **c)
             except TypeError as e:
@@ -278,6 +289,13 @@ class AutoTuner:
               f"({len(timed)} timed, {len(skipped)} skipped)", file=sys.stderr)
         return AutotuneResult(latency, configs[index], ref_latency, kernel.get_kernel_source(),
                               kernel, skipped)
+
+
+def _tuned_names(configs) -> tuple:
+    """The parameters a list of configs sets (none known for a function of them)."""
+    if callable(configs) or not configs:
+        return ()
+    return tuple(sorted({k for c in configs for k in c}))
 
 
 def tuning_key_of(fn, args, kwargs, configs, target, extra) -> str:
