@@ -30,7 +30,7 @@ from ..dialects import arith, memref, tile
 from ..language import memory
 from . import dtypes
 from .intrinsic_args import bind_args as _args
-from .values import BufferRef, Scalar, index_value
+from .values import Affine, BufferRef, Scalar, index_value
 
 _UNSUPPORTED = {"use_tma": "TMA reductions", "annotations": "TileLang's codegen hints"}
 _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
@@ -195,8 +195,13 @@ def _tile(gen, node, target, value, value_node, op, what):
             v = gen.to_value(Scalar(loaded, src.dtype), dst.dtype, value_node)
         else:
             v = gen.to_value(value, dst.dtype, value_node)
-        memref.atomic_rmw(_kind(op, dst.dtype), v, dst.value,
-                          indices(dst_off, dst_sizes, list(body.arguments)))
+        at = indices(dst_off, dst_sizes, list(body.arguments))
+        if dst.place == "global":  # elements a T.Layout places: each at its place
+            from .intrinsics import placed_indices
+
+            at = [index_value(i) for i in
+                  placed_indices(gen, dst, [Affine.leaf(i) for i in at], value_node)]
+        memref.atomic_rmw(_kind(op, dst.dtype), v, dst.value, at)
     return None
 
 

@@ -68,6 +68,8 @@ class CodeGenerator(ExpressionMixin):
         self.reducers: list = []  # the kernel's T.alloc_reducer buffers
         self.statement = None  # the statement being built (visit_body)
         self.parallel_depth = 0
+        self.index_maps: dict = {}  # global BufferRef -> its T.Layout, in this kernel
+        self.accessed: set = set()  # global buffers this kernel accessed so far
         self.outer_parallel = None  # the outermost tile.parallel being built
         # Run-time regions (scf.if branches, loops) being built: (kind, index of
         # their scope in self.scopes, line). Names bound inside one do not flow out.

@@ -586,6 +586,10 @@ class ExpressionMixin:
             if not (_is_index(idx) or (isinstance(idx, Scalar) and dtypes.is_int(idx.dtype))):
                 raise self.error(i, f"an index must be an integer, got {self.describe(idx)}")
             self.check_constant_index(buf, dim, idx, i)
+        if buf.place == "global":
+            from .intrinsics import placed_indices
+
+            indices = placed_indices(self, buf, indices, node)
         return buf, indices
 
     def check_constant_index(self, buf: BufferRef, dim: int, idx, node) -> None:

@@ -135,6 +135,7 @@ def kernel(gen, call, target, body) -> None:
     # Each `with T.Kernel` is one launch of the program's sequence, in order.
     gen.kernel, gen.in_kernel = op, True
     gen.thread_dims, gen.uses_thread_index = dims, False
+    gen.index_maps, gen.accessed = {}, set()  # T.Layout remaps hold for one kernel
     gen.register_counts = []  # the kernel's T.set_max_nreg calls (warp_groups.py)
     try:
         with ir.InsertionPoint(block), gen.scope():
@@ -502,7 +503,7 @@ def call_copy(gen, node):
     # the copy (and its loop) off TMA and warp specialization.
     disable_tma = static_bool(gen, a["disable_tma"], "disable_tma")
     op = build_copy(gen, node, a["src"], a["dst"])
-    if disable_tma:
+    if disable_tma and op.name == "tile.copy":  # (a T.Layout copy is a loop of elements)
         op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
 
 
@@ -536,7 +537,43 @@ def build_copy(gen, node, src_node, dst_node):
                               f"{'x'.join(map(str, dst_sizes))}")
     src_idx = [gen.index(o, node, "a T.copy offset") for o in src_off]
     dst_idx = [gen.index(o, node, "a T.copy offset") for o in dst_off]
+    if src in gen.index_maps or dst in gen.index_maps:
+        def bases(offsets, values):  # constants stay constants: a fragment's loop indices
+            return [o if isinstance(o, (int, Affine)) and not isinstance(o, bool)
+                    else Affine.leaf(v) for o, v in zip(offsets, values)]
+
+        return _element_copy(gen, node, src, bases(src_off, src_idx), src_sizes, dst,
+                             bases(dst_off, dst_idx), dst_sizes)
+    for buf in (src, dst):
+        if buf.place == "global":
+            gen.accessed.add(buf)
     return tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
+
+
+def region_elements(ivs, bases, sizes) -> list:
+    """The indices of a region's element in a loop over its (squeezed) shape:
+    base + the loop index of each dimension of more than one element."""
+    ivs, out = list(ivs), []
+    for base, size in zip(bases, sizes):
+        out.append(as_affine(base) + Affine.leaf(ivs.pop(0)) if size != 1 and ivs else base)
+    return out
+
+
+def _element_copy(gen, node, src, src_idx, src_sizes, dst, dst_idx, dst_sizes):
+    """T.copy with a side whose elements a T.Layout places: a parallel loop
+    over the region, each element read and written at its place."""
+    shape = [d for d in src_sizes if d != 1] or [1]
+    loop = tile.ParallelOp(shape)
+    body = loop.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
+    with ir.InsertionPoint(body), gen.loc(node):
+        at_src = region_elements(body.arguments, src_idx, src_sizes)
+        at_dst = region_elements(body.arguments, dst_idx, dst_sizes)
+        if src.place == "global":
+            at_src = placed_indices(gen, src, at_src, node)
+        if dst.place == "global":
+            at_dst = placed_indices(gen, dst, at_dst, node)
+        gen.store_element(dst, at_dst, gen.load_element(src, at_src), node)
+    return loop
 
 
 def _extent_from(gen, node, buf, other_sizes) -> list[int]:
@@ -863,6 +900,7 @@ def call_use_swizzle(gen, node):
 
 def call_annotate_layout(gen, node):
     from ..layout import Fragment, SwizzledLayout
+    from ..layout.index_map import Layout
 
     gen.require_kernel(node, "T.annotate_layout")
     a = _args(gen, node, loops.annotate_layout)
@@ -892,10 +930,42 @@ def call_annotate_layout(gen, node):
                 f"#tile.shared<swizzle = {layout.attr()}>")
         elif isinstance(layout, Fragment):
             _annotate_fragment(gen, where, buf, layout)
+        elif isinstance(layout, Layout):
+            _annotate_global(gen, where, buf, layout)
         else:
             raise gen.error(where, f"unsupported layout {layout!r} for '{buf.name}' "
                                    "(tlc supports tlc.layout.make_swizzled_layout for shared "
-                                   "buffers and T.Fragment for fragments)")
+                                   "buffers, T.Fragment for fragments and T.Layout for "
+                                   "global tensors)")
+
+
+def _annotate_global(gen, where, buf: BufferRef, layout) -> None:
+    """A T.Layout on a global tensor: this kernel's accesses to it go to each
+    element's physical place (tlc.layout.index_map)."""
+    if buf.place != "global":
+        raise gen.error(where, f"a T.Layout places the elements of a global tensor; "
+                               f"'{buf.name}' is {buf.place} (shared buffers take "
+                               "make_swizzled_layout, fragments T.Fragment)")
+    if buf.static_shape() is None or tuple(buf.shape) != layout.shape:
+        raise gen.error(where, f"the layout is for shape {list(layout.shape)}, but "
+                               f"'{buf.name}' has shape {[str(d) for d in buf.shape]}")
+    if buf in gen.accessed:
+        raise gen.error(where, f"'{buf.name}' is accessed before this T.annotate_layout in "
+                               "the kernel: annotate its layout before its first access")
+    if buf in gen.index_maps:
+        raise gen.error(where, f"'{buf.name}' already has a T.Layout in this kernel")
+    gen.index_maps[buf] = layout
+
+
+def placed_indices(gen, buf: BufferRef, indices, node):
+    """`indices` of `buf` remapped by its T.Layout, if the kernel gave it one;
+    records the access (for annotate_layout's check)."""
+    gen.accessed.add(buf)
+    layout = gen.index_maps.get(buf)
+    if layout is None:
+        return list(indices)
+    with gen.loc(node):
+        return layout.placed(list(indices), lambda op, a, b: gen.binop(op(), a, b, node))
 
 
 def _annotate_fragment(gen, where, buf: BufferRef, layout) -> None:

@@ -83,6 +83,10 @@ def __getattr__(name: str):
         from ..layout.fragment import Fragment
 
         return Fragment
+    if name == "Layout":
+        from ..layout.index_map import Layout
+
+        return Layout
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -127,7 +131,7 @@ INTRINSICS = [
 ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
 
 __all__ = [
-    "Buffer", "Fragment", "GemmWarpPolicy", "SymbolicDim", "Tensor", "const", "dtype",
+    "Buffer", "Fragment", "GemmWarpPolicy", "Layout", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
     "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3",
     "float8_e4m3fn", "float8_e5m2",

@@ -6,6 +6,8 @@
   T.annotate_layout, as TileLang writes it (element -> thread, local index);
   `make_fully_replicated_layout_fragment`, `make_gemm_fragment_8x8` and
   `make_gemm_fragment_8x8_transposed` make common ones.
+- `Layout(shape, forward_fn)` (also `T.Layout`): where a global tensor keeps its
+  elements, for T.annotate_layout (tlc.layout.index_map).
 - `kernel.layouts()` / `kernel.layout(name)` (tlc.JITKernel): the layout of each
   fragment and shared buffer of a compiled kernel, as `FragmentLayout` (which
   thread and register hold each element) and `SharedLayout` (the address and
@@ -18,12 +20,13 @@ from .buffers import FragmentLayout, SharedLayout
 from .errors import LayoutError
 from .fragment import (Fragment, make_fully_replicated_layout_fragment, make_gemm_fragment_8x8,
                        make_gemm_fragment_8x8_transposed)
+from .index_map import Layout
 from .plot import plot, plot_layout
 from .snapshot import kernel_layout, kernel_layouts, layouts_from_ir
 from .swizzled import SwizzledLayout, make_swizzled_layout
 
 __all__ = [
-    "Fragment", "FragmentLayout", "LayoutError", "SharedLayout", "SwizzledLayout",
+    "Fragment", "FragmentLayout", "Layout", "LayoutError", "SharedLayout", "SwizzledLayout",
     "kernel_layout", "kernel_layouts", "layouts_from_ir", "make_fully_replicated_layout_fragment",
     "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed", "make_swizzled_layout",
     "plot", "plot_layout",
