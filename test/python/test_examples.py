@@ -13,6 +13,7 @@ EXAMPLES = {
     "chained_gemm.py": "compiled chain: 0 mma.sync, 8 wgmma, 0 ldmatrix",
     "conv2d.py": "compiled conv2d: 4 wgmma, 0 mma.sync, 4 16-byte im2col loads, 4 TMA",
     "attention.py": "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync",
+    "attention_backward.py": "out, dQ, dK, dV match the float64 reference",
     "attention_varlen.py": "compiled varlen attention: 16 wgmma, 4 TMA, 2 setmaxnreg, "
                            "0 mma.sync",
     "gemm.py": "compiled gemm:",
@@ -42,3 +43,13 @@ def test_attention_causal_gqa_bhsd_compiles(repo, tmp_path):
                        env=dict(os.environ, TLC_CACHE_DIR=str(tmp_path / "cache")))
     assert r.returncode == 0, r.stderr
     assert "compiled attention: 16 wgmma, 4 TMA, 0 mma.sync" in r.stdout
+
+
+def test_attention_backward_causal_head_dim_128(repo, tmp_path):
+    r = subprocess.run([sys.executable, str(repo / "examples/attention_backward.py"), "--causal",
+                        "--dim", "128"], capture_output=True, text=True,
+                       env=dict(os.environ, TLC_CACHE_DIR=str(tmp_path / "cache")))
+    assert r.returncode == 0, r.stderr
+    assert "compiled attention_forward, attention_delta, attention_backward, attention_dq" \
+        in r.stdout
+    assert "out, dQ, dK, dV match the float64 reference" in r.stdout
