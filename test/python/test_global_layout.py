@@ -155,7 +155,18 @@ def annotated_wrong_shape(X: T.Tensor((16, 32), "float32"), Y: T.Tensor((16, 32)
         T.copy(X, Y)
 
 
+@T.prim_func
+def vector_atomics_into_placed(X: T.Tensor((16, 32), "float32"),
+                               Y: T.Tensor((16, 32), "float32")):
+    with T.Kernel(1, threads=128):
+        T.annotate_layout({Y: dq_layout(Y)})
+        for i, j in T.Parallel(16, 16):
+            T.atomic_addx2(Y[i, j * 2], X[i, j * 2])  # E:vector
+
+
 @pytest.mark.parametrize("prim,marker,at,message", [
+    (vector_atomics_into_placed, "vector", "Y[i, j * 2]",
+     "T.atomic_addx2 adds 2 adjacent elements; 'Y' has a T.Layout that places them apart"),
     (annotated_late, "late", "dq_layout(Y)",
      "'Y' is accessed before this T.annotate_layout in the kernel"),
     (annotated_shared, "shared", "dq_layout(s)",

@@ -249,6 +249,11 @@ def _vector_add(gen, node, width: int, fn):
         raise gen.error(a["dst"], f"{what} takes float16, bfloat16 and float32 tensors; "
                                   f"'{dst.name}' is {dst.dtype}")
     src, src_idx = _vector_operand(gen, a["value"], width, what, "value")
+    for buf, operand in ((dst, a["dst"]), (src, a["value"])):
+        if buf in gen.index_maps:  # its element j + 1 need not follow element j
+            raise gen.error(operand, f"{what} adds {width} adjacent elements; '{buf.name}' has "
+                                     "a T.Layout that places them apart: use T.atomic_add on "
+                                     "each element")
     if src.place == "fragment":
         raise gen.error(a["value"], f"{what} reads its {width} values from a shared, local or "
                                     f"global buffer; '{src.name}' is a fragment (copy it to "
