@@ -37,7 +37,11 @@ LOG2E = 1.4426950408889634
 
 def dq_accumulator_layout(buf):
     """Element (b, h, i, d) of the dQ accumulator at [b, h, i // 8, d // 8, i % 8, d % 8]:
-    8 x 8 blocks, row-major inside each."""
+    8 x 8 blocks, row-major inside each (where 8 divides the sequence length and
+    the head dim; else the accumulator keeps its row-major order)."""
+    _, _, seq, dim = buf.shape
+    if seq % 8 or dim % 8:
+        return T.Layout(buf.shape, lambda b, h, i, d: [b, h, i, d])
     return T.Layout(buf.shape, lambda b, h, i, d: [b, h, i // 8, d // 8, i % 8, d % 8])
 
 
