@@ -12,3 +12,5 @@ torch.compile = lambda f=None, **k: (f if f is not None else (lambda g: g))
 torch.cuda = types.SimpleNamespace(get_device_capability=lambda *a: (9, 0), is_available=lambda: True)
 torch.Tensor = object
 torch.dtype = object
+torch.cuda.current_device = lambda: 0
+torch.cuda.get_device_properties = lambda *a: types.SimpleNamespace(major=9, minor=0, name="NVIDIA H200")
