@@ -334,6 +334,19 @@ class CodeGenerator(ExpressionMixin):
     def stmt_Pass(self, node) -> None:
         pass
 
+    def stmt_Assert(self, node) -> None:
+        """`assert cond[, msg]` on compile-time values (a kernel parameter, a
+        shape): checked while the kernel is built, failing at its line."""
+        cond = self.eval(node.test)
+        if isinstance(cond, (Scalar, Affine, BufferRef, VarRef)):
+            raise self.error(node.test, f"an `assert` in a prim_func checks a compile-time "
+                                        f"condition; this one is {self.describe(cond)}, known "
+                                        "only at run time")
+        if not cond:
+            msg = self.eval_static(node.msg) if node.msg is not None else None
+            raise self.error(node, "assertion failed: " + (str(msg) if msg is not None
+                                                            else ast.unparse(node.test)))
+
     def stmt_Expr(self, node) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring

@@ -301,7 +301,22 @@ class ExpressionMixin:
         return eval(code, {"__builtins__": __builtins__, **env})
 
     def expr_JoinedStr(self, node):
-        raise self.error(node, "f-strings are not supported in a prim_func")
+        """An f-string of compile-time values (an assert's or T.print's message)."""
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+                continue
+            value = self.eval(part.value)
+            if isinstance(value, (Scalar, Affine, BufferRef, VarRef)):
+                raise self.error(part.value, f"an f-string in a prim_func formats compile-time "
+                                             f"values; {self.describe(value)} is known only at "
+                                             "run time (T.print prints run-time values)")
+            if part.conversion != -1:
+                value = {ord("r"): repr, ord("s"): str, ord("a"): ascii}[part.conversion](value)
+            spec = self.eval(part.format_spec) if part.format_spec is not None else ""
+            parts.append(format(value, spec))
+        return "".join(parts)
 
     # -- operators -------------------------------------------------------------
 

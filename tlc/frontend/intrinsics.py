@@ -380,6 +380,8 @@ def _alloc(gen, node, place: str):
         raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
     a = _args(gen, node, getattr(memory, f"alloc_{place}"))
     scope = gen.eval_static(a["scope"])
+    if place == "fragment" and scope == "local":
+        place = "local"  # TileLang's T.alloc_fragment(shape, dtype, "local"): T.alloc_local
     if scope not in _SCOPES[place]:
         raise gen.error(a["scope"], f"T.alloc_{place} takes scope "
                                     f"{' or '.join(map(repr, _SCOPES[place]))}, got "
