@@ -23,7 +23,9 @@ import tlc.language as T
 
 LOG2E = 1.4426950408889634
 SIGMOIDS = ("rsqrt", "div")
-MAX_ELEMENTS_PER_THREAD = 64  # x's share of a thread, in fp16 elements
+MAX_ELEMENTS_PER_THREAD = 64  # x's share of a thread (whole rows), in fp16 elements
+MAX_CHUNKED_ELEMENTS_PER_THREAD = 128  # chunks: loaded through registers up to this
+MAX_SHARED_BYTES = 227 * 1024  # sm_90a's shared memory a block
 
 
 def _row_group(C: int, threads: int) -> int:
@@ -39,7 +41,9 @@ def default_config(C: int, threads: int | None = None) -> dict:
     """block_M, block_C and threads for rows of C channels: whole rows (block_C
     = C), 64 threads up to 2048 channels and C / 32 (up to 1024) beyond, and
     the fewest rows that give each thread 32 or more elements of x (four
-    16-byte loads in flight), in whole thread groups. (Measured on the H200,
+    16-byte loads in flight), in whole thread groups; where that would give a
+    thread more than 64 elements (C an odd multiple of 32 above 256, say),
+    power-of-two chunks (block_C < C) instead. (Measured on the H200,
     2026-12-04: 64-thread blocks were 0.5-3% faster than 128-thread ones from
     160 to 1024 channels, 1% slower at 4096.)"""
     if C <= 0 or C % 32:
@@ -54,13 +58,21 @@ def default_config(C: int, threads: int | None = None) -> dict:
     block_M = rows_at_once
     while block_M * C < threads * 32:
         block_M += rows_at_once
-    if block_M * C // threads > MAX_ELEMENTS_PER_THREAD:
+    if block_M * C // threads <= MAX_ELEMENTS_PER_THREAD:
+        return {"block_M": block_M, "block_C": C, "threads": threads}
+    # Rows whose pieces have few factors of two (C = 288: 36 pieces, groups of
+    # 4 threads) would put too many rows in a block: power-of-two chunks of
+    # the rows instead, through shared memory.
+    block_C = min(C & -C, 1024)
+    block_M = 1
+    while block_M * C < threads * 32 or (block_M * block_C) % (threads * 8):
+        block_M *= 2
+    if block_M * C * 2 > MAX_SHARED_BYTES:
         raise ValueError(
-            f"C = {C}: rows of {C // 8} 16-byte pieces go to groups of "
-            f"{_row_group(C, threads)} threads, so a block of {threads} threads takes "
-            f"{block_M} rows = {block_M * C // threads} elements per thread, more than "
-            f"{MAX_ELEMENTS_PER_THREAD}: use a C with more factors of two")
-    return {"block_M": block_M, "block_C": C, "threads": threads}
+            f"C = {C}: {block_C}-column chunks of one 16-byte vector per thread need "
+            f"{block_M} rows a block = {block_M * C * 2} bytes of shared memory, more than "
+            f"{MAX_SHARED_BYTES}: use fewer threads or a C with more factors of two")
+    return {"block_M": block_M, "block_C": block_C, "threads": threads}
 
 
 def check_config(C: int, block_M: int, block_C: int, threads: int, sigmoid: str) -> None:
@@ -108,13 +120,20 @@ def rmsnorm_silu(N, C, block_M=None, block_C=None, threads=None, eps=1e-6, sigmo
     has about 30 instruction slots, and the IEEE form uses most."""
     config = default_config(C, threads)
     threads = config["threads"]
-    block_C = block_C or C
-    if block_M is None:
-        block_M = config["block_M"]
-        while block_C < C and (block_M * block_C) % (threads * 8):
-            block_M *= 2  # a chunk of one 16-byte vector per thread
+    if block_M is None and block_C is not None and block_C != config["block_C"]:
+        if block_C == C:  # whole rows asked for: whole thread groups of rows
+            block_M = threads // _row_group(C, threads)
+            while block_M * C < threads * 32:
+                block_M += threads // _row_group(C, threads)
+        else:  # chunks: one 16-byte vector per thread per chunk
+            block_M = 1
+            while block_M * C < threads * 32 or (block_M * block_C) % (threads * 8):
+                block_M *= 2
+    block_C = block_C or config["block_C"]
+    block_M = block_M or config["block_M"]
     check_config(C, block_M, block_C, threads, sigmoid)
     chunks = C // block_C
+    through_registers = block_M * C // threads <= MAX_CHUNKED_ELEMENTS_PER_THREAD
 
     @T.prim_func
     def rmsnorm_silu(X: T.Tensor((N, C), "float16"), G: T.Tensor((C,), "float16"),
@@ -141,16 +160,19 @@ def rmsnorm_silu(N, C, block_M=None, block_C=None, threads=None, eps=1e-6, sigmo
     def rmsnorm_silu_chunks(X: T.Tensor((N, C), "float16"), G: T.Tensor((C,), "float16"),
                             Y: T.Tensor((N, C), "float16")):
         with T.Kernel(T.ceildiv(N, block_M), threads=threads) as bx:
-            x = T.alloc_fragment((block_M, C), "float16")
             x_shared = T.alloc_shared((block_M, C), "float16")
             xc = T.alloc_fragment((block_M, block_C), "float16")
             sq = T.alloc_fragment((block_M, block_C), "float32")
             g = T.alloc_fragment((block_C,), "float16")
             scale = T.alloc_fragment((block_M,), "float32")
-            # Through registers, so that every load is issued before the first
-            # store (a direct global -> shared copy of whole rows is a loop).
-            T.copy(X[bx * block_M, 0], x)
-            T.copy(x, x_shared)
+            if through_registers:
+                # Through registers, so that every load is issued before the first
+                # store (a direct global -> shared copy of whole rows is a loop).
+                x = T.alloc_fragment((block_M, C), "float16")
+                T.copy(X[bx * block_M, 0], x)
+                T.copy(x, x_shared)
+            else:  # too many elements a thread for registers (C = 1056: 264)
+                T.copy(X[bx * block_M, 0], x_shared)
             T.clear(scale)
             for k in T.unroll(chunks):
                 T.copy(x_shared[0, k * block_C], xc)

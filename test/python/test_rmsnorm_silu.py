@@ -53,7 +53,8 @@ def test_compiles_to_16_byte_accesses(ex, arch, channels, tmp_path):
 
 
 @pytest.mark.parametrize("arch,channels,options", [("sm_90a", 640, {}), ("sm_80", 4096, {}),
-                                                   ("sm_90a", 320, {"block_C": 64})])
+                                                   ("sm_90a", 320, {"block_C": 64}),
+                                                   ("sm_90a", 288, {}), ("sm_80", 1056, {})])
 def test_ieee_sigmoid_compiles(ex, arch, channels, options, tmp_path):
     kernel = tlc.jit(ex.rmsnorm_silu.factory, out_idx=[-1], target=arch, cache=False)(
         1003, channels, sigmoid="div", **options)
@@ -80,10 +81,19 @@ def test_default_config_wide_and_narrow_rows(ex, channels, threads):
     assert c["block_M"] * channels // threads in (32, 48, 64)
 
 
+@pytest.mark.parametrize("channels,block_M,block_C", [(288, 16, 32), (576, 8, 64),
+                                                    (1056, 16, 32), (2080, 16, 32)])
+def test_rows_with_few_factors_of_two_take_chunks(ex, channels, block_M, block_C):
+    # 36 pieces a row of 288 go to groups of 4 threads: whole rows would give a
+    # thread 72 elements, so power-of-two chunks through shared memory instead
+    assert ex.default_config(channels) == {"block_M": block_M, "block_C": block_C,
+                                           "threads": 64}
+
+
 def test_default_config_names_rows_that_do_not_fit(ex):
-    with pytest.raises(ValueError, match="C = 4128: rows of 516 16-byte pieces go to groups "
-                                         "of 4 threads, so a block of 128 threads takes 32 "
-                                         "rows = 1032 elements per thread"):
+    with pytest.raises(ValueError, match="C = 4128: 32-column chunks of one 16-byte vector "
+                                         "per thread need 32 rows a block = 264192 bytes of "
+                                         "shared memory"):
         ex.default_config(4128)
 
 
@@ -106,6 +116,8 @@ def assert_fp16_rounding(y, ref):
     (21, 160, {"block_C": 32}),                    # 5 chunks of 32
     (19, 320, {"sigmoid": "div"}),
     (3, 256, {"block_M": 8, "block_C": 128}),      # 2 chunks, 3 of 8 rows real
+    (21, 288, {}),                                 # chunks by default, through registers
+    (17, 1056, {}),                                # chunks, loaded straight to shared
 ])
 def test_interpreter_matches_numpy(ex, n, channels, options):
     rng = np.random.default_rng(channels)
