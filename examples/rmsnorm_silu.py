@@ -37,6 +37,22 @@ def _row_group(C: int, threads: int) -> int:
     return group
 
 
+def _rows(C: int, block_C: int, threads: int) -> int:
+    """The fewest rows a block that give each thread 32 or more elements of x:
+    in whole thread groups for whole rows (block_C = C), else so that a chunk
+    is one 16-byte vector per thread."""
+    if block_C == C:
+        rows_at_once = threads // _row_group(C, threads)
+        block_M = rows_at_once
+        while block_M * C < threads * 32:
+            block_M += rows_at_once
+        return block_M
+    block_M = 1
+    while block_M * C < threads * 32 or (block_M * block_C) % (threads * 8):
+        block_M *= 2
+    return block_M
+
+
 def default_config(C: int, threads: int | None = None) -> dict:
     """block_M, block_C and threads for rows of C channels: whole rows (block_C
     = C), 64 threads up to 2048 channels and C / 32 (up to 1024) beyond, and
@@ -54,19 +70,14 @@ def default_config(C: int, threads: int | None = None) -> dict:
             threads *= 2
     if threads < 32 or threads & (threads - 1):
         raise ValueError(f"threads must be a power of two >= 32, got {threads}")
-    rows_at_once = threads // _row_group(C, threads)
-    block_M = rows_at_once
-    while block_M * C < threads * 32:
-        block_M += rows_at_once
+    block_M = _rows(C, C, threads)
     if block_M * C // threads <= MAX_ELEMENTS_PER_THREAD:
         return {"block_M": block_M, "block_C": C, "threads": threads}
     # Rows whose pieces have few factors of two (C = 288: 36 pieces, groups of
     # 4 threads) would put too many rows in a block: power-of-two chunks of
     # the rows instead, through shared memory.
     block_C = min(C & -C, 1024)
-    block_M = 1
-    while block_M * C < threads * 32 or (block_M * block_C) % (threads * 8):
-        block_M *= 2
+    block_M = _rows(C, block_C, threads)
     if block_M * C * 2 > MAX_SHARED_BYTES:
         raise ValueError(
             f"C = {C}: {block_C}-column chunks of one 16-byte vector per thread need "
@@ -121,14 +132,7 @@ def rmsnorm_silu(N, C, block_M=None, block_C=None, threads=None, eps=1e-6, sigmo
     config = default_config(C, threads)
     threads = config["threads"]
     if block_M is None and block_C is not None and block_C != config["block_C"]:
-        if block_C == C:  # whole rows asked for: whole thread groups of rows
-            block_M = threads // _row_group(C, threads)
-            while block_M * C < threads * 32:
-                block_M += threads // _row_group(C, threads)
-        else:  # chunks: one 16-byte vector per thread per chunk
-            block_M = 1
-            while block_M * C < threads * 32 or (block_M * block_C) % (threads * 8):
-                block_M *= 2
+        block_M = _rows(C, block_C, threads)  # the rows for the form asked for
     block_C = block_C or config["block_C"]
     block_M = block_M or config["block_M"]
     check_config(C, block_M, block_C, threads, sigmoid)
