@@ -2,20 +2,15 @@
 causal or not, a sequence length no block (nor the dQ accumulator's 8 x 8 layout)
 divides."""
 
-import importlib.util
-import pathlib
 
 import pytest
+import example_modules
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "attention_backward.py"
 
 
 @pytest.fixture(scope="module")
 def ex():
-    spec = importlib.util.spec_from_file_location("example_attention_backward", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("attention_backward")
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -1,25 +1,20 @@
 """examples/attention.py: every variant compiles, the main config takes the fast path, and the
 interpreter matches a numpy reference on small shapes."""
 
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
 
 import tlc
 import tlc.language as T
+import example_modules
 
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "attention.py"
 
 
 @pytest.fixture(scope="module")
 def attention():
-    spec = importlib.util.spec_from_file_location("example_attention", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("attention")
 
 
 def ptx(attention, *args, target="sm_90a", **kwargs) -> str:

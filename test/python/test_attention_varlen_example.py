@@ -3,8 +3,6 @@ interface). The K-block loop takes the warp-specialized TMA + wgmma pipeline on 
 producer reading the key offsets), sm_80 gets mma.sync and cp.async, both assemble without
 spills, and the interpreter matches a numpy reference on uneven batches."""
 
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -13,17 +11,14 @@ import tlc
 import tlc.language as T
 
 from ptxas import assemble
+import example_modules
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "attention_varlen.py"
 WARP_SPECIALIZED = ("cp.async.bulk.tensor", "wgmma.mma_async", "setmaxnreg")
 
 
 @pytest.fixture(scope="module")
 def varlen():
-    spec = importlib.util.spec_from_file_location("example_attention_varlen", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("attention_varlen")
 
 
 def compiled(varlen, *args, target="sm_90a", **kwargs):

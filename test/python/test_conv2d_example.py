@@ -4,26 +4,21 @@ warp-specialized loop (the weights by TMA), on sm_80 on mma.sync with cp.async; 
 im2col loads are 16-byte vectors when C is a multiple of 8; every build assembles
 without spills; the interpreter's results equal a numpy convolution."""
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
 import tlc
 
 from ptxas import assemble
+import example_modules
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "conv2d.py"
+EXAMPLE = example_modules.EXAMPLES / "conv2d.py"
 WARP_SPECIALIZED = ("cp.async.bulk.tensor", "wgmma.mma_async", "setmaxnreg")
 
 
 @pytest.fixture(scope="module")
 def conv():
-    spec = importlib.util.spec_from_file_location("example_conv2d", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("conv2d")
 
 
 def compiled(conv, *args, target="sm_90a", **kwargs):

@@ -2,8 +2,6 @@
 wgmma pipeline (the producer reading the page table) with the two warpgroups splitting every
 gemm by columns, assembles without spills, and the interpreter matches a numpy reference."""
 
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,16 +10,13 @@ import tlc
 import tlc.language as T
 
 from ptxas import assemble
+import example_modules
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mla_decode.py"
 
 
 @pytest.fixture(scope="module")
 def mla():
-    spec = importlib.util.spec_from_file_location("example_mla_decode", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("mla_decode")
 
 
 def compiled(mla, *args, target="sm_90a", **kwargs):

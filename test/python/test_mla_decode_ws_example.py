@@ -3,8 +3,6 @@ schedule): it compiles to one TMA producer and two consumers, warpgroup 0 comput
 score with m64n64 wgmma and warpgroup 1 only its half of P V, assembles without spills, and
 the interpreter matches a numpy reference (the same cases as mla_decode's)."""
 
-import importlib.util
-import pathlib
 
 import pytest
 
@@ -13,17 +11,13 @@ import tlc.language as T
 
 from ptxas import assemble
 from test_mla_decode_example import SMALL_CASES, interpret_against_numpy
+import example_modules
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="module")
 def mla():
-    spec = importlib.util.spec_from_file_location("example_mla_decode_ws",
-                                                  EXAMPLES / "mla_decode_ws.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("mla_decode_ws")
 
 
 def test_roles(mla, tmp_path):

@@ -4,8 +4,6 @@ reduced by thread groups the compiler chose (shuffles only within a warp); the i
 matches numpy, for whole rows and for chunks, also when the rows per block do not
 divide N."""
 
-import importlib.util
-import pathlib
 import re
 
 import numpy as np
@@ -13,17 +11,14 @@ import pytest
 from ptxas import assemble
 
 import tlc
+import example_modules
 
 CHANNELS = (160, 256, 320, 512, 640, 1024, 4096)
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "rmsnorm_silu.py"
 
 
 @pytest.fixture(scope="module")
 def ex():
-    spec = importlib.util.spec_from_file_location("example_rmsnorm_silu", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_modules.load("rmsnorm_silu")
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
