@@ -49,6 +49,7 @@ def test_layout_traces_its_physical_shape():
     (lambda i, j: [i // j], "may only divide by constants"),
     (lambda i, j: [i, j % 0], "divides by 0: divisors must be positive"),
     (lambda i, j: [i - 1, j], "coordinate 0 can be negative (-1)"),
+    (lambda i, j: [(i - 4) % 16 + 16, j], "takes % of a value that can be negative (-4)"),
     (lambda i, j: [i if i else j], "cannot branch on an index"),
     (lambda i, j: [i, j * 0.5], "computes with integer indices and constants"),
 ])

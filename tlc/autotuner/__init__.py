@@ -99,15 +99,20 @@ class AutotunedFactory:
                             "arguments")
         if self._pinned(kwargs):
             return self.fn.compile(**kwargs)
-        result = self.get_tuner_result(compile_only=True, **kwargs)
+        result = self._tuned((), kwargs, compile_only=True)
         kernel = result.kernel
         kernel.latency, kernel.config, kernel.ref_latency = \
             result.latency, result.config, result.ref_latency
         return kernel
 
-    def get_tuner_result(self, *args, compile_only: bool = False, **kwargs) -> AutotuneResult:
-        """The AutotuneResult for these arguments (tuning if needed);
-        `compile_only`: an eager-style factory's .compile keywords, no tensors."""
+    def get_tuner_result(self, *args, **kwargs) -> AutotuneResult:
+        """The AutotuneResult for these arguments (tuning if needed)."""
+        return self._tuned(args, kwargs, compile_only=False)
+
+    def _tuned(self, args, kwargs, compile_only: bool) -> AutotuneResult:
+        """get_tuner_result's work; `compile_only`: an eager-style factory's
+        .compile keywords, no tensors (kept apart from the factory's own
+        keyword arguments)."""
         from ..eager import EagerJITFactory
         from ..jit import _default_target
 

@@ -30,7 +30,7 @@ from ..dialects import arith, memref, tile
 from ..language import memory
 from . import dtypes
 from .intrinsic_args import bind_args as _args
-from .values import Affine, BufferRef, Scalar, index_value
+from .values import BufferRef, Scalar, index_value
 
 _UNSUPPORTED = {"use_tma": "TMA reductions", "annotations": "TileLang's codegen hints"}
 _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
@@ -175,32 +175,27 @@ def _tile(gen, node, target, value, value_node, op, what):
         raise gen.error(value_node, f"{what} adds a whole fragment ('{src.name}'), not a part "
                                     "of one")
 
-    def indices(offsets, sizes, ivs):
-        ivs, out = list(ivs), []
-        for off, size in zip(offsets, sizes):
-            i = ivs.pop(0) if size != 1 and len(ivs) else None
-            if i is not None and isinstance(off, int) and off == 0:
-                out.append(i)  # a fragment is indexed by the loop's own indices
-                continue
-            base = gen.index(off, node, f"a {what} offset")
-            out.append(base if i is None else arith.addi(base, i))
-        return out
+    from .intrinsics import placed_indices, region_bases, region_elements
 
+    def bases(offsets):
+        return region_bases(offsets, [gen.index(o, node, f"a {what} offset") for o in offsets])
+
+    dst_bases = bases(dst_off)
+    src_bases = bases(src_off) if src is not None else None
     loop = tile.ParallelOp(shape)
     index = ir.IndexType.get()
     body = loop.body.blocks.append(*([index] * len(shape)))
     with ir.InsertionPoint(body):
         if src is not None:
-            loaded = memref.load(src.value, indices(src_off, src_sizes, list(body.arguments)))
+            at_src = region_elements(body.arguments, src_bases, src_sizes)
+            loaded = memref.load(src.value, [index_value(i) for i in at_src])
             v = gen.to_value(Scalar(loaded, src.dtype), dst.dtype, value_node)
         else:
             v = gen.to_value(value, dst.dtype, value_node)
-        at = indices(dst_off, dst_sizes, list(body.arguments))
+        at = region_elements(body.arguments, dst_bases, dst_sizes)
         if dst.place == "global":  # elements a T.Layout places: each at its place
-            from .intrinsics import placed_indices
-
-            at = [index_value(i) for i in
-                  placed_indices(gen, dst, [Affine.leaf(i) for i in at], value_node)]
+            at = placed_indices(gen, dst, at, value_node)
+        at = [index_value(i) for i in at]
         memref.atomic_rmw(_kind(op, dst.dtype), v, dst.value, at)
     return None
 

@@ -540,16 +540,21 @@ def build_copy(gen, node, src_node, dst_node):
     src_idx = [gen.index(o, node, "a T.copy offset") for o in src_off]
     dst_idx = [gen.index(o, node, "a T.copy offset") for o in dst_off]
     if src in gen.index_maps or dst in gen.index_maps:
-        def bases(offsets, values):  # constants stay constants: a fragment's loop indices
-            return [o if isinstance(o, (int, Affine)) and not isinstance(o, bool)
-                    else Affine.leaf(v) for o, v in zip(offsets, values)]
-
-        return _element_copy(gen, node, src, bases(src_off, src_idx), src_sizes, dst,
-                             bases(dst_off, dst_idx), dst_sizes)
+        return _element_copy(gen, node, src, region_bases(src_off, src_idx), src_sizes, dst,
+                             region_bases(dst_off, dst_idx), dst_sizes)
     for buf in (src, dst):
         if buf.place == "global":
             gen.accessed.add(buf)
     return tile.copy(src.value, src_idx, src_sizes, dst.value, dst_idx, dst_sizes)
+
+
+def region_bases(offsets, values) -> list:
+    """A region's start per dimension for region_elements: a constant or
+    Affine offset as it is (0 plus a loop index is that index: how a loop
+    reads a whole fragment), else its index value (`values`, built by
+    gen.index) as a leaf."""
+    return [o if isinstance(o, (int, Affine)) and not isinstance(o, bool) else Affine.leaf(v)
+            for o, v in zip(offsets, values)]
 
 
 def region_elements(ivs, bases, sizes) -> list:

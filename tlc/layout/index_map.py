@@ -83,12 +83,16 @@ def _range(node, shape) -> tuple[int, int]:
     if kind == "*":
         products = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
         return min(products), max(products)
+    if alo < 0:
+        # Python floors, the kernel's integer division truncates: they agree
+        # on non-negative operands only
+        raise LayoutError(f"T.Layout's function takes {'//' if kind == '//' else '%'} of a "
+                          f"value that can be negative ({alo}): keep divided values "
+                          "non-negative")
     if kind == "//":
         return alo // blo, ahi // blo
-    # %: a non-negative operand below the divisor stays as it is
-    if alo >= 0 and ahi < blo:
-        return alo, ahi
-    return (0, blo - 1) if alo >= 0 else (-(blo - 1), blo - 1)
+    # %: an operand below the divisor stays as it is
+    return (alo, ahi) if ahi < blo else (0, blo - 1)
 
 
 def _evaluate(node, values, binop):
