@@ -87,33 +87,27 @@ ValueRange accessIndices(Operation *use) {
                                   : cast<memref::StoreOp>(use).getIndices();
 }
 
-/// Whether a copy (or cast) to or from `alloc` has a placed fragment on its
-/// other side, whose layout inferFragment gives `alloc`.
-bool placedCopyPeer(AllocFragmentOp alloc) {
-  return llvm::any_of(alloc->getUsers(), [&](Operation *user) {
-    auto copy = dyn_cast<CopyOp>(user);
-    if (!copy)
-      return false;
-    Value other = copy.getSrc() == alloc.getResult() ? copy.getDst() : copy.getSrc();
-    auto peer = other.getDefiningOp<AllocFragmentOp>();
-    return peer && peer.getLayout();
-  });
+/// The layout of a placed fragment that a copy (or cast) to or from `alloc`
+/// has on its other side: such a copy keeps elements in place, so `alloc`
+/// takes it.
+std::optional<LayoutAttr> copyPeerLayout(AllocFragmentOp alloc) {
+  for (Operation *user : alloc->getUsers())
+    if (auto copy = dyn_cast<CopyOp>(user)) {
+      Value other = copy.getSrc() == alloc.getResult() ? copy.getDst() : copy.getSrc();
+      if (auto peer = other.getDefiningOp<AllocFragmentOp>())
+        if (std::optional<LayoutAttr> layout = peer.getLayout())
+          return layout;
+    }
+  return std::nullopt;
 }
 
 LogicalResult inferFragment(AllocFragmentOp alloc) {
   if (alloc.getLayout())
     return success();
-  // A copy (or cast) between fragments keeps elements in place: take the
-  // other fragment's layout.
-  for (Operation *user : alloc->getUsers())
-    if (auto copy = dyn_cast<CopyOp>(user)) {
-      Value other = copy.getSrc() == alloc.getResult() ? copy.getDst() : copy.getSrc();
-      if (auto peer = other.getDefiningOp<AllocFragmentOp>())
-        if (std::optional<LayoutAttr> layout = peer.getLayout()) {
-          alloc.setLayoutAttr(*layout);
-          return success();
-        }
-    }
+  if (std::optional<LayoutAttr> layout = copyPeerLayout(alloc)) {
+    alloc.setLayoutAttr(*layout);
+    return success();
+  }
   FailureOr<ThreadGroup> group = bufferThreadGroup(alloc);
   if (failed(group))
     return failure();
@@ -233,7 +227,7 @@ LogicalResult inferReduce(ReduceOp reduce) {
     return reduce.emitOpError("reduces fragments of this kernel only (shared "
                               "sources and destinations are not lowered yet)");
   AllocFragmentOp root = fragmentRoot(src.value);
-  bool chosenHere = !root.getLayout() && !placedCopyPeer(root);
+  bool chosenHere = !root.getLayout() && !copyPeerLayout(root);
   if (failed(inferFragment(root)))
     return failure();
   std::string why;

@@ -375,6 +375,7 @@ void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
   // began their shares with the rest of it, so their partials are ready
   // early: waiting for them never waits for a wait of theirs.
   Value owns = cmp(b, loc, arith::CmpIPredicate::eq, piece.begin, zero);
+  Value inside = cmp(b, loc, arith::CmpIPredicate::ne, piece.begin, zero); // !owns
   Value partTile = cmp(b, loc, arith::CmpIPredicate::slt, piece.end, schedule.trips);
   Value shared = arith::AndIOp::create(b, loc, owns, partTile);
   // Aligned shares, split kStreamKScatterSplits ways or more (where known
@@ -384,8 +385,7 @@ void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
   // (the whole sums: its own partials are in them).
   scf::IfOp group;
   if (mayScatter) {
-    Value partial = arith::OrIOp::create(
-        b, loc, cmp(b, loc, arith::CmpIPredicate::ne, piece.begin, zero), partTile);
+    Value partial = arith::OrIOp::create(b, loc, inside, partTile);
     Value grouped = arith::AndIOp::create(b, loc, schedule.scatter, partial);
     group = scf::IfOp::create(b, loc, grouped, /*withElseRegion=*/true);
     OpBuilder gb = OpBuilder::atBlockTerminator(group.thenBlock());
@@ -430,8 +430,8 @@ void mlir::tile::finishStreamKPiece(OpBuilder &b, Location loc,
       AddPartialsOp::create(gb, loc, partials, slot, Value(), AllocFragmentOp(acc).getResult());
     scf::YieldOp::create(gb, loc, ValueRange{add(gb, loc, other, one)});
   }
-  auto notOwner = scf::IfOp::create(sb, loc, owns, /*withElseRegion=*/true);
-  OpBuilder pb = OpBuilder::atBlockTerminator(notOwner.elseBlock());
+  auto notOwner = scf::IfOp::create(sb, loc, inside, /*withElseRegion=*/false);
+  OpBuilder pb = OpBuilder::atBlockTerminator(notOwner.thenBlock());
   for (auto [acc, partials] : llvm::zip(accumulators, scratch.partials))
     StorePartialsOp::create(pb, loc, AllocFragmentOp(acc).getResult(), partials, schedule.cta);
   SemaphoreSignalOp::create(pb, loc, scratch.flags, schedule.cta, 1);

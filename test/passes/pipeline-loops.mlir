@@ -593,6 +593,7 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: tile.consumer_release
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %ctaid.x;", "=r"
 // CHECK: %[[OWNS:.*]] = arith.cmpi eq, %[[BEGIN:.*]], %c0{{.*}} : index
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ne, %[[BEGIN]], %c0{{.*}} : index
 // CHECK: %[[SHORT:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // CHECK: %[[SHARED:.*]] = arith.andi %[[OWNS]], %[[SHORT]] : i1
 // CHECK-NEXT: scf.if %[[SHARED]] {
@@ -603,9 +604,8 @@ func.func @no_tma_dynamic_rows(%A: memref<?x?xf16>, %n: index) {
 // CHECK: %[[SLOT:.*]] = arith.index_cast %[[OTHER]] : i32 to index
 // CHECK: tile.semaphore_wait %[[FLAGS]][%[[SLOT]]] : memref<?xi32>
 // CHECK: tile.add_partials %[[PARTIALS:.*]][%[[SLOT]]] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>
-// CHECK: scf.if %[[OWNS]] {
-// CHECK-NEXT: } else {
-// CHECK: tile.store_partials %[[ACC]] to %[[PARTIALS]][%[[CTA:.*]]] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
+// CHECK: scf.if %[[INSIDE]] {
+// CHECK-NEXT: tile.store_partials %[[ACC]] to %[[PARTIALS]][%[[CTA:.*]]] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
 // CHECK: tile.semaphore_signal %[[FLAGS]][%[[CTA]]] : memref<?xi32>
 // CHECK: scf.if %[[OWNS]] {
 // CHECK: tile.copy %[[ACC]]
@@ -697,9 +697,9 @@ func.func @stream_k_not_zeroed(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>,
 // CHECK: %[[SCATTER:.*]] = arith.andi %[[ALIGNEDSHARED]], %[[FOUR]] : i1
 // CHECK: tile.gemm
 // CHECK: %[[OWNS:.*]] = arith.cmpi eq, %[[BEGIN:.*]], %c0{{.*}} : index
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ne, %[[BEGIN]], %c0{{.*}} : index
 // CHECK: %[[SHORT:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
 // CHECK: %[[SHARED:.*]] = arith.andi %[[OWNS]], %[[SHORT]] : i1
-// CHECK: %[[INSIDE:.*]] = arith.cmpi ne, %[[BEGIN]], %c0{{.*}} : index
 // CHECK: %[[PARTIAL:.*]] = arith.ori %[[INSIDE]], %[[SHORT]] : i1
 // CHECK: %[[GROUPED:.*]] = arith.andi %{{.*}}, %[[PARTIAL]] : i1
 // CHECK: scf.if %[[GROUPED]] {
