@@ -329,16 +329,22 @@ private:
     return op;
   }
 
+  /// Before `op` (a loop, or a region only some threads run), whose body
+  /// makes the accesses `body`: the waits and the one barrier its accesses
+  /// need against those before it (`state`).
+  void meetBefore(Operation *op, const Accesses &body, Accesses &state) {
+    if (Accesses::any(body.writes, state.storing))
+      waitForStores(op, state);
+    if (state.size() != 0 && state.orderFor(body, threads, programOrders) != Order::None)
+      state.barrier(insertBarrier(op), threads);
+  }
+
   /// An scf.if / for / while only some threads run (kDivergentAttr): the
   /// barrier its accesses need against earlier ones goes before it, and
   /// those after it meet its accesses after it; between its own accesses
   /// none goes (insertBarrier).
   void divergentRegion(Operation *op, Accesses &state) {
-    Accesses body = bodyAccesses(op, threads);
-    if (Accesses::any(body.writes, state.storing))
-      waitForStores(op, state);
-    if (state.size() != 0 && state.orderFor(body, threads, programOrders) != Order::None)
-      state.barrier(insertBarrier(op), threads);
+    meetBefore(op, bodyAccesses(op, threads), state);
     Accesses end = state;
     for (Region &r : op->getRegions())
       for (Block &b : r)
@@ -408,11 +414,7 @@ private:
     // once, before the loop, rather than by a barrier that every iteration
     // would pay (e.g. a tile loaded into shared memory before the loop and
     // read by each iteration's gemm).
-    Accesses body = bodyAccesses(op, threads);
-    if (Accesses::any(body.writes, state.storing))
-      waitForStores(op, state);
-    if (state.size() != 0 && state.orderFor(body, threads, programOrders) != Order::None)
-      state.barrier(insertBarrier(op), threads);
+    meetBefore(op, bodyAccesses(op, threads), state);
     Accesses head = state;
     for (int i = 0; i < 8; ++i) {
       Accesses end = head;
