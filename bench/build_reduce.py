@@ -5,9 +5,11 @@
 Row softmax (reductions across lanes and warps, row vectors in T.Parallel),
 the row max of A @ B (a reduction over the tensor-core accumulator), and row
 vectors used by a loop whose layout places their rows differently (the
-reduction of a narrow tile scaling a wide one): the compiler converts them;
+reduction of a narrow tile scaling a wide one): the compiler converts them,
+by warp shuffles where the rows stay in their warps, else through shared memory;
 reductions of a shared buffer and into one (row max and an accumulated
-column sum); and T.alloc_reducer kernels (examples/reducers.py).
+column sum); a fragment indexed by a serial loop's index beside one of a
+parallel loop's (mix_rows); and T.alloc_reducer kernels (examples/reducers.py).
 """
 
 import os
@@ -28,13 +30,13 @@ def save(kernel, check, path):
 
 
 @tlc.jit(out_idx=[2])
-def scale_rows_by_max(M, N, K, dtype="float32"):
+def scale_rows_by_max(M, N, K, dtype="float32", threads=128):
     """C = B * rowmax(A): mx comes from an M x K tile, the loop runs over M x N."""
 
     @T.prim_func
     def scale(A: T.Tensor([M, K], dtype), B: T.Tensor([M, N], dtype),
               C: T.Tensor([M, N], dtype)):
-        with T.Kernel(1, threads=128) as _:
+        with T.Kernel(1, threads=threads) as _:
             a = T.alloc_fragment([M, K], dtype)
             b = T.alloc_fragment([M, N], dtype)
             mx = T.alloc_fragment([M], dtype)
@@ -46,6 +48,35 @@ def scale_rows_by_max(M, N, K, dtype="float32"):
             T.copy(b, C)
 
     return scale
+
+
+@tlc.jit(out_idx=[4])
+def mix_rows(streams, hidden, threads=128):
+    """Y[j, :] = sum_k M[k, j] * X[k, :] + c[j] * d: the serial loop's index k picks a row of
+    M and X in a loop over (j, h), each beside one of the loop's indices (each thread holds
+    every k for its elements)."""
+
+    @T.prim_func
+    def mix(M: T.Tensor((streams, streams), "float32"),
+            X: T.Tensor((streams, hidden), "bfloat16"), c: T.Tensor((streams,), "float32"),
+            d: T.Tensor((hidden,), "bfloat16"), Y: T.Tensor((streams, hidden), "bfloat16")):
+        with T.Kernel(1, threads=threads):
+            m = T.alloc_fragment((streams, streams), "float32")
+            x = T.alloc_fragment((streams, hidden), "float32")
+            cv = T.alloc_fragment((streams,), "float32")
+            dv = T.alloc_fragment((hidden,), "float32")
+            y = T.alloc_fragment((streams, hidden), "float32")
+            T.copy(M, m)
+            T.copy(X, x)
+            T.copy(c, cv)
+            T.copy(d, dv)
+            for j, h in T.Parallel(streams, hidden):
+                y[j, h] = cv[j] * dv[h]
+                for k in T.serial(streams):
+                    y[j, h] += m[k, j] * x[k, h]
+            T.copy(y, Y)
+
+    return mix
 
 
 @tlc.jit(out_idx=[1, 2])
@@ -83,11 +114,15 @@ def main(out: str) -> None:
                             ".reshape(1000, 16, 64).amax(dim=2).T"},
           "atol": 1e-2, "rtol": 1e-3, "seed": 5},
          os.path.join(out, "rowmax_of_product.tlcart"))
-    for m, n, k in [(64, 256, 8), (32, 64, 128)]:
-        save(scale_rows_by_max(m, n, k),
+    # With one warp the conversion is by shuffles (fp32 and fp16); with 128
+    # threads, whose rows change warps, through shared memory.
+    for m, n, k, threads, dtype in [(64, 256, 8, 128, "float32"), (32, 64, 128, 128, "float32"),
+                                    (16, 64, 32, 32, "float32"), (16, 64, 32, 32, "float16")]:
+        suffix = (f"t{threads}" if threads != 128 else "") + ("_f16" if dtype != "float32" else "")
+        save(scale_rows_by_max(m, n, k, dtype, threads),
              {"expect": {"C": "B * A.amax(dim=1, keepdim=True)"}, "atol": 1e-6, "rtol": 1e-6,
               "seed": m + k},
-             os.path.join(out, f"scale_rows_by_max_{m}x{n}x{k}.tlcart"))
+             os.path.join(out, f"scale_rows_by_max_{m}x{n}x{k}{suffix}.tlcart"))
     # T.alloc_reducer: sums and maxima at the loop's rows, a scalar read
     # outside T.Parallel, minima at per-thread columns, int counts.
     save(tlc.compile(reducers.row_stats(32, 64)),
@@ -109,6 +144,10 @@ def main(out: str) -> None:
                           "accumulate=True)"},
           "atol": 0, "rtol": 0, "seed": 24},
          os.path.join(out, "reducer_hist_1024.tlcart"))
+    save(mix_rows(4, 512),
+         {"expect": {"Y": "(M.T @ X.float() + c[:, None] * d.float()[None, :]).bfloat16()"},
+          "atol": 2e-2, "rtol": 1e-2, "seed": 12},
+         os.path.join(out, "mix_rows_4x512.tlcart"))
     save(shared_reductions(64, 128),
          {"expect": {"Mx": "A.amax(dim=1)", "S": "1 + A.sum(dim=0)"}, "atol": 1e-4,
           "rtol": 1e-5, "seed": 11},

@@ -7,13 +7,16 @@
 #include "dialects/tile/Layout.h"
 
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -605,6 +608,144 @@ bool mlir::tile::equivalentLayouts(LayoutAttr a, LayoutAttr b) {
 }
 
 //===----------------------------------------------------------------------===//
+// Conversion by warp shuffles
+//===----------------------------------------------------------------------===//
+
+/// What a conversion through shared memory costs beyond moving its bytes, in
+/// warp-instruction issues: the block's barrier and the stores' latency
+/// before the loads.
+static constexpr int64_t kSharedRoundTrip = 32;
+
+/// The row-major position of `index` in `shape`.
+static int64_t rowMajor(ArrayRef<int64_t> index, ArrayRef<int64_t> shape) {
+  int64_t flat = 0;
+  for (auto [i, d] : llvm::zip(index, shape))
+    flat = flat * d + i;
+  return flat;
+}
+
+FailureOr<SmallVector<ShuffleStep>>
+mlir::tile::shuffleConversion(LayoutAttr src, ArrayRef<int64_t> srcShape, LayoutAttr dst,
+                              ArrayRef<int64_t> dstShape, int64_t elementBits,
+                              std::string &why) {
+  int64_t threads = src.getThreads();
+  int64_t numel = 1, dstNumel = 1;
+  for (int64_t d : srcShape)
+    numel *= d;
+  for (int64_t d : dstShape)
+    dstNumel *= d;
+  if (numel != dstNumel || dst.getThreads() != threads) {
+    why = "the two layouts are of different tiles or thread counts";
+    return failure();
+  }
+  if (threads % 32 != 0) {
+    why = "a block of fewer than 32 threads or of part of a warp";
+    return failure();
+  }
+  if (elementBits > 32) {
+    why = "elements wider than 32 bits";
+    return failure();
+  }
+  // Every (thread, register) of the source holding each element, in
+  // increasing thread order.
+  std::vector<SmallVector<std::pair<int32_t, int32_t>, 2>> holders(numel);
+  LayoutEvaluator srcEval(src), dstEval(dst);
+  SmallVector<int64_t> index;
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t r = 0; r < src.getRegs(); ++r) {
+      srcEval.apply(t, r, index);
+      holders[rowMajor(index, srcShape)].push_back({int32_t(t), int32_t(r)});
+    }
+  // needed[t]: the element thread t's destination register holds.
+  std::vector<int64_t> needed(threads);
+  std::vector<int64_t> lanes(threads);
+  int64_t bits = llvm::Log2_64_Ceil(uint64_t(threads));
+  SmallVector<ShuffleStep> steps;
+  for (int64_t r = 0; r < dst.getRegs(); ++r) {
+    for (int64_t t = 0; t < threads; ++t) {
+      dstEval.apply(t, r, index);
+      needed[t] = rowMajor(index, dstShape);
+    }
+    // Thread 0's holders in its warp name the source registers to try.
+    SmallVector<int64_t> candidates;
+    for (auto [t, reg] : holders[needed[0]])
+      if (t < 32 && !llvm::is_contained(candidates, reg))
+        candidates.push_back(reg);
+    std::optional<ShuffleStep> found;
+    for (int64_t reg : candidates) {
+      // A thread takes its own register where it holds the element (then
+      // the step may need no shuffle at all), or the lowest lane of its
+      // warp that does.
+      for (bool ownFirst : {true, false}) {
+        bool held = true;
+        for (int64_t t = 0; t < threads && held; ++t) {
+          int64_t warp = t / 32, lane = -1;
+          for (auto [h, hreg] : holders[needed[t]]) {
+            if (h / 32 != warp || hreg != reg)
+              continue;
+            if (ownFirst && h == t) {
+              lane = t % 32;
+              break;
+            }
+            if (lane < 0)
+              lane = h % 32;
+          }
+          held = lane >= 0;
+          lanes[t] = lane;
+        }
+        if (!held)
+          break; // the other policy finds no holder either
+        ShuffleStep step{r, reg, true, lanes[0], {}};
+        for (int64_t j = 0; j < bits; ++j)
+          step.laneBits.push_back((int64_t(1) << j) < threads
+                                      ? lanes[int64_t(1) << j] ^ lanes[0]
+                                      : 0);
+        bool linear = true;
+        for (int64_t t = 0; t < threads && linear; ++t) {
+          int64_t lane = step.laneXor;
+          for (int64_t j = 0; j < bits; ++j)
+            if (t >> j & 1)
+              lane ^= step.laneBits[j];
+          linear = lane == lanes[t];
+          step.own &= lanes[t] == t % 32;
+        }
+        if (linear) {
+          found = std::move(step);
+          break;
+        }
+      }
+      if (found)
+        break;
+    }
+    if (!found) {
+      why = llvm::formatv("destination register {0} needs elements from other warps, from "
+                          "several source registers, or from lanes no linear map of the "
+                          "thread index gives",
+                          r)
+                .str();
+      return failure();
+    }
+    steps.push_back(std::move(*found));
+  }
+  // The cost, in warp-instruction issues: a shuffle each for the registers
+  // that move, against storing and loading the tile's bytes at shared
+  // memory's 128 bytes a clock (a warp's registers twice) plus the block's
+  // barrier and the round trip's latency. Shuffles move 32 bits at most, so
+  // narrow elements in large tiles go through shared memory faster.
+  int64_t shuffles = llvm::count_if(steps, [](const ShuffleStep &s) { return !s.own; });
+  int64_t sharedCost =
+      2 * llvm::divideCeil(dst.getRegs() * std::max<int64_t>(elementBits, 8) * 32, 8 * 128) +
+      kSharedRoundTrip;
+  if (shuffles > sharedCost) {
+    why = llvm::formatv("{0} shuffles cost more than a round trip through shared memory",
+                        shuffles)
+              .str();
+    return failure();
+  }
+  return steps;
+}
+
+//===----------------------------------------------------------------------===//
 // Layouts seen through views and permuted indices
 //===----------------------------------------------------------------------===//
 
@@ -684,50 +825,95 @@ LayoutAttr mlir::tile::loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm) {
   return permuteLayout(layout, inverse);
 }
 
-std::optional<SmallVector<int64_t>> mlir::tile::outerDims(ValueRange indices, Block &loopBody) {
+/// Whether `v` keeps one value across the iterations of `loop` (a parallel
+/// loop): defined outside it, a constant, or computed inside it without side
+/// effects from such values, including the index of a serial loop inside it
+/// whose bounds are such values.
+static bool invariantIn(Value v, Operation *loop) {
+  if (matchPattern(v, m_Constant()))
+    return true;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (!loop->isAncestor(owner))
+      return true;
+    auto forOp = dyn_cast<scf::ForOp>(owner);
+    return forOp && arg == forOp.getInductionVar() &&
+           llvm::all_of(ValueRange{forOp.getLowerBound(), forOp.getUpperBound(),
+                                   forOp.getStep()},
+                        [&](Value b) { return invariantIn(b, loop); });
+  }
+  Operation *def = v.getDefiningOp();
+  if (!loop->isAncestor(def))
+    return true;
+  return isPure(def) && def->getNumRegions() == 0 &&
+         llvm::all_of(def->getOperands(), [&](Value o) { return invariantIn(o, loop); });
+}
+
+std::optional<OuterIndexing> mlir::tile::outerIndexing(ValueRange indices, Block &loopBody) {
   ValueRange ivs = loopBody.getArguments();
-  if (indices.size() <= ivs.size())
-    return std::nullopt;
   Operation *loop = loopBody.getParentOp();
-  SmallVector<int64_t> outer;
-  size_t next = 0;
+  OuterIndexing result;
+  size_t next = 0; // the loop's indices, in order, some left out
   for (auto [d, index] : llvm::enumerate(indices)) {
-    if (next < ivs.size() && index == ivs[next]) {
+    auto iv = llvm::find(ivs, index);
+    if (iv != ivs.end()) {
+      size_t at = iv - ivs.begin();
+      if (at < next)
+        return std::nullopt; // out of order
+      for (; next < at; ++next)
+        result.dropped.push_back(next);
       ++next;
       continue;
     }
-    // Not the loop's: defined outside it (a serial loop's index) or a
-    // constant wherever it is defined (an unrolled loop's index).
-    Operation *def = index.getDefiningOp();
-    auto arg = dyn_cast<BlockArgument>(index);
-    if ((def && loop->isAncestor(def) && !matchPattern(index, m_Constant())) ||
-        (arg && loop->isAncestor(arg.getOwner()->getParentOp())))
+    if (!invariantIn(index, loop))
       return std::nullopt;
-    outer.push_back(d);
+    result.outer.push_back(d);
   }
-  if (next != ivs.size())
+  for (; next < ivs.size(); ++next)
+    result.dropped.push_back(next);
+  if (result.outer.empty())
     return std::nullopt;
-  return outer;
+  return result;
 }
 
-LayoutAttr mlir::tile::extendLayout(LayoutAttr layout, ArrayRef<int64_t> shape,
-                                    ArrayRef<int64_t> dims) {
+FailureOr<OuterLayout> mlir::tile::outerLayout(LayoutAttr layout, ArrayRef<int64_t> loopShape,
+                                               ArrayRef<int64_t> shape,
+                                               const OuterIndexing &indexing,
+                                               std::string &why) {
+  FailureOr<SlicedLayout> sliced = sliceRows(layout, loopShape, indexing.dropped, why);
+  if (failed(sliced))
+    return failure();
+  SmallVector<int64_t> kept; // the loop's dimensions the fragment is indexed by
+  for (int64_t d = 0; d < (int64_t)loopShape.size(); ++d)
+    if (!llvm::is_contained(indexing.dropped, d))
+      kept.push_back(loopShape[d]);
+  SmallVector<int64_t> inner; // the fragment's other dimensions
+  int64_t outer = 1;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (llvm::is_contained(indexing.outer, (int64_t)d))
+      outer *= size;
+    else
+      inner.push_back(size);
+  }
+  if (inner != kept) {
+    why = "the fragment's dimensions indexed by the loop are not as long as the loop's";
+    return failure();
+  }
   MLIRContext *ctx = layout.getContext();
-  int64_t regs = layout.getRegs(), outer = 1;
-  for (int64_t d : dims)
-    outer *= shape[d];
+  int64_t regs = sliced->layout.getRegs();
   AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
-  AffineMap inner = layout.getMap().replaceDimsAndSymbols({t, r % regs}, {}, 2, 0);
+  AffineMap innerMap = sliced->layout.getMap().replaceDimsAndSymbols({t, r % regs}, {}, 2, 0);
   SmallVector<AffineExpr> results;
   int64_t stride = outer, next = 0;
   for (int64_t d = 0; d < (int64_t)shape.size(); ++d) {
-    if (llvm::is_contained(dims, d)) {
+    if (llvm::is_contained(indexing.outer, d)) {
       stride /= shape[d];
       results.push_back((r.floorDiv(regs * stride)) % shape[d]);
     } else {
-      results.push_back(inner.getResult(next++));
+      results.push_back(innerMap.getResult(next++));
     }
   }
-  return LayoutAttr::get(ctx, layout.getThreads(), regs * outer,
-                         AffineMap::get(2, 0, results, ctx));
+  return OuterLayout{LayoutAttr::get(ctx, layout.getThreads(), regs * outer,
+                                     AffineMap::get(2, 0, results, ctx)),
+                     regs, sliced->sourceToResult};
 }

@@ -15,7 +15,9 @@
 //     equivalent one as that layout (tile-infer-layout), so one element
 //     placement has one form in the IR;
 //   - slicing: sliceLayout, the layout of a reduction's result and which
-//     threads a reduction must combine.
+//     threads a reduction must combine;
+//   - conversion: shuffleConversion, moving a tile between two layouts with
+//     warp shuffles where every element stays in its warp.
 //
 // The answers that cost an enumeration (equivalence, slices, coverage) are
 // cached in the tile dialect, i.e. per MLIR context.
@@ -73,6 +75,32 @@ FailureOr<SlicedLayout> sliceRows(LayoutAttr layout, ArrayRef<int64_t> shape,
 FailureOr<LayoutAttr> rowGroupedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                        int64_t threads, int64_t vector, std::string &why);
 
+/// One destination register of a conversion by warp shuffles: thread t's
+/// register `dstReg` takes register `srcReg` of lane
+/// `laneXor ^ (XOR of laneBits[j] over the set bits j of t)` of t's own warp
+/// (a linear map of the thread index's bits), or, `own`, its own register
+/// `srcReg` (no shuffle).
+struct ShuffleStep {
+  int64_t dstReg, srcReg;
+  bool own;
+  int64_t laneXor;
+  SmallVector<int64_t> laneBits;
+};
+
+/// How to convert a tile from layout `src` (over `srcShape`) to `dst` (over
+/// `dstShape`, as many elements, matched in row-major order) with warp
+/// shuffles alone: one step per destination register. Fails, with the
+/// reason, where an element must come from another warp, where the lanes of
+/// a warp would need different source registers for one destination
+/// register, where the source lanes are no linear map of the thread index,
+/// for blocks of fewer than 32 threads, for elements wider than 32 bits
+/// (`elementBits`), and where the shuffles would cost more than a round trip
+/// through shared memory (narrow elements, many registers); such conversions
+/// go through shared memory.
+FailureOr<SmallVector<ShuffleStep>> shuffleConversion(LayoutAttr src, ArrayRef<int64_t> srcShape,
+                                                      LayoutAttr dst, ArrayRef<int64_t> dstShape,
+                                                      int64_t elementBits, std::string &why);
+
 /// Whether two layouts place every (thread, register) on the same element
 /// (the same function, however their maps are written).
 bool equivalentLayouts(LayoutAttr a, LayoutAttr b);
@@ -102,17 +130,39 @@ std::optional<SmallVector<int64_t>> indexPermutation(ValueRange indices, ValueRa
 /// loop sees it; permuteLayout(loopLayout, perm) goes back.
 LayoutAttr loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm);
 
-/// For a fragment of more dimensions than a loop, indexed by the loop's
-/// indices in order in some dimensions and by values the loop does not
-/// change in the others (lse[k, j] in a loop over j inside a serial loop
-/// over k): those other dimensions, increasing; nothing for other indices.
-std::optional<SmallVector<int64_t>> outerDims(ValueRange indices, Block &loopBody);
+/// How a loop indexes a fragment in some dimensions by values the loop does
+/// not change (lse[k, j] in a loop over j inside a serial loop over k; a
+/// serial loop's index inside the loop's body, a[k, i] in a loop over
+/// (i, j) whose body loops over k) and in the others by the loop's indices
+/// in order, some possibly left out.
+struct OuterIndexing {
+  /// The fragment's dimensions indexed by values the loop does not change
+  /// (increasing, at least one).
+  SmallVector<int64_t> outer;
+  /// The loop's dimensions the other indices leave out (increasing).
+  SmallVector<int64_t> dropped;
+};
 
-/// The layout of such a fragment (of `shape`) that a loop of `layout` reads
-/// from its own registers: each thread holds, for every element the loop
-/// gives it, the whole range of the outer dimensions `dims`, register
-/// `o * layout.getRegs() + r` for outer position o (row-major over `dims`).
-LayoutAttr extendLayout(LayoutAttr layout, ArrayRef<int64_t> shape, ArrayRef<int64_t> dims);
+/// The OuterIndexing of `indices` in the parallel loop whose body is
+/// `loopBody`; nothing when some index depends on the loop's indices other
+/// than as one of them, they are out of order, or no index is outer.
+std::optional<OuterIndexing> outerIndexing(ValueRange indices, Block &loopBody);
+
+/// The layout of such a fragment (of `shape`) that a loop of `layout` (over
+/// `loopShape`) reads from its own registers: the loop's layout sliced along
+/// the dropped dimensions (sliceRows), each thread holding, for every element
+/// that gives it, the whole range of the outer dimensions: register
+/// `o * inner + sourceToResult[r]` for outer position o (row-major over the
+/// outer dimensions) and loop register r. Fails with the reason where the
+/// sizes disagree or the slice has no layout.
+struct OuterLayout {
+  LayoutAttr layout;
+  int64_t inner;                     ///< registers per outer position
+  SmallVector<int64_t> sourceToResult; ///< loop register -> inner register
+};
+FailureOr<OuterLayout> outerLayout(LayoutAttr layout, ArrayRef<int64_t> loopShape,
+                                   ArrayRef<int64_t> shape, const OuterIndexing &indexing,
+                                   std::string &why);
 
 /// The fragment allocation `v` is, or views (through tile.view ops); null
 /// for any other value.

@@ -239,15 +239,23 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
   });
   // A copy between fragments whose layouts place elements differently (an
   // accumulator cast into another gemm's A operand with another warp
-  // partition) goes through shared memory: each thread stores its registers,
-  // the block meets, each thread loads the ones its new layout gives it.
-  // Unlike staging for speed this one is needed: it counts against the
-  // budget like a buffer.
+  // partition) goes through shared memory where some element changes warps
+  // (or a warp's lanes would need different registers): each thread stores
+  // its registers, the block meets, each thread loads the ones its new
+  // layout gives it. Unlike staging for speed this one is needed: it counts
+  // against the budget like a buffer. One whose elements all stay in their
+  // warps moves by shuffles (convert-tile-to-gpu) and needs no bytes.
   SmallVector<CopyOp> conversions;
   kernel.walk([&](CopyOp copy) {
     std::optional<LayoutAttr> src = fragmentLayout(copy.getSrc());
     std::optional<LayoutAttr> dst = fragmentLayout(copy.getDst());
     if (!src || !dst || equivalentLayouts(*src, *dst))
+      return;
+    std::string why;
+    MemRefType srcType = copy.getSrc().getType();
+    if (succeeded(shuffleConversion(*src, srcType.getShape(), *dst,
+                                    copy.getDst().getType().getShape(),
+                                    srcType.getElementTypeBitWidth(), why)))
       return;
     MemRefType dstType = copy.getDst().getType();
     int64_t bytes = std::max<int64_t>(1, dstType.getElementTypeBitWidth() / 8);

@@ -134,6 +134,24 @@ bool isRowVector(Value fragment) {
   });
 }
 
+/// Whether a parallel loop places the fragment (or a view of it) by how it
+/// indexes it: a row vector of the loop (isRowVector), or a fragment indexed
+/// by values the loop does not change (outerIndexing: lse[k, j] in a loop
+/// over j, a[k, i] in one over (i, j) whose body loops over k). Such a
+/// fragment gets its layout from that loop rather than a blocked default
+/// the loop would convert through shared memory.
+bool placedByLoop(Value fragment) {
+  if (isRowVector(fragment))
+    return true;
+  return llvm::any_of(fragment.getUsers(), [&](Operation *user) {
+    if (auto view = dyn_cast<ViewOp>(user))
+      return placedByLoop(view.getResult());
+    auto loop = user->getParentOfType<ParallelOp>();
+    return loop && isa<memref::LoadOp, memref::StoreOp>(user) &&
+           outerIndexing(accessIndices(user), loop.getBody().front()).has_value();
+  });
+}
+
 /// Gives `loop` its own copy of the fragment `alloc`, in `layout`, for the
 /// accesses `uses`: the loop reads it converted from `alloc` before the loop
 /// and its writes reach `alloc` converted after it (both are fragment copies
@@ -181,7 +199,8 @@ LogicalResult inferRowVectors(ParallelOp loop) {
     if (!access)
       return WalkResult::advance();
     auto [alloc, use] = *access;
-    if (alloc.getType().getRank() >= (int64_t)loop.getShape().size())
+    if (alloc.getType().getRank() >= (int64_t)loop.getShape().size() ||
+        outerIndexing(accessIndices(use), body))
       return WalkResult::advance();
     ValueRange indices = accessIndices(use);
     std::optional<SmallVector<int64_t>> dims = droppedDims(indices, body.getArguments());
@@ -374,12 +393,13 @@ LogicalResult inferParallel(ParallelOp loop) {
   // how they are indexed.
   llvm::MapVector<Operation *, std::pair<SmallVector<int64_t>, SmallVector<Operation *>>>
       misplaced;
-  // Fragments of more dimensions indexed by values the loop does not change
-  // in those (lse[k, j] in a loop over j): each thread holds the whole range
-  // of them for its elements (extendLayout).
+  // Fragments indexed in some dimensions by values the loop does not change
+  // (lse[k, j] in a loop over j; a[k, i] in a loop over (i, j) whose body
+  // loops over k): each thread holds the whole range of those for its
+  // elements (outerLayout).
   struct Outer {
     Frag frag;
-    SmallVector<int64_t> dims;
+    OuterIndexing indexing;
     Operation *use;
   };
   SmallVector<Outer> outer;
@@ -388,18 +408,12 @@ LogicalResult inferParallel(ParallelOp loop) {
     if (!access)
       return WalkResult::advance();
     auto [alloc, use] = *access;
-    if (alloc.getType().getRank() < (int64_t)loop.getShape().size())
-      return WalkResult::advance(); // a row vector (m[i]): checked below
-    if (std::optional<SmallVector<int64_t>> dims = outerDims(accessIndices(use), body);
-        dims && llvm::all_of(llvm::enumerate(alloc.getType().getShape()), [&](auto kd) {
-          return llvm::is_contained(*dims, (int64_t)kd.index()) ||
-                 kd.value() == loop.getShape()[kd.index() - llvm::count_if(*dims, [&](int64_t d) {
-                   return d < (int64_t)kd.index();
-                 })];
-        })) {
-      outer.push_back({alloc, *dims, use}); // lse[k, j]: placed below
+    if (std::optional<OuterIndexing> indexing = outerIndexing(accessIndices(use), body)) {
+      outer.push_back({alloc, *indexing, use}); // lse[k, j]: placed below
       return WalkResult::advance();
     }
+    if (alloc.getType().getRank() < (int64_t)loop.getShape().size())
+      return WalkResult::advance(); // a row vector (m[i]): checked below
     std::optional<SmallVector<int64_t>> perm =
         indexPermutation(accessIndices(use), body.getArguments());
     bool shaped = perm && llvm::all_of(llvm::enumerate(*perm), [&](auto kd) {
@@ -438,24 +452,34 @@ LogicalResult inferParallel(ParallelOp loop) {
   for (auto &[alloc, placed] : misplaced)
     convertAround(loop, Frag{alloc->getResult(0)}, permuteLayout(*first, placed.first),
                   placed.second);
-  auto finish = [&](LayoutAttr layout) {
+  auto finish = [&](LayoutAttr layout) -> LogicalResult {
     loop.setLayoutAttr(layout);
     for (auto &[alloc, perm] : unplaced)
       if (!alloc.getLayout())
         alloc.setLayoutAttr(permuteLayout(layout, perm));
-    llvm::MapVector<Operation *, SmallVector<Operation *>> converted;
+    llvm::MapVector<Operation *, std::pair<LayoutAttr, SmallVector<Operation *>>> converted;
     for (Outer &o : outer) {
-      LayoutAttr want = extendLayout(layout, o.frag.getType().getShape(), o.dims);
-      if (!o.frag.getLayout())
-        o.frag.setLayoutAttr(want);
-      else if (!equivalentLayouts(o.frag.getLayoutAttr(), want))
-        converted[o.frag.getOperation()].push_back(o.use);
+      std::string why;
+      FailureOr<OuterLayout> want =
+          outerLayout(layout, loop.getShape(), o.frag.getType().getShape(), o.indexing, why);
+      if (failed(want))
+        return o.use->emitOpError(why);
+      if (!o.frag.getLayout()) {
+        o.frag.setLayoutAttr(want->layout);
+      } else if (!equivalentLayouts(o.frag.getLayoutAttr(), want->layout)) {
+        auto &[layout, uses] = converted[o.frag.getOperation()];
+        if (layout && !equivalentLayouts(layout, want->layout)) {
+          InFlightDiagnostic diag = o.use->emitOpError(
+              "reads or writes a fragment indexed two ways in one loop; split the loop");
+          diag.attachNote(o.frag.getLoc()) << "the fragment is allocated here";
+          return diag;
+        }
+        layout = want->layout;
+        uses.push_back(o.use);
+      }
     }
-    for (auto &[op, uses] : converted) {
-      Outer &o = *llvm::find_if(outer, [&](Outer &x) { return x.frag.getOperation() == op; });
-      convertAround(loop, o.frag, extendLayout(layout, o.frag.getType().getShape(), o.dims),
-                    uses);
-    }
+    for (auto &[op, placed] : converted)
+      convertAround(loop, Frag{op->getResult(0)}, placed.first, placed.second);
     return inferRowVectors(loop);
   };
   if (first)
@@ -684,11 +708,12 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
     return failure();
   if (failed(propagateThroughLoops(module)))
     return failure();
-  // Row vectors of loops take the loop's layout sliced; the rest get a
+  // Row vectors of loops take the loop's layout sliced, fragments indexed by
+  // values a loop does not change the loop's layout extended; the rest get a
   // blocked layout before the loops read them.
-  auto defaults = [](bool skipRowVectors) {
-    return [skipRowVectors](AllocFragmentOp alloc) {
-      if (skipRowVectors && isRowVector(alloc.getResult()))
+  auto defaults = [](bool skipLoopPlaced) {
+    return [skipLoopPlaced](AllocFragmentOp alloc) {
+      if (skipLoopPlaced && placedByLoop(alloc.getResult()))
         return WalkResult::advance();
       return failed(inferFragment(alloc)) ? WalkResult::interrupt()
                                           : WalkResult::advance();

@@ -174,6 +174,50 @@ func.func @conversion() {
 
 // -----
 
+// A conversion whose elements all stay in their warps (a row vector held by
+// four consecutive lanes per row, read by lanes eight apart) moves by warp
+// shuffles: no staging, no shared memory.
+// CHECK-LABEL: func.func @conversion_in_warps
+// CHECK: attributes {tile.shared_bytes = 0 : i64}
+// CHECK-NOT: tile.staging_offset
+// CHECK: return
+func.func @conversion_in_warps() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 64 {
+    %a = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> (d0 floordiv 4)>} : memref<16xf32, #tile.space<fragment>>
+    %b = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> ((d0 floordiv 32) * 8 + d0 mod 8)>} : memref<16xf32, #tile.space<fragment>>
+    tile.copy %a[%c0] [16] to %b[%c0] [16] : memref<16xf32, #tile.space<fragment>> to memref<16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
+// Inside each warp but with each lane needing another source register (four
+// contiguous columns a thread, then one column a thread: a transpose of 4 x 4
+// blocks), and on a 16-thread block: both through shared memory.
+// CHECK-LABEL: func.func @conversion_not_by_shuffles
+// CHECK: tile.copy {{.*}} {tile.staging_offset = 0 : i64} : memref<16x16xf32
+// CHECK: tile.copy {{.*}} {tile.staging_offset = 0 : i64} : memref<16xf32
+func.func @conversion_not_by_shuffles() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 64 {
+    %a = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 4, map = (d0, d1) -> (d0 floordiv 4, (d0 mod 4) * 4 + d1)>} : memref<16x16xf32, #tile.space<fragment>>
+    %b = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 4, map = (d0, d1) -> ((d0 floordiv 32) * 8 + d1 * 2 + (d0 mod 32) floordiv 16, d0 mod 16)>} : memref<16x16xf32, #tile.space<fragment>>
+    tile.copy %a[%c0, %c0] [16, 16] to %b[%c0, %c0] [16, 16] : memref<16x16xf32, #tile.space<fragment>> to memref<16x16xf32, #tile.space<fragment>>
+  }
+  tile.kernel blocks(%bx) in (%c1) threads = 16 {
+    %a = tile.alloc_fragment {layout = #tile.layout<threads = 16, regs = 1, map = (d0, d1) -> (d0)>} : memref<16xf32, #tile.space<fragment>>
+    %b = tile.alloc_fragment {layout = #tile.layout<threads = 16, regs = 1, map = (d0, d1) -> (15 - d0)>} : memref<16xf32, #tile.space<fragment>>
+    tile.copy %a[%c0] [16] to %b[%c0] [16] : memref<16xf32, #tile.space<fragment>> to memref<16xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
 // The same conversion beside a buffer that leaves no room for it.
 func.func @conversion_over_budget() {
   %c0 = arith.constant 0 : index

@@ -512,6 +512,67 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// A conversion whose elements stay in their warps moves by shuffles, with no
+// shared memory and no barrier: row i of the source is held by lanes 4i to
+// 4i + 3 of its warp, so thread t (needing row t mod 8 of its warp's eight)
+// reads lane 4 (t mod 8): bits 0-2 of the thread index, each moved up by two.
+// 16-bit elements are widened to the shuffle's 32 bits and narrowed back.
+// CHECK-LABEL: gpu.func @shuffle_conversion
+// CHECK-NOT: memref.view
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[T32:.*]] = arith.index_cast %[[TID]] : index to i32
+// CHECK: %[[WORD:.*]] = arith.extui %{{.*}} : i16 to i32
+// CHECK: arith.andi %[[T32]], %c1_i32
+// CHECK: arith.muli %{{.*}}, %c4_i32
+// CHECK: arith.shrui %[[T32]], %c1_i32
+// CHECK: arith.muli %{{.*}}, %c8_i32
+// CHECK: arith.shrui %[[T32]], %c2_i32
+// CHECK: arith.muli %{{.*}}, %c16_i32
+// CHECK: %[[LANE:.*]] = arith.xori
+// CHECK-NEXT: %[[MOVED:.*]], %{{.*}} = gpu.shuffle  idx %[[WORD]], %[[LANE]], %c32_i32 : i32
+// CHECK: arith.trunci %[[MOVED]] : i32 to i16
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @shuffle_conversion_kernel {
+    gpu.func @shuffle_conversion(%arg0: memref<16xf16>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> (d0 floordiv 4)>} : memref<16xf16, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> ((d0 floordiv 32) * 8 + d0 mod 8)>} : memref<16xf16, #tile.space<fragment>>
+      tile.copy %arg0[%c0] [16] to %0[%c0] [16] : memref<16xf16> to memref<16xf16, #tile.space<fragment>>
+      tile.copy %0[%c0] [16] to %1[%c0] [16] : memref<16xf16, #tile.space<fragment>> to memref<16xf16, #tile.space<fragment>>
+      tile.copy %1[%c0] [16] to %arg0[%c0] [16] : memref<16xf16, #tile.space<fragment>> to memref<16xf16>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Layouts that give each thread the same elements in another register order
+// convert in registers: no shuffle at all (register 0 of the result is the
+// source's register 1 and the other way round).
+// CHECK-LABEL: gpu.func @register_permutation
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @register_permutation_kernel {
+    gpu.func @register_permutation(%arg0: memref<32x2xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 2, map = (d0, d1) -> (d0, d1)>} : memref<32x2xf32, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 2, map = (d0, d1) -> (d0, (d1 + 1) mod 2)>} : memref<32x2xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [32, 2] to %0[%c0, %c0] [32, 2] : memref<32x2xf32> to memref<32x2xf32, #tile.space<fragment>>
+      tile.copy %0[%c0, %c0] [32, 2] to %1[%c0, %c0] [32, 2] : memref<32x2xf32, #tile.space<fragment>> to memref<32x2xf32, #tile.space<fragment>>
+      tile.copy %1[%c0, %c0] [32, 2] to %arg0[%c0, %c0] [32, 2] : memref<32x2xf32, #tile.space<fragment>> to memref<32x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A staged store: each thread writes its 2-element runs into the swizzled
 // staging buffer, the block meets at a barrier, then reads 16-byte vectors
 // and stores them to global memory.

@@ -853,15 +853,14 @@ func.func @row_vector_two_dims_short(%A: memref<64x128xf32>, %C: memref<64xf32>)
 // -----
 
 // A fragment of more dimensions than its loop, indexed by a value the loop
-// does not change in the extra one (f[k, j] in a loop over j): the loop reads
-// a copy in which each thread holds, for its column, all 8 rows (register r:
-// row r), converted from the blocked layout f had.
+// does not change in the extra one (f[k, j] in a loop over j): each thread
+// holds, for its column, all 8 rows (register r: row r). The loop places f
+// (no blocked default first, so no conversion).
 // CHECK-LABEL: func.func @outer_indexed
-// CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 4) * 512
-// CHECK: %[[OWN:[0-9]+]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
-// CHECK: tile.copy %[[F]]{{.*}} to %[[OWN]]
+// CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
+// CHECK-NOT: tile.copy %[[F]]
 // CHECK: tile.parallel
-// CHECK-NEXT: memref.load %[[OWN]][%arg1, %{{.*}}]
+// CHECK-NEXT: memref.load %[[F]][%arg1, %{{.*}}]
 func.func @outer_indexed(%A: memref<128xf32>, %k: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -886,9 +885,9 @@ func.func @outer_indexed(%A: memref<128xf32>, %k: index) {
 // loop's index, f[1, j]): a constant is the loop's no more than a value
 // defined outside it.
 // CHECK-LABEL: func.func @outer_indexed_constant
-// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
+// CHECK: %[[F:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 mod 8, d0)>} : memref<8x128xf32
 // CHECK: tile.parallel
-// CHECK: memref.load %[[OWN]][%c1{{.*}}, %arg2]
+// CHECK: memref.load %[[F]][%c1{{.*}}, %arg2]
 func.func @outer_indexed_constant(%A: memref<128xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -904,6 +903,78 @@ func.func @outer_indexed_constant(%A: memref<128xf32>) {
       memref.store %z, %t[%j] : memref<128xf32, #tile.space<fragment>>
     }
     tile.copy %t[%c0] [128] to %A[%c0] [128] : memref<128xf32, #tile.space<fragment>> to memref<128xf32>
+  }
+  return
+}
+
+// -----
+
+// Outer indices and left-out loop dimensions together: in a loop over (i, j)
+// of 4 x 128 whose body loops over k, w[k, i] leaves out j and x[k, j]
+// leaves out i. Each thread holds, for the elements the loop gives it, the
+// whole range of k: w's row t / 32 for each k (register k), x's four columns
+// 4t..4t+3 (mod 128) for each k (register 4k + column). Both are placed by
+// the loop, so their copies from global memory need no conversion.
+// CHECK-LABEL: func.func @outer_and_dropped
+// CHECK: %[[W:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 4, map = (d0, d1) -> (d1 mod 4, d0 floordiv 32)>} : memref<4x4xf32
+// CHECK: %[[X:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 16, map = (d0, d1) -> ((d1 floordiv 4) mod 4, (d0 * 4 + d1 mod 4
+// CHECK: tile.copy %{{.*}} to %[[W]]
+// CHECK: tile.copy %{{.*}} to %[[X]]
+// CHECK-NEXT: tile.parallel
+// CHECK: scf.for %[[K:.*]] =
+// CHECK-NEXT: memref.load %[[W]][%[[K]], %arg
+// CHECK-NEXT: memref.load %[[X]][%[[K]], %arg
+func.func @outer_and_dropped(%W: memref<4x4xf32>, %X: memref<4x128xf32>, %T: memref<4x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %w = tile.alloc_fragment : memref<4x4xf32, #tile.space<fragment>>
+    %x = tile.alloc_fragment : memref<4x128xf32, #tile.space<fragment>>
+    %t = tile.alloc_fragment : memref<4x128xf32, #tile.space<fragment>>
+    tile.copy %W[%c0, %c0] [4, 4] to %w[%c0, %c0] [4, 4] : memref<4x4xf32> to memref<4x4xf32, #tile.space<fragment>>
+    tile.copy %X[%c0, %c0] [4, 128] to %x[%c0, %c0] [4, 128] : memref<4x128xf32> to memref<4x128xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [4, 128] {
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %t[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+      scf.for %k = %c0 to %c4 step %c1 {
+        %a = memref.load %w[%k, %i] : memref<4x4xf32, #tile.space<fragment>>
+        %b = memref.load %x[%k, %j] : memref<4x128xf32, #tile.space<fragment>>
+        %s = memref.load %t[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+        %p = arith.mulf %a, %b : f32
+        %q = arith.addf %s, %p : f32
+        memref.store %q, %t[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+      }
+    }
+    tile.copy %t[%c0, %c0] [4, 128] to %T[%c0, %c0] [4, 128] : memref<4x128xf32, #tile.space<fragment>> to memref<4x128xf32>
+  }
+  return
+}
+
+// -----
+
+// A serial loop inside the parallel one whose bound is read at run time in
+// the body (it depends on the loop's index) does not give an outer index:
+// w[k, i] is then indexed by a value the loop changes, which is an error.
+func.func @outer_index_varies(%W: memref<4x4xf32>, %T: memref<4x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %w = tile.alloc_fragment : memref<4x4xf32, #tile.space<fragment>>
+    %t = tile.alloc_fragment : memref<4x128xf32, #tile.space<fragment>>
+    tile.copy %W[%c0, %c0] [4, 4] to %w[%c0, %c0] [4, 4] : memref<4x4xf32> to memref<4x4xf32, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [4, 128] {
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %t[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+      scf.for %k = %c0 to %i step %c1 {
+        // expected-error @+1 {{with other than the loop's own indices}}
+        %a = memref.load %w[%k, %i] : memref<4x4xf32, #tile.space<fragment>>
+        %s = memref.load %t[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+        %q = arith.addf %s, %a : f32
+        memref.store %q, %t[%i, %j] : memref<4x128xf32, #tile.space<fragment>>
+      }
+    }
+    tile.copy %t[%c0, %c0] [4, 128] to %T[%c0, %c0] [4, 128] : memref<4x128xf32, #tile.space<fragment>> to memref<4x128xf32>
   }
   return
 }

@@ -215,6 +215,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import build_reduce  # noqa: E402
 
 
+def _mix_rows():
+    return build_reduce.mix_rows.factory(4, 512)
+
+
 def _scale_rows_by_max():
     return build_reduce.scale_rows_by_max.factory(64, 256, 8)
 
@@ -233,6 +237,50 @@ def test_row_vector_placed_otherwise_is_converted(target):
     b = rng.standard_normal((64, 256)).astype(np.float32)
     out = tlc.jit(lambda: _scale_rows_by_max(), out_idx=[2], interpret=True)()(a, b)
     np.testing.assert_allclose(out, b * a.max(axis=1, keepdims=True), rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_row_vector_in_its_warp_is_converted_by_shuffles(target, dtype):
+    # One warp: mx (from a 16 x 32 tile, each row in 8 lanes) and the 16 x 64 loop (each row in
+    # 16 lanes) keep every row in the warp, so the conversion is a shuffle per register:
+    # no shared memory, no barrier.
+    factory = build_reduce.scale_rows_by_max.factory(16, 64, 32, dtype, 32)
+    kernel = tlc.compile(factory, out_idx=[2], target=target)
+    assert "tile.staging_offset" not in kernel.get_mlir("optimized")
+    ptx = kernel.get_kernel_source()
+    assert "shfl.sync.idx" in ptx
+    assert "ld.shared" not in ptx and "bar.sync" not in ptx and "barrier.sync" not in ptx
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((16, 32)).astype(dtype)
+    b = rng.standard_normal((16, 64)).astype(dtype)
+    out = tlc.jit(lambda: factory, out_idx=[2], interpret=True)()(a, b)
+    np.testing.assert_allclose(out, b * a.max(axis=1, keepdims=True), rtol=1e-3)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_fragment_indexed_by_a_serial_index_beside_the_loops(target):
+    # m[k, j] and x[k, h] leave out one of the loop's dimensions each and take the other from
+    # the serial loop inside it: every thread holds all k for its elements, placed so by the
+    # loop (no conversion, no shared memory) and indexed in registers (no local memory).
+    kernel = tlc.compile(_mix_rows(), out_idx=[4], target=target)
+    assert "tile.staging_offset" not in kernel.get_mlir("optimized")
+    ptx = kernel.get_kernel_source()
+    assert ".shared" not in ptx and ".local" not in ptx
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((4, 4)).astype(np.float32)
+    x = rng.standard_normal((4, 512)).astype(np.float32)
+    c = rng.standard_normal(4).astype(np.float32)
+    d = rng.standard_normal(512).astype(np.float32)
+    y = tlc.jit(lambda: _mix_rows(), out_idx=[4], interpret=True)()(m, x, c, d)
+    # The kernel reads X and d as bfloat16 and writes Y as bfloat16: round the reference's
+    # inputs the same way (to nearest even on the top 16 bits), compare to Y's precision.
+    def bf16(a):
+        bits = a.astype(np.float32).view(np.uint32)
+        return ((bits + 0x7FFF + (bits >> 16 & 1)) & 0xFFFF0000).view(np.float32)
+
+    ref = m.T.astype(np.float64) @ bf16(x) + c[:, None] * bf16(d)[None, :]
+    np.testing.assert_allclose(y, ref, rtol=1e-2, atol=1e-2)
 
 
 def _scaled_row_sums(scale_first):

@@ -76,6 +76,53 @@ LogicalResult lowerStaged(ConversionPatternRewriter &b, CopyOp copy, const Kerne
   return lowerSides(b, copy, info, staging, dst, tile, {false, Value()});
 }
 
+/// A copy between fragments of different layouts whose elements stay in
+/// their warps (shuffleConversion): each destination register takes a source
+/// register of another lane by `shfl.sync.idx` (of 32 bits; narrower
+/// elements widened for it), or the thread's own.
+void convertByShuffles(OpBuilder &b, Location loc, Value tid, const TileSide &src,
+                       const TileSide &dst, ArrayRef<ShuffleStep> steps) {
+  Type i32 = b.getI32Type();
+  Type elem = src.type.getElementType();
+  unsigned width = elem.getIntOrFloatBitWidth();
+  Type bitsType = b.getIntegerType(width);
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
+  Value thread = arith::IndexCastOp::create(b, loc, i32, tid);
+  // The lane maps' thread-dependent parts, one per distinct map.
+  SmallVector<std::pair<ArrayRef<int64_t>, Value>> maps;
+  auto laneMap = [&](ArrayRef<int64_t> bits) -> Value {
+    for (auto &[known, value] : maps)
+      if (known == bits)
+        return value;
+    Value lane = c32(0);
+    for (auto [j, col] : llvm::enumerate(bits)) {
+      if (!col)
+        continue;
+      Value bit = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, thread, c32(int64_t(j))), c32(1));
+      lane = arith::XOrIOp::create(b, loc, lane, arith::MulIOp::create(b, loc, bit, c32(col)));
+    }
+    maps.push_back({bits, lane});
+    return lane;
+  };
+  Type dstElem = dst.type.getElementType();
+  for (const ShuffleStep &step : steps) {
+    Value v = memref::LoadOp::create(b, loc, src.buffer,
+                                     ValueRange{arith::ConstantIndexOp::create(b, loc, step.srcReg)});
+    if (!step.own) {
+      Value bits = elem == bitsType ? v : arith::BitcastOp::create(b, loc, bitsType, v).getResult();
+      Value word = width == 32 ? bits : arith::ExtUIOp::create(b, loc, i32, bits).getResult();
+      Value lane = arith::XOrIOp::create(b, loc, laneMap(step.laneBits), c32(step.laneXor));
+      word = gpu::ShuffleOp::create(b, loc, word, lane, c32(32), gpu::ShuffleMode::IDX)
+                 .getShuffleResult();
+      bits = width == 32 ? word : arith::TruncIOp::create(b, loc, bitsType, word).getResult();
+      v = elem == bitsType ? bits : arith::BitcastOp::create(b, loc, elem, bits).getResult();
+    }
+    memref::StoreOp::create(b, loc, convertElements(b, loc, v, dstElem), dst.buffer,
+                            ValueRange{arith::ConstantIndexOp::create(b, loc, step.dstReg)});
+  }
+}
+
 LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const KernelInfo &info,
                          TileSide src, TileSide dst, SmallVector<int64_t> tile, CopyKind kind) {
   Location loc = op->getLoc();
@@ -103,9 +150,18 @@ LogicalResult lowerSides(ConversionPatternRewriter &b, Operation *op, const Kern
     // agree; each register is converted in place.
     if (!src.fragmentLayout || !dst.fragmentLayout)
       return op->emitOpError("copies fragments that are not of this kernel");
-    if (!equivalentLayouts(src.fragmentLayout, dst.fragmentLayout))
-      return op->emitOpError("copies between fragments of different layouts; "
-                             "converting needs shared memory: run tile-allocate-shared-memory first");
+    if (!equivalentLayouts(src.fragmentLayout, dst.fragmentLayout)) {
+      std::string why;
+      FailureOr<SmallVector<ShuffleStep>> steps = shuffleConversion(
+          src.fragmentLayout, src.type.getShape(), dst.fragmentLayout, dst.type.getShape(),
+          srcElem.getIntOrFloatBitWidth(), why);
+      if (failed(steps))
+        return op->emitOpError("copies between fragments of different layouts (" + why +
+                               "); converting needs shared memory: run "
+                               "tile-allocate-shared-memory first");
+      convertByShuffles(b, loc, info.at(op).tid, src, dst, *steps);
+      return success();
+    }
     for (int64_t r = 0; r < src.fragmentLayout.getRegs(); ++r) {
       Value at = arith::ConstantIndexOp::create(b, loc, r);
       Value v = memref::LoadOp::create(b, loc, src.buffer, ValueRange{at});

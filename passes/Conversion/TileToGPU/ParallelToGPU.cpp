@@ -49,8 +49,9 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     // Accesses of the thread's own registers at any index (a reducer's
     // partials, reads of a fragment every thread holds whole).
     SmallVector<Operation *> privateAccesses;
-    // Fragments indexed by outer values too (lse[k, j]): those dimensions.
-    DenseMap<Operation *, SmallVector<int64_t>> outerAccesses;
+    // Fragments indexed by outer values too (lse[k, j]): those dimensions
+    // and the fragment's registers for them.
+    DenseMap<Operation *, std::pair<SmallVector<int64_t>, OuterLayout>> outerAccesses;
     WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
       auto [memref, indices] = accessed(op);
       std::optional<Fragment> fragment =
@@ -61,20 +62,27 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         privateAccesses.push_back(op);
         return WalkResult::advance();
       }
-      if (indices.size() > body.getNumArguments()) {
-        // lse[k, j] in a loop over j: register (k's position) x the loop's
-        // registers + the loop's register.
-        std::optional<SmallVector<int64_t>> dims = outerDims(indices, body);
+      if (std::optional<OuterIndexing> indexing = outerIndexing(indices, body)) {
+        // lse[k, j] in a loop over j, a[k, i] in one over (i, j): register
+        // (k's position) x the registers a position holds + the loop's
+        // register's there.
         auto type = cast<MemRefType>(memref.getType());
-        if (!dims || !equivalentLayouts(extendLayout(*layout, type.getShape(), *dims),
-                                        fragment->layout)) {
+        std::string why;
+        FailureOr<OuterLayout> placed =
+            outerLayout(*layout, loop.getShape(), type.getShape(), *indexing, why);
+        if (failed(placed) || !equivalentLayouts(placed->layout, fragment->layout)) {
           op->emitOpError("reads or writes a fragment whose layout does not hold, with "
                           "each of the loop's elements, the whole range of its other "
                           "dimensions");
           return WalkResult::interrupt();
         }
-        outerAccesses[op] = *dims;
+        outerAccesses[op] = {indexing->outer, *placed};
         return WalkResult::advance();
+      }
+      if (indices.size() > body.getNumArguments()) {
+        op->emitOpError("indexes a fragment of more dimensions than the loop by values "
+                        "the loop changes other than its own indices");
+        return WalkResult::interrupt();
       }
       if (indices.size() < body.getNumArguments()) {
         std::optional<SmallVector<int64_t>> dims = droppedDims(indices, body.getArguments());
@@ -125,9 +133,9 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       DenseSet<Operation *> privateRegs;
       for (Operation *orig : privateAccesses)
         privateRegs.insert(mapping.lookup(orig));
-      DenseMap<Operation *, SmallVector<int64_t>> outerRegs;
-      for (auto &[orig, dims] : outerAccesses)
-        outerRegs[mapping.lookup(orig)] = dims;
+      DenseMap<Operation *, std::pair<SmallVector<int64_t>, OuterLayout>> outerRegs;
+      for (auto &[orig, placed] : outerAccesses)
+        outerRegs[mapping.lookup(orig)] = placed;
       DenseSet<Operation *> grouped; // lanes of a vector atomic lowered with lane 0
       for (auto [i, clone] : llvm::enumerate(clones)) {
         if (grouped.contains(clone))
@@ -137,8 +145,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
             return failure();
           continue;
         }
-        if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs, outerRegs,
-                                   layout->getRegs())))
+        if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs, outerRegs)))
           return failure();
       }
     }
@@ -389,8 +396,9 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   LogicalResult rewriteAccesses(ConversionPatternRewriter &b, Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs,
                                 const DenseSet<Operation *> &privateRegs,
-                                const DenseMap<Operation *, SmallVector<int64_t>> &outerRegs,
-                                int64_t loopRegs) const {
+                                const DenseMap<Operation *, std::pair<SmallVector<int64_t>,
+                                                                      OuterLayout>> &outerRegs)
+      const {
     SmallVector<Operation *> accesses;
     root->walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
@@ -460,13 +468,15 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
                                                                               : row->second)
                             .getResult();
         if (outer != outerRegs.end()) {
-          // (the outer indices' row-major position) x the loop's registers + r
+          // (the outer indices' row-major position) x the registers a
+          // position holds + this register's there
+          auto &[dims, placed] = outer->second;
           ArrayRef<int64_t> shape = cast<MemRefType>(memref.getType()).getShape();
           IndexBuilder ib{b, loc};
           Value at = ib.c(0);
-          for (int64_t d : outer->second)
+          for (int64_t d : dims)
             at = ib.add(ib.mul(at, shape[d]), indices[d]);
-          r = ib.add(ib.mul(at, loopRegs), reg);
+          r = ib.add(ib.mul(at, placed.inner), placed.sourceToResult[reg]);
         }
         b.modifyOpInPlace(op, [&] {
           op->setOperand(load ? 0 : 1, fragment->regs);
