@@ -226,6 +226,14 @@ LogicalResult KernelOp::verify() {
     return emitOpError("grid must have 1 to 3 dimensions, got ") << rank;
   if (getThreads() < 1 || getThreads() > 1024)
     return emitOpError("threads must be in [1, 1024], got ") << getThreads();
+  if (Attribute attr = (*this)->getAttr(kProducerThreadsAttr)) {
+    auto producers = dyn_cast<IntegerAttr>(attr);
+    if (!producers || producers.getInt() < 32 || producers.getInt() % 32 != 0 ||
+        getThreads() + producers.getInt() > 1024)
+      return emitOpError(kProducerThreadsAttr)
+             << " must be whole warps that, with the kernel's " << getThreads()
+             << " threads, make at most 1024, got " << attr;
+  }
   if ((*this)->getParentOfType<KernelOp>())
     return emitOpError("cannot be nested in another tile.kernel");
   return success();

@@ -47,6 +47,28 @@ func.func @kernel_threads_2048() {
 
 // -----
 
+// The producer warpgroup tile-pipeline-loops adds: whole warps, with the
+// kernel's threads at most 1024 (a mutant with 2^32 of them crashed a pass).
+func.func @kernel_producer_threads_too_many() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'tile.kernel' op tile.producer_threads must be whole warps that, with the kernel's 128 threads, make at most 1024, got 4294967296 : i64}}
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 4294967296 : i64} {
+  }
+  return
+}
+
+// -----
+
+func.func @kernel_producer_threads_part_warp() {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{tile.producer_threads must be whole warps}}
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.producer_threads = 40 : i64} {
+  }
+  return
+}
+
+// -----
+
 func.func @kernel_nested() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
