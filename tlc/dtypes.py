@@ -49,7 +49,7 @@ TABLE: tuple[DTypeInfo, ...] = (
               ("half", "fp16")),
     DTypeInfo("bfloat16", 16, "f", "bfloat16", "bf16", None, None, (4, 16), ("bf16",)),
     DTypeInfo("float32", 32, "f", "float32", "f32", "float32", "f4", (2, 32),
-              ("float", "fp32")),
+              ("float", "fp32", "tfloat32")),
     DTypeInfo("float64", 64, "f", "float64", "f64", "float64", "f8", (2, 64), ("double",)),
     DTypeInfo("float8_e4m3", 8, "f", "float8_e4m3fn", "f8E4M3FN", None, None, None,
               ("float8_e4m3fn",)),

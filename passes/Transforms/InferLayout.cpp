@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::tile {
@@ -148,8 +149,33 @@ bool placedByLoop(Value fragment) {
       return placedByLoop(view.getResult());
     auto loop = user->getParentOfType<ParallelOp>();
     return loop && isa<memref::LoadOp, memref::StoreOp>(user) &&
-           outerIndexing(accessIndices(user), loop.getBody().front()).has_value();
+           outerIndexing(accessIndices(user), loop.getBody().front(), loop.getShape())
+               .has_value();
   });
+}
+
+/// Whether an op inside `region` may write the fragment `fragment` (or the
+/// allocation it views): any use there but an element read, a copy from it
+/// or a gemm reading it as A or B.
+bool writtenIn(Value fragment, Operation *region) {
+  AllocFragmentOp root = fragmentRoot(fragment);
+  SmallVector<Value> names{root.getResult()};
+  for (size_t i = 0; i < names.size(); ++i)
+    for (Operation *user : names[i].getUsers())
+      if (auto view = dyn_cast<ViewOp>(user))
+        names.push_back(view.getResult());
+  for (Value name : names)
+    for (OpOperand &use : name.getUses()) {
+      Operation *user = use.getOwner();
+      if (!region->isAncestor(user) || isa<ViewOp, memref::LoadOp>(user))
+        continue;
+      if (auto copy = dyn_cast<CopyOp>(user); copy && copy.getSrc() == name)
+        continue;
+      if (auto gemm = dyn_cast<GemmOp>(user); gemm && gemm.getC() != name)
+        continue;
+      return true;
+    }
+  return false;
 }
 
 /// Gives `loop` its own copy of the fragment `alloc`, in `layout`, for the
@@ -175,7 +201,17 @@ void convertAround(ParallelOp loop, Frag alloc, LayoutAttr layout,
                    /*pred=*/Value());
   };
   if (reads || partial) {
-    b.setInsertionPoint(loop);
+    // Before the loop, or, for a loop that only reads it, before the serial
+    // loops around it in which nothing writes the fragment (x[i, kk * 4 + j]
+    // in a loop inside one over kk: one conversion, not one per chunk).
+    Operation *before = loop;
+    if (!writes)
+      while (auto outer = dyn_cast<scf::ForOp>(before->getParentOp())) {
+        if (outer->isAncestor(alloc.getOperation()) || writtenIn(alloc.value, outer))
+          break;
+        before = outer;
+      }
+    b.setInsertionPoint(before);
     copy(b, alloc.value, own);
   }
   if (writes) {
@@ -200,7 +236,7 @@ LogicalResult inferRowVectors(ParallelOp loop) {
       return WalkResult::advance();
     auto [alloc, use] = *access;
     if (alloc.getType().getRank() >= (int64_t)loop.getShape().size() ||
-        outerIndexing(accessIndices(use), body))
+        outerIndexing(accessIndices(use), body, loop.getShape()))
       return WalkResult::advance();
     ValueRange indices = accessIndices(use);
     std::optional<SmallVector<int64_t>> dims = droppedDims(indices, body.getArguments());
@@ -402,13 +438,14 @@ LogicalResult inferParallel(ParallelOp loop) {
     OuterIndexing indexing;
     Operation *use;
   };
-  SmallVector<Outer> outer;
+  SmallVector<Outer, 4> outer;
   WalkResult result = loop.getBody().walk([&](Operation *op) {
     auto access = getFragmentAccess(op);
     if (!access)
       return WalkResult::advance();
     auto [alloc, use] = *access;
-    if (std::optional<OuterIndexing> indexing = outerIndexing(accessIndices(use), body)) {
+    if (std::optional<OuterIndexing> indexing =
+            outerIndexing(accessIndices(use), body, loop.getShape())) {
       outer.push_back({alloc, *indexing, use}); // lse[k, j]: placed below
       return WalkResult::advance();
     }
@@ -553,6 +590,56 @@ LogicalResult propagateThroughLoops(ModuleOp module) {
   return success();
 }
 
+/// A fragment whose elements are read or written outside T.Parallel
+/// (`rms[0] = 0`, `rms[0] += x[k]` in a serial loop, as TileLang programs
+/// keep a scalar): every thread runs that code on its own copy, so every
+/// thread holds the whole fragment (register r: the element at row-major
+/// position r), the layout a finalized reducer has. One placed otherwise
+/// before (a gemm's accumulator, a reduction's row vector spread over the
+/// threads) is an error at the access.
+LogicalResult placeWholeFragments(ModuleOp module) {
+  WalkResult result = module.walk([&](Operation *op) {
+    if (!isa<memref::LoadOp, memref::StoreOp>(op) || op->getParentOfType<ParallelOp>())
+      return WalkResult::advance();
+    Value memref = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
+                                           : cast<memref::StoreOp>(op).getMemRef();
+    AllocFragmentOp alloc = fragmentRoot(memref);
+    if (!alloc || alloc->hasAttr(kReducerAttr))
+      return WalkResult::advance(); // a reducer's reads: checked by its lowering
+    ArrayRef<int64_t> shape = alloc.getType().getShape();
+    if (std::optional<LayoutAttr> layout = alloc.getLayout()) {
+      if (holdsWholeTile(*layout, shape))
+        return WalkResult::advance();
+      InFlightDiagnostic diag = op->emitOpError(
+          "reads or writes an element of a fragment outside T.Parallel, where every thread "
+          "runs it on its own copy, but the fragment is spread over the threads (it is a "
+          "gemm's accumulator, a reduction's result or laid out by an annotation); use it "
+          "inside `for ... in T.Parallel(...)`, or T.copy it to a shared buffer and read "
+          "that");
+      diag.attachNote(alloc.getLoc()) << "the fragment is allocated here";
+      return WalkResult::interrupt();
+    }
+    FailureOr<ThreadGroup> group = bufferThreadGroup(alloc);
+    if (failed(group))
+      return WalkResult::interrupt();
+    MLIRContext *ctx = alloc.getContext();
+    AffineExpr r = getAffineDimExpr(1, ctx);
+    SmallVector<AffineExpr> results;
+    int64_t numel = 1;
+    for (int64_t d : shape)
+      numel *= d;
+    int64_t stride = numel;
+    for (int64_t d : shape) {
+      stride /= d;
+      results.push_back(r.floorDiv(stride) % d);
+    }
+    alloc.setLayoutAttr(LayoutAttr::get(ctx, group->count, numel,
+                                        AffineMap::get(2, 0, results, ctx)));
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// Gives a gemm's accumulator the tensor-core layout of its #tile.mma.
 LogicalResult inferGemm(GemmOp gemm) {
   auto alloc = gemm.getC().getDefiningOp<AllocFragmentOp>();
@@ -581,8 +668,9 @@ LogicalResult inferGemm(GemmOp gemm) {
   if (gemm.getTransposeA())
     return gemm.emitOpError("A in registers must not be transposed (it is "
                             "held M x K)");
-  LayoutAttr aLayout = getOperandALayout(gemm.getContext(), *part,
-                                         a.getType().getDimSize(1), group->count);
+  LayoutAttr aLayout =
+      getOperandALayout(gemm.getContext(), *part, a.getType().getDimSize(1), group->count,
+                        a.getType().getElementTypeBitWidth());
   if (!a.getLayout() || equivalentLayouts(a.getLayoutAttr(), aLayout)) {
     a.setLayoutAttr(aLayout);
     return success();
@@ -705,6 +793,8 @@ LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
     return failed(inferReduce(reduce)) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (reduces.wasInterrupted())
+    return failure();
+  if (failed(placeWholeFragments(module)))
     return failure();
   if (failed(propagateThroughLoops(module)))
     return failure();

@@ -233,18 +233,29 @@ def global_store_outside_parallel(A: T.Tensor((64,), "float32")):
 
 
 @T.prim_func
-def fragment_read_outside_parallel(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1):
-        f = T.alloc_fragment((64,), "float32")
-        acc = T.alloc_local((1,), "float32")
-        acc[0] = f[3]  # E:fragment-read
+def accumulator_read_outside_parallel(A: T.Tensor((64, 64), "float16"),
+                                      B: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        first = T.alloc_var("float32")
+        T.copy(A, a)
+        T.gemm(a, a, acc, clear_accum=True)
+        first = acc[0, 0]  # E:fragment-read
+        for i in T.Parallel(64):
+            B[i] = first
 
 
 @T.prim_func
-def fragment_write_outside_parallel(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1):
-        f = T.alloc_fragment((64,), "float32")
-        f[0] = 1.0  # E:fragment-write
+def reduced_write_outside_parallel(A: T.Tensor((64, 64), "float32"),
+                                   B: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=128):
+        f = T.alloc_fragment((64, 64), "float32")
+        rows = T.alloc_fragment((64,), "float32")
+        T.copy(A, f)
+        T.reduce_sum(f, rows, dim=1)
+        rows[0] = 1.0  # E:fragment-write
+        T.copy(rows, B)
 
 
 @T.prim_func
@@ -266,15 +277,26 @@ def float_index(A: T.Tensor((64,), "float32")):
 @pytest.mark.parametrize("prim,marker,at,message", [
     (global_store_outside_parallel, "global-store", "A[0]",
      "'A' is a global tensor: write it with T.copy, inside `for ... in T.Parallel(...)`"),
-    (fragment_read_outside_parallel, "fragment-read", "f[3]",
-     "'f' is a fragment: read its elements inside `for ... in T.Parallel(...)`"),
-    (fragment_write_outside_parallel, "fragment-write", "f[0]",
-     "'f' is a fragment: write its elements inside"),
     (wrong_index_count, "index-count", "f[i]", "'f' has 2 dimension(s) but is indexed with 1"),
     (float_index, "float-index", "f[i]]", "an index must be an integer, got a run-time float32"),
 ], ids=lambda v: v if isinstance(v, str) and "-" in v else None)
 def test_element_access_errors(prim, marker, at, message):
     check_error(build_error(prim), marker, at, message)
+
+
+# A fragment's element outside T.Parallel is every thread's own copy: fine for a fragment every
+# thread holds whole, an error for one the threads share out (a gemm's accumulator, a reduction's
+# rows), reported at the access when the kernel is compiled.
+@pytest.mark.parametrize("prim,marker,at", [
+    (accumulator_read_outside_parallel, "fragment-read", "acc[0, 0]"),
+    (reduced_write_outside_parallel, "fragment-write", "rows[0]"),
+], ids=["read", "write"])
+def test_spread_fragment_element_outside_parallel(prim, marker, at):
+    with pytest.raises(tlc.CompilationError) as e:
+        tlc.compile(prim, target="sm_90a")
+    check_error(e.value, marker, at,
+                "an element of a fragment outside T.Parallel, where every thread runs it on its "
+                "own copy, but the fragment is spread over the threads")
 
 
 # -- constants where needed ---------------------------------------------------------------------

@@ -573,9 +573,6 @@ class CodeGenerator(ExpressionMixin):
         if buf.place == "barrier":
             raise self.error(target, f"'{buf.name}' holds mbarriers: use them with "
                                      "T.barrier_wait and T.barrier_arrive")
-        if buf.place == "fragment" and not self.parallel_depth:
-            raise self.error(target, f"'{buf.name}' is a fragment: write its elements inside "
-                                     "`for ... in T.Parallel(...)`")
         if buf.place == "global" and not self.parallel_depth and not self.uses_thread_index:
             raise self.error(target, f"'{buf.name}' is a global tensor: write it with T.copy, "
                                      "inside `for ... in T.Parallel(...)`, or per thread at an "

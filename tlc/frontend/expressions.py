@@ -660,9 +660,6 @@ class ExpressionMixin:
             from .reducers import check_read
 
             check_read(self, node, buf)
-        elif buf.place == "fragment" and not self.parallel_depth:
-            raise self.error(node, f"'{buf.name}' is a fragment: read its elements inside "
-                                   "`for ... in T.Parallel(...)`")
         return self.load_element(buf, indices)
 
     def load_element(self, buf: BufferRef, indices) -> Scalar:

@@ -63,6 +63,7 @@ from .types import (
     float16,
     float32,
     float64,
+    tfloat32,
     int8,
     int16,
     int32,
@@ -135,7 +136,7 @@ __all__ = [
     "dynamic", "empty",
     "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3",
     "float8_e4m3fn", "float8_e5m2",
-    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    "float16", "float32", "float64", "tfloat32", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64",
     *INTRINSICS, *ALIASES,
 ]

@@ -75,6 +75,9 @@ float16 = dtype("float16")
 bfloat16 = dtype("bfloat16")
 float = dtype("float32")  # noqa: A001
 float32 = dtype("float32")
+# TileLang's tf32: float32 values, which gemms read as tf32 (tensor cores take float32 operands
+# as tf32 on every target); elsewhere plain float32 arithmetic.
+tfloat32 = float32
 float64 = dtype("float64")
 float8_e4m3 = dtype("float8_e4m3")
 float8_e5m2 = dtype("float8_e5m2")

@@ -283,20 +283,24 @@ struct ElementAccessLowering : TileOpLowering<AccessOp> {
         return op.emitOpError("vector accesses of fragments are not supported");
       if (op->template getParentOfType<ParallelOp>())
         return failure(); // tile.parallel's pattern rewrites its body's accesses
-      // Outside loops: reads of a fragment every thread holds whole (a
-      // finalized reducer), from the thread's own registers.
+      // Outside loops: elements of a fragment every thread holds whole (a
+      // finalized reducer, a fragment used as a scalar), in the thread's own
+      // registers.
       std::optional<Fragment> fragment = fragmentOf(original, converted);
       MemRefType type = op.getMemRefType();
-      if constexpr (std::is_same_v<AccessOp, memref::LoadOp>) {
+      if constexpr (!kVector) {
         if (fragment && holdsWholeTile(fragment->layout, type.getShape())) {
-          Value r = ownRegister(rewriter, op.getLoc(), original,
-                                adaptor.getIndices());
-          rewriter.replaceOpWithNewOp<memref::LoadOp>(op, converted, ValueRange{r});
+          Value r = ownRegister(rewriter, op.getLoc(), original, adaptor.getIndices());
+          if constexpr (std::is_same_v<AccessOp, memref::LoadOp>)
+            rewriter.replaceOpWithNewOp<memref::LoadOp>(op, converted, ValueRange{r});
+          else
+            rewriter.replaceOpWithNewOp<memref::StoreOp>(op, adaptor.getValue(), converted,
+                                                         ValueRange{r});
           return success();
         }
       }
       return op.emitOpError("reads or writes a fragment element outside a parallel loop; "
-                            "only reads of fragments every thread holds whole are lowered");
+                            "only fragments every thread holds whole are accessed there");
     }
     std::optional<SharedBuffer> shared = sharedBufferOf(original, converted);
     if constexpr (kVector) {

@@ -2,7 +2,9 @@
 //
 // The pass: for each outlined kernel, the values every pattern shares
 // (thread index, dynamic shared memory), a check that each fragment is used
-// only by ops the patterns lower, then a dialect conversion with the
+// only by ops the patterns lower, serial loops whose index picks fragment
+// registers unrolled (so the registers stay registers), then a dialect
+// conversion with the
 // patterns of TileToGPU.h. The kernel's tile ops (illegal) become per-thread
 // gpu/nvgpu/nvvm code; memref.load/store stay legal unless they index a
 // buffer whose type converts (a local array, a laid-out shared buffer).
@@ -14,6 +16,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir {
+// From mlir/Dialect/SCF/Utils/Utils.h (MLIRSCFUtils), declared here: that
+// header's function mlir::tile would clash with this project's namespace.
+LogicalResult loopUnrollFull(scf::ForOp forOp);
+} // namespace mlir
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -84,7 +93,7 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
                 : isa<CopyOp, FillOp, GemmOp, ReduceOp, WaitWgmmaOp, StorePartialsOp,
                       AddPartialsOp, ViewOp>(user) ||
                       (access && user->getParentOfType<ParallelOp>()) ||
-                      (isa<memref::LoadOp>(user) &&
+                      (isa<memref::LoadOp, memref::StoreOp>(user) &&
                        holdsWholeTile(*fragmentLayout(fragment),
                                       cast<MemRefType>(fragment.getType()).getShape())))
         continue;
@@ -92,9 +101,8 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
         user->emitOpError("reads a pipelined shared buffer in a way tlc cannot lower yet");
       else
         user->emitOpError("uses a fragment in a way tlc cannot lower yet (fragments are read "
-                          "and written by tile.copy, tile.fill and tile.parallel; element "
-                          "reads outside them only where every thread holds the whole "
-                          "fragment)");
+                          "and written by tile.copy, tile.fill and tile.parallel; elements "
+                          "outside them only where every thread holds the whole fragment)");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -129,10 +137,60 @@ void lowerWarpGroups(gpu::GPUFuncOp func, KernelInfo &info) {
   }
 }
 
+/// Trip counts and body sizes up to which a serial loop whose index picks
+/// fragment registers is unrolled.
+constexpr int64_t kUnrollTrips = 64, kUnrollOps = 4096;
+
+/// Whether `v` is computed from `iv` by ops inside `loop`.
+bool derivedFrom(Value v, Value iv, Operation *loop) {
+  if (v == iv)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isAncestor(def))
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value o) { return derivedFrom(o, iv, loop); });
+}
+
+/// Unrolls each serial loop (`T.serial`, innermost first) of a constant
+/// trip count whose index picks a fragment's register, in a T.Parallel
+/// (lse[k, j], x[i, kk * 4 + j]) or outside one (acc[k]): the registers of
+/// a fragment indexed at run time would be an array in local memory, each
+/// unrolled iteration's are constants. Loops of more than kUnrollTrips
+/// iterations or kUnrollOps ops unrolled, and the pipeliner's loops, stay.
+void unrollFragmentIndexLoops(gpu::GPUFuncOp func) {
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) { loops.push_back(loop); }); // innermost first
+  for (scf::ForOp loop : loops) {
+    std::optional<APInt> count = loop.getStaticTripCount();
+    std::optional<int64_t> trips;
+    if (count)
+      trips = count->getSExtValue();
+    if (!trips || *trips < 2 || *trips > kUnrollTrips || !loop->getDiscardableAttrs().empty())
+      continue;
+    Value iv = loop.getInductionVar();
+    int64_t ops = 0;
+    bool picks = false;
+    loop.getBody()->walk([&](Operation *op) {
+      ++ops;
+      Value memref;
+      ValueRange indices;
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        memref = load.getMemRef(), indices = load.getIndices();
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        memref = store.getMemRef(), indices = store.getIndices();
+      if (memref && getPlace(cast<MemRefType>(memref.getType())) == Place::Fragment)
+        picks |= llvm::any_of(indices, [&](Value i) { return derivedFrom(i, iv, loop); });
+    });
+    if (picks && ops * *trips <= kUnrollOps)
+      (void)loopUnrollFull(loop);
+  }
+}
+
 LogicalResult convertKernel(gpu::GPUFuncOp func) {
   MLIRContext *ctx = func.getContext();
   if (failed(checkLowerable(func)))
     return failure();
+  unrollFragmentIndexLoops(func);
   KernelInfo info;
   info.threads = func.getKnownBlockSize()->front();
   bool warpSpecialized = false;
