@@ -12,6 +12,8 @@
   with layouts that differ (converted through shared memory), by a
   T.copy and by a T.Parallel that scales on the way;
 - fewer K iterations than pipeline stages;
+- tf32 gemms (float32 operands on mma.sync m16n8k8), each storage order, A
+  from registers too;
 - examples/pipeline_schedule.py: T.Pipelined's manual stage/order, copies
   ordered before or after the gemm, 2-4 stages (4 with fewer K iterations),
   on the cp.async pipeline (sm_90) and the warp-specialized one (sm_90a).
@@ -73,6 +75,44 @@ def epilogue(M, N, K, out_dtype, block_M=64, block_N=128, block_K=32):
     return gemm_bias
 
 
+@tlc.jit(out_idx=[-1])
+def gemm_tf32(M, N, K, trans_A=False, trans_B=False, a_registers=False, block_M=64, block_N=64,
+              block_K=32, threads=128):
+    """C = op(A) @ op(B) in float32 on tf32 tensor cores (mma.sync m16n8k8): A stored M x K or
+    K x M (trans_A), B K x N or N x K (trans_B); with a_registers, A's tile is copied into a
+    fragment first (the gemm's A from registers)."""
+    a_shape, b_shape = (K, M) if trans_A else (M, K), (N, K) if trans_B else (K, N)
+    a_tile = (block_K, block_M) if trans_A else (block_M, block_K)
+    b_tile = (block_N, block_K) if trans_B else (block_K, block_N)
+
+    @T.prim_func
+    def tf32_gemm(A: T.Tensor(a_shape, "float32"), B: T.Tensor(b_shape, "float32"),
+                  C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            a_s = T.alloc_shared(a_tile, "float32")
+            b_s = T.alloc_shared(b_tile, "float32")
+            a_f = T.alloc_fragment((block_M, block_K), "float32")
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                if trans_A:
+                    T.copy(A[k * block_K, by * block_M], a_s)
+                else:
+                    T.copy(A[by * block_M, k * block_K], a_s)
+                if trans_B:
+                    T.copy(B[bx * block_N, k * block_K], b_s)
+                else:
+                    T.copy(B[k * block_K, bx * block_N], b_s)
+                if a_registers:
+                    T.copy(a_s, a_f)
+                    T.gemm(a_f, b_s, acc, transpose_B=trans_B)
+                else:
+                    T.gemm(a_s, b_s, acc, transpose_A=trans_A, transpose_B=trans_B)
+            T.copy(acc, C[by * block_M, bx * block_N])
+
+    return tf32_gemm
+
+
 def save(kernel, check, path):
     save_checked(kernel.artifact, check, path)
 
@@ -89,6 +129,17 @@ def main(out: str) -> None:
                  "atol": 0.1, "rtol": 2e-2, "seed": m},
              os.path.join(out, f"gemm_dynamic_m{m}.tlcart"))
     mm = "(A.float() @ B.float()).to(C.dtype)"
+    # tf32 (float32 operands): the four storage orders and A from registers, at sizes no
+    # block divides; tf32 keeps 10 mantissa bits, so the tolerance is tf32's.
+    for ta, tb, regs in ((False, False, False), (False, True, False), (True, False, False),
+                         (True, True, False), (False, True, True), (False, False, True)):
+        a_op = "A.T" if ta else "A"
+        b_op = "B.T" if tb else "B"
+        name = f"gemm_tf32_{'t' if ta else 'n'}{'t' if tb else 'n'}{'_regs' if regs else ''}"
+        save(gemm_tf32(300, 200, 250, ta, tb, regs),
+             {"expect": {"C": f"{a_op}.double() @ {b_op}.double()"},
+              "atol": 0.1, "rtol": 1e-2, "seed": 21},
+             os.path.join(out, name + ".tlcart"))
     for policy in (tlc.language.GemmWarpPolicy.FullRow, tlc.language.GemmWarpPolicy.FullCol):
         save(gemm.matmul(1000, 1000, 1000, 128, 128, 32, 128, 2, policy=policy),
              {"expect": {"C": mm}, "atol": 0.1, "rtol": 2e-2, "seed": 7},

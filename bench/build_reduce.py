@@ -9,7 +9,8 @@ reduction of a narrow tile scaling a wide one): the compiler converts them,
 by warp shuffles where the rows stay in their warps, else through shared memory;
 reductions of a shared buffer and into one (row max and an accumulated
 column sum); a fragment indexed by a serial loop's index beside one of a
-parallel loop's (mix_rows); and T.alloc_reducer kernels (examples/reducers.py).
+parallel loop's (mix_rows) or in chunks (chunked_sqsum); and T.alloc_reducer kernels
+(examples/reducers.py).
 """
 
 import os
@@ -77,6 +78,28 @@ def mix_rows(streams, hidden, threads=128):
             T.copy(y, Y)
 
     return mix
+
+
+@tlc.jit(out_idx=[1])
+def chunked_sqsum(M, K, threads=128):
+    """S = rowsum(X^2) in 4-column chunks: x[i, kk * 4 + j] in a loop over (i, j) of 4 columns
+    inside a serial loop over kk (each thread holds every chunk of its columns)."""
+
+    @T.prim_func
+    def sqsum(X: T.Tensor((M, K), "float32"), S: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=threads):
+            x = T.alloc_fragment((M, K), "float32")
+            part = T.alloc_fragment((M, 4), "float32")
+            s = T.alloc_fragment((M,), "float32")
+            T.copy(X, x)
+            T.clear(part)
+            for kk in T.serial(K // 4):
+                for i, j in T.Parallel(M, 4):
+                    part[i, j] += x[i, kk * 4 + j] * x[i, kk * 4 + j]
+            T.reduce_sum(part, s, dim=1)
+            T.copy(s, S)
+
+    return sqsum
 
 
 @tlc.jit(out_idx=[1, 2])
@@ -148,6 +171,9 @@ def main(out: str) -> None:
          {"expect": {"Y": "(M.T @ X.float() + c[:, None] * d.float()[None, :]).bfloat16()"},
           "atol": 2e-2, "rtol": 1e-2, "seed": 12},
          os.path.join(out, "mix_rows_4x512.tlcart"))
+    save(chunked_sqsum(32, 256),
+         {"expect": {"S": "(X * X).sum(dim=1)"}, "atol": 1e-3, "rtol": 1e-4, "seed": 13},
+         os.path.join(out, "chunked_sqsum_32x256.tlcart"))
     save(shared_reductions(64, 128),
          {"expect": {"Mx": "A.amax(dim=1)", "S": "1 + A.sum(dim=0)"}, "atol": 1e-4,
           "rtol": 1e-5, "seed": 11},

@@ -7,6 +7,7 @@
 #include "dialects/tile/Layout.h"
 
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -849,27 +850,89 @@ static bool invariantIn(Value v, Operation *loop) {
          llvm::all_of(def->getOperands(), [&](Value o) { return invariantIn(o, loop); });
 }
 
-std::optional<OuterIndexing> mlir::tile::outerIndexing(ValueRange indices, Block &loopBody) {
+SmallVector<int64_t> OuterIndexing::splitShape(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> result;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    auto split = llvm::find_if(splits, [&](auto &s) { return s.first == (int64_t)d; });
+    if (split == splits.end()) {
+      result.push_back(size);
+    } else {
+      result.push_back(size / split->second);
+      result.push_back(split->second);
+    }
+  }
+  return result;
+}
+
+std::optional<OuterIndexing> mlir::tile::outerIndexing(ValueRange indices, Block &loopBody,
+                                                       ArrayRef<int64_t> loopShape) {
   ValueRange ivs = loopBody.getArguments();
   Operation *loop = loopBody.getParentOp();
   OuterIndexing result;
-  size_t next = 0; // the loop's indices, in order, some left out
-  for (auto [d, index] : llvm::enumerate(indices)) {
+  int64_t next = 0, at = 0; // the loop's indices, in order, some left out; `at`: split dim
+  auto useIv = [&](Value index) {
     auto iv = llvm::find(ivs, index);
-    if (iv != ivs.end()) {
-      size_t at = iv - ivs.begin();
-      if (at < next)
-        return std::nullopt; // out of order
-      for (; next < at; ++next)
-        result.dropped.push_back(next);
-      ++next;
+    if (iv == ivs.end())
+      return false;
+    int64_t k = iv - ivs.begin();
+    if (k < next)
+      return false; // out of order
+    for (; next < k; ++next)
+      result.dropped.push_back(next);
+    ++next;
+    return true;
+  };
+  // `a * n + i`, `i + a * n`, `c + i` (c a multiple of n): a, or nothing.
+  auto splitOf = [&](Value index) -> std::optional<std::pair<OpFoldResult, Value>> {
+    auto add = index.getDefiningOp<arith::AddIOp>();
+    if (!add)
+      return std::nullopt;
+    for (auto [iv, other] : {std::pair{add.getLhs(), add.getRhs()},
+                             std::pair{add.getRhs(), add.getLhs()}}) {
+      auto it = llvm::find(ivs, iv);
+      if (it == ivs.end())
+        continue;
+      int64_t n = loopShape[it - ivs.begin()];
+      APInt c;
+      if (matchPattern(other, m_ConstantInt(&c))) {
+        if (c.getSExtValue() % n == 0)
+          return std::pair{OpFoldResult(IntegerAttr::get(IndexType::get(index.getContext()),
+                                                         c.getSExtValue() / n)),
+                           iv};
+        continue;
+      }
+      auto mul = other.getDefiningOp<arith::MulIOp>();
+      if (!mul)
+        continue;
+      for (auto [a, factor] : {std::pair{mul.getLhs(), mul.getRhs()},
+                               std::pair{mul.getRhs(), mul.getLhs()}})
+        if (matchPattern(factor, m_ConstantInt(&c)) && c.getSExtValue() == n &&
+            invariantIn(a, loop))
+          return std::pair{OpFoldResult(a), iv};
+    }
+    return std::nullopt;
+  };
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    if (useIv(index)) {
+      ++at;
+      continue;
+    }
+    if (auto split = splitOf(index)) {
+      int64_t n = loopShape[llvm::find(ivs, split->second) - ivs.begin()];
+      if (!useIv(split->second))
+        return std::nullopt;
+      result.splits.push_back({(int64_t)d, n});
+      result.outer.push_back(at);
+      result.outerValues.push_back(split->first);
+      at += 2;
       continue;
     }
     if (!invariantIn(index, loop))
       return std::nullopt;
-    result.outer.push_back(d);
+    result.outer.push_back(at++);
+    result.outerValues.push_back(index);
   }
-  for (; next < ivs.size(); ++next)
+  for (; next < (int64_t)ivs.size(); ++next)
     result.dropped.push_back(next);
   if (result.outer.empty())
     return std::nullopt;
@@ -883,6 +946,17 @@ FailureOr<OuterLayout> mlir::tile::outerLayout(LayoutAttr layout, ArrayRef<int64
   FailureOr<SlicedLayout> sliced = sliceRows(layout, loopShape, indexing.dropped, why);
   if (failed(sliced))
     return failure();
+  for (auto [d, n] : indexing.splits)
+    if (shape[d] % n) {
+      why = llvm::formatv("dimension {0} of the fragment ({1}) is indexed in pieces of the "
+                          "loop's {2}, which do not divide it",
+                          d, shape[d], n)
+                .str();
+      return failure();
+    }
+  SmallVector<int64_t> original(shape);
+  SmallVector<int64_t> split = indexing.splitShape(shape);
+  shape = split;
   SmallVector<int64_t> kept; // the loop's dimensions the fragment is indexed by
   for (int64_t d = 0; d < (int64_t)loopShape.size(); ++d)
     if (!llvm::is_contained(indexing.dropped, d))
@@ -913,7 +987,7 @@ FailureOr<OuterLayout> mlir::tile::outerLayout(LayoutAttr layout, ArrayRef<int64
       results.push_back(innerMap.getResult(next++));
     }
   }
-  return OuterLayout{LayoutAttr::get(ctx, layout.getThreads(), regs * outer,
-                                     AffineMap::get(2, 0, results, ctx)),
-                     regs, sliced->sourceToResult};
+  LayoutAttr placed = LayoutAttr::get(ctx, layout.getThreads(), regs * outer,
+                                     AffineMap::get(2, 0, results, ctx));
+  return OuterLayout{reshapeLayout(placed, split, original), regs, sliced->sourceToResult};
 }

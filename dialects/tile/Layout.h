@@ -134,27 +134,40 @@ LayoutAttr loopLayoutOf(LayoutAttr layout, ArrayRef<int64_t> perm);
 /// not change (lse[k, j] in a loop over j inside a serial loop over k; a
 /// serial loop's index inside the loop's body, a[k, i] in a loop over
 /// (i, j) whose body loops over k) and in the others by the loop's indices
-/// in order, some possibly left out.
+/// in order, some possibly left out. An index `a * n + i` (a such a value,
+/// i the loop's index of extent n: x[i, kk * 4 + j] in a loop over (i, j)
+/// of extent 4 in j) splits its dimension in two, [size / n, n], indexed by
+/// a and i.
 struct OuterIndexing {
-  /// The fragment's dimensions indexed by values the loop does not change
-  /// (increasing, at least one).
+  /// The fragment's dimensions indexed by `a * n + i`: (dimension, n),
+  /// increasing.
+  SmallVector<std::pair<int64_t, int64_t>> splits;
+  /// The dimensions of the fragment so split indexed by values the loop
+  /// does not change (increasing, at least one), and those values.
   SmallVector<int64_t> outer;
+  SmallVector<OpFoldResult> outerValues;
   /// The loop's dimensions the other indices leave out (increasing).
   SmallVector<int64_t> dropped;
+
+  /// `shape` with the splits made.
+  SmallVector<int64_t> splitShape(ArrayRef<int64_t> shape) const;
 };
 
 /// The OuterIndexing of `indices` in the parallel loop whose body is
-/// `loopBody`; nothing when some index depends on the loop's indices other
-/// than as one of them, they are out of order, or no index is outer.
-std::optional<OuterIndexing> outerIndexing(ValueRange indices, Block &loopBody);
+/// `loopBody` and whose extents are `loopShape`; nothing when some index
+/// depends on the loop's indices other than as one of them or as
+/// `a * n + i`, they are out of order, or no index is outer.
+std::optional<OuterIndexing> outerIndexing(ValueRange indices, Block &loopBody,
+                                           ArrayRef<int64_t> loopShape);
 
 /// The layout of such a fragment (of `shape`) that a loop of `layout` (over
 /// `loopShape`) reads from its own registers: the loop's layout sliced along
 /// the dropped dimensions (sliceRows), each thread holding, for every element
 /// that gives it, the whole range of the outer dimensions: register
 /// `o * inner + sourceToResult[r]` for outer position o (row-major over the
-/// outer dimensions) and loop register r. Fails with the reason where the
-/// sizes disagree or the slice has no layout.
+/// outer dimensions of the split shape) and loop register r. Fails with the
+/// reason where the sizes disagree, a split does not divide its dimension or
+/// the slice has no layout.
 struct OuterLayout {
   LayoutAttr layout;
   int64_t inner;                     ///< registers per outer position

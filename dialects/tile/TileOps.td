@@ -998,8 +998,10 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
     waits for none: a later `tile.wait_wgmma` completes them (on mma.sync,
     which completes in program order, it is depth 0).
 
-    Supported element types (A and B alike -> C): f16 -> f32 or f16,
-    bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
+    Element types the verifier accepts (A and B alike -> C): f16 -> f32 or
+    f16, bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
+    The lowering takes f16, bf16 and (wgmma) fp8; f32 (tf32) and i8 gemms
+    are reported there as not lowered yet.
 
     `prefetch` is `tile-pipeline-loops`' schedule for an mma.sync gemm that
     is all its software-pipelined loop computes (the last op of the

@@ -73,10 +73,24 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
                          AffineMap::get(2, 0, {row, col}, ctx));
 }
 
+int64_t mlir::tile::mmaSyncK(Type in) { return in.isF32() ? 8 : kMmaK; }
+
 LayoutAttr mlir::tile::getOperandALayout(MLIRContext *ctx, const WarpPartition &p,
-                                         int64_t k, int64_t threads) {
+                                         int64_t k, int64_t threads, int64_t elementBits) {
   AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
   AffineExpr warp = t.floorDiv(32), lane = t % 32;
+  if (elementBits == 32) {
+    // tf32 m16k8: a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4)
+    // for g = lane / 4, q = lane % 4.
+    int64_t kAtoms = k / 8;
+    AffineExpr atomI = r.floorDiv(4 * kAtoms), atomK = r.floorDiv(4) % kAtoms;
+    AffineExpr e = r % 4;
+    AffineExpr wm = p.warpAt(warp).first;
+    AffineExpr row = wm * p.tileM + atomI * kMmaM + lane.floorDiv(4) + (e % 2) * 8;
+    AffineExpr col = atomK * 8 + lane % 4 + e.floorDiv(2) * 4;
+    return LayoutAttr::get(ctx, threads, p.atomsM() * kAtoms * 4,
+                           AffineMap::get(2, 0, {row, col}, ctx));
+  }
   int64_t kAtoms = k / kMmaK;
   AffineExpr atomI = r.floorDiv(8 * kAtoms), atomK = r.floorDiv(8) % kAtoms;
   AffineExpr e = r % 8;

@@ -48,10 +48,14 @@ LayoutAttr getAccumulatorLayout(MLIRContext *ctx, const WarpPartition &p,
 
 /// The layout of an mma.sync A operand held in registers (M x K, not
 /// transposed): for atom (i, kk) of warp w, lane l holds 8 values
-/// r = 8 (i K/16 + kk) + e as PTX's m16k16 A fragment gives them. Warps that
-/// share a row block (warpsN > 1) hold the same values (replicated).
+/// r = 8 (i K/16 + kk) + e as PTX's m16k16 A fragment gives them; with
+/// 32-bit elements (tf32, m16k8 atoms) 4 values r = 4 (i K/8 + kk) + e. Warps
+/// that share a row block (warpsN > 1) hold the same values (replicated).
 LayoutAttr getOperandALayout(MLIRContext *ctx, const WarpPartition &p, int64_t k,
-                             int64_t threads);
+                             int64_t threads, int64_t elementBits = 16);
+
+/// The K of an mma.sync atom for operands of `in`: 8 for f32 (tf32), else 16.
+int64_t mmaSyncK(Type in);
 
 /// The partition of a gemm op, from its shapes, policy and the thread count.
 FailureOr<WarpPartition> partitionGemm(GemmOp op, int64_t threads,

@@ -239,7 +239,8 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
   part = partitionGemm(gemm, threads, why);
   if (failed(part))
     return gemm.emitOpError(why);
-  gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::MmaSync, kMmaM, kMmaN, kMmaK, part->warpsM,
+  gemm.setMmaAttr(MmaAttr::get(ctx, MmaKind::MmaSync, kMmaM, kMmaN,
+                               mmaSyncK(gemm.getA().getType().getElementType()), part->warpsM,
                                part->warpsN, a, 0));
   return success();
 }

@@ -1683,3 +1683,42 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
     }
   }
 }
+
+// -----
+
+// A serial loop whose index picks a fragment's registers (w[k, j], each
+// thread holding its column for every k) is unrolled first: the four
+// iterations read registers 0 to 3 by constants, no scf.for is left and the
+// registers stay an array the LLVM passes promote (no run-time index).
+// CHECK-LABEL: gpu.func @unrolled
+// CHECK-NOT: scf.for
+// CHECK: memref.load %[[W:alloca[_0-9]*]][%c0] : memref<4xf32>
+// CHECK: memref.load %[[W]][%c1] : memref<4xf32>
+// CHECK: memref.load %[[W]][%c2] : memref<4xf32>
+// CHECK: memref.load %[[W]][%c3] : memref<4xf32>
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @unrolled_kernel {
+    gpu.func @unrolled(%arg0: memref<4x32xf32>, %arg1: memref<32xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %w = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 4, map = (d0, d1) -> (d1, d0)>} : memref<4x32xf32, #tile.space<fragment>>
+      %t = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 1, map = (d0, d1) -> (d0)>} : memref<32xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0, %c0] [4, 32] to %w[%c0, %c0] [4, 32] : memref<4x32xf32> to memref<4x32xf32, #tile.space<fragment>>
+      tile.parallel (%j) in [32] attributes {layout = #tile.layout<threads = 32, regs = 1, map = (d0, d1) -> (d0)>} {
+        %zero = arith.constant 0.0 : f32
+        memref.store %zero, %t[%j] : memref<32xf32, #tile.space<fragment>>
+        scf.for %k = %c0 to %c4 step %c1 {
+          %a = memref.load %w[%k, %j] : memref<4x32xf32, #tile.space<fragment>>
+          %s = memref.load %t[%j] : memref<32xf32, #tile.space<fragment>>
+          %q = arith.addf %s, %a : f32
+          memref.store %q, %t[%j] : memref<32xf32, #tile.space<fragment>>
+        }
+      }
+      tile.copy %t[%c0] [32] to %arg1[%c0] [32] : memref<32xf32, #tile.space<fragment>> to memref<32xf32>
+      gpu.return
+    }
+  }
+}

@@ -978,3 +978,80 @@ func.func @outer_index_varies(%W: memref<4x4xf32>, %T: memref<4x128xf32>) {
   }
   return
 }
+
+// -----
+
+// x[i, kk * 4 + j] in a loop over (i, j) of 32 x 4 inside a serial loop over
+// kk: x's columns are seen as (kk, j), 64 x 4, kk outer. Each thread holds
+// its row's column j in every chunk: register kk, row t / 4, column
+// 4 kk + (t mod 4) (the map below, not simplified by MLIR). The loop places
+// x: no conversion copy (a tile.copy from another fragment) before it.
+// CHECK-LABEL: func.func @outer_split_index
+// CHECK: %[[X:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> ((d0 + d1 * 4 + (d0 floordiv 4) * 252) floordiv 256 - d1 floordiv 64,
+// CHECK-SAME: memref<32x256xf32
+// CHECK-NOT: tile.copy %{{[0-9]+}}[
+// CHECK: tile.parallel
+func.func @outer_split_index(%X: memref<32x256xf32>, %S: memref<32x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<32x256xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<32x4xf32, #tile.space<fragment>>
+    tile.copy %X[%c0, %c0] [32, 256] to %x[%c0, %c0] [32, 256] : memref<32x256xf32> to memref<32x256xf32, #tile.space<fragment>>
+    %zero = arith.constant 0.0 : f32
+    tile.fill %p, %zero : memref<32x4xf32, #tile.space<fragment>>, f32
+    scf.for %kk = %c0 to %c64 step %c1 {
+      tile.parallel (%i, %j) in [32, 4] {
+        %n = arith.constant 4 : index
+        %base = arith.muli %kk, %n : index
+        %col = arith.addi %base, %j : index
+        %v = memref.load %x[%i, %col] : memref<32x256xf32, #tile.space<fragment>>
+        %s = memref.load %p[%i, %j] : memref<32x4xf32, #tile.space<fragment>>
+        %q = arith.addf %s, %v : f32
+        memref.store %q, %p[%i, %j] : memref<32x4xf32, #tile.space<fragment>>
+      }
+    }
+    tile.copy %p[%c0, %c0] [32, 4] to %S[%c0, %c0] [32, 4] : memref<32x4xf32, #tile.space<fragment>> to memref<32x4xf32>
+  }
+  return
+}
+
+// -----
+
+// x placed otherwise (its own blocked layout, set here) and only read in a
+// loop inside a serial loop that does not write it: the converted copy the
+// loop reads is made once, before the serial loop, not once per chunk.
+// CHECK-LABEL: func.func @conversion_hoisted
+// CHECK: %[[X:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (d0 floordiv 4, (d0 mod 4) * 64 + d1)>}
+// CHECK: %[[OWN:.*]] = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64
+// CHECK: tile.copy %[[X]]{{.*}} to %[[OWN]]
+// CHECK-NEXT: scf.for
+// CHECK: tile.parallel
+// CHECK: memref.load %[[OWN]]
+func.func @conversion_hoisted(%X: memref<32x256xf32>, %S: memref<32x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 64, map = (d0, d1) -> (d0 floordiv 4, (d0 mod 4) * 64 + d1)>} : memref<32x256xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<32x4xf32, #tile.space<fragment>>
+    tile.copy %X[%c0, %c0] [32, 256] to %x[%c0, %c0] [32, 256] : memref<32x256xf32> to memref<32x256xf32, #tile.space<fragment>>
+    %zero = arith.constant 0.0 : f32
+    tile.fill %p, %zero : memref<32x4xf32, #tile.space<fragment>>, f32
+    scf.for %kk = %c0 to %c64 step %c1 {
+      tile.parallel (%i, %j) in [32, 4] {
+        %n = arith.constant 4 : index
+        %base = arith.muli %kk, %n : index
+        %col = arith.addi %base, %j : index
+        %v = memref.load %x[%i, %col] : memref<32x256xf32, #tile.space<fragment>>
+        %s = memref.load %p[%i, %j] : memref<32x4xf32, #tile.space<fragment>>
+        %q = arith.addf %s, %v : f32
+        memref.store %q, %p[%i, %j] : memref<32x4xf32, #tile.space<fragment>>
+      }
+    }
+    tile.copy %p[%c0, %c0] [32, 4] to %S[%c0, %c0] [32, 4] : memref<32x4xf32, #tile.space<fragment>> to memref<32x4xf32>
+  }
+  return
+}

@@ -18,6 +18,25 @@ func.func @mma_sync_square() {
 
 // -----
 
+// f32 operands (tf32) run on mma.sync m16n8k8, on sm_90a too (wgmma's tf32
+// form is not used).
+// CHECK-LABEL: func.func @mma_sync_tf32
+// CHECK: tile.gemm {{.*}}mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 8, warps_m = 2, warps_n = 2, a = shared, depth = 0>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @mma_sync_tf32() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
 // The same gemm on sm_90a runs on wgmma: one m64 row block per warpgroup, the
 // whole N in one instruction, and B (K x N, N-major) kept as 64-column blocks.
 // CHECK-LABEL: func.func @wgmma_nn

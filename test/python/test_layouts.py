@@ -345,3 +345,50 @@ def test_reductions_of_and_into_shared_buffers(target):
     mx, s = tlc.jit(lambda: _shared_reductions(), out_idx=[1, 2], interpret=True)()(a)
     np.testing.assert_allclose(mx, a.max(axis=1), rtol=1e-6)
     np.testing.assert_allclose(s, 1 + a.sum(axis=0), rtol=1e-5)
+
+
+@T.prim_func
+def _scaled_by_a_scalar_fragment(X: T.Tensor((8,), "float32"), A: T.Tensor((256,), "float32"),
+                                 Y: T.Tensor((256,), "float32")):
+    # TileLang programs keep a scalar in a one-element fragment, written and read outside
+    # T.Parallel by every thread (each on its own copy) and read inside it.
+    with T.Kernel(1, threads=128):
+        total = T.alloc_fragment(1, "float32")
+        total[0] = 0
+        for k in T.serial(8):
+            total[0] += X[k]
+        total[0] = T.rsqrt(total[0] / 8 + 1e-6)
+        for i in T.Parallel(256):
+            Y[i] = A[i] * total[0]
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_scalar_fragment_outside_parallel(target):
+    # Every thread holds the whole fragment (its one register), so the element accesses outside
+    # the loop are the thread's own register: no shared memory, no barrier.
+    kernel = tlc.compile(_scaled_by_a_scalar_fragment, out_idx=[2], target=target)
+    assert "regs = 1, map = (d0, d1) -> (0)" in kernel.get_mlir("optimized")
+    ptx = kernel.get_kernel_source()
+    assert ".shared" not in ptx and "bar.sync" not in ptx and ".local" not in ptx
+    rng = np.random.default_rng(6)
+    x = np.abs(rng.standard_normal(8)).astype(np.float32)
+    a = rng.standard_normal(256).astype(np.float32)
+    y = tlc.jit(lambda: _scaled_by_a_scalar_fragment, out_idx=[2], interpret=True)()(x, a)
+    np.testing.assert_allclose(y, a / np.sqrt(x.sum() / 8 + 1e-6), rtol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_fragment_read_in_chunks_of_the_loop(target):
+    # x[i, kk * 4 + j] in a loop over (i, j) of 4 columns inside a serial loop over kk: the
+    # column dimension is seen as (kk, j), so each thread holds every chunk of its columns,
+    # placed by the loop (no conversion). The serial loop is unrolled, so kk picks registers by
+    # constants: no local memory.
+    factory = build_reduce.chunked_sqsum.factory(32, 256)
+    kernel = tlc.compile(factory, out_idx=[1], target=target)
+    optimized = kernel.get_mlir("optimized")
+    assert "tile.staging_offset" not in optimized
+    assert "regs = 64" in optimized  # x: 64 chunks of one column a thread
+    assert ".local" not in kernel.get_kernel_source()
+    x = np.random.default_rng(7).standard_normal((32, 256)).astype(np.float32)
+    s = tlc.jit(lambda: factory, out_idx=[1], interpret=True)()(x)
+    np.testing.assert_allclose(s, (x.astype(np.float64) ** 2).sum(1), rtol=1e-5)

@@ -1,11 +1,15 @@
 //===- MmaSyncToGPU.cpp - tile.gemm -> ldmatrix + mma.sync ----------------===//
 //
 // Each warp computes its sub-tile of C (see Mma.h) as a grid of m16n8k16
-// atoms: per 16-deep slice of K it loads its A rows with ldmatrix.x4 (one
-// per 16-row atom) and its B columns with ldmatrix.x4/x2 (two or one 8-column
-// atoms), then issues one mma.sync per (row atom, column atom). f16 goes
-// through nvgpu.mma.sync; bf16, which nvgpu's lowering does not type, through
-// nvvm.mma.sync on the same registers.
+// atoms (m16n8k8 for f32 operands, as tf32): per 16-deep (8-deep) slice of K
+// it loads its A rows with ldmatrix.x4 (one per 16-row atom) and its B
+// columns with ldmatrix.x4/x2 (two or one 8-column atoms), then issues one
+// mma.sync per (row atom, column atom). An ldmatrix row is 16 bytes: 8 f16 or
+// 4 f32, each lane receiving 32 bits of a matrix, which for f32 is one element
+// of the tf32 fragments. Operands ldmatrix cannot transpose at 32 bits (tf32
+// A stored K x M, B stored K x N) are loaded element by element. f16 and tf32
+// go through nvgpu.mma.sync; bf16, which nvgpu's lowering does not type,
+// through nvvm.mma.sync on the same registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +47,7 @@ SharedOperand sharedOperand(Value original, Value converted) {
 /// row (element [row, col] of the shared buffer).
 Value ldmatrix(OpBuilder &b, Location loc, const SharedOperand &operand, Value row, Value col,
                int64_t tiles, bool transpose) {
-  auto type = VectorType::get({tiles, 2}, operand.elem);
+  auto type = VectorType::get({tiles, 32 / operand.elem.getIntOrFloatBitWidth()}, operand.elem);
   auto [memref, at] =
       sharedAddress(b, loc, operand.shared ? &*operand.shared : nullptr, operand.buffer,
                     ValueRange{row, col});
@@ -69,10 +73,10 @@ Value fromScalars(OpBuilder &b, Location loc, VectorType type, ArrayRef<Value> s
   return v;
 }
 
-/// Rows [first, first + 2) of a vector<4x2xT> as a vector<2x2xT>.
+/// Rows [first, first + 2) of a vector<4xNxT> as a vector<2xNxT>.
 Value twoRows(OpBuilder &b, Location loc, Value v, int64_t first) {
   auto src = cast<VectorType>(v.getType());
-  auto type = VectorType::get({2, 2}, src.getElementType());
+  auto type = VectorType::get({2, src.getDimSize(1)}, src.getElementType());
   Value out = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
   for (int64_t i = 0; i < 2; ++i)
     out = vector::InsertOp::create(
@@ -81,12 +85,16 @@ Value twoRows(OpBuilder &b, Location loc, Value v, int64_t first) {
   return out;
 }
 
-/// acc += a x b for one m16n8k16 atom.
+/// acc += a x b for one m16n8k16 atom (m16n8k8 tf32 for f32 operands).
 Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc) {
   Type elem = cast<VectorType>(a.getType()).getElementType();
   if (elem.isF16())
     return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
                                     b.getI64ArrayAttr({kMmaM, kMmaN, kMmaK}));
+  if (elem.isF32())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
+                                    ArrayRef<int64_t>{kMmaM, kMmaN, mmaSyncK(elem)},
+                                    /*tf32Enabled=*/true);
   // bf16: nvvm.mma.sync on the packed registers.
   auto accType = cast<VectorType>(acc.getType());
   Type f32 = accType.getElementType();
@@ -126,8 +134,8 @@ Lanes lanesOf(IndexBuilder &ib, Value tid, const WarpPartition &p) {
           ib.div(lane, 8)}; // which 8x8 matrix a lane addresses (x4)
 }
 
-/// One 16-deep K slice of a warp's operands: per row atom a vector<4x2xT>
-/// (A), per column atom a vector<2x2xT> (B).
+/// One K slice of a warp's operands (16 deep, 8 for tf32): per row atom a
+/// vector<4xNxT> (A), per column atom a vector<2xNxT> (B), N = 32 bits / T.
 struct Slice {
   SmallVector<Value> a, b;
 };
@@ -140,30 +148,56 @@ Slice loadSlice(IndexBuilder &ib, GemmOp op, const WarpPartition &p, const Lanes
   OpBuilder &b = ib.b;
   Location loc = ib.loc;
   Type in = op.getA().getType().getElementType();
+  int64_t atomK = mmaSyncK(in);
+  int64_t cols = 32 / in.getIntOrFloatBitWidth(); // elements a lane gets of a matrix
+  int64_t half = 4 * cols;                         // elements in an ldmatrix row (16 bytes)
+  bool tf32 = in.isF32();
+  Value g = ib.div(l.lane, 4), q = ib.rem(l.lane, 4);
+  // tf32 operands ldmatrix cannot transpose: each lane's elements, one load each.
+  auto elements = [&](const SharedOperand &operand, int64_t rows,
+                      function_ref<std::pair<Value, Value>(int64_t)> at) {
+    SmallVector<Value> values;
+    for (int64_t e = 0; e < rows; ++e) {
+      auto [row, col] = at(e);
+      auto [memref, idx] = sharedAddress(b, loc, operand.shared ? &*operand.shared : nullptr,
+                                         operand.buffer, ValueRange{row, col});
+      values.push_back(memref::LoadOp::create(b, loc, memref, idx));
+    }
+    return fromScalars(b, loc, VectorType::get({rows, 1}, in), values);
+  };
   Slice s;
   for (int64_t i = 0; i < p.atomsM(); ++i) {
-    if (aRegs) { // the 8 registers of atom (i, k0 / 16)
-      int64_t first = (i * (k / kMmaK) + k0 / kMmaK) * 8;
+    if (aRegs) { // the 4 x cols registers of atom (i, k0 / atomK)
+      int64_t perAtom = 4 * cols;
+      int64_t first = (i * (k / atomK) + k0 / atomK) * perAtom;
       SmallVector<Value> values;
-      for (int64_t e = 0; e < 8; ++e)
+      for (int64_t e = 0; e < perAtom; ++e)
         values.push_back(memref::LoadOp::create(b, loc, aRegs, ValueRange{ib.c(first + e)}));
-      s.a.push_back(fromScalars(b, loc, VectorType::get({4, 2}, in), values));
+      s.a.push_back(fromScalars(b, loc, VectorType::get({4, cols}, in), values));
       continue;
     }
     Value m0 = ib.add(l.rowBase, i * kMmaM);
-    if (!op.getTransposeA()) // A[M, K]: lanes 0-15 rows at k0, 16-31 at k0+8
+    if (!op.getTransposeA()) // A[M, K]: lanes 0-15 rows at k0, 16-31 at k0 + half
       s.a.push_back(ldmatrix(b, loc, A, ib.add(m0, l.lane16),
-                             ib.add(ib.mul(ib.div(l.lane, 16), 8), k0), 4, false));
+                             ib.add(ib.mul(ib.div(l.lane, 16), half), k0), 4, false));
+    else if (tf32) // A[K, M]: a_e at (m g + 8 (e % 2), k q + 4 (e / 2))
+      s.a.push_back(elements(A, 4, [&](int64_t e) {
+        return std::pair{ib.add(ib.add(q, k0), (e / 2) * 4), ib.add(ib.add(m0, g), (e % 2) * 8)};
+      }));
     else // A[K, M]: transposed 8x8 loads, rows are k
       s.a.push_back(ldmatrix(b, loc, A,
                              ib.add(ib.add(ib.mul(ib.div(l.quad, 2), 8), l.lane8), k0),
                              ib.add(m0, ib.mul(ib.rem(l.quad, 2), 8)), 4, true));
   }
   for (int64_t j = 0; j < p.atomsN();) {
-    bool pair = j + 1 < p.atomsN();
+    bool pair = j + 1 < p.atomsN() && !(tf32 && !op.getTransposeB());
     Value n0 = ib.add(l.colBase, j * kMmaN);
     Value frag;
-    if (!op.getTransposeB()) // B[K, N]: transposed loads, rows are k
+    if (tf32 && !op.getTransposeB()) // B[K, N]: b_e at (k q + 4 e, n g)
+      frag = elements(B, 2, [&](int64_t e) {
+        return std::pair{ib.add(ib.add(q, k0), e * 4), ib.add(n0, g)};
+      });
+    else if (!op.getTransposeB()) // B[K, N]: transposed loads, rows are k
       frag = ldmatrix(b, loc, B, ib.add(l.lane16, k0),
                       pair ? ib.add(n0, ib.mul(ib.div(l.lane, 16), 8)) : n0,
                       pair ? 4 : 2, true);
@@ -171,7 +205,7 @@ Slice loadSlice(IndexBuilder &ib, GemmOp op, const WarpPartition &p, const Lanes
       frag = ldmatrix(b, loc, B,
                       pair ? ib.add(n0, ib.add(ib.mul(ib.div(l.quad, 2), 8), l.lane8))
                            : ib.add(n0, l.lane8),
-                      ib.add(ib.mul(ib.rem(l.quad, 2), 8), k0), pair ? 4 : 2, false);
+                      ib.add(ib.mul(ib.rem(l.quad, 2), half), k0), pair ? 4 : 2, false);
     for (int64_t h = 0; h < (pair ? 2 : 1); ++h)
       s.b.push_back(pair ? twoRows(b, loc, frag, 2 * h) : frag);
     j += pair ? 2 : 1;
@@ -180,12 +214,13 @@ Slice loadSlice(IndexBuilder &ib, GemmOp op, const WarpPartition &p, const Lanes
 }
 
 /// Keeps a slice in `mem` (a 1-d register array of the element type) across
-/// the loop's back edge, a 2-element row at a time; LLVM promotes it to
+/// the loop's back edge, a 32-bit row at a time; LLVM promotes it to
 /// registers.
 void saveSlice(IndexBuilder &ib, const Slice &s, Value mem) {
   int64_t at = 0;
   for (Value v : llvm::concat<const Value>(s.a, s.b))
-    for (int64_t r = 0; r < cast<VectorType>(v.getType()).getDimSize(0); ++r, at += 2)
+    for (int64_t r = 0, cols = cast<VectorType>(v.getType()).getDimSize(1);
+         r < cast<VectorType>(v.getType()).getDimSize(0); ++r, at += cols)
       vector::StoreOp::create(ib.b, ib.loc,
                               vector::ExtractOp::create(ib.b, ib.loc, v, ArrayRef<int64_t>{r}),
                               mem, ValueRange{ib.c(at)});
@@ -193,12 +228,12 @@ void saveSlice(IndexBuilder &ib, const Slice &s, Value mem) {
 
 Slice restoreSlice(IndexBuilder &ib, const WarpPartition &p, Type elem, Value mem) {
   Slice s;
-  int64_t at = 0;
+  int64_t at = 0, cols = 32 / elem.getIntOrFloatBitWidth();
   auto get = [&](int64_t rows) {
-    auto type = VectorType::get({rows, 2}, elem);
+    auto type = VectorType::get({rows, cols}, elem);
     Value v = arith::ConstantOp::create(ib.b, ib.loc, type, ib.b.getZeroAttr(type));
-    for (int64_t r = 0; r < rows; ++r, at += 2) {
-      Value row = vector::LoadOp::create(ib.b, ib.loc, VectorType::get({2}, elem), mem,
+    for (int64_t r = 0; r < rows; ++r, at += cols) {
+      Value row = vector::LoadOp::create(ib.b, ib.loc, VectorType::get({cols}, elem), mem,
                                          ValueRange{ib.c(at)});
       v = vector::InsertOp::create(ib.b, ib.loc, row, v, ArrayRef<int64_t>{r});
     }
@@ -237,8 +272,9 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
   MemRefType aType = op.getA().getType(), bType = op.getB().getType();
   bool aInRegisters = getPlace(aType) == Place::Fragment;
   if (aInRegisters &&
-      (!aRegs || !equivalentLayouts(aLayout, getOperandALayout(op.getContext(), *part,
-                                                               aType.getDimSize(1), threads))))
+      (!aRegs ||
+       !equivalentLayouts(aLayout, getOperandALayout(op.getContext(), *part, aType.getDimSize(1),
+                                                     threads, aType.getElementTypeBitWidth()))))
     return op.emitOpError("A in registers must be in the tensor-core operand "
                           "layout; converting layouts is not supported yet");
   Type in = aType.getElementType();
@@ -247,14 +283,17 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
     return op.emitOpError("fp8 gemms run on sm_90a's wgmma only: both operands in shared "
                           "memory, K tiles of 32, 64 or a multiple of 128, an f32 accumulator, M a "
                           "multiple of 64");
-  if (!(in.isF16() || in.isBF16()) || !(accElem.isF32() || (in.isF16() && accElem.isF16())))
+  if (!(in.isF16() || in.isBF16() || in.isF32()) ||
+      !(accElem.isF32() || (in.isF16() && accElem.isF16())))
     return op.emitOpError("this version of tlc lowers f16 x f16 -> f32|f16, "
-                          "bf16 x bf16 -> f32 and (on sm_90a) fp8 -> f32 gemms, got ")
+                          "bf16 x bf16 -> f32, f32 x f32 -> f32 (tf32) and (on sm_90a) fp8 -> "
+                          "f32 gemms, got ")
            << in << " -> " << accElem;
+  int64_t atomK = mmaSyncK(in);
   int64_t k = op.getTransposeA() ? aType.getDimSize(0) : aType.getDimSize(1);
-  if (k % kMmaK != 0)
-    return op.emitOpError("K = ") << k << " must be a multiple of " << kMmaK
-                                  << " for m16n8k16 tensor-core atoms";
+  if (k % atomK != 0)
+    return op.emitOpError("K = ") << k << " must be a multiple of " << atomK << " for m16n8k"
+                                  << atomK << " tensor-core atoms";
   // ldmatrix reads 16-byte rows: every row of A and B starts 16-byte aligned.
   for (MemRefType t : {aType, bType})
     if (getPlace(t) == Place::Shared &&
@@ -276,7 +315,7 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
     OpBuilder::InsertionGuard guard(b);
     Block &entry = op->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
     b.setInsertionPointToStart(&entry);
-    int64_t n = p.atomsM() * 8 + p.atomsN() * 4;
+    int64_t n = (p.atomsM() * 4 + p.atomsN() * 2) * (32 / in.getIntOrFloatBitWidth());
     carried = memref::AllocaOp::create(b, loc, MemRefType::get({n}, in));
     b.setInsertionPoint(prefetch->loop);
     IndexBuilder pib{b, loc};
@@ -300,10 +339,10 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
     acc.push_back(fromScalars(b, loc, accType, regs));
   }
 
-  for (int64_t k0 = 0; k0 < k; k0 += kMmaK) {
+  for (int64_t k0 = 0; k0 < k; k0 += atomK) {
     Slice s = prefetch && k0 == 0 ? restoreSlice(ib, p, in, carried)
                                   : loadSlice(ib, op, p, lanes, A, B, aFrom, k, k0);
-    if (prefetch && k0 + kMmaK == k) {
+    if (prefetch && k0 + atomK == k) {
       // Every read of this stage is issued: wait for the next stage, meet,
       // and fetch its first slice while this slice's mma.sync run.
       NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(prefetch->pending));

@@ -32,6 +32,16 @@ std::pair<Value, ValueRange> accessed(Operation *op) {
   return {Value(), ValueRange()};
 }
 
+/// How a register of the loop reaches a fragment indexed by outer values
+/// too (OuterIndexing): the split shape, its outer dimensions and their
+/// values in this register's clone, and the fragment's registers.
+struct OuterRegs {
+  SmallVector<int64_t> shape;
+  SmallVector<int64_t> dims;
+  SmallVector<OpFoldResult> values;
+  OuterLayout layout;
+};
+
 /// tile.parallel.
 struct ParallelLowering : TileOpLowering<ParallelOp> {
   using TileOpLowering::TileOpLowering;
@@ -51,7 +61,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     SmallVector<Operation *> privateAccesses;
     // Fragments indexed by outer values too (lse[k, j]): those dimensions
     // and the fragment's registers for them.
-    DenseMap<Operation *, std::pair<SmallVector<int64_t>, OuterLayout>> outerAccesses;
+    DenseMap<Operation *, std::pair<OuterIndexing, OuterLayout>> outerAccesses;
     WalkResult mismatch = loop.getBody().walk([&](Operation *op) {
       auto [memref, indices] = accessed(op);
       std::optional<Fragment> fragment =
@@ -62,7 +72,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         privateAccesses.push_back(op);
         return WalkResult::advance();
       }
-      if (std::optional<OuterIndexing> indexing = outerIndexing(indices, body)) {
+      if (std::optional<OuterIndexing> indexing =
+              outerIndexing(indices, body, loop.getShape())) {
         // lse[k, j] in a loop over j, a[k, i] in one over (i, j): register
         // (k's position) x the registers a position holds + the loop's
         // register's there.
@@ -76,7 +87,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
                           "dimensions");
           return WalkResult::interrupt();
         }
-        outerAccesses[op] = {indexing->outer, *placed};
+        outerAccesses[op] = {*indexing, *placed};
         return WalkResult::advance();
       }
       if (indices.size() > body.getNumArguments()) {
@@ -133,9 +144,18 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       DenseSet<Operation *> privateRegs;
       for (Operation *orig : privateAccesses)
         privateRegs.insert(mapping.lookup(orig));
-      DenseMap<Operation *, std::pair<SmallVector<int64_t>, OuterLayout>> outerRegs;
-      for (auto &[orig, placed] : outerAccesses)
-        outerRegs[mapping.lookup(orig)] = placed;
+      // The outer values as this register's clone computes them.
+      DenseMap<Operation *, OuterRegs> outerRegs;
+      for (auto &[orig, placed] : outerAccesses) {
+        auto &[indexing, layout] = placed;
+        OuterRegs &regs = outerRegs[mapping.lookup(orig)];
+        regs.shape = indexing.splitShape(cast<MemRefType>(accessed(orig).first.getType()).getShape());
+        regs.dims = indexing.outer;
+        for (OpFoldResult v : indexing.outerValues)
+          regs.values.push_back(isa<Value>(v) ? OpFoldResult(mapping.lookupOrDefault(cast<Value>(v)))
+                                              : v);
+        regs.layout = layout;
+      }
       DenseSet<Operation *> grouped; // lanes of a vector atomic lowered with lane 0
       for (auto [i, clone] : llvm::enumerate(clones)) {
         if (grouped.contains(clone))
@@ -396,9 +416,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   LogicalResult rewriteAccesses(ConversionPatternRewriter &b, Operation *root, int64_t reg,
                                 const DenseMap<Operation *, int64_t> &rowRegs,
                                 const DenseSet<Operation *> &privateRegs,
-                                const DenseMap<Operation *, std::pair<SmallVector<int64_t>,
-                                                                      OuterLayout>> &outerRegs)
-      const {
+                                const DenseMap<Operation *, OuterRegs> &outerRegs) const {
     SmallVector<Operation *> accesses;
     root->walk([&](Operation *op) {
       if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp>(op))
@@ -470,13 +488,15 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         if (outer != outerRegs.end()) {
           // (the outer indices' row-major position) x the registers a
           // position holds + this register's there
-          auto &[dims, placed] = outer->second;
-          ArrayRef<int64_t> shape = cast<MemRefType>(memref.getType()).getShape();
+          const OuterRegs &o = outer->second;
           IndexBuilder ib{b, loc};
           Value at = ib.c(0);
-          for (int64_t d : dims)
-            at = ib.add(ib.mul(at, shape[d]), indices[d]);
-          r = ib.add(ib.mul(at, placed.inner), placed.sourceToResult[reg]);
+          for (auto [d, v] : llvm::zip(o.dims, o.values)) {
+            Value value = isa<Value>(v) ? cast<Value>(v)
+                                        : ib.c(cast<IntegerAttr>(cast<Attribute>(v)).getInt());
+            at = ib.add(ib.mul(at, o.shape[d]), value);
+          }
+          r = ib.add(ib.mul(at, o.layout.inner), o.layout.sourceToResult[reg]);
         }
         b.modifyOpInPlace(op, [&] {
           op->setOperand(load ? 0 : 1, fragment->regs);
