@@ -47,6 +47,10 @@ using namespace mlir::tile;
 
 #define DEBUG_TYPE "tile-pipeline-loops"
 
+/// On a tile.kernel: the program's T.disable_warp_group_reg_alloc(): a
+/// warp-specialized loop moves no registers between its warpgroups.
+static constexpr llvm::StringLiteral kNoRegisterMovesAttr = "tile.no_register_moves";
+
 namespace {
 
 /// A global -> shared copy at the top of a pipelined body, and the pure ops
@@ -715,7 +719,10 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   // of three warpgroups or more. A block of two starts with the 255 registers
   // a thread may use at most: ptxas knows no count at the entry to move from
   // and drops setmaxnreg (C7508), and each warpgroup has what it could get.
-  bool movesRegisters = threads + kWarpgroup >= 3 * kWarpgroup;
+  // T.disable_warp_group_reg_alloc() (kNoRegisterMovesAttr) keeps the
+  // launch's share in every warpgroup.
+  bool movesRegisters =
+      threads + kWarpgroup >= 3 * kWarpgroup && !kernel->hasAttr(kNoRegisterMovesAttr);
 
   // The producer warpgroup.
   {

@@ -187,6 +187,14 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
              << ", which is viewed with T.reshape / T.view and so keeps its row-major "
                 "layout; a gemm operand is laid out by the compiler (swizzled): copy it "
                 "into a buffer of its own for the gemm";
+  for (Value operand : {gemm.getA(), gemm.getB()})
+    if (AllocSharedOp alloc = sharedAllocation(operand);
+        alloc && alloc->hasAttr("tile.row_major"))
+      return gemm.emitOpError("reads ")
+             << bufferName(alloc.getResult())
+             << ", whose layout the program pinned row-major (a row-major T.annotate_layout, "
+                "such as make_mma_swizzle_layout with is_smooth=True); a gemm operand is laid "
+                "out by the compiler: leave it unannotated or give it make_swizzled_layout";
   MLIRContext *ctx = gemm.getContext();
   OperandPlace a = getPlace(gemm.getA().getType()) == Place::Fragment
                        ? OperandPlace::Registers

@@ -46,8 +46,8 @@ namespace {
 
 void swizzleOperand(Value operand) {
   AllocSharedOp alloc = sharedAllocation(operand); // or a stage of one
-  if (!alloc || isViewed(alloc))
-    return; // not shared at all, or pinned row-major by a view
+  if (!alloc || isViewed(alloc) || alloc->hasAttr("tile.row_major"))
+    return; // not shared at all, or pinned row-major (by a view, or by the program)
   SharedLayoutAttr layout = sharedLayout(alloc);
   if (layout.getSwizzle())
     return; // annotated, or swizzled for another use already

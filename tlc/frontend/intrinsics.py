@@ -16,7 +16,8 @@ from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
-from .threads import (call_get_thread_binding, call_thread_binding,  # noqa: F401
+from .threads import (call_disable_warp_group_reg_alloc, call_get_block_binding,  # noqa: F401
+                      call_no_set_max_nreg, call_get_thread_binding, call_thread_binding,
                       check_divergence, thread_dims)
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)
 from . import reducers
@@ -29,6 +30,7 @@ from .buffer_views import call_reshape, call_view, viewed  # noqa: F401  (T.resh
 from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
                    call_ballot, call_ballot_sync, call_get_lane_idx, call_get_warp_group_idx,
                    call_get_warp_idx, call_get_warp_idx_sync, call_shfl_down, call_shfl_sync,
+                   call_tvm_warp_shuffle,
                    call_shfl_up, call_shfl_xor, call_sync_threads, call_sync_warp,
                    call_named_barrier_arrive)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
@@ -906,7 +908,7 @@ def call_use_swizzle(gen, node):
 
 
 def call_annotate_layout(gen, node):
-    from ..layout import Fragment, SwizzledLayout
+    from ..layout import Fragment, RowMajorLayout, SwizzledLayout
     from ..layout.index_map import Layout
 
     gen.require_kernel(node, "T.annotate_layout")
@@ -935,6 +937,15 @@ def call_annotate_layout(gen, node):
                                        "a viewed buffer cannot take a swizzled layout")
             buf.value.owner.attributes["layout"] = ir.Attribute.parse(
                 f"#tile.shared<swizzle = {layout.attr()}>")
+        elif isinstance(layout, RowMajorLayout):
+            if layout.buffer is not None and layout.buffer is not buf:
+                raise gen.error(where, f"the layout made for '{layout.buffer.name}' "
+                                       f"annotates '{buf.name}'")
+            if buf.place != "shared":
+                raise gen.error(where, f"a row-major layout applies to shared buffers; "
+                                       f"'{buf.name}' is {buf.place}")
+            # Pinned row-major: no swizzle (a gemm reading it is an error, tile-select-mma).
+            buf.value.owner.attributes["tile.row_major"] = ir.UnitAttr.get()
         elif isinstance(layout, Fragment):
             _annotate_fragment(gen, where, buf, layout)
         elif isinstance(layout, Layout):

@@ -1,5 +1,6 @@
-"""The math intrinsics: T.exp, exp2, log, log2, sqrt, rsqrt, sigmoid, abs, max, min,
-if_then_else, infinity, cast (and T.float16(x)-style casts), ceildiv, floordiv.
+"""The math intrinsics: T.exp, exp2, log, log2, sqrt, rsqrt, sin, cos, ceil, floor, sigmoid,
+abs, max, min, if_then_else, infinity, cast (and T.float16(x)-style casts), ceildiv, floordiv,
+floormod, shift_left, shift_right.
 
 Each folds Python numbers at compile time and builds arith/math ops on run-time
 values.
@@ -7,6 +8,7 @@ values.
 
 from __future__ import annotations
 
+import ast
 import math as pymath
 
 from ..dialects import arith, math
@@ -49,6 +51,22 @@ def call_sqrt(gen, node):
 
 def call_rsqrt(gen, node):
     return _float_unary(gen, node, "rsqrt", lambda v: 1 / pymath.sqrt(v), math.rsqrt)
+
+
+def call_sin(gen, node):
+    return _float_unary(gen, node, "sin", pymath.sin, math.sin)
+
+
+def call_cos(gen, node):
+    return _float_unary(gen, node, "cos", pymath.cos, math.cos)
+
+
+def call_ceil(gen, node):
+    return _float_unary(gen, node, "ceil", lambda v: float(pymath.ceil(v)), math.ceil)
+
+
+def call_floor(gen, node):
+    return _float_unary(gen, node, "floor", lambda v: float(pymath.floor(v)), math.floor)
 
 
 def call_sigmoid(gen, node):
@@ -198,3 +216,31 @@ def call_floordiv(gen, node):
     return _divide(gen, node, ceil=False)
 
 
+
+
+def call_floormod(gen, node):
+    """a - b * floordiv(a, b): the remainder with b's sign (Python's %)."""
+    a = _args(gen, node, scalar_math.floormod)
+    x, y = gen.eval(a["a"]), gen.eval(a["b"])
+    if isinstance(y, int) and not isinstance(y, bool) and y == 0:
+        raise gen.error(a["b"], "T.floormod by zero")
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
+        return x % y
+    if any(isinstance(v, Scalar) and not dtypes.is_int(v.dtype) for v in (x, y)):
+        raise gen.error(node, "T.floormod takes integers (indices, integer scalars)")
+    vx = gen.index(x, a["a"], "T.floormod's first argument")
+    vy = gen.index(y, a["b"], "T.floormod's second argument")
+    return Affine.leaf(arith.subi(vx, arith.muli(arith.floordivsi(vx, vy), vy)))
+
+
+def _shift(gen, node, name: str, op):
+    a = _args(gen, node, getattr(scalar_math, name))
+    return gen.binop(op(), gen.eval(a["a"]), gen.eval(a["b"]), node)
+
+
+def call_shift_left(gen, node):
+    return _shift(gen, node, "shift_left", ast.LShift)
+
+
+def call_shift_right(gen, node):
+    return _shift(gen, node, "shift_right", ast.RShift)

@@ -271,3 +271,29 @@ def check_divergence(gen, kernel_op) -> None:
         op, message = d.problems[0]
         loc = source_location(op.location, gen.prim.filename)
         raise CompilationError([Diagnostic(message, loc)])
+
+
+def call_get_block_binding(gen, node) -> Affine | int:
+    """`by = T.get_block_binding(1)`: the block index along a grid dimension (the value
+    `with T.Kernel(...) as (bx, by)` binds), 0 along one T.Kernel did not give."""
+    gen.require_kernel(node, "T.get_block_binding")
+    a = bind_args(gen, node, loops.get_block_binding)
+    dim = gen.eval_static(a["dim"])
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < _AXES:
+        raise gen.error(a["dim"], f"T.get_block_binding's dim is 0, 1 or 2, got {dim!r}")
+    indices = gen.kernel.regions[0].blocks[0].arguments
+    if dim >= len(indices):
+        return 0
+    return Affine.leaf(indices[dim])
+
+
+def call_disable_warp_group_reg_alloc(gen, node, name: str = "disable_warp_group_reg_alloc"):
+    """Marks the kernel: its warp-specialized loop moves no registers between warpgroups
+    (tile-pipeline-loops reads tile.no_register_moves)."""
+    gen.require_kernel(node, f"T.{name}")
+    bind_args(gen, node, getattr(loops, name))
+    gen.kernel.attributes["tile.no_register_moves"] = ir.UnitAttr.get()
+
+
+def call_no_set_max_nreg(gen, node):
+    return call_disable_warp_group_reg_alloc(gen, node, "no_set_max_nreg")

@@ -165,6 +165,22 @@ def call_shfl_sync(gen, node):
     return _shuffle(gen, node, "shfl_sync")
 
 
+def call_tvm_warp_shuffle(gen, node):
+    """TVM's (mask, value, lane, width, warp_size) spelling of T.shfl_sync."""
+    import ast
+
+    a = _args(gen, node, warp.tvm_warp_shuffle)
+    # TVM's logical warp size, which CUDA's __shfl_sync (what TVM lowers it to on NVIDIA
+    # GPUs) has no operand for: checked, not otherwise used; `width` groups the lanes.
+    size = gen.eval_static(a["warp_size"])
+    if isinstance(size, bool) or not isinstance(size, int) or size not in (1, 2, 4, 8, 16, 32):
+        raise gen.error(a["warp_size"], "T.tvm_warp_shuffle's warp_size is a power of two up "
+                                        f"to 32, got {size!r}")
+    call = ast.Call(func=node.func, args=[a["value"], a["lane"], a["width"], a["mask"]],
+                    keywords=[])
+    return _shuffle(gen, ast.copy_location(call, node), "shfl_sync")
+
+
 _VOTES = {"any_sync": "any", "all_sync": "all", "ballot_sync": "ballot", "ballot": "ballot"}
 
 

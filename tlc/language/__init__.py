@@ -10,7 +10,8 @@ raises an error saying so.
 from __future__ import annotations
 
 from .loops import (Kernel, Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized,
-                    annotate_layout, get_thread_binding, loop_break, serial, thread_binding,
+                    annotate_layout, disable_warp_group_reg_alloc, get_block_binding,
+                    get_thread_binding, loop_break, no_set_max_nreg, serial, thread_binding,
                     unroll, use_swizzle, vectorized)
 from .debug import print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_fragment, alloc_global, alloc_local, alloc_reducer, alloc_shared,
@@ -23,11 +24,15 @@ from .scalar_math import (
     Cast,
     abs,  # noqa: A004
     cast,
+    ceil,
     ceildiv,
     clamp,
+    cos,
     exp,
     exp2,
+    floor,
     floordiv,
+    floormod,
     if_then_else,
     infinity,
     log,
@@ -36,12 +41,16 @@ from .scalar_math import (
     min,  # noqa: A004
     reinterpret,
     rsqrt,
+    shift_left,
+    shift_right,
     sigmoid,
+    sin,
     sqrt,
 )
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, named_barrier_arrive,
-                   shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads, sync_warp)
+                   shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads, sync_warp,
+                   tvm_warp_shuffle)
 from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
                               inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
                               tma_copy, ws)
@@ -107,7 +116,8 @@ def empty(shape, dtype: str = "float32"):
 
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
-    "Kernel", "get_thread_binding", "thread_binding",
+    "Kernel", "get_thread_binding", "get_block_binding", "thread_binding",
+    "disable_warp_group_reg_alloc", "no_set_max_nreg",
     "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",
@@ -117,11 +127,12 @@ INTRINSICS = [
     "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
     "atomic_store", "print",
     "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx", "shfl_xor",
-    "shfl_down", "shfl_up", "shfl_sync", "any_sync", "all_sync", "ballot_sync", "ballot",
+    "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "any_sync", "all_sync", "ballot_sync", "ballot",
     "activemask", "sync_threads", "sync_warp", "named_barrier_arrive",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "abs", "max", "min", "if_then_else",
     "reinterpret",
-    "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv",
+    "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv", "floormod", "sin", "cos", "ceil",
+    "floor", "shift_left", "shift_right",
     "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "cumsum", "cummax",
     "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",

@@ -30,6 +30,42 @@ def Kernel(*blocks, threads: int | tuple | None = 128, is_cpu: bool = False,
 
 
 @intrinsic
+def get_block_binding(dim: int = 0):
+    """The index of the running block along grid dimension `dim`: the value
+    `with T.Kernel(...) as (bx, by, bz)` names, for code that does not bind
+    them (0 along a dimension T.Kernel did not give).
+
+    Args:
+        dim: 0, 1 or 2 (a compile-time integer).
+
+    Example: `row = T.get_block_binding(1) * 64`
+    """
+    raise outside_prim_func("get_block_binding")
+
+
+@intrinsic
+def disable_warp_group_reg_alloc():
+    """Keeps a warp-specialized kernel from moving registers between its
+    producer and consumer warpgroups (no `setmaxnreg`): each keeps the
+    registers the launch gives every thread. Called once, anywhere in the
+    kernel's code (TileLang's spelling; `T.no_set_max_nreg()` too).
+
+    Example: `T.disable_warp_group_reg_alloc()`
+    """
+    raise outside_prim_func("disable_warp_group_reg_alloc")
+
+
+@intrinsic
+def no_set_max_nreg():
+    """T.disable_warp_group_reg_alloc under TileLang's other name: a warp-specialized
+    kernel moves no registers between its warpgroups.
+
+    Example: `T.no_set_max_nreg()`
+    """
+    raise outside_prim_func("no_set_max_nreg")
+
+
+@intrinsic
 def get_thread_binding(dim: int = 0):
     """The index of the running thread in its block, along dimension `dim`.
 

@@ -251,3 +251,91 @@ def floordiv(a: int, b: int) -> int:
     """
     cdiv(a, b)  # the same argument checks as T.ceildiv
     return a // b
+
+
+@intrinsic
+def sin(x):
+    """The sine of a float value (radians).
+
+    Args:
+        x: a float scalar (or a Python number, folded at compile time).
+
+    Example: `y[i] = T.sin(x[i] * theta)`
+    """
+    raise outside_prim_func("sin")
+
+
+@intrinsic
+def cos(x):
+    """The cosine of a float value (radians).
+
+    Args:
+        x: a float scalar (or a Python number, folded at compile time).
+
+    Example: `y[i] = T.cos(x[i] * theta)`
+    """
+    raise outside_prim_func("cos")
+
+
+@intrinsic
+def ceil(x):
+    """The smallest integral value not below a float value, as a float.
+
+    Args:
+        x: a float scalar (or a Python number, folded at compile time).
+
+    Example: `blocks[i] = T.ceil(n[i] / 64.0)`
+    """
+    raise outside_prim_func("ceil")
+
+
+@intrinsic
+def floor(x):
+    """The largest integral value not above a float value, as a float.
+
+    Args:
+        x: a float scalar (or a Python number, folded at compile time).
+
+    Example: `q[i] = T.floor(x[i] * 4.0)`
+    """
+    raise outside_prim_func("floor")
+
+
+@intrinsic
+def floormod(a: int, b: int) -> int:
+    """a - b * floor(a / b) for integers: the remainder with the sign of b (Python's `%`),
+    where a kernel's `%` on signed integers keeps the sign of a (C's).
+
+    Args:
+        a: the dividend (an index or integer scalar, or a Python int).
+        b: the divisor (not zero).
+
+    Example: `slot = T.floormod(k - 1, stages)`
+    """
+    raise outside_prim_func("floormod")
+
+
+@intrinsic
+def shift_left(a, b):
+    """a << b for integers (TileLang's spelling of the operator).
+
+    Args:
+        a: an integer scalar, index or Python int.
+        b: the shift, likewise.
+
+    Example: `bit = T.shift_left(1, lane)`
+    """
+    raise outside_prim_func("shift_left")
+
+
+@intrinsic
+def shift_right(a, b):
+    """a >> b for integers (arithmetic for signed, logical for unsigned), as the operator.
+
+    Args:
+        a: an integer scalar, index or Python int.
+        b: the shift, likewise.
+
+    Example: `hi = T.shift_right(word, 16)`
+    """
+    raise outside_prim_func("shift_right")

@@ -239,3 +239,21 @@ def named_barrier_arrive(barrier_id, thread_count):
     Example: `T.named_barrier_arrive(9, 256)`
     """
     raise outside_prim_func("named_barrier_arrive")
+
+
+@intrinsic
+def tvm_warp_shuffle(mask, value, lane, width, warp_size):
+    """TVM's spelling of T.shfl_sync: the `value` of lane `lane` of the lane's group of
+    `width` lanes.
+
+    Args:
+        mask: the lanes taking part: all 32 (0xFFFFFFFF) only.
+        value: a scalar of 32 bits or fewer.
+        lane: the lane read, within the group.
+        width: the group of lanes, a power of two up to 32.
+        warp_size: TVM's logical warp size, a power of two up to 32 (CUDA's
+            __shfl_sync, which TVM lowers this to, has no such operand: checked only).
+
+    Example: `other = T.tvm_warp_shuffle(0xFFFFFFFF, v, lane ^ 1, 32, 32)`
+    """
+    raise outside_prim_func("tvm_warp_shuffle")

@@ -1,6 +1,8 @@
 """Layouts: the ones a program asks for, and the ones the compiler chose.
 
-- `make_swizzled_layout(buffer)`: a swizzle for T.annotate_layout (tilelang.layout).
+- `make_swizzled_layout(buffer)`: a swizzle for T.annotate_layout (tilelang.layout);
+  `make_mma_swizzle_layout(buffer, is_smooth=False)` TileLang's mma swizzle
+  (tilelang.cuda.intrinsics, also `tlc.cuda.intrinsics`).
 - `Fragment(shape, forward_fn=... | forward_thread_fn=..., forward_index_fn=...,
   replicate=1)` (also `T.Fragment`): a fragment's register layout for
   T.annotate_layout, as TileLang writes it (element -> thread, local index);
@@ -23,11 +25,12 @@ from .fragment import (Fragment, make_fully_replicated_layout_fragment, make_gem
 from .index_map import Layout
 from .plot import plot, plot_layout
 from .snapshot import kernel_layout, kernel_layouts, layouts_from_ir
-from .swizzled import SwizzledLayout, make_swizzled_layout
+from .swizzled import RowMajorLayout, SwizzledLayout, make_mma_swizzle_layout, make_swizzled_layout
 
 __all__ = [
     "Fragment", "FragmentLayout", "Layout", "LayoutError", "SharedLayout", "SwizzledLayout",
     "kernel_layout", "kernel_layouts", "layouts_from_ir", "make_fully_replicated_layout_fragment",
-    "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed", "make_swizzled_layout",
+    "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed", "make_mma_swizzle_layout",
+    "make_swizzled_layout", "RowMajorLayout",
     "plot", "plot_layout",
 ]

@@ -107,8 +107,8 @@ void convertByShuffles(OpBuilder &b, Location loc, Value tid, const TileSide &sr
   };
   Type dstElem = dst.type.getElementType();
   for (const ShuffleStep &step : steps) {
-    Value v = memref::LoadOp::create(b, loc, src.buffer,
-                                     ValueRange{arith::ConstantIndexOp::create(b, loc, step.srcReg)});
+    Value at = arith::ConstantIndexOp::create(b, loc, step.srcReg);
+    Value v = memref::LoadOp::create(b, loc, src.buffer, ValueRange{at});
     if (!step.own) {
       Value bits = elem == bitsType ? v : arith::BitcastOp::create(b, loc, bitsType, v).getResult();
       Value word = width == 32 ? bits : arith::ExtUIOp::create(b, loc, i32, bits).getResult();

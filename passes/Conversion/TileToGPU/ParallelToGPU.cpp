@@ -149,11 +149,12 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       for (auto &[orig, placed] : outerAccesses) {
         auto &[indexing, layout] = placed;
         OuterRegs &regs = outerRegs[mapping.lookup(orig)];
-        regs.shape = indexing.splitShape(cast<MemRefType>(accessed(orig).first.getType()).getShape());
+        auto type = cast<MemRefType>(accessed(orig).first.getType());
+        regs.shape = indexing.splitShape(type.getShape());
         regs.dims = indexing.outer;
         for (OpFoldResult v : indexing.outerValues)
-          regs.values.push_back(isa<Value>(v) ? OpFoldResult(mapping.lookupOrDefault(cast<Value>(v)))
-                                              : v);
+          regs.values.push_back(
+              isa<Value>(v) ? OpFoldResult(mapping.lookupOrDefault(cast<Value>(v))) : v);
         regs.layout = layout;
       }
       DenseSet<Operation *> grouped; // lanes of a vector atomic lowered with lane 0

@@ -1,0 +1,151 @@
+"""TileLang intrinsics programs use beside the tile ops: T.sin, T.cos, T.ceil, T.floor,
+T.floormod, T.shift_left / shift_right, T.get_block_binding, T.tvm_warp_shuffle,
+T.disable_warp_group_reg_alloc (T.no_set_max_nreg) and tilelang.cuda.intrinsics'
+make_mma_swizzle_layout: each compiled for sm_80 and sm_90a (assembled by ptxas) and run in the
+interpreter against numpy."""
+
+import numpy as np
+import pytest
+
+import tlc
+import tlc.language as T
+from tlc.cuda.intrinsics import make_mma_swizzle_layout
+
+from ptxas import assemble
+
+
+@T.prim_func
+def scalar_math(X: T.Tensor((4, 64), "float32"), Y: T.Tensor((4, 64), "float32"),
+                I: T.Tensor((4, 64), "int32")):
+    with T.Kernel(4, threads=64):
+        row = T.get_block_binding(0)
+        tx = T.get_thread_binding()
+        v = X[row, tx]
+        Y[row, tx] = T.sin(v) + T.cos(v) * T.ceil(v) - T.floor(v)
+        other = T.tvm_warp_shuffle(0xFFFFFFFF, tx, tx ^ 1, 32, 32)
+        I[row, tx] = T.floormod(tx - 37, 8) + T.shift_left(other, 4) + T.shift_right(tx, 1)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_scalar_math_compiles(target, tmp_path):
+    ptx = tlc.compile(scalar_math, target=target).get_kernel_source()
+    assert "shfl.sync.idx" in ptx
+    assemble(ptx, target, tmp_path)
+
+
+def test_scalar_math_in_the_interpreter():
+    x = (np.random.default_rng(0).standard_normal((4, 64)) * 3).astype(np.float32)
+    y, i = np.zeros_like(x), np.zeros((4, 64), np.int32)
+    tlc.interpret(scalar_math, x, y, i)
+    np.testing.assert_allclose(y, np.sin(x) + np.cos(x) * np.ceil(x) - np.floor(x),
+                               rtol=1e-5, atol=1e-5)
+    tx = np.arange(64)
+    # floormod keeps the divisor's sign: (tx - 37) mod 8 is in [0, 8) for negative tx - 37 too.
+    np.testing.assert_array_equal(i, np.broadcast_to((tx - 37) % 8 + ((tx ^ 1) << 4) + (tx >> 1),
+                                                     (4, 64)))
+
+
+def _gemm(disable: bool):
+    @T.prim_func
+    def gemm(A: T.Tensor((1024, 1024), "float16"), B: T.Tensor((1024, 1024), "float16"),
+             C: T.Tensor((1024, 1024), "float16")):
+        with T.Kernel(8, 8, threads=256) as (bx, by):
+            if disable:
+                T.disable_warp_group_reg_alloc()
+            a = T.alloc_shared((128, 64), "float16")
+            b = T.alloc_shared((64, 128), "float16")
+            acc = T.alloc_fragment((128, 128), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(16, num_stages=3):
+                T.copy(A[by * 128, k * 64], a)
+                T.copy(B[k * 64, bx * 128], b)
+                T.gemm(a, b, acc)
+            T.copy(acc, C[by * 128, bx * 128])
+
+    return gemm
+
+
+def test_disable_warp_group_reg_alloc():
+    # 256 consumer threads and the producer warpgroup: registers move (setmaxnreg) unless the
+    # program disables it.
+    assert "setmaxnreg" in tlc.compile(_gemm(False), target="sm_90a").get_kernel_source()
+    assert "setmaxnreg" not in tlc.compile(_gemm(True), target="sm_90a").get_kernel_source()
+
+
+def _swizzled(cols: int, smooth: bool):
+    @T.prim_func
+    def copy_through(X: T.Tensor((64, cols), "float16"), Y: T.Tensor((64, cols), "float16")):
+        with T.Kernel(1, threads=128):
+            s = T.alloc_shared((64, cols), "float16")
+            T.annotate_layout({s: make_mma_swizzle_layout(s, is_smooth=smooth)})
+            T.copy(X, s)
+            T.copy(s, Y)
+
+    return copy_through
+
+
+@pytest.mark.parametrize("cols,smooth,swizzle", [
+    (64, False, "#tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>"),  # 128-byte rows
+    (32, False, "#tile.shared<swizzle = <bits = 2, base = 4, shift = 3>>"),  # 64-byte rows
+    (16, False, None),                                            # 32-byte rows: row-major
+    (64, True, None),                                             # is_smooth: row-major
+])
+def test_mma_swizzle_layout(cols, smooth, swizzle):
+    ir_text = str(_swizzled(cols, smooth).build_module())
+    if swizzle:
+        assert swizzle in ir_text
+    else:
+        assert "swizzle" not in ir_text and "tile.row_major" in ir_text
+    x = np.random.default_rng(cols).standard_normal((64, cols)).astype(np.float16)
+    y = np.zeros_like(x)
+    tlc.interpret(_swizzled(cols, smooth), x, y)
+    np.testing.assert_array_equal(x, y)
+
+
+@T.prim_func
+def bad_warp_size(X: T.Tensor((32,), "float32")):
+    with T.Kernel(1, threads=32):
+        tx = T.get_thread_binding()
+        X[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, X[tx], 0, 32, 48)
+
+
+@T.prim_func
+def float_floormod(X: T.Tensor((32,), "float32")):
+    with T.Kernel(1, threads=32):
+        tx = T.get_thread_binding()
+        X[tx] = T.floormod(X[tx], 2)
+
+
+@pytest.mark.parametrize("prim,message", [
+    (bad_warp_size, "warp_size is a power of two up to 32, got 48"),
+    (float_floormod, "T.floormod takes integers"),
+])
+def test_errors(prim, message):
+    with pytest.raises(tlc.CompilationError, match=message):
+        prim.build_module()
+
+
+@T.prim_func
+def smooth_gemm_operand(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.annotate_layout({a: make_mma_swizzle_layout(a, is_smooth=True)})
+        T.copy(A, a)
+        T.gemm(a, a, acc, clear_accum=True)  # E:smooth-gemm
+        T.copy(acc, C)
+
+
+def test_row_major_gemm_operand_is_an_error():
+    # is_smooth asks for the row-major layout, which tlc does not give a gemm operand: an
+    # error at the gemm, not a silently swizzled buffer.
+    with pytest.raises(tlc.CompilationError, match="pinned row-major") as e:
+        tlc.compile(smooth_gemm_operand, target="sm_90a")
+    assert e.value.location.line == _line_of("E:smooth-gemm")
+
+
+def _line_of(marker: str) -> int:
+    import inspect
+
+    lines = inspect.getsource(inspect.getmodule(_line_of)).splitlines()
+    return next(n for n, line in enumerate(lines, 1) if marker in line and "_line_of" not in line)

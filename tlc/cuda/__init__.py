@@ -1,0 +1,1 @@
+"""TileLang's `tilelang.cuda` helpers programs import (tilelang.cuda.intrinsics)."""
