@@ -18,8 +18,9 @@ from .values import Affine, BufferRef
 SCRATCH_ATTR = "tile.scratch"
 
 
-def call_alloc_global(gen, node) -> BufferRef:
-    """`S = T.alloc_global(shape, dtype)` at the prim_func's top level."""
+def call_alloc_global(gen, node, name_node=None) -> BufferRef:
+    """`S = T.alloc_global(shape, dtype)` at the prim_func's top level (`name_node`: the
+    call the statement assigns, where `node` stands for it)."""
     if gen.in_kernel:
         raise gen.error(node, "T.alloc_global allocates a global tensor for the whole "
                               "prim_func: call it at the prim_func's top level, outside "
@@ -30,7 +31,7 @@ def call_alloc_global(gen, node) -> BufferRef:
         raise gen.error(a["scope"], f"T.alloc_global's scope is \"global\", got {scope!r}")
     shape, dims = _shape(gen, a["shape"])
     dt = parse_dtype(gen, a["dtype"])
-    name = _free_name(gen, node, gen.assigned_name(node) or f"global{gen.scratch}",
+    name = _free_name(gen, node, gen.assigned_name(name_node or node) or f"global{gen.scratch}",
                       "T.alloc_global", "T.alloc_global tensor", "global tensor")
     value = _add_argument(gen, node, name, dims, str(dt))
     gen.scratch += 1

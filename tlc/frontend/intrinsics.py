@@ -376,7 +376,7 @@ def _note_range(gen, index, start, stop, step: int) -> None:
 # -- buffers ---------------------------------------------------------------------
 
 
-def _alloc(gen, node, place: str):
+def _alloc(gen, node, place: str, name_node=None):
     gen.require_kernel(node, f"T.alloc_{place}")
     if gen.parallel_depth:
         raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
@@ -398,7 +398,7 @@ def _alloc(gen, node, place: str):
     # The buffer's name rides on its location (a NameLoc around the file:line:col),
     # which the passes keep when they rebuild the allocation: the compiler's IR
     # snapshots name the buffers with it (tlc.layout reads them there).
-    name = gen.assigned_name(node)
+    name = gen.assigned_name(name_node or node)
     loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
     return BufferRef("", op(t, loc=loc), list(shape), str(dt), place)
 
@@ -429,6 +429,32 @@ def call_alloc_fragment(gen, node):
 
 def call_alloc_local(gen, node):
     return _alloc(gen, node, "local")
+
+
+_BUFFER_SCOPES = {"global": "global", "shared": "shared", "shared.dyn": "shared",
+                  "local.fragment": "fragment", "local": "local"}
+
+
+def call_alloc_buffer(gen, node):
+    """TVM's `T.alloc_buffer(shape, dtype, scope=...)`: by its scope, T.alloc_global (at the
+    prim_func's top level), T.alloc_shared, T.alloc_fragment or T.alloc_local."""
+    from .global_scratch import call_alloc_global
+
+    why = "tlc allocates the buffer itself (a buffer over other data is a view: T.view)"
+    a = _args(gen, node, memory.alloc_buffer, unsupported={
+        k: why for k in ("data", "strides", "elem_offset", "align", "offset_factor",
+                         "buffer_type", "axis_separators", "annotations")})
+    scope = gen.eval_static(a["scope"])
+    place = _BUFFER_SCOPES.get(scope) if isinstance(scope, str) else None
+    if place is None:
+        raise gen.error(a["scope"], f"T.alloc_buffer's scope is one of "
+                                    f"{', '.join(map(repr, _BUFFER_SCOPES))}, got {scope!r}")
+    call = ast.copy_location(ast.Call(func=node.func, args=[a["shape"], a["dtype"]],
+                                      keywords=[ast.keyword(arg="scope", value=a["scope"])]),
+                             node)
+    if place == "global":
+        return call_alloc_global(gen, call, name_node=node)
+    return _alloc(gen, call, place, name_node=node)
 
 
 def _int_bound(gen, x):

@@ -52,6 +52,35 @@ def alloc_local(shape: int | tuple, dtype: str = "float32", scope: str = "local"
     raise outside_prim_func("alloc_local")
 
 
+
+@intrinsic
+def alloc_buffer(shape: int | tuple, dtype: str = "float32", data=None, strides=None,
+                 elem_offset=None, scope: str = "global", align: int = -1,
+                 offset_factor: int = 0, buffer_type: str = "default", axis_separators=None,
+                 annotations=None) -> Buffer:
+    """TVM's buffer allocation, by `scope`: "global" is T.alloc_global (at the prim_func's
+    top level), "shared" / "shared.dyn" T.alloc_shared, "local.fragment" T.alloc_fragment,
+    "local" T.alloc_local. `data`, `strides`, `elem_offset`, `align`, `offset_factor`,
+    `buffer_type`, `axis_separators`, `annotations`: not supported (errors).
+
+    Args:
+        shape: the buffer's sizes.
+        dtype: its element type.
+        data: not supported (a buffer over other data is a view: T.view).
+        strides: not supported.
+        elem_offset: not supported.
+        scope: where it lives (above).
+        align: not supported.
+        offset_factor: not supported.
+        buffer_type: not supported.
+        axis_separators: not supported.
+        annotations: not supported.
+
+    Example: `partial = T.alloc_buffer([split, M, N], "float32")`
+    """
+    raise outside_prim_func("alloc_buffer")
+
+
 @intrinsic
 def alloc_global(shape: int | tuple, dtype: str = "float32", scope: str = "global") -> Buffer:
     """A global-memory scratch tensor shared by the prim_func's kernels.
