@@ -102,6 +102,27 @@ def chunked_sqsum(M, K, threads=128):
     return sqsum
 
 
+@tlc.jit(out_idx=[2])
+def two_reductions(M, N1, N2):
+    """S = rowsum(A) + rowsum(B): two reductions into one row vector from tiles the compiler
+    lays out differently (the second reduces into a converted copy of it)."""
+
+    @T.prim_func
+    def reduce_twice(A: T.Tensor([M, N1], "float32"), B: T.Tensor([M, N2], "float32"),
+                     S: T.Tensor([M], "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_fragment([M, N1], "float32")
+            b = T.alloc_fragment([M, N2], "float32")
+            v = T.alloc_fragment([M], "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.reduce_sum(a, v, dim=1)
+            T.reduce_sum(b, v, dim=1, clear=False)
+            T.copy(v, S)
+
+    return reduce_twice
+
+
 @tlc.jit(out_idx=[1, 2])
 def shared_reductions(M, N):
     """Mx = rowmax(A), S = 1 + colsum(A), reducing the shared tile A (the column sum
@@ -174,6 +195,10 @@ def main(out: str) -> None:
     save(chunked_sqsum(32, 256),
          {"expect": {"S": "(X * X).sum(dim=1)"}, "atol": 1e-3, "rtol": 1e-4, "seed": 13},
          os.path.join(out, "chunked_sqsum_32x256.tlcart"))
+    save(two_reductions(64, 32, 128),
+         {"expect": {"S": "A.sum(dim=1) + B.sum(dim=1)"}, "atol": 1e-4, "rtol": 1e-5,
+          "seed": 14},
+         os.path.join(out, "two_reductions_64.tlcart"))
     save(shared_reductions(64, 128),
          {"expect": {"Mx": "A.amax(dim=1)", "S": "1 + A.sum(dim=0)"}, "atol": 1e-4,
           "rtol": 1e-5, "seed": 11},

@@ -35,7 +35,7 @@ __all__ = [
     "AutoTuner", "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType",
     "__version__", "autotune", "autotuner", "cdiv", "compile", "compiler", "disable_cache",
     "enable_cache", "interpret", "interpreter", "is_cache_enabled", "jit", "language", "layout",
-    "profiler", "runtime", "testing", "utils",
+    "math", "profiler", "runtime", "testing", "utils",
 ]
 
 _LAZY = {
@@ -53,6 +53,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
-                "testing", "utils", "autotuner", "interpreter"):
+                "testing", "utils", "autotuner", "interpreter", "math", "cuda"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -233,6 +233,11 @@ class EagerJITFactory:
         call = self.compile_call(kwargs)
         return self.kernel_for(call.statics, call.consts, {}, {})
 
+    def get_kernel_source(self, **kwargs) -> str:
+        """The PTX of `.compile(**kwargs)`'s kernel (TileLang's
+        `f.get_kernel_source(M=1024, ...)`)."""
+        return self.compile(**kwargs).get_kernel_source()
+
     def compile_call(self, kwargs: dict, tuned: tuple = ()) -> EagerCall:
         """`.compile(**kwargs)`'s arguments sorted out as a call without
         tensors: its sizes, and its compile-time values with defaults (the

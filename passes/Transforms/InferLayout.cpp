@@ -316,11 +316,27 @@ LogicalResult inferReduce(ReduceOp reduce) {
     dst.setLayoutAttr(sliced->layout); // an annotation's elements, written as the slice
     return success();
   }
-  InFlightDiagnostic diag = reduce.emitOpError(
-      "needs its destination in the source's layout sliced along dimension ")
-      << reduce.getDim() << ", but the destination already has another layout";
-  diag.attachNote(dst.getLoc()) << "the destination is allocated here";
-  return diag;
+  // The destination is placed otherwise (another reduction of a tile of
+  // another layout into it, a loop's): reduce into a copy in the slice's
+  // layout, converted from it first when the reduction accumulates, and
+  // convert the result back.
+  OpBuilder b(reduce);
+  Location loc = reduce.getLoc();
+  auto own = AllocFragmentOp::create(b, loc, dst.getType(), sliced->layout);
+  if (AllocFragmentOp root = fragmentRoot(dst.value))
+    own->moveAfter(root); // allocations sit together, before their uses
+  ArrayRef<int64_t> dstShape = dst.getType().getShape();
+  auto copy = [&](OpBuilder &cb, Value from, Value to) {
+    Value c0 = arith::ConstantIndexOp::create(cb, loc, 0);
+    SmallVector<Value> zeros(dstShape.size(), c0);
+    CopyOp::create(cb, loc, from, zeros, dstShape, to, zeros, dstShape, /*pred=*/Value());
+  };
+  if (!reduce.getClear())
+    copy(b, dst.value, own);
+  b.setInsertionPointAfter(reduce);
+  copy(b, own, dst.value);
+  reduce.getDstMutable().assign(own);
+  return success();
 }
 
 /// Whether `v` depends on `iv` (through the ops of `body`).

@@ -1055,3 +1055,33 @@ func.func @conversion_hoisted(%X: memref<32x256xf32>, %S: memref<32x4xf32>) {
   }
   return
 }
+
+// -----
+
+// Two reductions into one row vector from tiles of different layouts: the
+// first places it (its 64 x 32 source's slice), the second reduces into a
+// copy in its own source's slice, converted from the vector first (it
+// accumulates) and back after.
+// CHECK-LABEL: func.func @reduce_into_placed_destination
+// CHECK: %[[V:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<64xf32
+// CHECK-NEXT: %[[OWN:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<64xf32
+// CHECK: tile.reduce %{{.*}} to %[[V]]
+// CHECK: tile.copy %[[V]]{{.*}} to %[[OWN]]
+// CHECK-NEXT: tile.reduce %{{.*}} to %[[OWN]]
+// CHECK: tile.copy %[[OWN]]{{.*}} to %[[V]]
+// CHECK-NEXT: tile.copy %[[V]]{{.*}} to %arg
+func.func @reduce_into_placed_destination(%A: memref<64x32xf32>, %B: memref<64x128xf32>, %S: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    %b = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %v = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf32> to memref<64x32xf32, #tile.space<fragment>>
+    tile.copy %B[%c0, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<64x128xf32> to memref<64x128xf32, #tile.space<fragment>>
+    tile.reduce %a to %v {kind = #tile.reduce_kind<sum>, dim = 1 : i64, clear} : memref<64x32xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.reduce %b to %v {kind = #tile.reduce_kind<sum>, dim = 1 : i64} : memref<64x128xf32, #tile.space<fragment>> to memref<64xf32, #tile.space<fragment>>
+    tile.copy %v[%c0] [64] to %S[%c0] [64] : memref<64xf32, #tile.space<fragment>> to memref<64xf32>
+  }
+  return
+}

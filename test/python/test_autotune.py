@@ -162,6 +162,8 @@ def test_configs_from_a_function_and_pinned_parameters(fresh):
     assert tuned(128).config == {"block": 64} and log == [{"block": 64}]
     pinned = tlc.autotune(configs=CONFIGS[:2], timer=fake_timer(log), workers=1)(scale)
     assert pinned(1024, block=64).artifact["name"] == "scale" and len(log) == 1
+    # Given by position too (TileLang's tests write every argument out): nothing is tuned.
+    assert pinned(1024, 64).artifact["name"] == "scale" and len(log) == 1
 
 
 def test_without_a_gpu_tuning_is_a_clear_error(fresh, monkeypatch):

@@ -392,3 +392,20 @@ def test_fragment_read_in_chunks_of_the_loop(target):
     x = np.random.default_rng(7).standard_normal((32, 256)).astype(np.float32)
     s = tlc.jit(lambda: factory, out_idx=[1], interpret=True)()(x)
     np.testing.assert_allclose(s, (x.astype(np.float64) ** 2).sum(1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_reductions_from_two_layouts_into_one_vector(target, tmp_path):
+    # The 64 x 32 tile and the 64 x 128 tile slice to different row layouts: the second
+    # reduction goes into a converted copy of the vector (which it accumulates into).
+    from ptxas import assemble
+
+    factory = build_reduce.two_reductions.factory(64, 32, 128)
+    kernel = tlc.compile(factory, out_idx=[2], target=target)
+    assert "tile.staging_offset" in kernel.get_mlir("optimized")  # the conversions
+    assemble(kernel.get_kernel_source(), target, tmp_path)
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((64, 128)).astype(np.float32)
+    s = tlc.jit(lambda: factory, out_idx=[2], interpret=True)()(a, b)
+    np.testing.assert_allclose(s, a.sum(1) + b.sum(1), rtol=1e-5, atol=1e-5)

@@ -193,3 +193,29 @@ def test_alloc_buffer_errors():
     with pytest.raises(tlc.CompilationError, match="data") as e:
         buffer_over_data.build_module()
     assert e.value.location.line == _line_of("E:buffer-data")
+
+
+def test_host_math_helpers():
+    # tilelang.math: sizes computed in ordinary Python before a kernel is built.
+    assert tlc.math.next_power_of_2(96) == 128 and tlc.math.next_power_of_2(1) == 1
+    assert tlc.math.next_power_of_2(64) == 64 and tlc.math.cdiv(1000, 128) == 8
+    with pytest.raises(TypeError, match="takes an integer"):
+        tlc.math.next_power_of_2(2.5)
+
+
+@tlc.jit
+def _eager_double(X):
+    n = T.const("n")
+    X: T.Tensor((n,), "float32")
+    Y = T.empty((n,), "float32")
+    with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            Y[bx * 128 + i] = X[bx * 128 + i] * 2
+    return Y
+
+
+def test_eager_get_kernel_source():
+    # TileLang's `f.get_kernel_source(n=...)` on an eager-style factory: the PTX of
+    # f.compile(n=...).
+    ptx = _eager_double.get_kernel_source(n=1024)
+    assert ".entry" in ptx and ptx == _eager_double.compile(n=1024).get_kernel_source()
