@@ -834,8 +834,10 @@ static bool invariantIn(Value v, Operation *loop) {
   if (matchPattern(v, m_Constant()))
     return true;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
+    // A block outside the loop (or, while a dialect conversion inlines an
+    // enclosing loop's body, one already detached from any op).
     Operation *owner = arg.getOwner()->getParentOp();
-    if (!loop->isAncestor(owner))
+    if (!owner || !loop->isAncestor(owner))
       return true;
     auto forOp = dyn_cast<scf::ForOp>(owner);
     return forOp && arg == forOp.getInductionVar() &&

@@ -409,3 +409,34 @@ def test_reductions_from_two_layouts_into_one_vector(target, tmp_path):
     b = rng.standard_normal((64, 128)).astype(np.float32)
     s = tlc.jit(lambda: factory, out_idx=[2], interpret=True)()(a, b)
     np.testing.assert_allclose(s, a.sum(1) + b.sum(1), rtol=1e-5, atol=1e-5)
+
+
+@T.prim_func
+def _rows_through_a_pipeline(L: T.Tensor((4, 128), "float32"), S: T.Tensor((128,), "float32")):
+    # A row of a fragment picked by a T.Pipelined loop's index, copied out (T.copy of part
+    # of a fragment into another: an element loop) and read in T.Parallel beside it, as
+    # TileLang's flash decoding combines its splits.
+    with T.Kernel(1, threads=128):
+        lse = T.alloc_fragment((4, 128), "float32")
+        row = T.alloc_fragment((128,), "float32")
+        total = T.alloc_fragment((128,), "float32")
+        T.copy(L, lse)
+        T.clear(total)
+        for k in T.Pipelined(4, num_stages=1):
+            T.copy(lse[k, :], row)
+            for i in T.Parallel(128):
+                total[i] += row[i] * lse[k, i]
+        T.copy(total, S)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_fragment_rows_picked_by_a_pipelined_index(target, tmp_path):
+    from ptxas import assemble
+
+    # Compiling once crashed: the pipelined loop's index was a block argument of a block
+    # the conversion had already detached. Its registers are indexed at run time: a stack.
+    kernel = tlc.compile(_rows_through_a_pipeline, out_idx=[1], target=target)
+    assemble(kernel.get_kernel_source(), target, tmp_path, stack=True)
+    x = np.random.default_rng(10).standard_normal((4, 128)).astype(np.float32)
+    s = tlc.jit(lambda: _rows_through_a_pipeline, out_idx=[1], interpret=True)()(x)
+    np.testing.assert_allclose(s, (x * x).sum(0), rtol=1e-5, atol=1e-5)

@@ -567,7 +567,16 @@ def build_copy(gen, node, src_node, dst_node):
                               f"{'x'.join(map(str, dst_sizes))}")
     src_idx = [gen.index(o, node, "a T.copy offset") for o in src_off]
     dst_idx = [gen.index(o, node, "a T.copy offset") for o in dst_off]
-    if src in gen.index_maps or dst in gen.index_maps:
+    def whole_buffer(buf, offsets, sizes) -> bool:
+        return list(sizes) == list(buf.shape) and all(
+            isinstance(o, int) and not isinstance(o, bool) and o == 0 for o in offsets)
+
+    # Element loops: a side a T.Layout places, or a part of a fragment copied to or from
+    # another fragment (T.copy(lse[k, :], row), as TileLang's flash decoding takes one row of
+    # its log-sum-exps a pipeline step): the loop reads lse[k, i], placed by layout inference.
+    partial_fragments = src.place == dst.place == "fragment" and not (
+        whole_buffer(src, src_off, src_sizes) and whole_buffer(dst, dst_off, dst_sizes))
+    if src in gen.index_maps or dst in gen.index_maps or partial_fragments:
         return _element_copy(gen, node, src, region_bases(src_off, src_idx), src_sizes, dst,
                              region_bases(dst_off, dst_idx), dst_sizes)
     for buf in (src, dst):
@@ -595,8 +604,9 @@ def region_elements(ivs, bases, sizes) -> list:
 
 
 def _element_copy(gen, node, src, src_idx, src_sizes, dst, dst_idx, dst_sizes):
-    """T.copy with a side whose elements a T.Layout places: a parallel loop
-    over the region, each element read and written at its place."""
+    """T.copy as a parallel loop over the region, each element read and written at its
+    place: for a side whose elements a T.Layout places, and for part of a fragment copied
+    to or from another fragment."""
     shape = [d for d in src_sizes if d != 1] or [1]
     loop = tile.ParallelOp(shape)
     body = loop.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
