@@ -4,8 +4,9 @@ example's failures to compile (or the harness's)."""
 import importlib, inspect, os, sys, traceback, types
 from unittest import mock
 
-sys.modules["torch"] = mock.MagicMock(name="torch"); sys.modules["torch"].__version__ = "2.11.0"
-for sub in ["torch.nn", "torch.nn.functional", "torch.cuda", "triton", "triton.language",
+sys.path.insert(0, "/tmp/tlex")
+import faketorch  # noqa: F401  (sys.modules["torch"])
+for sub in ["triton", "triton.language",
             "einops", "fla", "fla.ops", "fla.ops.utils", "fla.utils", "tqdm", "scipy",
             "FLA_KDA", "FLA_KDA.fla_chunk_delta", "FLA_KDA.fla_chunk_inter", "FLA_KDA.fla_chunk_intra",
             "FLA_KDA.fla_chunk_o", "FLA_KDA.fla_wy_fast", "FLA_KDA.cumsum", "test_utils_kda"]:
