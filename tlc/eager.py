@@ -295,7 +295,7 @@ class EagerJITFactory:
 
         consts: dict[str, int] = {}
         for name, stmt in self.decl.tensors.items():
-            dims = self._dims_ast(stmt)
+            dims = self._dims_ast(stmt, self.decl.consts)
             shape = infos[name][0]
             if dims is None:
                 continue
@@ -314,8 +314,9 @@ class EagerJITFactory:
         return consts
 
     @staticmethod
-    def _dims_ast(stmt: ast.AnnAssign):
-        """The shape entries of `T.Tensor((d, ...), dt)` / `T.Tensor[(d, ...), dt]`, or None."""
+    def _dims_ast(stmt: ast.AnnAssign, consts=()):
+        """The shape entries of `T.Tensor((d, ...), dt)` / `T.Tensor[(d, ...), dt]` (or of a
+        single T.const size `T.Tensor((n), dt)`), or None."""
         ann = stmt.annotation
         shape = None
         if isinstance(ann, ast.Call) and ann.args:
@@ -325,7 +326,12 @@ class EagerJITFactory:
             shape = ann.slice.elts[0]
         if shape is None:
             return None
-        return list(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+        if isinstance(shape, (ast.Tuple, ast.List)):
+            return list(shape.elts)
+        # One size (`T.Tensor((n), dt)`, parenthesized but no tuple) or a shape computed
+        # before (`T.Tensor(q_shape, dt)`, a list): sizes read from it are the consts it
+        # names itself; a computed shape is checked when the call is bound, not here.
+        return [shape] if isinstance(shape, ast.Name) and shape.id in consts else None
 
     # -- building and compiling ----------------------------------------------------
 

@@ -164,6 +164,13 @@ def test_configs_from_a_function_and_pinned_parameters(fresh):
     assert pinned(1024, block=64).artifact["name"] == "scale" and len(log) == 1
     # Given by position too (TileLang's tests write every argument out): nothing is tuned.
     assert pinned(1024, 64).artifact["name"] == "scale" and len(log) == 1
+    # Some of the tuned parameters given (block, not threads): as in TileLang, nothing is
+    # tuned and the others keep their defaults, which a warning says.
+    partly = tlc.autotune(configs=CONFIGS, timer=fake_timer(log), workers=1)(scale)
+    with pytest.warns(UserWarning, match="gives the tuned parameter.*block.*threads keep"):
+        kernel = partly(1024, block=256)
+    assert len(log) == 1 and kernel.artifact["threads"][0] == 128  # threads' default
+    assert kernel.artifact["grid"][0] in (4, "4")  # block = 256: 1024 / 256 blocks
 
 
 def test_without_a_gpu_tuning_is_a_clear_error(fresh, monkeypatch):

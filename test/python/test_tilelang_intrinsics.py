@@ -219,3 +219,26 @@ def test_eager_get_kernel_source():
     # f.compile(n=...).
     ptx = _eager_double.get_kernel_source(n=1024)
     assert ".entry" in ptx and ptx == _eager_double.compile(n=1024).get_kernel_source()
+
+
+@tlc.jit
+def _computed_shape(X, heads: int):
+    seq = T.dynamic("seq")
+    shape = [seq, heads]
+    X: T.Tensor(shape, "float32")  # a shape computed before the declaration
+    Y = T.empty(shape, "float32")
+    with T.Kernel(seq, threads=32) as s:
+        for h in T.Parallel(heads):
+            Y[s, h] = X[s, h] + 1
+    return Y
+
+
+def test_eager_declaration_with_a_computed_shape():
+    # TileLang's sparse MLA declares `Q: T.Tensor(q_shape, dtype)` with q_shape a list built
+    # before: the call binds (the shape is checked against the tensor's then), where reading
+    # the declaration's text took q_shape for one size.
+    kernel = _computed_shape.compile(heads=8)
+    assert ".entry" in kernel.get_kernel_source()
+    x = np.zeros((3, 8), np.float32)
+    call = _computed_shape.bind((x, 8), {})  # binding a tensor argument: this raised before
+    assert call.statics["heads"] == 8

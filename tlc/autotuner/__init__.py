@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import warnings
 
 from ..utils.tensor import TensorSupplyType
 from .tuner import AutotuneError, AutotuneResult, AutoTuner, ProfileArgs, _INPUTS
@@ -58,9 +59,10 @@ class AutotunedFactory:
         functools.update_wrapper(self, fn, updated=())  # fn's attributes must not replace ours
 
     def _pinned(self, kwargs, args=()) -> bool:
-        """Whether the call gives every tuned parameter itself, by keyword or by position
-        (then nothing is tuned: TileLang's tests call tuned factories with every argument
-        written out)."""
+        """Whether the call gives a tuned parameter itself, by keyword or by position: then,
+        as in TileLang, nothing is tuned and the call compiles with the values it gives (the
+        other parameters at their defaults), which a warning says. TileLang's tests and
+        examples call tuned factories with their block sizes written out."""
         configs = self.configs if not callable(self.configs) else None
         if not configs:
             return False
@@ -71,7 +73,16 @@ class AutotunedFactory:
                 given = set(inspect.signature(fn).bind_partial(*args, **kwargs).arguments)
             except (TypeError, ValueError):
                 pass  # the call itself reports the mismatch
-        return all(set(c) <= given for c in configs)
+        tuned = set().union(*(set(c) for c in configs))
+        pinned = sorted(tuned & given)
+        if not pinned:
+            return False
+        if not tuned <= given:
+            warnings.warn(f"{self.__name__}: the call gives the tuned parameter(s) "
+                          f"{', '.join(pinned)}, so nothing is tuned; "
+                          f"{', '.join(sorted(tuned - given))} keep their defaults",
+                          stacklevel=3)
+        return True
 
     def __call__(self, *args, **kwargs):
         """The best kernel for these arguments; for an eager-style kernel

@@ -103,6 +103,9 @@ class FakeTensor:
     def __getitem__(self, k):
         return mock.MagicMock(name="tensor[...]")
 
+    def __setitem__(self, k, v):
+        pass
+
     def __len__(self):
         return self.shape[0]
 
@@ -140,6 +143,13 @@ torch.arange = lambda *a, dtype=None, **k: FakeTensor((int(a[-1] if len(a) < 3 e
                                                       dtype or "int64")
 for n in ["empty_like", "zeros_like", "ones_like", "randn_like", "rand_like"]:
     setattr(torch, n, _like)
+def _tensor(data, dtype=None, **k):
+    import numpy as np
+    a = np.asarray(data)
+    return FakeTensor(a.shape, dtype or ("int64" if a.dtype.kind in "iu" else "float32"))
+
+
+torch.tensor = _tensor
 torch.cuda.get_device_capability = lambda *a: (9, 0)
 torch.cuda.is_available = lambda: True
 sys.modules["torch"] = torch
