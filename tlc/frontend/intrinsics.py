@@ -960,13 +960,15 @@ def call_annotate_layout(gen, node):
     for (buf, layout), where in zip(mapping.items(), nodes):
         if not isinstance(buf, BufferRef):
             raise gen.error(where, f"layout keys must be buffers, got {buf!r}")
-        if isinstance(layout, SwizzledLayout):
+        if isinstance(layout, (SwizzledLayout, RowMajorLayout)):
+            what = "swizzled" if isinstance(layout, SwizzledLayout) else "row-major"
             if layout.buffer is not None and layout.buffer is not buf:
                 raise gen.error(where, f"the layout made for '{layout.buffer.name}' "
                                        f"annotates '{buf.name}'")
             if buf.place != "shared":
-                raise gen.error(where, f"a swizzled layout applies to shared buffers; "
+                raise gen.error(where, f"a {what} layout applies to shared buffers; "
                                        f"'{buf.name}' is {buf.place}")
+        if isinstance(layout, SwizzledLayout):
             if buf.value.owner.name == "tile.view" or viewed(buf):
                 raise gen.error(where, f"'{buf.name}' is viewed with T.reshape / T.view (or "
                                        "is such a view), which addresses its bytes row-major; "
@@ -974,12 +976,6 @@ def call_annotate_layout(gen, node):
             buf.value.owner.attributes["layout"] = ir.Attribute.parse(
                 f"#tile.shared<swizzle = {layout.attr()}>")
         elif isinstance(layout, RowMajorLayout):
-            if layout.buffer is not None and layout.buffer is not buf:
-                raise gen.error(where, f"the layout made for '{layout.buffer.name}' "
-                                       f"annotates '{buf.name}'")
-            if buf.place != "shared":
-                raise gen.error(where, f"a row-major layout applies to shared buffers; "
-                                       f"'{buf.name}' is {buf.place}")
             # Pinned row-major: no swizzle (a gemm reading it is an error, tile-select-mma).
             buf.value.owner.attributes["tile.row_major"] = ir.UnitAttr.get()
         elif isinstance(layout, Fragment):
