@@ -53,6 +53,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
-                "testing", "utils", "autotuner", "interpreter", "math", "cuda"):
+                "testing", "utils", "autotuner", "interpreter", "math", "cuda", "contrib"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -13,7 +13,7 @@ import sys
 from .utils.tensor import torch_assert_close
 
 __all__ = [
-    "main", "requires_cuda", "requires_cuda_compute_version",
+    "main", "requires_cuda", "requires_cuda_compute_version", "requires_package",
     "requires_cuda_compute_version_eq", "requires_cuda_compute_version_ge",
     "requires_cuda_compute_version_gt", "requires_cuda_compute_version_le",
     "requires_cuda_compute_version_lt", "set_random_seed", "torch_assert_close",
@@ -50,6 +50,14 @@ def _skip_unless(ok: bool, reason: str):
     import pytest
 
     return pytest.mark.skipif(not ok, reason=reason)
+
+
+def requires_package(*names: str):
+    """Skips a test unless every named package imports: `@requires_package("flash_attn")`."""
+    import importlib.util
+
+    missing = [n for n in names if importlib.util.find_spec(n) is None]
+    return _skip_unless(not missing, f"needs the package(s) {', '.join(missing)}")
 
 
 def requires_cuda(func=None):

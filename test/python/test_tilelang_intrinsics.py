@@ -242,3 +242,24 @@ def test_eager_declaration_with_a_computed_shape():
     x = np.zeros((3, 8), np.float32)
     call = _computed_shape.bind((x, 8), {})  # binding a tensor argument: this raised before
     assert call.statics["heads"] == 8
+
+
+def test_host_helpers_of_tilelang_examples(monkeypatch):
+    from tlc.contrib import nvcc
+
+    # dtype.as_torch() (where torch is installed; a stand-in module otherwise).
+    import sys
+    import types
+
+    fake = types.SimpleNamespace(bfloat16="torch.bfloat16", float8_e4m3fn="torch.e4m3")
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    assert T.bfloat16.as_torch() == "torch.bfloat16"
+    assert T.float8_e4m3fn.as_torch() == "torch.e4m3"
+    # nvcc.get_target_compute_version: from a target string (the device's when torch has one).
+    assert nvcc.get_target_compute_version("sm_90a") == "9.0"
+    assert nvcc.get_target_compute_version("cuda -arch=sm_80") == "8.0"
+    with pytest.raises(ValueError, match="no sm_XX"):
+        nvcc.get_target_compute_version("hip")
+    # tlc.testing.requires_package: a skip marker unless the packages import.
+    assert tlc.testing.requires_package("numpy").mark.args[0] is False
+    assert tlc.testing.requires_package("no_such_package_xyz").mark.args[0] is True

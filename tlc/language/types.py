@@ -61,6 +61,14 @@ class dtype(str):
             return 1
         return int("".join(c for c in self.split("_")[0] if c.isdigit()))
 
+    def as_torch(self):
+        """The torch dtype of this element type (TileLang's `dtype.as_torch()`; imports
+        torch)."""
+        from ..dtypes import lookup
+        from ..runtime.dtypes import torch_dtype
+
+        return torch_dtype(lookup(self).runtime)
+
     def __call__(self, value):
         """`T.float16(x)` inside a prim_func is a cast; the frontend handles it."""
         raise RuntimeError(f"T.{self}(...) can only be used inside a @T.prim_func")

@@ -152,6 +152,15 @@ def _tensor(data, dtype=None, **k):
 torch.tensor = _tensor
 torch.cuda.get_device_capability = lambda *a: (9, 0)
 torch.cuda.is_available = lambda: True
+class _Function:
+    """torch.autograd.Function: subclasses define forward/backward; apply runs forward."""
+
+    @classmethod
+    def apply(cls, *args):
+        return cls.forward(mock.MagicMock(name="ctx"), *args)
+
+
+torch.autograd.Function = _Function
 sys.modules["torch"] = torch
 for sub in ["torch.nn", "torch.nn.functional", "torch.cuda", "torch.autograd", "torch.utils",
             "torch.utils.dlpack", "torch.testing", "torch.distributed"]:

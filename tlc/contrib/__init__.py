@@ -1,0 +1,1 @@
+"""TileLang's `tilelang.contrib` helpers programs import (tilelang.contrib.nvcc)."""
