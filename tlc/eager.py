@@ -233,10 +233,16 @@ class EagerJITFactory:
         call = self.compile_call(kwargs)
         return self.kernel_for(call.statics, call.consts, {}, {})
 
-    def get_kernel_source(self, **kwargs) -> str:
+    def get_kernel_source(self, *args, **kwargs) -> str:
         """The PTX of `.compile(**kwargs)`'s kernel (TileLang's
-        `f.get_kernel_source(M=1024, ...)`)."""
-        return self.compile(**kwargs).get_kernel_source()
+        `f.get_kernel_source(M=1024, ...)`), or, given the call's arguments with its
+        tensors (`f.get_kernel_source(q, kv, ...)`), of the kernel that call would launch
+        (compiled, not launched)."""
+        if not args:
+            return self.compile(**kwargs).get_kernel_source()
+        call = self.bind(args, kwargs)
+        return self.kernel_for(call.values, call.consts, call.dtypes,
+                               call.infos).get_kernel_source()
 
     def compile_call(self, kwargs: dict, tuned: tuple = ()) -> EagerCall:
         """`.compile(**kwargs)`'s arguments sorted out as a call without

@@ -219,6 +219,8 @@ def test_eager_get_kernel_source():
     # f.compile(n=...).
     ptx = _eager_double.get_kernel_source(n=1024)
     assert ".entry" in ptx and ptx == _eager_double.compile(n=1024).get_kernel_source()
+    # Given the call's tensors: the kernel that call would launch, not launched.
+    assert _eager_double.get_kernel_source(np.zeros(1024, np.float32)) == ptx
 
 
 @tlc.jit
@@ -263,3 +265,11 @@ def test_host_helpers_of_tilelang_examples(monkeypatch):
     # tlc.testing.requires_package: a skip marker unless the packages import.
     assert tlc.testing.requires_package("numpy").mark.args[0] is False
     assert tlc.testing.requires_package("no_such_package_xyz").mark.args[0] is True
+
+
+
+def test_dynamic_sizes_named_together():
+    batch, seq = T.dynamic("batch, seq")
+    assert (batch.name, seq.name) == ("batch", "seq")
+    (only,) = [T.dynamic("kv_len")]
+    assert only.name == "kv_len"

@@ -177,8 +177,14 @@ class SymbolicExpr(SymbolicDim):
         return self.source
 
 
-def dynamic(name: str, dtype: str = "int32") -> SymbolicDim:
-    """A symbolic (run-time) size named `name`."""
+def dynamic(name: str, dtype: str = "int32"):
+    """A symbolic (run-time) size named `name`; several at once from names separated by
+    commas or spaces (`batch, seq = T.dynamic("batch, seq")`, as TileLang writes them), as
+    a tuple."""
+    names = [n for n in str(name).replace(",", " ").split() if n] if isinstance(name, str) \
+        else [name]
+    if len(names) > 1:
+        return tuple(SymbolicDim(n, dtype) for n in names)
     return SymbolicDim(name, dtype)
 
 

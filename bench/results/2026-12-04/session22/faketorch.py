@@ -98,10 +98,37 @@ class FakeTensor:
         return 0
 
     def __getattr__(self, name):
-        return mock.MagicMock(name=f"tensor.{name}")
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *a, **k: self  # tensor methods keep the tensor (shape, dtype)
+
+    def item(self):
+        return 1
+
+    def tolist(self):
+        return []
+
+    def __int__(self):
+        return 1
+
+    __index__ = __int__
+
+    def __float__(self):
+        return 1.0
+
+    def __bool__(self):
+        return True
+
+    def __iter__(self):
+        return iter([])
 
     def __getitem__(self, k):
-        return mock.MagicMock(name="tensor[...]")
+        return self
+
+    def _cmp(self, other):
+        return self
+
+    __lt__ = __le__ = __gt__ = __ge__ = _cmp
 
     def __setitem__(self, k, v):
         pass
