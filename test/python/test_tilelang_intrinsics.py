@@ -273,3 +273,45 @@ def test_dynamic_sizes_named_together():
     assert (batch.name, seq.name) == ("batch", "seq")
     (only,) = [T.dynamic("kv_len")]
     assert only.name == "kv_len"
+
+
+def _checked(limit: int):
+    @T.prim_func
+    def checked(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            tx = T.get_thread_binding()
+            T.assume(tx < 128)
+            T.device_assert(tx < limit, "tx past the limit")  # E:assert
+            Y[tx] = X[tx] * 2
+
+    return checked
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_device_assert_and_assume_compile(target, tmp_path):
+    ptx = tlc.compile(_checked(64), target=target).get_kernel_source()
+    assert "trap;" in ptx and "vprintf" in ptx  # the message, then the trap
+    assemble(ptx, target, tmp_path, stack=True)  # printf's argument buffer
+
+
+def test_device_assert_and_assume_in_the_interpreter():
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros_like(x)
+    tlc.interpret(_checked(128), x, y)  # holds everywhere
+    np.testing.assert_array_equal(y, 2 * x)
+    with pytest.raises(tlc.interpreter.InterpreterError, match="device assertion failed") as e:
+        tlc.interpret(_checked(64), x, np.zeros_like(x))
+    assert e.value.location.line == _line_of("E:assert")
+
+
+@T.prim_func
+def false_assumption(X: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128):
+        tx = T.get_thread_binding()
+        T.assume(tx < 100)
+        X[tx] = 1.0
+
+
+def test_false_assumption_in_the_interpreter():
+    with pytest.raises(tlc.interpreter.InterpreterError, match="T.assume's condition is false"):
+        tlc.interpret(false_assumption, np.zeros(128, np.float32))

@@ -646,6 +646,61 @@ def _printf_text(msg: str) -> str:
     return msg.replace("%", "%%")
 
 
+def _condition(gen, node, what: str):
+    """A boolean for T.device_assert / T.assume: a compile-time bool, or an i1 value."""
+    cond = gen.eval(node)
+    if isinstance(cond, (bool, int)) and not isinstance(cond, float):
+        return bool(cond)
+    if not isinstance(cond, (Scalar, Affine)):
+        raise gen.error(node, f"{what} takes a boolean condition, got {gen.describe(cond)}")
+    return gen.to_value(cond, "bool", node)
+
+
+def call_device_assert(gen, node):
+    """T.device_assert(condition, msg): where it is false, printf and trap."""
+    from ..dialects import gpu, llvm, scf
+
+    gen.require_kernel(node, "T.device_assert")
+    a = _args(gen, node, debug.device_assert)
+    msg = gen.eval_static(a["msg"])
+    if not isinstance(msg, str):
+        raise gen.error(a["msg"], f"T.device_assert's msg must be a compile-time string, "
+                                  f"got {msg!r}")
+    quiet = static_bool(gen, a["no_stack_info"], "no_stack_info")
+    cond = _condition(gen, a["condition"], "T.device_assert")
+    if cond is True:
+        return
+    where = "" if quiet else f"{gen.filename}:{getattr(node, 'lineno', 0)}: "
+    text = _printf_text(f"{where}device assertion failed" + (f": {msg}" if msg else "")) + "\n"
+
+    def fail():
+        gpu.PrintfOp(format=text, args=[])
+        llvm.intr_trap()
+
+    if cond is False:
+        fail()
+        return
+    true = arith.constant(ir.IntegerType.get_signless(1), 1)
+    guard = scf.IfOp(arith.xori(cond, true))
+    with ir.InsertionPoint(guard.then_block):
+        fail()
+        scf.YieldOp([])
+
+
+def call_assume(gen, node):
+    """T.assume(cond): llvm.intr.assume (a compile-time True: nothing)."""
+    from ..dialects import llvm
+
+    gen.require_kernel(node, "T.assume")
+    a = _args(gen, node, debug.assume)
+    cond = _condition(gen, a["cond"], "T.assume")
+    if cond is True:
+        return
+    if cond is False:
+        raise gen.error(a["cond"], "T.assume of a condition that is always false")
+    llvm.intr_assume(cond, [], [])
+
+
 def call_print(gen, node):
     """T.print(obj, msg=""): gpu.printf of a scalar, or of each element of an
     on-chip buffer (a T.Parallel over it)."""

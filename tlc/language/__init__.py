@@ -13,7 +13,7 @@ from .loops import (Kernel, Parallel, Persistent, Pipelined, Serial, Unroll, Vec
                     annotate_layout, disable_warp_group_reg_alloc, get_block_binding,
                     get_thread_binding, loop_break, no_set_max_nreg, serial, thread_binding,
                     unroll, use_swizzle, vectorized)
-from .debug import print  # noqa: A004 (TileLang's T.print)
+from .debug import assume, device_assert, print  # noqa: A004 (TileLang's T.print)
 from .memory import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,
                      alloc_shared, alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_store,
@@ -122,6 +122,7 @@ INTRINSICS = [
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global", "alloc_buffer",
+    "device_assert", "assume",
     "alloc_reducer", "finalize_reducer", "reshape", "view", "copy", "fill", "clear", "c2d_im2col",
     "im2col",
     "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
