@@ -1,0 +1,96 @@
+"""Compile GPU checks of TileLang language pieces (no GPU needed).
+
+    python bench/build_language_checks.py OUT_DIR
+
+Each program is built for sm_90a and sm_80 into OUT_DIR/<name>_<arch>.tlcart with a check
+test/gpu/run_artifacts.py runs against torch:
+
+- scalar_math: T.sin/cos/ceil/floor (libdevice), T.floormod, T.shift_left/right,
+  T.get_block_binding and T.tvm_warp_shuffle (a lane's neighbour's index);
+- scalar_fragment: a one-element fragment written and read outside T.Parallel by every thread
+  (TileLang's `rms[0] = 0; rms[0] += ...`) and read inside it;
+- checked_double: T.device_assert and T.assume that hold (the kernel runs to the end);
+- partial_fragment_rows: T.copy of one row of a fragment picked by a T.Pipelined index (the
+  element loop of a fragment part), as TileLang's flash decoding combines its splits.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from checks import save_checked_programs  # noqa: E402
+
+import tlc.language as T  # noqa: E402
+
+
+@T.prim_func
+def scalar_math(X: T.Tensor((4, 64), "float32"), Y: T.Tensor((4, 64), "float32"),
+                I: T.Tensor((4, 64), "int32")):
+    with T.Kernel(4, threads=64):
+        row = T.get_block_binding(0)
+        tx = T.get_thread_binding()
+        v = X[row, tx]
+        Y[row, tx] = T.sin(v) + T.cos(v) * T.ceil(v) - T.floor(v)
+        other = T.tvm_warp_shuffle(0xFFFFFFFF, tx, tx ^ 1, 32, 32)
+        I[row, tx] = T.floormod(tx - 37, 8) + T.shift_left(other, 4) + T.shift_right(tx, 1)
+
+
+@T.prim_func
+def scalar_fragment(X: T.Tensor((8,), "float32"), A: T.Tensor((256,), "float32"),
+                    Y: T.Tensor((256,), "float32")):
+    with T.Kernel(1, threads=128):
+        total = T.alloc_fragment(1, "float32")
+        total[0] = 0
+        for k in T.serial(8):
+            total[0] += X[k]
+        total[0] = T.rsqrt(total[0] / 8 + 1e-6)
+        for i in T.Parallel(256):
+            Y[i] = A[i] * total[0]
+
+
+@T.prim_func
+def checked_double(X: T.Tensor((128,), "float32"), Y: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128):
+        tx = T.get_thread_binding()
+        T.assume(tx < 128)
+        T.device_assert(tx < 128, "tx past the block")
+        Y[tx] = X[tx] * 2
+
+
+@T.prim_func
+def partial_fragment_rows(L: T.Tensor((4, 128), "float32"), S: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128):
+        lse = T.alloc_fragment((4, 128), "float32")
+        row = T.alloc_fragment((128,), "float32")
+        total = T.alloc_fragment((128,), "float32")
+        T.copy(L, lse)
+        T.clear(total)
+        for k in T.Pipelined(4, num_stages=1):
+            T.copy(lse[k, :], row)
+            for i in T.Parallel(128):
+                total[i] += row[i] * lse[k, i]
+        T.copy(total, S)
+
+
+CHECKS = [
+    (scalar_math, {
+        "inputs": {"X": "randn"},
+        "expect": {
+            "Y": "torch.sin(X) + torch.cos(X) * torch.ceil(X) - torch.floor(X)",
+            "I": "((torch.arange(64, device=X.device) - 37) % 8 + "
+                 "((torch.arange(64, device=X.device) ^ 1) << 4) + "
+                 "(torch.arange(64, device=X.device) >> 1)).int().expand(4, 64)"},
+        "atol": 1e-5, "rtol": 1e-5, "seed": 1}),
+    (scalar_fragment, {
+        "inputs": {"X": "rand"},
+        "expect": {"Y": "A * torch.rsqrt(X.sum() / 8 + 1e-6)"},
+        "atol": 1e-5, "rtol": 1e-5, "seed": 2}),
+    (checked_double, {"expect": {"Y": "2 * X"}, "atol": 0, "rtol": 0, "seed": 3}),
+    (partial_fragment_rows, {"expect": {"S": "(L * L).sum(0)"}, "atol": 1e-4, "rtol": 1e-5,
+                             "seed": 4}),
+]
+
+
+if __name__ == "__main__":
+    save_checked_programs(CHECKS, sys.argv[1])
