@@ -212,6 +212,7 @@ def test_layout_errors_name_the_buffers(gemm_kernel):
 
 # The programs bench/build_reduce.py also builds for the GPU checks.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import build_language_checks  # noqa: E402
 import build_reduce  # noqa: E402
 
 
@@ -347,19 +348,9 @@ def test_reductions_of_and_into_shared_buffers(target):
     np.testing.assert_allclose(s, 1 + a.sum(axis=0), rtol=1e-5)
 
 
-@T.prim_func
-def _scaled_by_a_scalar_fragment(X: T.Tensor((8,), "float32"), A: T.Tensor((256,), "float32"),
-                                 Y: T.Tensor((256,), "float32")):
-    # TileLang programs keep a scalar in a one-element fragment, written and read outside
-    # T.Parallel by every thread (each on its own copy) and read inside it.
-    with T.Kernel(1, threads=128):
-        total = T.alloc_fragment(1, "float32")
-        total[0] = 0
-        for k in T.serial(8):
-            total[0] += X[k]
-        total[0] = T.rsqrt(total[0] / 8 + 1e-6)
-        for i in T.Parallel(256):
-            Y[i] = A[i] * total[0]
+# TileLang programs keep a scalar in a one-element fragment, written and read outside
+# T.Parallel by every thread (each on its own copy) and read inside it.
+_scaled_by_a_scalar_fragment = build_language_checks.scalar_fragment
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
@@ -411,22 +402,10 @@ def test_reductions_from_two_layouts_into_one_vector(target, tmp_path):
     np.testing.assert_allclose(s, a.sum(1) + b.sum(1), rtol=1e-5, atol=1e-5)
 
 
-@T.prim_func
-def _rows_through_a_pipeline(L: T.Tensor((4, 128), "float32"), S: T.Tensor((128,), "float32")):
-    # A row of a fragment picked by a T.Pipelined loop's index, copied out (T.copy of part
-    # of a fragment into another: an element loop) and read in T.Parallel beside it, as
-    # TileLang's flash decoding combines its splits.
-    with T.Kernel(1, threads=128):
-        lse = T.alloc_fragment((4, 128), "float32")
-        row = T.alloc_fragment((128,), "float32")
-        total = T.alloc_fragment((128,), "float32")
-        T.copy(L, lse)
-        T.clear(total)
-        for k in T.Pipelined(4, num_stages=1):
-            T.copy(lse[k, :], row)
-            for i in T.Parallel(128):
-                total[i] += row[i] * lse[k, i]
-        T.copy(total, S)
+# A row of a fragment picked by a T.Pipelined loop's index, copied out (T.copy of part of a
+# fragment into another: an element loop) and read in T.Parallel beside it, as TileLang's
+# flash decoding combines its splits.
+_rows_through_a_pipeline = build_language_checks.partial_fragment_rows
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])

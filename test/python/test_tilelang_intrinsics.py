@@ -4,6 +4,9 @@ T.disable_warp_group_reg_alloc (T.no_set_max_nreg) and tilelang.cuda.intrinsics'
 make_mma_swizzle_layout: each compiled for sm_80 and sm_90a (assembled by ptxas) and run in the
 interpreter against numpy."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,17 +16,8 @@ from tlc.cuda.intrinsics import make_mma_swizzle_layout
 
 from ptxas import assemble
 
-
-@T.prim_func
-def scalar_math(X: T.Tensor((4, 64), "float32"), Y: T.Tensor((4, 64), "float32"),
-                I: T.Tensor((4, 64), "int32")):
-    with T.Kernel(4, threads=64):
-        row = T.get_block_binding(0)
-        tx = T.get_thread_binding()
-        v = X[row, tx]
-        Y[row, tx] = T.sin(v) + T.cos(v) * T.ceil(v) - T.floor(v)
-        other = T.tvm_warp_shuffle(0xFFFFFFFF, tx, tx ^ 1, 32, 32)
-        I[row, tx] = T.floormod(tx - 37, 8) + T.shift_left(other, 4) + T.shift_right(tx, 1)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from build_language_checks import scalar_math  # noqa: E402
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
