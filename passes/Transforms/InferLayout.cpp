@@ -38,6 +38,14 @@ int64_t elementBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
+/// A tile.copy of the whole of `from` to `to` (buffers of one shape).
+void copyWhole(OpBuilder &b, Location loc, Value from, Value to) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(from.getType()).getShape();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> zeros(shape.size(), c0);
+  CopyOp::create(b, loc, from, zeros, shape, to, zeros, shape, /*pred=*/Value());
+}
+
 /// The vector width (in elements) that makes the fragment's copies 16 bytes
 /// wide on the narrowest element type it is copied to or from.
 int64_t preferredVector(AllocFragmentOp alloc) {
@@ -193,13 +201,6 @@ void convertAround(ParallelOp loop, Frag alloc, LayoutAttr layout,
   bool partial = llvm::any_of(uses, [&](Operation *u) {
     return isa<memref::StoreOp>(u) && u->getBlock() != &loop.getBody().front();
   });
-  ArrayRef<int64_t> shape = alloc.getType().getShape();
-  auto copy = [&](OpBuilder &cb, Value from, Value to) {
-    Value c0 = arith::ConstantIndexOp::create(cb, loop.getLoc(), 0);
-    SmallVector<Value> zeros(shape.size(), c0);
-    CopyOp::create(cb, loop.getLoc(), from, zeros, shape, to, zeros, shape,
-                   /*pred=*/Value());
-  };
   if (reads || partial) {
     // Before the loop, or, for a loop that only reads it, before the serial
     // loops around it in which nothing writes the fragment (x[i, kk * 4 + j]
@@ -212,11 +213,11 @@ void convertAround(ParallelOp loop, Frag alloc, LayoutAttr layout,
         before = outer;
       }
     b.setInsertionPoint(before);
-    copy(b, alloc.value, own);
+    copyWhole(b, loop.getLoc(), alloc.value, own);
   }
   if (writes) {
     b.setInsertionPointAfter(loop);
-    copy(b, own, alloc.value);
+    copyWhole(b, loop.getLoc(), own, alloc.value);
   }
   for (Operation *use : uses)
     use->replaceUsesOfWith(alloc.value, own);
@@ -325,16 +326,10 @@ LogicalResult inferReduce(ReduceOp reduce) {
   auto own = AllocFragmentOp::create(b, loc, dst.getType(), sliced->layout);
   if (AllocFragmentOp root = fragmentRoot(dst.value))
     own->moveAfter(root); // allocations sit together, before their uses
-  ArrayRef<int64_t> dstShape = dst.getType().getShape();
-  auto copy = [&](OpBuilder &cb, Value from, Value to) {
-    Value c0 = arith::ConstantIndexOp::create(cb, loc, 0);
-    SmallVector<Value> zeros(dstShape.size(), c0);
-    CopyOp::create(cb, loc, from, zeros, dstShape, to, zeros, dstShape, /*pred=*/Value());
-  };
   if (!reduce.getClear())
-    copy(b, dst.value, own);
+    copyWhole(b, loc, dst.value, own);
   b.setInsertionPointAfter(reduce);
-  copy(b, own, dst.value);
+  copyWhole(b, loc, own, dst.value);
   reduce.getDstMutable().assign(own);
   return success();
 }
@@ -771,12 +766,7 @@ void stageSharedReductions(ModuleOp module) {
           MemorySpaceAttr::get(reduce.getContext(), MemorySpace::Fragment));
       return AllocFragmentOp::create(ab, loc, fragType, LayoutAttr()).getResult();
     };
-    auto copy = [&](OpBuilder &b, Value from, Value to) {
-      ArrayRef<int64_t> shape = cast<MemRefType>(from.getType()).getShape();
-      Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-      SmallVector<Value> zeros(shape.size(), c0);
-      CopyOp::create(b, loc, from, zeros, shape, to, zeros, shape, /*pred=*/Value());
-    };
+    auto copy = [&](OpBuilder &b, Value from, Value to) { copyWhole(b, loc, from, to); };
     OpBuilder b(reduce);
     if (getPlace(reduce.getSrc().getType()) == Place::Shared) {
       Value frag = fragmentOf(reduce.getSrc());

@@ -60,6 +60,7 @@ def test_a_run_time_assert_is_an_error():
         tlc.compile(asserts_at_run_time, target="sm_90a")
     assert_error_at(info.value, THIS, LINES, "runtime", "n > 0",
                     "an `assert` in a prim_func checks a compile-time condition")
+    assert "check it on the GPU with T.device_assert(cond, msg)" in str(info.value)
 
 
 def test_local_scope_fragment_is_a_local_buffer():

@@ -56,6 +56,7 @@ class AutotunedFactory:
         self.configs = configs
         self.profile = profile
         self._results: dict = {}  # call signature -> AutotuneResult (skips keying by source)
+        self._positional: list | None = None  # the factory's positional parameter names
         functools.update_wrapper(self, fn, updated=())  # fn's attributes must not replace ours
 
     def _pinned(self, kwargs, args=()) -> bool:
@@ -66,13 +67,13 @@ class AutotunedFactory:
         configs = self.configs if not callable(self.configs) else None
         if not configs:
             return False
-        given = set(kwargs)
-        if args:
+        # The names positional arguments fill (computed once: this runs on every call).
+        if self._positional is None:
             fn = getattr(self.fn, "factory", None) or getattr(self.fn, "fn", None) or self.fn
-            try:
-                given = set(inspect.signature(fn).bind_partial(*args, **kwargs).arguments)
-            except (TypeError, ValueError):
-                pass  # the call itself reports the mismatch
+            self._positional = [
+                p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        given = set(kwargs).union(self._positional[:len(args)])
         tuned = set().union(*(set(c) for c in configs))
         pinned = sorted(tuned & given)
         if not pinned:

@@ -341,7 +341,8 @@ class CodeGenerator(ExpressionMixin):
         if isinstance(cond, (Scalar, Affine, BufferRef, VarRef)):
             raise self.error(node.test, f"an `assert` in a prim_func checks a compile-time "
                                         f"condition; this one is {self.describe(cond)}, known "
-                                        "only at run time")
+                                        "only at run time: check it on the GPU with "
+                                        "T.device_assert(cond, msg)")
         if not cond:
             msg = self.eval_static(node.msg) if node.msg is not None else None
             raise self.error(node, "assertion failed: " + (str(msg) if msg is not None

@@ -194,43 +194,45 @@ def call_reinterpret(gen, node):
     return Scalar(value, dt)
 
 
-def _divide(gen, node, ceil: bool):
-    a = _args(gen, node, scalar_math.ceildiv if ceil else scalar_math.floordiv)
+def _floormod(x, y):
+    """x - y * floordiv(x, y) on index values: the remainder with y's sign."""
+    return arith.subi(x, arith.muli(arith.floordivsi(x, y), y))
+
+
+# T.ceildiv, T.floordiv, T.floormod: (folded on Python ints, built on index values).
+_INTEGER_DIVISIONS = {
+    "ceildiv": (lambda x, y: -(-x // y), arith.ceildivsi),
+    "floordiv": (lambda x, y: x // y, arith.floordivsi),
+    "floormod": (lambda x, y: x % y, _floormod),
+}
+
+
+def _divide(gen, node, name: str):
+    a = _args(gen, node, getattr(scalar_math, name))
     x, y = gen.eval(a["a"]), gen.eval(a["b"])
-    name = "T.ceildiv" if ceil else "T.floordiv"
+    what = f"T.{name}"
     if isinstance(y, int) and not isinstance(y, bool) and y == 0:
-        raise gen.error(a["b"], f"{name} by zero")
+        raise gen.error(a["b"], f"{what} by zero")
+    fold, build = _INTEGER_DIVISIONS[name]
     if all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
-        return -(-x // y) if ceil else x // y
-    vx = gen.index(x, a["a"], f"{name}'s first argument")
-    vy = gen.index(y, a["b"], f"{name}'s second argument")
-    op = arith.ceildivsi if ceil else arith.floordivsi
-    return Affine.leaf(op(vx, vy))
+        return fold(x, y)
+    if any(isinstance(v, Scalar) and not dtypes.is_int(v.dtype) for v in (x, y)):
+        raise gen.error(node, f"{what} takes integers (indices, integer scalars)")
+    vx = gen.index(x, a["a"], f"{what}'s first argument")
+    vy = gen.index(y, a["b"], f"{what}'s second argument")
+    return Affine.leaf(build(vx, vy))
 
 
 def call_ceildiv(gen, node):
-    return _divide(gen, node, ceil=True)
+    return _divide(gen, node, "ceildiv")
 
 
 def call_floordiv(gen, node):
-    return _divide(gen, node, ceil=False)
-
-
+    return _divide(gen, node, "floordiv")
 
 
 def call_floormod(gen, node):
-    """a - b * floordiv(a, b): the remainder with b's sign (Python's %)."""
-    a = _args(gen, node, scalar_math.floormod)
-    x, y = gen.eval(a["a"]), gen.eval(a["b"])
-    if isinstance(y, int) and not isinstance(y, bool) and y == 0:
-        raise gen.error(a["b"], "T.floormod by zero")
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
-        return x % y
-    if any(isinstance(v, Scalar) and not dtypes.is_int(v.dtype) for v in (x, y)):
-        raise gen.error(node, "T.floormod takes integers (indices, integer scalars)")
-    vx = gen.index(x, a["a"], "T.floormod's first argument")
-    vy = gen.index(y, a["b"], "T.floormod's second argument")
-    return Affine.leaf(arith.subi(vx, arith.muli(arith.floordivsi(vx, vy), vy)))
+    return _divide(gen, node, "floormod")
 
 
 def _shift(gen, node, name: str, op):
