@@ -141,6 +141,36 @@ def _tensor_info(value, name: str):
         raise ArgumentError(f"'{name}' has dtype {dt}, which tlc does not support") from None
 
 
+class _SizeSymbol:
+    """A T.const size while a call's tensors are matched to the declarations:
+    `name` (None for a value computed from sizes, which binds nothing).
+    Arithmetic on it gives such a computed value, so that the assignments
+    before the declarations run; comparing it raises TypeError (a branch on a
+    size is left to the kernel body)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def _computed(self, *_):
+        return _SizeSymbol(None)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _computed
+    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = _computed
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _computed
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _computed
+
+    def _compare(self, *_):
+        raise TypeError("a T.const size has no value while the call is bound")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
+    __bool__ = __index__ = __int__ = _compare
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
+
+
 @dataclass
 class EagerCall:
     """One call of an eager kernel: its bound arguments, tensor (shape, dtype)
@@ -300,8 +330,9 @@ class EagerJITFactory:
         from .runtime import ArgumentError
 
         consts: dict[str, int] = {}
-        for name, stmt in self.decl.tensors.items():
-            dims = self._dims_ast(stmt, self.decl.consts)
+        declared = self._declared_dims(values)
+        for name in self.decl.tensors:
+            dims = declared[name]
             shape = infos[name][0]
             if dims is None:
                 continue
@@ -309,34 +340,67 @@ class EagerJITFactory:
                 raise ArgumentError(f"'{name}' is declared with {len(dims)} dimensions, got a "
                                     f"tensor of shape {list(shape)}")
             for d, size in zip(dims, shape):
-                if isinstance(d, ast.Name) and d.id in self.decl.consts:
-                    if consts.setdefault(d.id, size) != size:
-                        raise ArgumentError(f"{d.id} is {consts[d.id]} from an earlier tensor "
-                                            f"but {size} in '{name}' (shape {list(shape)})")
+                if isinstance(d, _SizeSymbol) and d.name is not None:
+                    if consts.setdefault(d.name, size) != size:
+                        raise ArgumentError(f"{d.name} is {consts[d.name]} from an earlier "
+                                            f"tensor but {size} in '{name}' (shape "
+                                            f"{list(shape)})")
         missing = [c for c in self.decl.consts if c not in consts]
         if missing:
             raise ArgumentError(f"{self.__name__}: the size {missing[0]} is not a dimension of "
                                 "any tensor argument; give it with .compile(...)")
         return consts
 
+    def _declared_dims(self, values: dict) -> dict:
+        """Each tensor declaration's shape with the T.const sizes as symbols
+        (None where it cannot be read): the assignments before the
+        declarations run on the symbols, so that a size reached through
+        another name (`KH = K`) or a shape computed first (`q_shape = [batch,
+        1, heads, dim]`, `T.Tensor(q_shape, dt)`) binds like a size written in
+        the declaration; a dimension computed from a size (`H * 2`) binds
+        nothing."""
+        env = self._decl_env(values, {n: _SizeSymbol(n) for n in self.decl.consts})
+        dims = {}
+        for name, stmt in self.decl.tensors.items():
+            shape = self._shape_ast(stmt)
+            value = None
+            if shape is not None:
+                try:
+                    value = eval(compile(ast.fix_missing_locations(ast.Expression(
+                        copy.deepcopy(shape))), self.filename, "eval"), dict(env))
+                except Exception:
+                    value = None
+            if isinstance(value, (list, tuple)):
+                dims[name] = list(value)
+            elif isinstance(value, (_SizeSymbol, int)):
+                dims[name] = [value]
+            else:  # not evaluable here: the sizes the declaration names itself
+                ast_dims = self._dims_ast(stmt, self.decl.consts)
+                dims[name] = None if ast_dims is None else [
+                    _SizeSymbol(d.id) if isinstance(d, ast.Name) and d.id in self.decl.consts
+                    else None for d in ast_dims]
+        return dims
+
     @staticmethod
-    def _dims_ast(stmt: ast.AnnAssign, consts=()):
+    def _shape_ast(stmt: ast.AnnAssign):
+        """The shape argument of `T.Tensor(shape, dt)` / `T.Tensor[shape, dt]`, or None."""
+        ann = stmt.annotation
+        if isinstance(ann, ast.Call) and ann.args:
+            return ann.args[0]
+        if isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) \
+                and ann.slice.elts:
+            return ann.slice.elts[0]
+        return None
+
+    @classmethod
+    def _dims_ast(cls, stmt: ast.AnnAssign, consts=()):
         """The shape entries of `T.Tensor((d, ...), dt)` / `T.Tensor[(d, ...), dt]` (or of a
         single T.const size `T.Tensor((n), dt)`), or None."""
-        ann = stmt.annotation
-        shape = None
-        if isinstance(ann, ast.Call) and ann.args:
-            shape = ann.args[0]
-        elif isinstance(ann, ast.Subscript) and isinstance(ann.slice, ast.Tuple) \
-                and ann.slice.elts:
-            shape = ann.slice.elts[0]
-        if shape is None:
-            return None
+        shape = cls._shape_ast(stmt)
         if isinstance(shape, (ast.Tuple, ast.List)):
             return list(shape.elts)
-        # One size (`T.Tensor((n), dt)`, parenthesized but no tuple) or a shape computed
-        # before (`T.Tensor(q_shape, dt)`, a list): sizes read from it are the consts it
-        # names itself; a computed shape is checked when the call is bound, not here.
+        # One size (`T.Tensor((n), dt)`, parenthesized but no tuple); a shape computed
+        # before (`T.Tensor(q_shape, dt)`) is read by evaluating it (_declared_dims).
         return [shape] if isinstance(shape, ast.Name) and shape.id in consts else None
 
     # -- building and compiling ----------------------------------------------------

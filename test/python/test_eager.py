@@ -176,6 +176,39 @@ def test_declarations_read_earlier_assignments():
         heads(np.zeros((10, 128), np.float16))
 
 
+@tlc.jit
+def window_sums(X, Wt, trans: bool = False, block: int = 32):
+    # Sizes reached through other names, as TileLang's convolution and NSA
+    # examples write them: an alias of a T.const (`KH, KW = K, K`), a shape
+    # list computed first, one chosen by a compile-time flag, and a size
+    # computed from a T.const (which binds nothing itself).
+    N, K, F = T.const("N, K, F")
+    KH, KW = K, K
+    x_shape = [N, KH * KW]
+    w_shape = [F, KH] if trans else [KH, F]
+    X: T.Tensor(x_shape, T.float32)
+    Wt: T.Tensor(w_shape, T.float32)
+    Y = T.empty((N, KW), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+        for i, j in T.Parallel(block, KW):
+            Y[bx * block + i, j] = X[bx * block + i, j] + Wt[0, 0]
+    return Y
+
+
+def test_sizes_through_aliases_and_computed_shapes(compiles):
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
+        window_sums(np.zeros((256, 16), np.float32), np.zeros((4, 5), np.float32))
+    with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
+        window_sums(np.zeros((256, 16), np.float32), np.zeros((5, 4), np.float32), True)
+    assert len(compiles) == 2
+    kernel = window_sums.compile(N=256, K=4, F=5)
+    assert [p["shape"] for p in kernel.params] == [[256, 16], [4, 5], [256, 4]]
+    # K is read from Wt's dimension KH; X's K * K is then checked against it.
+    with pytest.raises(ArgumentError, match=r"'X' is declared with shape \[256, 9\], got "
+                                            r"\[256, 16\]"):
+        window_sums(np.zeros((256, 16), np.float32), np.zeros((5, 3), np.float32), True)
+
+
 def test_dynamic_sizes_stay_symbolic(compiles):
     for m in (128, 1000):
         with pytest.raises(ArgumentError, match="a CUDA tensor is required"):
