@@ -259,6 +259,25 @@ def test_host_helpers_of_tilelang_examples(monkeypatch):
     # tlc.testing.requires_package: a skip marker unless the packages import.
     assert tlc.testing.requires_package("numpy").mark.args[0] is False
     assert tlc.testing.requires_package("no_such_package_xyz").mark.args[0] is True
+    # tilelang.language.fp8: OCP fp8 on NVIDIA GPUs.
+    from tlc.language.fp8 import determine_fp8_type, determine_torch_fp8_type
+
+    assert determine_fp8_type() is T.float8_e4m3fn
+    assert determine_fp8_type("e5m2") is T.float8_e5m2
+    assert determine_torch_fp8_type() == "torch.e4m3"
+    with pytest.raises(ValueError, match="unsupported fp8 format 'e3m4'"):
+        determine_fp8_type("e3m4")
+
+
+def test_source_postprocessing_callbacks_are_errors():
+    # TileLang's GDN examples import the CUDA callback; tlc has no CUDA source
+    # for one to rewrite, so registering is an error, not a silent no-op.
+    from tlc.engine.callback import register_cuda_postproc_callback
+    from tlc.engine import register_cuda_postproc
+
+    for register in (register_cuda_postproc_callback, register_cuda_postproc):
+        with pytest.raises(NotImplementedError, match="no source for a callback to rewrite"):
+            register(lambda code, target: code)
 
 
 
