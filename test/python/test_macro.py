@@ -172,6 +172,62 @@ def calls_returns_early(A: T.Tensor((64,), "float32")):
         returns_early(f)
 
 
+@T.macro
+def scaled_rows(src: T.SharedBuffer((32, 32), "float32"),
+                acc: T.FragmentBuffer((32, 32), "float32"),
+                scale: T.LocalBuffer((1,), "float32")):
+    # TileLang's buffer annotations of macro parameters: checked at each call.
+    for i, j in T.Parallel(32, 32):
+        acc[i, j] = src[i, j] * scale[0]
+
+
+@T.prim_func
+def annotated_macro(X: T.Tensor((32, 32), "float32"), Y: T.Tensor((32, 32), "float32")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((32, 32), "float32")
+        f = T.alloc_fragment((32, 32), "float32")
+        k = T.alloc_local((1,), "float32")
+        k[0] = 3.0
+        T.copy(X, s)
+        scaled_rows(s, f, k)
+        T.copy(f, Y)
+
+
+def test_buffer_annotations_of_macro_parameters():
+    x = np.random.default_rng(1).standard_normal((32, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    tlc.interpret(annotated_macro, x, y)
+    np.testing.assert_allclose(y, 3 * x, rtol=1e-6)
+    assert repr(T.SharedBuffer[(4, 8), "float16"]) == "T.SharedBuffer((4, 8), T.float16)"
+    with pytest.raises(tlc.CompilationError, match="SharedBuffer's 'strides'"):
+        T.SharedBuffer((4, 8), "float16", strides=(8, 1))
+
+
+@T.prim_func
+def macro_gets_a_fragment_for_shared(X: T.Tensor((32, 32), "float32")):
+    with T.Kernel(1, threads=128):
+        f = T.alloc_fragment((32, 32), "float32")
+        k = T.alloc_local((1,), "float32")
+        scaled_rows(f, f, k)  # E:place
+
+
+@T.prim_func
+def macro_gets_another_shape(X: T.Tensor((32, 32), "float32")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((32, 32), "float32")
+        f = T.alloc_fragment((32, 16), "float32")
+        k = T.alloc_local((1,), "float32")
+        scaled_rows(s, f, k)  # E:shape
+
+
+@T.prim_func
+def macro_gets_a_number(X: T.Tensor((32, 32), "float32")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((32, 32), "float32")
+        f = T.alloc_fragment((32, 32), "float32")
+        scaled_rows(s, f, 2.0)  # E:number
+
+
 @pytest.mark.parametrize("prim, marker, at, message", [
     (calls_recursive, "recurse", "recursive(x)",
      "the T.macro 'recursive' calls itself: a macro's body is built in place of each call"),
@@ -180,6 +236,14 @@ def calls_returns_early(A: T.Tensor((64,), "float32")):
     (calls_a_bad_body, "inbody", "T.no_such_op", "no_such_op"),
     (calls_returns_early, "early", "T.fill", "this statement follows the macro's `return`: "
                                              "it would never run"),
+    (macro_gets_a_fragment_for_shared, "place", "scaled_rows(f, f, k)",
+     "T.macro 'scaled_rows': parameter 'src' is T.SharedBuffer([32, 32], float32), got the "
+     "fragment buffer 'f' ([32, 32], float32)"),
+    (macro_gets_another_shape, "shape", "scaled_rows(s, f, k)",
+     "parameter 'acc' is T.FragmentBuffer([32, 32], float32), got the fragment buffer 'f' "
+     "([32, 16], float32)"),
+    (macro_gets_a_number, "number", "scaled_rows(s, f, 2.0)",
+     "parameter 'scale' is T.LocalBuffer([1], float32), got "),
     (calls_returns_at_run_time, "runtime", "n > 3",
      "a `return` in the T.macro 'returns_at_run_time' may only sit in an `if` on a "
      "compile-time value"),

@@ -13,7 +13,7 @@ import inspect
 from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
-from ..language.types import SymbolicDim, SymbolicExpr, Tensor, dtype as DType
+from ..language.types import OnChipBuffer, SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, loop_exits, reducers, variables
 from .expressions import ExpressionMixin
 from .values import Affine, BufferRef, Scalar, VarRef, index_value
@@ -236,6 +236,9 @@ class CodeGenerator(ExpressionMixin):
             return ir.MemRefType.get(shape, dtypes.storage_type(spec.dtype))
         if isinstance(spec, DType) or spec in (int, float, bool):
             return dtypes.mlir_type(self.scalar_dtype(spec))
+        if isinstance(spec, OnChipBuffer):
+            raise self.error(arg, f"parameter '{arg.arg}': T.{spec.kind} annotates a T.macro's "
+                                  "parameter; a kernel's tensors are T.Tensor(shape, dtype)")
         raise self.error(arg, f"parameter '{arg.arg}': expected T.Tensor(shape, dtype) or a "
                               f"scalar dtype, got {spec!r}")
 
@@ -387,6 +390,7 @@ class CodeGenerator(ExpressionMixin):
         except TypeError as e:
             raise self.error(node, f"T.macro '{m.name}': {e}") from None
         bound.apply_defaults()
+        self._check_macro_buffers(m, node, bound.arguments)
         saved = (self.scopes, self.regions, self.filename, self.env, self.statement)
         self.scopes, self.regions = [dict(bound.arguments)], []
         self.filename, self.env = m.filename, m.env
@@ -396,6 +400,25 @@ class CodeGenerator(ExpressionMixin):
         finally:
             self.macros.pop()
             self.scopes, self.regions, self.filename, self.env, self.statement = saved
+
+    def _check_macro_buffers(self, m, node, arguments: dict) -> None:
+        """Parameters annotated T.SharedBuffer / T.FragmentBuffer / T.LocalBuffer
+        take a buffer of that place, dtype and shape."""
+        for name, spec in getattr(m.fn, "__annotations__", {}).items():
+            if not isinstance(spec, OnChipBuffer) or name not in arguments:
+                continue
+            buf = arguments[name]
+            want = f"T.{spec.kind}({list(spec.shape)}, {spec.dtype})"
+            if not isinstance(buf, BufferRef):
+                raise self.error(node, f"T.macro '{m.name}': parameter '{name}' is {want}, "
+                                       f"got {self.describe(buf)}")
+            shape_ok = len(buf.shape) == len(spec.shape) and all(
+                not isinstance(a, int) or not isinstance(b, int) or a == b
+                for a, b in zip(buf.shape, spec.shape))
+            if buf.place != spec.place or buf.dtype != spec.dtype or not shape_ok:
+                got = f"the {buf.place} buffer '{buf.name}' ({list(buf.shape)}, {buf.dtype})"
+                raise self.error(node, f"T.macro '{m.name}': parameter '{name}' is {want}, "
+                                       f"got {got}")
 
     def macro_body(self, stmts) -> tuple[bool, object]:
         """A macro's statements up to its `return`: (whether one was reached,

@@ -59,6 +59,9 @@ from .tile_ops import (cummax, cumsum, gemm, reduce_abssum, reduce_absmax, reduc
 from .types import (
     Tensor,
     Buffer,
+    SharedBuffer,
+    FragmentBuffer,
+    LocalBuffer,
     SymbolicDim,
     dtype,
     dynamic,
@@ -144,7 +147,8 @@ INTRINSICS = [
 ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
 
 __all__ = [
-    "Buffer", "Fragment", "GemmWarpPolicy", "Layout", "SymbolicDim", "Tensor", "const", "dtype",
+    "Buffer", "SharedBuffer", "FragmentBuffer", "LocalBuffer", "Fragment", "GemmWarpPolicy",
+    "Layout", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
     "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3",
     "float8_e4m3fn", "float8_e5m2",

@@ -233,3 +233,53 @@ class Tensor:
 
 
 Buffer = Tensor
+
+
+class OnChipBuffer:
+    """The annotation of a T.macro parameter that takes a buffer of the block:
+    `acc: T.FragmentBuffer((64, 64), "float32")`, `T.SharedBuffer`,
+    `T.LocalBuffer` (TileLang's names). A call passing a buffer of another
+    place, dtype or shape is an error at the call. Kernel parameters are
+    global tensors (T.Tensor), never these."""
+
+    def __init__(self, place: str, shape, dtype: str = "float32", **unsupported):
+        self.place = place
+        if unsupported:
+            name = next(iter(unsupported))
+            raise _annotation_error(f"{self.kind}'s '{name}' (a TVM buffer field) is not "
+                                    "supported by tlc: give the shape and dtype")
+        spec = Tensor(shape, dtype)
+        self.shape, self.dtype = spec.shape, spec.dtype
+
+    @property
+    def kind(self) -> str:
+        return _ON_CHIP_KINDS[self.place]
+
+    def __repr__(self) -> str:
+        return f"T.{self.kind}({self.shape!r}, {self.dtype!r})"
+
+
+_ON_CHIP_KINDS = {"shared": "SharedBuffer", "fragment": "FragmentBuffer", "local": "LocalBuffer"}
+
+
+class _OnChipKind:
+    """T.SharedBuffer / T.FragmentBuffer / T.LocalBuffer: called or subscripted."""
+
+    def __init__(self, place: str):
+        self.place = place
+        self.__name__ = _ON_CHIP_KINDS[place]
+
+    def __call__(self, shape, dtype: str = "float32", **kwargs) -> OnChipBuffer:
+        return OnChipBuffer(self.place, shape, dtype, **kwargs)
+
+    def __getitem__(self, item) -> OnChipBuffer:
+        shape, dt = item if isinstance(item, tuple) and len(item) == 2 else (item, "float32")
+        return OnChipBuffer(self.place, shape, dt)
+
+    def __repr__(self) -> str:
+        return f"T.{self.__name__}"
+
+
+SharedBuffer = _OnChipKind("shared")
+FragmentBuffer = _OnChipKind("fragment")
+LocalBuffer = _OnChipKind("local")
