@@ -8,7 +8,7 @@ vectors used by a loop whose layout places their rows differently (the
 reduction of a narrow tile scaling a wide one): the compiler converts them,
 by warp shuffles where the rows stay in their warps, else through shared memory;
 reductions of a shared buffer and into one (row max and an accumulated
-column sum); a fragment indexed by a serial loop's index beside one of a
+column sum); reductions of a vector shorter than the block (held in copies); a fragment indexed by a serial loop's index beside one of a
 parallel loop's (mix_rows) or in chunks (chunked_sqsum); and T.alloc_reducer kernels
 (examples/reducers.py).
 """
@@ -145,6 +145,29 @@ def shared_reductions(M, N):
     return reduce
 
 
+@tlc.jit(out_idx=[1])
+def small_softmax(N, threads=128):
+    """Y = softmax(X) of one N-vector on more threads than N: each element is held by
+    threads / N threads, whose copies the reductions combine once (TileLang's DSA indexer
+    top-k normalizes its 64 scores so)."""
+
+    @T.prim_func
+    def softmax_vector(X: T.Tensor([N], "float32"), Y: T.Tensor([N], "float32")):
+        with T.Kernel(1, threads=threads):
+            x = T.alloc_fragment([N], "float32")
+            mx = T.alloc_fragment([1], "float32")
+            total = T.alloc_fragment([1], "float32")
+            T.copy(X, x)
+            T.reduce_max(x, mx, dim=-1)
+            for i in T.Parallel(N):
+                x[i] = T.exp(x[i] - mx[0])
+            T.reduce_sum(x, total)
+            for i in T.Parallel(N):
+                Y[i] = x[i] / total[0]
+
+    return softmax_vector
+
+
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
     for m, n, bm in [(1000, 1024, 8), (4096, 4096, 2), (333, 256, 16)]:
@@ -199,6 +222,10 @@ def main(out: str) -> None:
          {"expect": {"S": "A.sum(dim=1) + B.sum(dim=1)"}, "atol": 1e-4, "rtol": 1e-5,
           "seed": 14},
          os.path.join(out, "two_reductions_64.tlcart"))
+    for n in (64, 32, 8):
+        save(small_softmax(n), {"expect": {"Y": "torch.softmax(X, dim=0)"}, "atol": 1e-6,
+                                "rtol": 1e-5, "seed": 15 + n},
+             os.path.join(out, f"small_softmax_{n}.tlcart"))
     save(shared_reductions(64, 128),
          {"expect": {"Mx": "A.amax(dim=1)", "S": "1 + A.sum(dim=0)"}, "atol": 1e-4,
           "rtol": 1e-5, "seed": 11},

@@ -447,14 +447,16 @@ static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t>
         out.push_back(i);
     return out;
   };
-  // table[r][t]: the kept index of register r of thread t.
-  SmallVector<SmallVector<SmallVector<int64_t>>> table(regs);
+  // table[r][t]: the kept index of register r of thread t; full[r][t]: its
+  // whole index.
+  SmallVector<SmallVector<SmallVector<int64_t>>> table(regs), full(regs);
   LayoutEvaluator eval(layout);
   SmallVector<int64_t> index;
   for (int64_t r = 0; r < regs; ++r)
     for (int64_t t = 0; t < threads; ++t) {
       eval.apply(t, r, index);
       table[r].push_back(kept(index));
+      full[r].push_back(index);
     }
 
   // Registers holding the same slice on every thread form one class.
@@ -473,16 +475,23 @@ static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t>
   }
 
   // Threads that differ only in a bit that never changes the kept index hold
-  // other parts of the same slices.
+  // other parts of the same slices, unless the bit never changes the whole
+  // index either: then they hold copies of the same elements (a fragment
+  // smaller than the block), which a reduction must not combine twice.
   int64_t bits = llvm::Log2_64_Ceil(threads);
+  int64_t copies = 1;
   for (int64_t b = 0; b < bits; ++b) {
-    bool alongDim = (threads % (int64_t(2) << b) == 0);
+    bool alongDim = (threads % (int64_t(2) << b) == 0), copy = alongDim;
     for (int64_t t = 0; t < threads && alongDim; ++t) {
       int64_t u = t ^ (int64_t(1) << b);
-      for (int64_t r = 0; r < regs && alongDim; ++r)
+      for (int64_t r = 0; r < regs && alongDim; ++r) {
         alongDim = table[r][t] == table[r][u];
+        copy = copy && full[r][t] == full[r][u];
+      }
     }
-    if (alongDim)
+    if (alongDim && copy)
+      copies *= 2;
+    else if (alongDim)
       (b < 5 ? out.laneMask : out.warpMask) |= int64_t(1) << b;
   }
 
@@ -524,7 +533,7 @@ static FailureOr<SlicedLayout> computeSlice(LayoutAttr layout, ArrayRef<int64_t>
   int64_t srcNumel = 1;
   for (int64_t d : shape)
     srcNumel *= d;
-  if (threads * regs != srcNumel || holders != group) {
+  if (threads * regs != srcNumel * copies || holders != group * copies) {
     why = llvm::formatv("this layout holds row elements in a pattern tlc's "
                         "reductions do not combine ({0} holders per row, "
                         "thread groups of {1}, {2} registers for {3} elements)",

@@ -46,7 +46,8 @@ struct SlicedLayout {
   /// For each result register, the source registers sliced into it.
   SmallVector<SmallVector<int64_t>> resultToSources;
   /// Thread-index bits that move along the sliced dimension only, within a
-  /// warp (lanes) and across warps: the threads a reduction must combine.
+  /// warp (lanes) and across warps: the threads a reduction must combine
+  /// (not the bits between threads holding copies of the same elements).
   int64_t laneMask = 0, warpMask = 0;
 };
 

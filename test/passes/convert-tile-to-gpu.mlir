@@ -438,6 +438,29 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// A fragment smaller than the block: threads t and t + 64 hold the same
+// element (a copy). The sum combines lanes (5 shuffles) and the two warps
+// that hold different elements (scratch[1][2]), never a copy twice.
+// CHECK-LABEL: gpu.func @sum_of_copies
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x2xf32, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @sum_of_copies_kernel {
+    gpu.func @sum_of_copies(%arg0: memref<64xf32>, %arg1: memref<1xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 8 : i64} {
+      %c0 = arith.constant 0 : index
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (d0 mod 64)>} : memref<64xf32, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 1, map = (d0, d1) -> (0)>} : memref<1xf32, #tile.space<fragment>>
+      tile.copy %arg0[%c0] [64] to %0[%c0] [64] : memref<64xf32> to memref<64xf32, #tile.space<fragment>>
+      tile.reduce %0 to %1 {clear, dim = 0 : i64, kind = #tile.reduce_kind<sum>, tile.scratch_offset = 0 : i64} : memref<64xf32, #tile.space<fragment>> to memref<1xf32, #tile.space<fragment>>
+      tile.copy %1[%c0] [1] to %arg1[%c0] [1] : memref<1xf32, #tile.space<fragment>> to memref<1xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // The second gemm takes A from registers: its operand is built from the
 // registers (no ldmatrix for A), after the fp32 -> fp16 copy converted each
 // register in place.

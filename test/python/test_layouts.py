@@ -402,6 +402,25 @@ def test_reductions_from_two_layouts_into_one_vector(target, tmp_path):
     np.testing.assert_allclose(s, a.sum(1) + b.sum(1), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("n", [64, 8])
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_reductions_of_a_vector_held_in_copies(n, target, tmp_path):
+    # 128 threads hold an n-vector in 128 / n copies: the sum adds each element once (it
+    # combines lanes and warps holding different elements, not copies), which was an error.
+    from ptxas import assemble
+
+    factory = build_reduce.small_softmax.factory(n)
+    kernel = tlc.compile(factory, out_idx=[1], target=target)
+    ptx = kernel.get_kernel_source()
+    assemble(ptx, target, tmp_path)
+    distinct = min(n, 32).bit_length() - 1  # lane bits between different elements
+    assert ptx.count("shfl.sync.bfly") == 2 * distinct  # a max and a sum
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    y = tlc.jit(lambda: factory, out_idx=[1], interpret=True)()(x)
+    e = np.exp(x - x.max())
+    np.testing.assert_allclose(y, e / e.sum(), rtol=1e-5, atol=1e-7)
+
+
 # A row of a fragment picked by a T.Pipelined loop's index, copied out (T.copy of part of a
 # fragment into another: an element loop) and read in T.Parallel beside it, as TileLang's
 # flash decoding combines its splits.
