@@ -48,8 +48,9 @@ def Tile_WarpPolicyAttr : EnumAttr<Tile_Dialect, Tile_WarpPolicy, "warp_policy">
   let summary = "How a gemm partitions its output tile over the block's warps";
   let description = [{
     `square` splits M and N so each warp's sub-tile is as square as the warp
-    count allows; `full_row` gives each warp whole rows (warps stacked along
-    M); `full_col` gives each warp whole columns (warps side by side along N).
+    count allows; `full_row` stacks as many warps along M as the rows allow
+    (all of them where each gets a multiple of 16 rows: whole rows per warp),
+    the rest splitting N; `full_col` the same along N (TileLang's rules).
 
     Example: `policy = #tile.warp_policy<full_row>`
   }];

@@ -13,21 +13,22 @@ FailureOr<WarpPartition> mlir::tile::partitionWarps(int64_t m, int64_t n,
                                                     int64_t warps,
                                                     WarpPolicy policy,
                                                     std::string &why) {
+  // FullRow: as many warps along M as the rows allow (all of them where
+  // each gets 16 rows or a multiple), the rest splitting N; FullCol the
+  // same along N; Square: the most square warp tile (fewest operand loads
+  // per mma). TileLang's rules, so its programs get the same partition.
   std::optional<WarpPartition> best;
   double bestScore = 0;
   for (int64_t wm = 1; wm <= warps; ++wm) {
     if (warps % wm != 0)
       continue;
     int64_t wn = warps / wm;
-    if (policy == WarpPolicy::FullRow && wn != 1)
-      continue;
-    if (policy == WarpPolicy::FullCol && wm != 1)
-      continue;
     if (m % (wm * kMmaM) != 0 || n % (wn * kMmaN) != 0)
       continue;
     WarpPartition p{wm, wn, m / wm, n / wn};
-    // Square: the most square warp tile (fewest operand loads per mma).
-    double score = std::abs(std::log2(double(p.tileM) / double(p.tileN)));
+    double score = policy == WarpPolicy::FullRow   ? -double(wm)
+                   : policy == WarpPolicy::FullCol ? -double(wn)
+                   : std::abs(std::log2(double(p.tileM) / double(p.tileN)));
     if (!best || score < bestScore) {
       best = p;
       bestScore = score;
@@ -195,7 +196,10 @@ FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) 
   if (groups % rowBlocks != 0)
     return failure();
   int64_t groupsN = groups / (m / kWgmmaM);
-  if (groupsN > 1 && op.getPolicy() == WarpPolicy::FullRow)
+  // FullRow with warpgroups sharing a row block: mma.sync where every warp
+  // can take whole rows, else (as TileLang) the warpgroups split N.
+  if (groupsN > 1 && op.getPolicy() == WarpPolicy::FullRow &&
+      m % (threads / 32 * kMmaM) == 0)
     return failure();
   if (n % (groupsN * 8) != 0 || n / groupsN > kWgmmaMaxN ||
       (!op.getTransposeB() && groupsN > 1 && (n / groupsN) % kWgmmaColumnBlock != 0))

@@ -97,8 +97,9 @@ int64_t wgmmaK(Type in);
 /// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
 /// in with an f32 accumulator, and one m64 row block per warpgroup: the
 /// M / 64 row blocks each get G / (M / 64) of the G warpgroups, which split N
-/// (each a multiple of 8 up to 256 columns, of 64 when B is N-major; the
-/// FullRow policy allows no split). Each warp then holds 16 rows of its
+/// (each a multiple of 8 up to 256 columns, of 64 when B is N-major; under
+/// the FullRow policy only where mma.sync could not give every warp whole
+/// rows, which it then does instead). Each warp then holds 16 rows of its
 /// warpgroup's columns, which is both the wgmma accumulator fragment and the
 /// mma.sync layout of that partition in warpgroup order (tileM = 16). With
 /// fewer warpgroups than row blocks (block M 128 on one warpgroup, 256 on

@@ -298,11 +298,11 @@ func.func @full_row() {
 func.func @uncoverable() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %a = tile.alloc_shared : memref<32x32xf16, #gpu.address_space<workgroup>>
-    %b = tile.alloc_shared : memref<32x32xf16, #gpu.address_space<workgroup>>
-    %c = tile.alloc_fragment : memref<32x32xf32, #tile.space<fragment>>
-    // expected-error @+1 {{'tile.gemm' op a 32x32 tile cannot be split over 4 warps with the full_row policy into m16n8 tensor-core atoms (each warp's share must be a multiple of 16 rows and 8 columns)}}
-    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<32x32xf16, #gpu.address_space<workgroup>>, memref<32x32xf16, #gpu.address_space<workgroup>>, memref<32x32xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<16x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x16xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<16x16xf32, #tile.space<fragment>>
+    // expected-error @+1 {{'tile.gemm' op a 16x16 tile cannot be split over 4 warps with the full_row policy into m16n8 tensor-core atoms (each warp's share must be a multiple of 16 rows and 8 columns)}}
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<16x32xf16, #gpu.address_space<workgroup>>, memref<32x16xf16, #gpu.address_space<workgroup>>, memref<16x16xf32, #tile.space<fragment>>
   }
   return
 }

@@ -86,8 +86,13 @@ func.func @warpgroups_along_n() {
 
 // -----
 
-// FullRow keeps every warp on its own rows: 64 rows over two warpgroups is
-// neither a wgmma nor an mma.sync partition.
+// FullRow with fewer rows than the warps can take whole (64 rows, 8
+// warps): as TileLang, the rows' one m64 block goes to both warpgroups,
+// which split N; on mma.sync, 4 warps along M and 2 along N.
+// CHECK-LABEL: func.func @full_row_too_few_rows()
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 2
+// CHECK-LABEL: func.func @full_row_too_few_rows_sm80
+// CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 16, warps_m = 4, warps_n = 2
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @full_row_too_few_rows() {
   %c1 = arith.constant 1 : index
@@ -95,7 +100,18 @@ func.func @full_row_too_few_rows() {
     %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
     %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-    // expected-error @+1 {{a 64x128 tile cannot be split over 8 warps with the full_row policy}}
+    tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @full_row_too_few_rows_sm80() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
     tile.gemm %a, %b, %c {policy = #tile.warp_policy<full_row>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
   }
   return

@@ -12,6 +12,7 @@ from ..language.intrinsic import intrinsic_name
 from .prim_func import Macro
 from ..language.types import SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, variables
+from .column_split import ColumnPieces, piece_of
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
 
 _PY_BINOPS = {
@@ -648,6 +649,8 @@ class ExpressionMixin:
     def expr_Subscript(self, node):
         var = variables.named(self, node.value)
         base = var.buffer if var is not None else self.eval(node.value)
+        if isinstance(base, ColumnPieces):  # `Q_s[:, :D]`: the buffer holding that slice
+            return piece_of(self, node, base)
         if not isinstance(base, BufferRef):
             if isinstance(base, (tuple, list, dict, str)):
                 return base[self.eval_static(node.slice)]

@@ -34,6 +34,7 @@ from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
                    call_shfl_up, call_shfl_xor, call_sync_threads, call_sync_warp,
                    call_named_barrier_arrive)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
+from .column_split import ColumnPieces, check_whole_operand, column_ranges, piece_of
 from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
                           call_barrier_wait, call_dec_max_nreg, call_inc_max_nreg,
@@ -399,6 +400,15 @@ def _alloc(gen, node, place: str, name_node=None):
     # which the passes keep when they rebuild the allocation: the compiler's IR
     # snapshots name the buffers with it (tlc.layout reads them there).
     name = gen.assigned_name(name_node or node)
+    if place == "shared" and name and (ranges := column_ranges(gen, name, shape)):
+        pieces = {}
+        for lo, hi in ranges:  # one buffer per column slice the program names
+            piece = f"{name}[:, {lo}:{hi}]"
+            t = ir.MemRefType.get([shape[0], hi - lo], dtypes.storage_type(dt),
+                                  memory_space=space)
+            value = op(t, loc=ir.Location.name(piece, childLoc=ir.Location.current))
+            pieces[(lo, hi)] = BufferRef(piece, value, [shape[0], hi - lo], str(dt), place)
+        return ColumnPieces(name, shape, str(dt), pieces)
     loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
     return BufferRef("", op(t, loc=loc), list(shape), str(dt), place)
 
@@ -478,8 +488,11 @@ def _region(gen, node):
     """(buffer, offsets or None, sizes or None) of a T.copy operand: a whole
     buffer `A`, a tile origin `A[i, j]`, or slices `A[b, i:j, :]` (a buffer
     picked from a compile-time list, `ring[s]`, is a whole buffer)."""
-    if not isinstance(node, ast.Subscript) or isinstance(
-            gen.eval(node.value) if not variables.named(gen, node.value) else None, (list, tuple)):
+    base = gen.eval(node.value) if isinstance(node, ast.Subscript) and not variables.named(
+        gen, node.value) else None
+    if isinstance(base, ColumnPieces):  # `Q_s[:, :D]` of a buffer split by its slices
+        return piece_of(gen, node, base), None, None
+    if not isinstance(node, ast.Subscript) or isinstance(base, (list, tuple)):
         return _buffer(gen, node, "a T.copy operand"), None, None
     stage = stage_of(gen, node)  # `A_s[k % 2, :, :]`: one stage, a whole buffer
     if stage is not None:
@@ -818,9 +831,13 @@ _POLICIES = {GemmWarpPolicy.Square: "square", GemmWarpPolicy.FullRow: "full_row"
 def call_gemm(gen, node):
     gen.require_kernel(node, "T.gemm")
     a = _args(gen, node, tile_ops.gemm, _GEMM_UNSUPPORTED)
-    A = stage_of(gen, a["A"]) or _buffer(gen, a["A"], "T.gemm's A")
-    B = stage_of(gen, a["B"]) or _buffer(gen, a["B"], "T.gemm's B")
-    C = _buffer(gen, a["C"], "T.gemm's C")
+    operands = []
+    for name in ("A", "B", "C"):
+        staged = stage_of(gen, a[name]) if name != "C" else None
+        if staged is None:
+            check_whole_operand(gen, a[name], f"T.gemm's {name}")
+        operands.append(staged or _buffer(gen, a[name], f"T.gemm's {name}"))
+    A, B, C = operands
     flag = lambda k: bool(gen.eval_static(a[k]))  # noqa: E731
     policy = gen.eval_static(a["policy"])
     if policy not in _POLICIES:

@@ -1,0 +1,133 @@
+"""Shared buffers the program names only by column slices.
+
+TileLang's DeepSeek sparse MLA keeps the query's two parts in one buffer,
+`Q_shared = T.alloc_shared([H, D + D_tail], dtype)`, fills them with
+`T.copy(Q[..., :D], Q_shared[:, :D])` and `T.copy(Q[..., D:], Q_shared[:, D:])`,
+and multiplies each with its own gemm, `T.gemm(Q_shared[:, :D], KV_shared, S)`.
+
+When every use of a 2-d shared buffer in its function is such a column slice
+(all rows, compile-time bounds) and any two slices are the same columns or
+disjoint ones, the buffer is allocated as one buffer per slice: each slice
+is then a whole buffer to every op (a gemm operand with a layout of its own,
+a copy's destination), and no byte is shared between two of them, so the
+program means the same. A buffer used any other way (an element access, a
+slice overlapping another, a bound known only at run time, the buffer
+passed whole) is allocated as written, and a slice of it given to an op
+that takes whole buffers is an error saying why.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..errors import CompilationError
+from .values import BufferRef
+
+
+class ColumnPieces:
+    """A shared buffer allocated as one buffer per column slice the program
+    names: {(start, stop): BufferRef}."""
+
+    def __init__(self, name: str, shape, dtype: str, pieces: dict):
+        self.name = name
+        self.shape = list(shape)
+        self.dtype = dtype
+        self.pieces = pieces
+
+    def __repr__(self) -> str:
+        ranges = ", ".join(f"[:, {lo}:{hi}]" for lo, hi in sorted(self.pieces))
+        return f"the shared buffer '{self.name}' (named by its column slices {ranges})"
+
+
+def _parents(gen, scope: ast.AST) -> dict:
+    """Each node of `scope`'s AST -> its parent (kept per scope while the
+    program is built; the scope itself is kept with it, so its id stays its)."""
+    cache = gen.__dict__.setdefault("_column_split_parents", {})
+    if id(scope) not in cache:
+        parents = {child: node for node in ast.walk(scope)
+                   for child in ast.iter_child_nodes(node)}
+        cache[id(scope)] = (scope, parents)
+    return cache[id(scope)][1]
+
+
+def _whole(item) -> bool:
+    return isinstance(item, ast.Slice) and item.lower is None and item.upper is None \
+        and item.step is None
+
+
+def _bound(gen, node, default: int):
+    """A slice bound's compile-time value (`default` when absent), else None."""
+    if node is None:
+        return default
+    try:
+        value = gen.eval(node)
+    except CompilationError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:
+    """The column slices `(start, stop)` of the 2-d shared buffer `name`, about
+    to be allocated by the statement being built, when its function names it
+    by those only (see the module's description); else None."""
+    if len(shape) != 2:
+        return None
+    stmt = gen.statement
+    scope = gen.macros[-1].node if gen.macros else gen.prim.node
+    parents = _parents(gen, scope)
+    ranges = set()
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Name) or node.id != name:
+            continue
+        if isinstance(node.ctx, ast.Store):
+            if not (isinstance(stmt, ast.Assign) and stmt.targets == [node]):
+                return None  # assigned elsewhere too
+            continue
+        sub = parents.get(node)
+        if not isinstance(sub, ast.Subscript) or sub.value is not node \
+                or not isinstance(sub.slice, ast.Tuple) or len(sub.slice.elts) != 2:
+            return None
+        rows, cols = sub.slice.elts
+        if not _whole(rows) or not isinstance(cols, ast.Slice) or cols.step is not None:
+            return None
+        lo, hi = _bound(gen, cols.lower, 0), _bound(gen, cols.upper, shape[1])
+        if lo is None or hi is None or not 0 <= lo < hi <= shape[1]:
+            return None
+        ranges.add((lo, hi))
+    if not ranges or ranges == {(0, shape[1])}:
+        return None
+    ordered = sorted(ranges)
+    if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
+        return None  # overlapping slices share bytes
+    return ordered
+
+
+def piece_of(gen, node: ast.Subscript, pieces: ColumnPieces) -> BufferRef:
+    """The buffer holding the column slice `node` of `pieces`."""
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    cols = items[-1] if len(items) == 2 else None
+    if cols is not None and _whole(items[0]) and isinstance(cols, ast.Slice) \
+            and cols.step is None:
+        key = (_bound(gen, cols.lower, 0), _bound(gen, cols.upper, pieces.shape[1]))
+        if key in pieces.pieces:
+            return pieces.pieces[key]
+    raise gen.error(node, f"this is not one of the column slices {pieces!r} was split "
+                          "into when it was allocated")
+
+
+def check_whole_operand(gen, node, what: str) -> None:
+    """An op taking whole buffers (a gemm operand) given a slice of a buffer that
+    is not split by its slices: an error saying when such slices are taken."""
+    if not isinstance(node, ast.Subscript):
+        return
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not any(isinstance(i, ast.Slice) for i in items):
+        return
+    base = gen.eval(node.value)
+    if isinstance(base, BufferRef) and base.place == "shared":
+        raise gen.error(node, f"{what} is a slice of the shared buffer '{base.name}': tlc takes "
+                              "slices of a buffer as operands when every use of it in the "
+                              "function is a column slice (all rows, compile-time bounds, any "
+                              "two the same columns or disjoint), each then its own buffer; "
+                              f"'{base.name}' is used otherwise (an element access, an "
+                              "overlapping or run-time slice, or the whole buffer)")
