@@ -710,6 +710,21 @@ LogicalResult PipelineOp::verify() {
   return success();
 }
 
+LogicalResult MakeTensorOp::verify() {
+  MemRefType type = getResult().getType();
+  if (getPlace(type) != Place::Global || !type.getLayout().isIdentity())
+    return emitOpError("makes row-major global tensors, not ") << type;
+  if (type.getRank() < 1)
+    return emitOpError("makes tensors of rank 1 or more");
+  if (static_cast<int64_t>(getSizes().size()) != type.getNumDynamicDims())
+    return emitOpError("expected ") << type.getNumDynamicDims()
+                                    << " sizes (one per dynamic dimension), got "
+                                    << getSizes().size();
+  if (type.getElementTypeBitWidth() < 8)
+    return emitOpError("element type ") << type.getElementType() << " is narrower than a byte";
+  return success();
+}
+
 LogicalResult SharedPtrOp::verify() {
   MemRefType type = getBuffer().getType();
   if (getPlace(type) != Place::Shared)

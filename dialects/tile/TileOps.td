@@ -262,6 +262,37 @@ def Tile_TensorMapOp : Tile_Op<"tensor_map", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_MakeTensorOp : Tile_Op<"make_tensor", [Pure]> {
+  let summary = "A global tensor at an address the kernel computes (a pointer table's entry)";
+  let description = [{
+    `T.make_tensor(ptr, shape, dtype)`: the row-major, contiguous global
+    tensor of the result's shape and element type whose first element is at
+    the 64-bit address `address`, a value the kernel reads at run time (an
+    entry of a `T.Tensor([G], T.ptr)` pointer table, or a `T.ptr`
+    parameter). `sizes` gives the result's dynamic dimensions, in order.
+    The address must be 16-byte aligned (the kernel's vector accesses and
+    cp.async assume it, as for tensor parameters). The tensor is addressed
+    like a tensor parameter (element accesses, T.copy regions, atomics),
+    except by TMA, whose tensor maps the host encodes from parameters.
+    `convert-tile-to-gpu` builds its memref descriptor from the address.
+
+    Example:
+
+    ```mlir
+    func.func @table(%ptrs: memref<4xi64>, %m: index) {
+      %c1 = arith.constant 1 : index
+      %a = memref.load %ptrs[%c1] : memref<4xi64>
+      %t = tile.make_tensor %a(%m) : memref<?x64xf16>
+      return
+    }
+    ```
+  }];
+  let arguments = (ins I64:$address, Variadic<Index>:$sizes);
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = "$address `(` $sizes `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_SharedPtrOp : Tile_Op<"shared_ptr", [Pure]> {
   let summary = "The shared-memory address of an element of a shared buffer";
   let description = [{

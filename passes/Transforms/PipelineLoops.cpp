@@ -387,7 +387,8 @@ std::optional<TmaCopy> mlir::tile::tmaCopy(CopyOp copy, AllocSharedOp buffer) {
   MemRefType dst = copy.getDst().getType(); // the buffer, or one stage of it
   if (!tmaProblem(src).empty() || dst.getRank() != 2 || copy.getPred() ||
       src.getElementType() != dst.getElementType() ||
-      copy->hasAttr(kDisableTmaAttr)) // T.copy(..., disable_tma=True)
+      copy->hasAttr(kDisableTmaAttr) || // T.copy(..., disable_tma=True)
+      copy.getSrc().getDefiningOp<MakeTensorOp>()) // no host-encoded tensor map
     return std::nullopt;
   if (copy.getDstSizes() != dst.getShape() ||
       llvm::any_of(copy.getDstOffsets(),

@@ -2674,3 +2674,27 @@ func.func @transpose_global(%g: memref<128x128xi8>) {
   }
   return
 }
+
+// -----
+
+func.func @make_tensor_sizes(%a: i64, %m: index) {
+  // expected-error @+1 {{'tile.make_tensor' op expected 2 sizes (one per dynamic dimension), got 1}}
+  %t = tile.make_tensor %a(%m) : memref<?x?xf16>
+  return
+}
+
+// -----
+
+func.func @make_tensor_shared(%a: i64) {
+  // expected-error @+1 {{'tile.make_tensor' op makes row-major global tensors, not 'memref<64xf16, #gpu.address_space<workgroup>>'}}
+  %t = tile.make_tensor %a() : memref<64xf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @make_tensor_bits(%a: i64) {
+  // expected-error @+1 {{'tile.make_tensor' op element type 'i4' is narrower than a byte}}
+  %t = tile.make_tensor %a() : memref<64xi4>
+  return
+}

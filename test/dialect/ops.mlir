@@ -613,6 +613,19 @@ func.func @tma_store(%O: memref<8x?x32x128xf16>, %b: index, %s: index, %h: index
   return
 }
 
+// CHECK-LABEL: func.func @make_tensor
+// CHECK: tile.make_tensor %{{.*}}(%{{.*}}) : memref<?x64xf16>
+// CHECK: tile.make_tensor %{{.*}}() : memref<128xi32>
+func.func @make_tensor(%ptrs: memref<4xi64>, %m: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = memref.load %ptrs[%bx] : memref<4xi64>
+    %t = tile.make_tensor %a(%m) : memref<?x64xf16>
+    %u = tile.make_tensor %a() : memref<128xi32>
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @pipeline_ops
 // CHECK: %[[PIPE:.*]] = tile.pipeline stages = 3, consumers = 256 : !tile.pipeline
 // CHECK: tile.producer_acquire %[[PIPE]][%{{.*}}] : !tile.pipeline

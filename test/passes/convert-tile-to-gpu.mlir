@@ -461,6 +461,34 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
 
 // -----
 
+// A tensor at a run-time address (T.make_tensor): its descriptor built from
+// the address (row-major strides, offset 0), cast to the memref its users
+// read, and assumed 16-byte aligned as parameters are.
+// CHECK-LABEL: gpu.func @pointer_table
+// CHECK: %[[P:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
+// CHECK: llvm.insertvalue %[[P]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[4, 1]
+// CHECK: %[[M:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x64xf32>
+// CHECK: %[[A:.*]] = memref.assume_alignment %[[M]], 16 : memref<?x64xf32>
+// CHECK: memref.load %[[A]]
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @pointer_table_kernel {
+    gpu.func @pointer_table(%arg0: memref<4xi64>, %arg1: index, %arg2: memref<64xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %block_id_x = gpu.block_id  x
+      %a = memref.load %arg0[%block_id_x] : memref<4xi64>
+      %t = tile.make_tensor %a(%arg1) : memref<?x64xf32>
+      tile.parallel (%j) in [64] attributes {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> (d0)>} {
+        %v = memref.load %t[%c0, %j] : memref<?x64xf32>
+        memref.store %v, %arg2[%j] : memref<64xf32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // The second gemm takes A from registers: its operand is built from the
 // registers (no ldmatrix for A), after the fp32 -> fp16 copy converted each
 // register in place.

@@ -34,6 +34,7 @@ from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
                    call_shfl_up, call_shfl_xor, call_sync_threads, call_sync_warp,
                    call_named_barrier_arrive)
 from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T.im2col)
+from .tensor_views import call_make_tensor  # noqa: F401  (T.make_tensor)
 from .column_split import ColumnPieces, check_whole_operand, column_ranges, piece_of
 from .stages import stage_of
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401

@@ -14,6 +14,10 @@ the view's shape (tensor parameters are row-major and contiguous, so every
 shape of as many bytes is a valid view); the caller never passes it. The
 byte sizes must agree: checked here when both shapes are static, at the call
 otherwise.
+
+`T.make_tensor(ptr, shape, dtype)` is a tensor at an address the kernel reads
+at run time (a pointer table's entry): a tile.make_tensor in the program,
+addressed like a parameter, never through TMA.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ import math
 from .. import ir
 from . import dtypes
 from .global_scratch import _add_argument, _argument_names, _free_name, _shape
-from .intrinsic_args import parse_dtype
-from .values import BufferRef
+from .intrinsic_args import bind_args, parse_dtype
+from .values import Affine, BufferRef, Scalar
 
 VIEW_ATTR = "tile.view_of"
 
@@ -110,3 +114,42 @@ def _view_base(func, name: str) -> str | None:
     return None
 
 
+
+
+def call_make_tensor(gen, node) -> BufferRef:
+    """`A = T.make_tensor(ptr, shape, dtype)`: a tile.make_tensor at the address
+    `ptr` (a T.ptr / int64 value read at run time)."""
+    from ..dialects import tile
+    from ..language import memory
+
+    a = bind_args(gen, node, memory.make_tensor)
+    if "strides" in a.given and gen.eval(a["strides"]) is not None:
+        raise gen.error(a["strides"], "T.make_tensor's strides: tlc makes row-major, contiguous "
+                                      "tensors only (leave strides out)")
+    address = gen.eval(a["ptr"])
+    if not isinstance(address, Scalar) or address.dtype not in ("int64", "uint64"):
+        raise gen.error(a["ptr"], "T.make_tensor's ptr is an address read at run time (a T.ptr "
+                                  "table entry or parameter, 64-bit), got "
+                                  f"{gen.describe(address)}")
+    dt = str(parse_dtype(gen, a["dtype"])) if "dtype" in a.given else "float32"
+    value = gen.eval(a["shape"])
+    items = list(value) if isinstance(value, (tuple, list)) else [value]
+    if not items:
+        raise gen.error(a["shape"], "T.make_tensor's shape needs at least one size")
+    shape, dims, sizes = [], [], []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            if item <= 0:
+                raise gen.error(a["shape"], f"T.make_tensor's sizes must be positive, got {item}")
+            shape.append(item)
+            dims.append(item)
+            continue
+        size = gen.index(item, a["shape"], "T.make_tensor's size")
+        shape.append(Affine.leaf(size))
+        dims.append(ir.ShapedType.get_dynamic_size())
+        sizes.append(size)
+    t = ir.MemRefType.get(dims, dtypes.storage_type(dt))
+    name = gen.assigned_name(node) or "tensor"
+    loc = ir.Location.name(name, childLoc=ir.Location.current)
+    result = tile.make_tensor(t, address.value, sizes, loc=loc)
+    return BufferRef(name, result, shape, dt, "global")

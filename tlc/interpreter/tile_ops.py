@@ -52,6 +52,18 @@ def _stage(c, op):
     return step
 
 
+@handles("tile.make_tensor")
+def _make_tensor(c, op):
+    site = c.site(op)
+
+    def step(st):
+        raise site.error("T.make_tensor addresses device memory by a pointer read at run time; "
+                         "the interpreter has no device memory to look the address up in (run "
+                         "the compiled kernel)", st.block)
+
+    return step
+
+
 @handles("tile.view")
 def _view(c, op):
     src, out = c.slot(op.operands[0]), c.slot(op.result)

@@ -18,7 +18,7 @@ from .memory import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, al
                      alloc_shared, alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_store,
                      c2d_im2col, clear, copy, fill,
-                     finalize_reducer, im2col, reshape, view)
+                     finalize_reducer, im2col, make_tensor, reshape, view)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -84,6 +84,7 @@ from .types import (
     uint16,
     uint32,
     uint64,
+    ptr,
 )
 
 from ..frontend.prim_func import macro, prim_func  # noqa: E402
@@ -126,7 +127,7 @@ INTRINSICS = [
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global", "alloc_buffer",
     "device_assert", "assume",
-    "alloc_reducer", "finalize_reducer", "reshape", "view", "copy", "fill", "clear", "c2d_im2col",
+    "alloc_reducer", "finalize_reducer", "reshape", "view", "make_tensor", "copy", "fill", "clear", "c2d_im2col",
     "im2col",
     "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
     "atomic_store", "print",
@@ -153,6 +154,6 @@ __all__ = [
     "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3",
     "float8_e4m3fn", "float8_e5m2",
     "float16", "float32", "float64", "tfloat32", "int8", "int16", "int32", "int64", "uint8",
-    "uint16", "uint32", "uint64",
+    "uint16", "uint32", "uint64", "ptr",
     *INTRINSICS, *ALIASES,
 ]

@@ -146,6 +146,28 @@ def view(src: Buffer, shape: int | tuple | None = None, dtype: str | None = None
 
 
 @intrinsic
+def make_tensor(ptr, shape: int | tuple, dtype: str = "float32", strides=None) -> Buffer:
+    """A global tensor at an address read at run time: an entry of a pointer
+    table (`T.Tensor([G], T.ptr)`) or a `T.ptr` parameter, as grouped GEMMs
+    pass one tensor per group.
+
+    The tensor is row-major and contiguous, its first element at `ptr`, which
+    must be 16-byte aligned (as tensor parameters are). It is read and written
+    like a tensor parameter (element accesses, T.copy, atomics), but not
+    through TMA: its tensor map would have to be encoded on the host.
+
+    Args:
+        ptr: the address, a 64-bit integer (T.ptr) value.
+        shape: ints, or sizes read at run time.
+        dtype: the element type.
+        strides: not supported (the tensor is contiguous): must be None.
+
+    Example: `A = T.make_tensor(A_ptrs[g], (max_M, K), T.float16)`
+    """
+    raise outside_prim_func("make_tensor")
+
+
+@intrinsic
 def alloc_var(dtype: str, *args, scope: str = "local.var", init=None):
     """A scalar variable private to each thread (a register), read and
     assigned by name.

@@ -98,6 +98,10 @@ uint8 = dtype("uint8")
 uint16 = dtype("uint16")
 uint32 = dtype("uint32")
 uint64 = dtype("uint64")
+# TileLang's pointer type: a device address, held as a 64-bit integer (a
+# `T.Tensor([G], T.ptr)` pointer table, a `p: T.ptr` parameter) that
+# T.make_tensor turns into a tensor.
+ptr = int64
 bool = dtype("bool")  # noqa: A001
 
 

@@ -8,9 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Conversion/TileToGPU/TileToGPU.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -189,6 +191,48 @@ struct SharedPtrLowering : TileOpLowering<SharedPtrOp> {
   }
 };
 
+/// tile.make_tensor: the memref descriptor of a row-major tensor at the
+/// address (generic address space, offset 0, row-major strides), handed to
+/// the memref users through a cast that the LLVM lowering folds away, and
+/// marked 16-byte aligned as tensor parameters are.
+struct MakeTensorLowering : TileOpLowering<MakeTensorOp> {
+  using TileOpLowering::TileOpLowering;
+  LogicalResult matchAndRewrite(MakeTensorOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    MemRefType type = op.getType();
+    int64_t rank = type.getRank();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    Type i64 = rewriter.getI64Type();
+    auto array = LLVM::LLVMArrayType::get(i64, rank);
+    auto descType = LLVM::LLVMStructType::getLiteral(ctx, {ptrType, ptrType, i64, array, array});
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(rewriter, loc, i64, rewriter.getI64IntegerAttr(v));
+    };
+    Value ptr = LLVM::IntToPtrOp::create(rewriter, loc, ptrType, adaptor.getAddress());
+    Value desc = LLVM::PoisonOp::create(rewriter, loc, descType);
+    desc = LLVM::InsertValueOp::create(rewriter, loc, desc, ptr, ArrayRef<int64_t>{0});
+    desc = LLVM::InsertValueOp::create(rewriter, loc, desc, ptr, ArrayRef<int64_t>{1});
+    desc = LLVM::InsertValueOp::create(rewriter, loc, desc, constant(0), ArrayRef<int64_t>{2});
+    SmallVector<Value> sizes;
+    auto dynamic = adaptor.getSizes().begin();
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(type.isDynamicDim(d)
+                          ? (Value)arith::IndexCastOp::create(rewriter, loc, i64, *dynamic++)
+                          : constant(type.getDimSize(d)));
+    Value stride = constant(1);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      desc = LLVM::InsertValueOp::create(rewriter, loc, desc, sizes[d], ArrayRef<int64_t>{3, d});
+      desc = LLVM::InsertValueOp::create(rewriter, loc, desc, stride, ArrayRef<int64_t>{4, d});
+      stride = LLVM::MulOp::create(rewriter, loc, stride, sizes[d]);
+    }
+    Value tensor = UnrealizedConversionCastOp::create(rewriter, loc, type, desc).getResult(0);
+    rewriter.replaceOpWithNewOp<memref::AssumeAlignmentOp>(op, tensor, kParamAlignment);
+    return success();
+  }
+};
+
 } // namespace
 
 FailureOr<Value> mlir::tile::sharedElementPointer(OpBuilder &b, Operation *op, Value original,
@@ -343,6 +387,7 @@ void mlir::tile::populateAllocToGPUPatterns(const TypeConverter &converter,
                StageLowering,                         // tile.stage
                ViewLowering,                          // tile.view
                SharedPtrLowering,                     // tile.shared_ptr
+               MakeTensorLowering,                    // tile.make_tensor
                ElementAccessLowering<memref::LoadOp>, // memref.load
                ElementAccessLowering<memref::StoreOp>, // memref.store
                ElementAccessLowering<vector::LoadOp>,  // vector.load
