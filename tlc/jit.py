@@ -537,8 +537,10 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
     TileLang's options: `target` ("auto", "cuda", "cuda -arch=sm_80" or an sm_*
     name), `pass_configs` ({tlc.PassConfigKey: value}), `verbose`,
     `debug_root_path` (PTX and IR written there), `execution_backend`
-    (accepted; tlc has one runtime); `target_host` and `compile_flags` are
-    errors. See tlc.jit_options.
+    (accepted; tlc has one runtime), `compile_flags` (nvcc flags:
+    `--use_fast_math` honoured, C++-only ones reported and changing nothing,
+    others errors; see tlc.compile_flags); `target_host` is an error. See
+    tlc.jit_options.
 
     With `interpret=True`, or TLC_INTERPRET=1 in the environment when the
     decorator runs and `interpret` is not given, nothing is compiled: the

@@ -11,11 +11,13 @@ tlc has no host compiler and no nvcc).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import warnings
 from dataclasses import dataclass, field
 
+from .compile_flags import apply_compile_flags
 from .errors import CompilationError, Diagnostic, SourceLocation
 from .pass_config import FAST_MATH, NO_STREAM_K, NO_TMA, PassConfigEffects, apply_pass_configs
 
@@ -115,15 +117,14 @@ def jit_options(target=None, execution_backend=None, target_host=None, verbose=F
     if target_host is not None:
         raise user_error("the argument 'target_host' is not supported by tlc (kernels are "
                          "launched from Python through tlc's runtime; there is no host code)")
-    if compile_flags:
-        raise user_error(f"the argument 'compile_flags' ({compile_flags!r}) is not supported "
-                         "by tlc: it emits PTX in process, with no nvcc to pass flags to")
     if not isinstance(verbose, bool):
         raise user_error(f"verbose must be True or False, got {verbose!r}")
     if debug_root_path is not None and not isinstance(debug_root_path, (str, os.PathLike)):
         raise user_error(f"debug_root_path must be a folder path, got {debug_root_path!r}")
     try:
         effects = apply_pass_configs(pass_configs)
+        if apply_compile_flags(compile_flags):  # --use_fast_math
+            effects = dataclasses.replace(effects, fast_math=True)
     except CompilationError as e:
         raise user_error(str(e)) from None
     return JitOptions(_target(target), verbose,

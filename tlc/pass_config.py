@@ -12,8 +12,11 @@ Each TileLang key is one of three kinds here:
 - no use: it tunes a TileLang pass or a tool tlc does not have (TVM's CSE,
   nvcc, TileLang's own checks), or disables something tlc never does; it is
   accepted and reported once per process with a warning, and changes nothing;
-- cannot honour: it asks for an output or a behaviour tlc cannot give (extra
-  nvcc flags, custom TVM passes, dumping CUDA source): an error.
+- cannot honour: it asks for an output or a behaviour tlc cannot give (custom
+  TVM passes, dumping CUDA source): an error.
+
+`tl.device_compile_flags` holds nvcc flags: read as `compile_flags=` is
+(tlc.compile_flags).
 
 A key TileLang does not have is an error too, except tlc's own
 `tlc.disable_stream_k` (`PassConfigKey.TLC_DISABLE_STREAM_K`), honoured: True
@@ -28,6 +31,7 @@ import enum
 import warnings
 from dataclasses import dataclass
 
+from .compile_flags import apply_compile_flags
 from .errors import CompilationError
 
 
@@ -106,8 +110,6 @@ FAST_MATH = "+fast_math"
 
 # Keys that ask for what tlc cannot give, with why.
 _CANNOT = {
-    _K.TL_DEVICE_COMPILE_FLAGS: "tlc emits PTX in process, with no nvcc or NVRTC to pass "
-                                "flags to",
     _K.TIR_ADD_LOWER_PASS: "tlc has no TVM passes to add to",
     _K.CUDA_KERNELS_OUTPUT_DIR: "tlc writes no CUDA source; use @tlc.jit(debug_root_path=...) "
                                 "for the PTX and IR",
@@ -175,6 +177,9 @@ def apply_pass_configs(pass_configs) -> PassConfigEffects:
     disable_wgmma = disable_tma = fast_math = disable_stream_k = False
     for raw, value in pass_configs.items():
         key = _key(raw)
+        if key == _K.TL_DEVICE_COMPILE_FLAGS:  # nvcc flags, as compile_flags=
+            fast_math |= apply_compile_flags(value, f"pass_configs '{key.value}'")
+            continue
         if key in _CANNOT:
             raise CompilationError(f"pass_configs key '{key.value}' is not supported by tlc: "
                                    f"{_CANNOT[key]}")

@@ -226,7 +226,9 @@ def jit_error(**options) -> tlc.CompilationError:
 
 
 def test_jit_options_tlc_cannot_honour_are_errors_at_the_users_line():
-    assert "'compile_flags'" in str(jit_error(compile_flags=["-O3"]))
+    assert "the flag '-G' is not supported" in str(jit_error(compile_flags=["-O3", "-G"]))
+    assert "the ptxas option '--maxrregcount=128' is not supported" in str(
+        jit_error(compile_flags=["--ptxas-options=-v,--maxrregcount=128"]))
     assert "'target_host'" in str(jit_error(target_host="llvm"))
     assert "unknown execution_backend 'bogus'" in str(jit_error(execution_backend="bogus"))
     assert "unknown target 'sm_75'" in str(jit_error(target="sm_75"))
@@ -241,6 +243,36 @@ def test_execution_backend_is_reported_once(monkeypatch):
         warnings.simplefilter("error")
         tlc.jit(execution_backend="cython")
         tlc.jit(execution_backend="auto")
+
+
+def test_compile_flags(cache, monkeypatch):
+    # TileLang's nvcc flags (its DeepSeek MLA examples pass these): C++-only ones have
+    # nothing to act on and are reported once; --use_fast_math is honoured.
+    from tlc import compile_flags
+
+    monkeypatch.setattr(compile_flags, "_WARNED", set())
+    flags = ["-O3", "--ptxas-options=-v,--register-usage-level=10", "-DNDEBUG",
+             "-Wno-deprecated-declarations", "-U__CUDA_NO_HALF_OPERATORS__",
+             "--expt-relaxed-constexpr", "--expt-extended-lambda"]
+    with pytest.warns(UserWarning) as record:
+        kernel = tlc.jit(compile_flags=flags)(_copy)()
+    said = " ".join(str(w.message) for w in record)
+    for flag in ("'-O3'", "'-DNDEBUG'", "'--ptxas-options -v'",
+                 "'--ptxas-options --register-usage-level=10'", "'--expt-extended-lambda'"):
+        assert f"compile flag {flag} has no effect in tlc" in said
+    assert kernel.artifact["target"] == "sm_90a"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tlc.jit(compile_flags=flags)  # reported once per process
+        from tlc.jit_options import jit_options
+
+        fast = jit_options(compile_flags=["--use_fast_math"])
+        assert fast.resolve_target("sm_90a") == "sm_90a+fast_math"
+        via_key = jit_options(pass_configs={tlc.PassConfigKey.TL_DEVICE_COMPILE_FLAGS:
+                                            "-use_fast_math -DNDEBUG"})
+        assert via_key.resolve_target("sm_80") == "sm_80+fast_math"
+        assert jit_options(compile_flags=flags).resolve_target("sm_90a") == "sm_90a"
+    assert "must be a list of strings" in str(jit_error(compile_flags=[3]))
 
 
 def test_target_spellings(cache):
@@ -267,8 +299,8 @@ def test_pass_configs(cache, monkeypatch):
         kernel = tlc.jit(pass_configs={K.TL_DISABLE_TMA_LOWER: True})(_copy)()
         assert kernel.artifact["target"] == "sm_90a"
     # cannot honour, unknown: errors
-    assert "'tl.device_compile_flags' is not supported" in str(
-        jit_error(pass_configs={K.TL_DEVICE_COMPILE_FLAGS: "-DX"}))
+    assert "pass_configs 'tl.device_compile_flags': the flag '-lineinfo' is not supported" in \
+        str(jit_error(pass_configs={K.TL_DEVICE_COMPILE_FLAGS: "-DX -lineinfo"}))
     assert "unknown pass_configs key 'tl.no_such_key'" in str(
         jit_error(pass_configs={"tl.no_such_key": 1}))
     with pytest.raises(tlc.CompilationError, match="'tl.disable_wgmma' must be True or False"):
