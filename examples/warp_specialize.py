@@ -20,7 +20,9 @@ barriers, the producer (warpgroup 1 here) issuing T.tma_copy loads that complete
 barrier (sm_90a only).
 
 `split_columns`: both warpgroups multiply, each into its own half of the
-output tile's columns, from an A tile the whole block loads.
+output tile's columns, from an A tile the whole block loads;
+`split_columns_by_thread` is the same program with `if tx < 128: ... else:
+...` branches on the thread index in place of T.ws.
 
 Without T.ws, tlc specializes a T.Pipelined loop by itself on sm_90a (TMA
 producer, wgmma consumers: examples/gemm.py); these programs show the
@@ -140,6 +142,44 @@ def split_columns(M, N, K, block_M=128, block_N=128, block_K=64, dtype="float16"
     return gemm
 
 
+@tlc.jit(out_idx=[-1])
+def split_columns_by_thread(M, N, K, block_M=128, block_N=128, block_K=64, dtype="float16",
+                            accum_dtype="float32"):
+    """split_columns as TileLang's hand-specialized kernels write it: branches on the
+    thread index, each a whole warpgroup (the compiler builds each as that warpgroup's
+    T.ws body)."""
+    half = block_N // 2
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_half = T.alloc_shared((block_K, half), dtype)
+            B_other = T.alloc_shared((block_K, half), dtype)
+            acc = T.alloc_fragment((block_M, half), accum_dtype)
+            acc_other = T.alloc_fragment((block_M, half), accum_dtype)
+            tx = T.get_thread_binding()
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=0):
+                T.copy(A[by * block_M, k * block_K], A_shared)  # the whole block
+                if tx < 128:
+                    if k == 0:
+                        T.clear(acc)
+                    T.copy(B[k * block_K, bx * block_N], B_half)
+                    T.gemm(A_shared, B_half, acc)
+                else:
+                    if k == 0:
+                        T.clear(acc_other)
+                    T.copy(B[k * block_K, bx * block_N + half], B_other)
+                    T.gemm(A_shared, B_other, acc_other)
+            if tx < 128:
+                T.copy(acc, C[by * block_M, bx * block_N])
+            elif tx >= 128:
+                T.copy(acc_other, C[by * block_M, bx * block_N + half])
+
+    return gemm
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--m", type=int, default=1024)
@@ -148,7 +188,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     kernels = {"producer_consumer": producer_consumer(args.m, args.n, args.k),
                "staged_ring": staged_ring(args.m, args.n, args.k),
-               "split_columns": split_columns(args.m, args.n, args.k)}
+               "split_columns": split_columns(args.m, args.n, args.k),
+               "split_columns_by_thread": split_columns_by_thread(args.m, args.n, args.k)}
     sizes = ", ".join(f"{name} {len(k.get_kernel_source())} bytes" for name, k in kernels.items())
     print(f"compiled {len(kernels)} programs to PTX: {sizes}")
     try:

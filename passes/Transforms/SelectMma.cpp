@@ -24,6 +24,10 @@ using namespace mlir::tile;
 
 #define DEBUG_TYPE "tile-select-mma"
 
+/// Set by T.wgmma_gemm: the gemm runs on wgmma or is an error (never the
+/// mma.sync fallback T.gemm takes).
+constexpr llvm::StringLiteral kRequireWgmmaAttr = "tile.require_wgmma";
+
 namespace {
 
 /// Pipelines of at least this many stages let a wgmma gemm run on while the
@@ -239,6 +243,13 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                                  part->warpsM, part->warpsN, a, depth));
     return success();
   }
+  if (gemm->hasAttr(kRequireWgmmaAttr)) // T.wgmma_gemm: never mma.sync
+    return gemm.emitOpError("is T.wgmma_gemm, which runs on wgmma only, but ")
+           << (target.has(TargetFeature::Wgmma)
+                   ? "wgmma cannot take these operands (shapes, storage orders or warps; "
+                     "T.gemm falls back to mma.sync for them)"
+                   : "the target has no wgmma (sm_90a has it; T.gemm runs on mma.sync "
+                     "elsewhere)");
   if (wait && *wait > 0)
     return gemm.emitOpError("wg_wait = ")
            << *wait << " needs a gemm that runs on wgmma (sm_90a); this one runs "

@@ -18,7 +18,8 @@ THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
 sys.path.insert(0, str(Path(THIS).parents[2] / "examples"))
 
-from warp_specialize import producer_consumer, split_columns, staged_ring  # noqa: E402
+from warp_specialize import (producer_consumer, split_columns,  # noqa: E402
+                             split_columns_by_thread, staged_ring)
 
 
 def _operands(m, n, k, seed):
@@ -66,6 +67,105 @@ def test_split_columns_interpreted():
     c = np.zeros((256, 128), np.float16)
     tlc.interpret(split_columns.factory(256, 128, 192), a, b, c)
     assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+def test_branches_on_the_thread_index_are_warpgroup_bodies(tmp_path):
+    # `if tx < 128: ... else: ...` with tile work in the branches: each branch is its
+    # warpgroup's T.ws body, as split_columns writes with T.ws.
+    prim = split_columns_by_thread.factory(256, 128, 192)
+    a, b, ref = _operands(256, 128, 192, 8)
+    c = np.zeros((256, 128), np.float16)
+    tlc.interpret(prim, a, b, c)
+    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+    ir_text = str(prim.build_module())
+    assert len(re.findall(r"tile\.ws warpgroups = \[0\]", ir_text)) == 2
+    assert len(re.findall(r"tile\.ws warpgroups = \[1\]", ir_text)) == 2
+    for target in ("sm_90a", "sm_80"):
+        ptxas.assemble(tlc.compile(prim, target=target).get_kernel_source(), target, tmp_path)
+
+
+@T.prim_func
+def three_way(X: T.Tensor((3, 128), "float32"), Y: T.Tensor((3, 128), "float32")):
+    with T.Kernel(1, threads=384):
+        f = T.alloc_fragment((128,), "float32")
+        tx = T.get_thread_binding()
+        if tx < 128:
+            T.copy(X[0, :], f)
+            for i in T.Parallel(128):
+                f[i] = f[i] + 1
+            T.copy(f, Y[0, :])
+        elif 128 <= tx < 256:
+            T.copy(X[1, :], f)
+            for i in T.Parallel(128):
+                f[i] = f[i] * 2
+            T.copy(f, Y[1, :])
+        else:
+            T.copy(X[2, :], f)
+            for i in T.Parallel(128):
+                f[i] = -f[i]
+            T.copy(f, Y[2, :])
+
+
+def test_an_if_elif_else_chain_over_three_warpgroups():
+    ir_text = str(three_way.build_module())
+    assert [int(g) for g in re.findall(r"tile\.ws warpgroups = \[(\d)\]", ir_text)] == [0, 1, 2]
+    x = np.random.default_rng(4).standard_normal((3, 128)).astype(np.float32)
+    y = np.zeros_like(x)
+    tlc.interpret(three_way, x, y)
+    np.testing.assert_allclose(y, np.stack([x[0] + 1, x[1] * 2, -x[2]]))
+
+
+@T.prim_func
+def half_a_warpgroup(X: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=256):
+        f = T.alloc_fragment((128,), "float32")
+        tx = T.get_thread_binding()
+        if tx < 64:
+            T.fill(f, 0)  # E:half
+            T.copy(f, X)
+
+
+def test_tile_work_on_part_of_a_warpgroup_stays_an_error():
+    with pytest.raises(tlc.CompilationError) as info:
+        tlc.compile(half_a_warpgroup, target="sm_90a")
+    assert_error_at(info.value, THIS, LINES, "half", "T.fill",
+                    "T.fill/T.clear is work of the whole block, but only some threads reach "
+                    "it here")
+
+
+@T.prim_func
+def async_scores(Q: T.Tensor((64, 64), "float16"), K: T.Tensor((64, 64), "float16"),
+                 S: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        q = T.alloc_shared((64, 64), "float16")
+        k = T.alloc_shared((64, 64), "float16")
+        s = T.alloc_fragment((64, 64), "float32")
+        T.copy(Q, q)
+        T.copy(K, k)
+        T.clear(s)
+        T.wgmma_gemm(q, k, s, transpose_B=True)  # E:wgmma
+        T.wait_wgmma(0)
+        T.copy(s, S)
+
+
+def test_wgmma_gemm(tmp_path):
+    # TileLang's explicit wgmma: issued without a wait (T.wait_wgmma completes it),
+    # never the mma.sync fallback.
+    kernel = tlc.compile(async_scores, target="sm_90a")
+    assert "kind = wgmma" in kernel.get_mlir("optimized")
+    ptx = kernel.get_kernel_source()
+    assert ptx.count("wgmma.wait_group.sync.aligned") == 1
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+    q = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float16)
+    kk = np.random.default_rng(6).standard_normal((64, 64)).astype(np.float16)
+    s = np.zeros((64, 64), np.float32)
+    tlc.interpret(async_scores, q, kk, s)
+    np.testing.assert_allclose(s, q.astype(np.float32) @ kk.astype(np.float32).T, rtol=1e-3,
+                               atol=1e-3)
+    with pytest.raises(tlc.CompilationError) as info:
+        tlc.compile(async_scores, target="sm_80")
+    assert_error_at(info.value, THIS, LINES, "wgmma", "T.wgmma_gemm",
+                    "is T.wgmma_gemm, which runs on wgmma only, but the target has no wgmma")
 
 
 def test_producer_consumer_ptx(tmp_path):

@@ -14,7 +14,7 @@ from .. import ir
 from ..dialects import arith, func, scf
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language.types import OnChipBuffer, SymbolicDim, SymbolicExpr, Tensor, dtype as DType
-from . import dtypes, loop_exits, reducers, variables
+from . import dtypes, loop_exits, reducers, thread_ranges, variables, warp_groups
 from .expressions import ExpressionMixin
 from .values import Affine, BufferRef, Scalar, VarRef, index_value
 
@@ -504,6 +504,12 @@ class CodeGenerator(ExpressionMixin):
             raise self.error(node.target, "can only update names and buffer elements")
 
     def stmt_If(self, node) -> None:
+        if self.in_kernel and not self.parallel_depth and \
+                (branches := thread_ranges.warpgroup_branches(self, node)) is not None:
+            # `if tx < 128: ... else: ...` over whole warpgroups: T.ws bodies
+            for groups, stmts in branches:
+                warp_groups.build_ws(self, node, groups, stmts)
+            return
         cond = self.eval(node.test)
         if not isinstance(cond, (Scalar, Affine, BufferRef)):  # compile time: specialize
             self.visit_body(node.body if cond else node.orelse)

@@ -830,14 +830,26 @@ _POLICIES = {GemmWarpPolicy.Square: "square", GemmWarpPolicy.FullRow: "full_row"
 
 
 def call_gemm(gen, node):
-    gen.require_kernel(node, "T.gemm")
-    a = _args(gen, node, tile_ops.gemm, _GEMM_UNSUPPORTED)
+    _gemm(gen, node, tile_ops.gemm, "T.gemm")
+
+
+def call_wgmma_gemm(gen, node):
+    """T.wgmma_gemm: T.gemm on wgmma only, issued without a wait (as wg_wait=-1:
+    a later T.wait_wgmma completes it)."""
+    op = _gemm(gen, node, tile_ops.wgmma_gemm, "T.wgmma_gemm")
+    op.attributes["wg_wait"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), -1)
+    op.attributes["tile.require_wgmma"] = ir.UnitAttr.get()
+
+
+def _gemm(gen, node, fn, what: str):
+    gen.require_kernel(node, what)
+    a = _args(gen, node, fn, _GEMM_UNSUPPORTED)
     operands = []
     for name in ("A", "B", "C"):
         staged = stage_of(gen, a[name]) if name != "C" else None
         if staged is None:
-            check_whole_operand(gen, a[name], f"T.gemm's {name}")
-        operands.append(staged or _buffer(gen, a[name], f"T.gemm's {name}"))
+            check_whole_operand(gen, a[name], f"{what}'s {name}")
+        operands.append(staged or _buffer(gen, a[name], f"{what}'s {name}"))
     A, B, C = operands
     flag = lambda k: bool(gen.eval_static(a[k]))  # noqa: E731
     policy = gen.eval_static(a["policy"])
@@ -858,7 +870,7 @@ def call_gemm(gen, node):
     if flag("clear_accum"):
         op.attributes["clear_accum"] = ir.UnitAttr.get()
     op.attributes["policy"] = ir.Attribute.parse(f"#tile.warp_policy<{_POLICIES[policy]}>")
-    if gen.eval_int(a["k_pack"], "k_pack") != 1:
+    if "k_pack" in a and gen.eval_int(a["k_pack"], "k_pack") != 1:
         raise gen.error(a["k_pack"], "k_pack packs K for AMD's MFMA instructions; on NVIDIA "
                                      "GPUs it must be 1")
     if "wg_wait" in a.given:  # the op's default is "wait for all", as wg_wait=0
@@ -867,6 +879,7 @@ def call_gemm(gen, node):
             raise gen.error(a["wg_wait"], f"wg_wait must be -1 (wait for none: a later "
                                           f"T.wait_wgmma completes the gemm) or more, got {wait}")
         op.attributes["wg_wait"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), wait)
+    return op
 
 
 def k_major_copy(gen, buf: BufferRef) -> BufferRef:

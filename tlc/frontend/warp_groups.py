@@ -53,6 +53,12 @@ def warp_groups(gen, call, body) -> None:
     if groups != list(range(groups[0], groups[0] + len(groups))):
         raise gen.error(call, f"T.ws takes ascending, contiguous warpgroups, got "
                               f"{tuple(groups)}")
+    build_ws(gen, call, groups, body)
+
+
+def build_ws(gen, call, groups: list[int], body) -> None:
+    """The tile.ws region of `groups` (checked) holding `body`, built at `call`
+    (a `with T.ws(...)`, or a branch on the thread index)."""
     for op in _enclosing_ops(gen):
         name = op.name
         if name == "tile.ws":

@@ -55,7 +55,7 @@ from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_m
                               inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
                               tma_copy, ws)
 from .tile_ops import (cummax, cumsum, gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min,
-                       reduce_sum, wait_wgmma)
+                       reduce_sum, wait_wgmma, wgmma_gemm)
 from .types import (
     Tensor,
     Buffer,
@@ -138,8 +138,8 @@ INTRINSICS = [
     "reinterpret",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv", "floormod", "sin", "cos", "ceil",
     "floor", "shift_left", "shift_right",
-    "gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
-    "reduce_absmax", "cumsum", "cummax",
+    "gemm", "wgmma_gemm", "wait_wgmma", "reduce_max", "reduce_min", "reduce_sum",
+    "reduce_abssum", "reduce_absmax", "cumsum", "cummax",
     "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",
     "mbarrier_arrive", "tma_copy", "set_max_nreg", "inc_max_nreg", "dec_max_nreg",
 ]

@@ -38,6 +38,26 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
 
 
 @intrinsic
+def wgmma_gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
+               policy: GemmWarpPolicy = GemmWarpPolicy.Square, clear_accum: bool = False,
+               annotations=None) -> None:
+    """C += A @ B on wgmma only (sm_90a), issued without a wait.
+
+    T.gemm(..., wg_wait=-1) that never falls back to mma.sync: where wgmma
+    cannot run the gemm (another target, operands it cannot read), an error.
+    A later `T.wait_wgmma(n)` in the same block completes it; touching C or
+    writing A or B before that wait is an error.
+
+    Args:
+        A, B, C, transpose_A, transpose_B, policy, clear_accum: as T.gemm's.
+        annotations: TileLang's lowering annotations; not supported by tlc.
+
+    Example: `T.wgmma_gemm(Q_s, K_s, S, transpose_B=True)` ... `T.wait_wgmma(0)`
+    """
+    raise outside_prim_func("wgmma_gemm")
+
+
+@intrinsic
 def wait_wgmma(id: int) -> None:  # noqa: A002 (TileLang's name)
     """Waits until at most `id` wgmma groups of the warpgroup are running.
 

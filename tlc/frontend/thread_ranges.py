@@ -1,0 +1,158 @@
+"""Warp specialization written as branches on the thread index.
+
+TileLang's hand-specialized kernels (its DeepSeek MLA decode, FlashMLA)
+split the block with `tx = T.get_thread_binding()` and
+
+    if tx < 128:                 # consumer warpgroup 0
+        ...
+    elif tx >= 128 and tx < 256: # consumer warpgroup 1
+        ...
+    else:                        # the producer
+        ...
+
+where each branch holds tile work (T.Parallel loops, copies, gemms,
+T.set_max_nreg) laid over its own threads. When every branch of such a chain
+is a whole number of warpgroups (its bounds compile-time multiples of 128 on
+a 1-d block) and some branch holds tile work, each branch is built as the
+`with T.ws(...)` body of its warpgroups, which is what it means. Other
+branches on the thread index stay ordinary `if`s (code each thread runs on
+its own values), where tile work is an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from ..errors import CompilationError
+from .values import Affine
+
+WARPGROUP = 128
+
+# T.* calls that are work of the threads running them together.
+_TILE_WORK = {"Parallel", "Pipelined", "copy", "gemm", "wgmma_gemm", "fill", "clear",
+              "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum", "reduce_absmax",
+              "cumsum", "cummax", "finalize_reducer", "set_max_nreg", "inc_max_nreg",
+              "dec_max_nreg", "wait_wgmma"}
+
+
+def _has_tile_work(stmts) -> bool:
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name in _TILE_WORK:
+                    return True
+    return False
+
+
+def _simple(node) -> bool:
+    """Whether evaluating `node` builds nothing (names, constants, arithmetic)."""
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator,
+                              ast.unaryop, ast.Load))
+               for n in ast.walk(node))
+
+
+def _is_thread_index(gen, node) -> bool:
+    if not isinstance(node, ast.Name):
+        return False
+    try:
+        value = gen.eval(node)
+    except CompilationError:
+        return False
+    if not isinstance(value, Affine) or value.const != 0 or len(value.terms) != 1:
+        return False
+    (leaf, coeff), = value.terms.items()
+    owner = getattr(leaf, "owner", None)
+    return coeff == 1 and owner is not None and getattr(owner, "name", "") == "gpu.thread_id"
+
+
+def _int(gen, node):
+    if not _simple(node):
+        return None
+    try:
+        value = gen.eval(node)
+    except CompilationError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+
+
+def _interval(gen, test, total: int):
+    """The threads [lo, hi) for which `test` holds, when it bounds the thread
+    index by compile-time integers (comparisons, chained or joined by `and`);
+    else None."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        lo, hi = 0, total
+        for value in test.values:
+            part = _interval(gen, value, total)
+            if part is None:
+                return None
+            lo, hi = max(lo, part[0]), min(hi, part[1])
+        return lo, hi
+    if not isinstance(test, ast.Compare):
+        return None
+    lo, hi = 0, total
+    operands = [test.left, *test.comparators]
+    for left, op, right in zip(operands, test.ops, operands[1:]):
+        if type(op) not in _FLIP:
+            return None
+        if _is_thread_index(gen, left) and (bound := _int(gen, right)) is not None:
+            kind = type(op)
+        elif _is_thread_index(gen, right) and (bound := _int(gen, left)) is not None:
+            kind = _FLIP[type(op)]
+        else:
+            return None
+        if kind is ast.Lt:
+            hi = min(hi, bound)
+        elif kind is ast.LtE:
+            hi = min(hi, bound + 1)
+        elif kind is ast.Gt:
+            lo = max(lo, bound + 1)
+        else:
+            lo = max(lo, bound)
+    return lo, hi
+
+
+def warpgroup_branches(gen, node: ast.If):
+    """[(warpgroups, statements)] of the `if` / `elif` / `else` chain `node`
+    when it specializes whole warpgroups and holds tile work (see the module's
+    description), else None. Branches no thread takes are left out."""
+    dims = getattr(gen, "thread_dims", None)
+    if not dims or math.prod(dims[1:]) != 1 or dims[0] % WARPGROUP:
+        return None
+    total = dims[0]
+    branches, work = [], False
+    avail, current = (0, total), node
+    while True:
+        interval = _interval(gen, current.test, total)
+        if interval is None:
+            return None
+        lo, hi = max(interval[0], avail[0]), min(interval[1], avail[1])
+        if lo >= hi:
+            rest = avail  # no thread takes this branch
+        else:
+            if lo % WARPGROUP or hi % WARPGROUP:
+                return None
+            if lo == avail[0]:
+                rest = (hi, avail[1])
+            elif hi == avail[1]:
+                rest = (avail[0], lo)
+            else:
+                return None  # the remaining threads would not be contiguous
+            branches.append((list(range(lo // WARPGROUP, hi // WARPGROUP)), current.body))
+        work |= _has_tile_work(current.body)
+        orelse = current.orelse
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            current, avail = orelse[0], rest
+            continue
+        if orelse:
+            work |= _has_tile_work(orelse)
+            if rest[0] < rest[1]:
+                branches.append((list(range(rest[0] // WARPGROUP, rest[1] // WARPGROUP)),
+                                 orelse))
+        break
+    return branches if work and branches else None
