@@ -852,3 +852,21 @@ func.func @own_stages_step_two(%A: memref<256x1024xf8E4M3FN>, %B: memref<1024x12
   return
 }
 }
+
+// -----
+
+// T.wgmma_gemm (tile.require_wgmma) never takes the mma.sync fallback.
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @require_wgmma_on_sm80() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    // expected-error @+1 {{is T.wgmma_gemm, which runs on wgmma only, but the target has no wgmma}}
+    tile.gemm %a, %b, %c {transpose_b, wg_wait = -1 : i64, tile.require_wgmma} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
