@@ -328,3 +328,37 @@ def false_assumption(X: T.Tensor((128,), "float32")):
 def test_false_assumption_in_the_interpreter():
     with pytest.raises(tlc.interpreter.InterpreterError, match="T.assume's condition is false"):
         tlc.interpret(false_assumption, np.zeros(128, np.float32))
+
+
+from tlc import tirx  # noqa: E402  (TileLang programs' `from tvm import tirx`)
+
+
+def _low_nibble_as_f16(val: tirx.PrimExpr, pos: tirx.PrimExpr):
+    # TileLang's dequantizing helpers in TVM's spelling: typed constants, .dtype,
+    # .astype, a reinterpret with the dtype first, Select.
+    assert val.dtype == T.uint8
+    nibble = (val >> (pos.astype(T.uint8) * tirx.const(4, T.uint8))) & tirx.const(15, T.uint8)
+    bits = (nibble.astype(T.uint16) + tirx.const(0x3C00, T.uint16))  # 1.0 + nibble ulps
+    f = tirx.reinterpret(T.float16, bits)
+    return tirx.Select(nibble == tirx.const(0, T.uint8), tirx.Cast(T.float16, 0), f)
+
+
+@T.prim_func
+def unpack_nibbles(B: T.Tensor((64, 32), "uint8"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=128):
+        for i, j in T.Parallel(64, 64):
+            C[i, j] = _low_nibble_as_f16(B[i, j // 2], j % 2)
+
+
+def test_tirx_helpers_of_dequantizing_programs(tmp_path):
+    b = np.random.default_rng(3).integers(0, 256, (64, 32), dtype=np.uint8)
+    c = np.zeros((64, 64), np.float16)
+    tlc.interpret(unpack_nibbles, b, c)
+    nib = np.stack([b & 15, b >> 4], axis=-1).reshape(64, 64).astype(np.uint16)
+    expect = np.where(nib == 0, np.float16(0), (nib + np.uint16(0x3C00)).view(np.float16))
+    np.testing.assert_array_equal(c, expect)
+    for target in ("sm_80", "sm_90a"):
+        from ptxas import assemble
+
+        assemble(tlc.compile(unpack_nibbles, target=target).get_kernel_source(), target,
+                 tmp_path)

@@ -219,6 +219,9 @@ class ExpressionMixin:
                 return data_of(self, base, node)
             raise self.error(node, f"buffers have .shape, .dtype and .data, not .{node.attr}")
         if isinstance(base, (Affine, Scalar)):
+            if node.attr == "dtype":  # TVM's PrimExpr.dtype (an index is TileLang's int32)
+                return DType("int32" if isinstance(base, Affine) or base.dtype == "index"
+                             else base.dtype)
             raise self.error(node, f"{self.describe(base)} has no attribute '{node.attr}'")
         try:
             return getattr(base, node.attr)

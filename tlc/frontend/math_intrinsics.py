@@ -180,14 +180,38 @@ def call_cast(gen, node):
 
 def call_reinterpret(gen, node):
     a = _args(gen, node, scalar_math.reinterpret, {"span": "TVM's source spans"})
-    dt = str(DType(_dtype(gen, a["dtype"])))
-    x = gen.eval(a["value"])
+    return _reinterpret(gen, node, a["value"], a["dtype"], "T.reinterpret")
+
+
+def call_tirx_reinterpret(gen, node):
+    """tlc.tirx.reinterpret(dtype, value): TVM's order."""
+    from .. import tirx
+
+    a = _args(gen, node, tirx.reinterpret)
+    return _reinterpret(gen, node, a["value"], a["dtype"], "tirx.reinterpret")
+
+
+def call_tirx_const(gen, node):
+    """tlc.tirx.const(value, dtype): a constant of that dtype."""
+    from .. import tirx
+
+    a = _args(gen, node, tirx.const)
+    value = gen.eval(a["value"])
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise gen.error(a["value"], f"tirx.const takes a Python number, got "
+                                    f"{gen.describe(value)}")
+    return cast_to(gen, value, _dtype(gen, a["dtype"]), node)
+
+
+def _reinterpret(gen, node, value_node, dtype_node, what: str):
+    dt = str(DType(_dtype(gen, dtype_node)))
+    x = gen.eval(value_node)
     if not isinstance(x, Scalar) or x.dtype == "index":
-        raise gen.error(a["value"], f"T.reinterpret takes a run-time scalar of a dtype, got "
+        raise gen.error(value_node, f"{what} takes a run-time scalar of a dtype, got "
                                     f"{gen.describe(x)} (cast it to a dtype first)")
     bits = DType(x.dtype).bits
     if bits != DType(dt).bits:
-        raise gen.error(node, f"T.reinterpret of a {x.dtype} ({bits} bits) as {dt} "
+        raise gen.error(node, f"{what} of a {x.dtype} ({bits} bits) as {dt} "
                               f"({DType(dt).bits} bits): the widths must match")
     storage = dtypes.storage_type(dt)
     value = x.value if x.value.type == storage else arith.bitcast(storage, x.value)
