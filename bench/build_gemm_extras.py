@@ -14,6 +14,8 @@
 - fewer K iterations than pipeline stages;
 - tf32 gemms (float32 operands on mma.sync m16n8k8), each storage order, A
   from registers too;
+- a GEMM of a packed int4 operand dequantized in registers (B_f[n, j]
+  from B_packed[n, j // 2]: tile-infer-layout splits the loop);
 - examples/pipeline_schedule.py: T.Pipelined's manual stage/order, copies
   ordered before or after the gemm, 2-4 stages (4 with fewer K iterations),
   on the cp.async pipeline (sm_90) and the warp-specialized one (sm_90a).
@@ -113,6 +115,36 @@ def gemm_tf32(M, N, K, trans_A=False, trans_B=False, a_registers=False, block_M=
     return tf32_gemm
 
 
+def int4_gemm(M=64, N=64, K=128, block_K=64, threads=128):
+    """C = A @ dequant(B)^T, B holding two signed 4-bit values a byte (low nibble first):
+    each K step unpacks its B tile in registers, B_f[n, k] from B_packed[n, k // 2], as
+    TileLang's dequantizing GEMMs do."""
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K // 2), "uint8"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=threads):
+            A_s = T.alloc_shared((M, block_K), "float16")
+            B_s = T.alloc_shared((N, block_K // 2), "uint8")
+            B_packed = T.alloc_fragment((N, block_K // 2), "uint8")
+            B_f = T.alloc_fragment((N, block_K), "float16")
+            B_deq = T.alloc_shared((N, block_K), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(K // block_K, num_stages=1):
+                T.copy(A[0, k * block_K], A_s)
+                T.copy(B[0, k * block_K // 2], B_s)
+                T.copy(B_s, B_packed)
+                for n, j in T.Parallel(N, block_K):
+                    nibble = (B_packed[n, j // 2] >> ((j % 2) * 4)) & 15
+                    B_f[n, j] = T.Cast("float16", T.if_then_else(nibble >= 8, nibble - 16, nibble))
+                T.copy(B_f, B_deq)
+                T.gemm(A_s, B_deq, acc, transpose_B=True)
+            T.copy(acc, C)
+
+    return gemm
+
+
 def save(kernel, check, path):
     save_checked(kernel.artifact, check, path)
 
@@ -189,6 +221,12 @@ def main(out: str) -> None:
                      {"expect": {"C": mm}, "atol": 0.1, "rtol": 2e-2, "seed": depth},
                      os.path.join(out, f"gemm_schedule_{target}_d{depth}_k{k_size}"
                                        f"{'_copies_last' if copies_last else ''}.tlcart"))
+    unpacked = "torch.stack([B.int() & 15, B.int() >> 4], -1).reshape(64, 128)"
+    save(tlc.compile(int4_gemm()),
+         {"inputs": {"B": "randint(0, 256)"},
+          "expect": {"C": f"A.float() @ ({unpacked} - 16 * ({unpacked} >= 8).int()).float().T"},
+          "atol": 1e-2, "rtol": 1e-3, "seed": 12},
+         os.path.join(out, "gemm_int4_packed.tlcart"))
     for dt in ("float16", "bfloat16"):
         save(epilogue(1000, 1000, 520, dt),
              {"expect": {"C": "(0.5 * (A.float() @ B.float()) + bias[None, :]).to(C.dtype)"},

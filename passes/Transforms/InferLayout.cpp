@@ -786,7 +786,180 @@ void stageSharedReductions(ModuleOp module) {
   });
 }
 
+namespace {
+
+/// `op` as `j / c` (floordivsi, divsi, divui) or `j % c` (remsi, remui) of
+/// the loop index `j` by a constant c > 1: (c, whether a quotient).
+std::optional<std::pair<int64_t, bool>> packedPart(Operation *op, Value j) {
+  bool quotient = isa<arith::FloorDivSIOp, arith::DivSIOp, arith::DivUIOp>(op);
+  if ((!quotient && !isa<arith::RemSIOp, arith::RemUIOp>(op)) || op->getOperand(0) != j)
+    return std::nullopt;
+  std::optional<int64_t> c = getConstantIntValue(op->getOperand(1));
+  if (!c || *c < 2)
+    return std::nullopt;
+  return std::make_pair(*c, quotient);
+}
+
+/// Whether `v` is computed from `j` inside `body`.
+bool derivesFrom(Value v, Value j, Block &body) {
+  if (v == j)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || !body.getParentOp()->isAncestor(def))
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value o) { return derivesFrom(o, j, body); });
+}
+
+/// Splits dimension `d` of `loop` (index j, extent n) into (j / c, j % c) of
+/// extents (n / c, c) when a fragment is indexed by `j / c` (a packed
+/// operand: two 4-bit values a byte read as x[i, j // 2] beside y[i, j]),
+/// every fragment access that depends on j indexing it by j itself or by
+/// `j / c`, and n a multiple of c. The quotient becomes the new outer index
+/// (x[i, jj]: a row vector of the split loop, its inner index left out), a
+/// fragment indexed by j a view with that dimension split (y_view[i, jj, e]),
+/// `j % c` the inner index and j itself jj * c + e. Returns whether it split.
+bool splitPackedDim(ParallelOp loop, int64_t d) {
+  Block &body = loop.getBody().front();
+  Value j = body.getArgument(d);
+  int64_t n = loop.getShape()[d];
+  std::optional<int64_t> c;
+  bool packed = false;
+  SmallVector<Operation *> parts;
+  for (Operation *user : j.getUsers()) {
+    std::optional<std::pair<int64_t, bool>> part = packedPart(user, j);
+    if (!part)
+      continue;
+    if (c && *c != part->first)
+      return false;
+    c = part->first;
+    parts.push_back(user);
+    if (part->second)
+      packed |= llvm::any_of(user->getResult(0).getUsers(), [&](Operation *u) {
+        return getFragmentAccess(u).has_value();
+      });
+  }
+  if (!packed || n % *c)
+    return false;
+  // Every fragment access that depends on j: j itself, or a quotient.
+  SmallVector<Operation *> direct;
+  bool fits = true;
+  body.walk([&](Operation *op) {
+    if (isa<memref::AtomicRMWOp>(op) && fragmentRoot(op->getOperand(1)))
+      fits = false;
+    if (!getFragmentAccess(op))
+      return;
+    bool usesJ = false;
+    for (Value index : accessIndices(op)) {
+      if (index == j) {
+        usesJ = true;
+        continue;
+      }
+      Operation *def = index.getDefiningOp();
+      if (def && llvm::is_contained(parts, def) && packedPart(def, j)->second)
+        continue;
+      if (derivesFrom(index, j, body))
+        fits = false;
+    }
+    if (usesJ) {
+      if (llvm::count(accessIndices(op), j) != 1)
+        fits = false;
+      direct.push_back(op);
+    }
+  });
+  for (Operation *op : direct) { // each dimension j indexes splits evenly
+    Value memref = op->getOperand(isa<memref::LoadOp>(op) ? 0 : 1);
+    int64_t p = llvm::find(accessIndices(op), j) - accessIndices(op).begin();
+    fits &= cast<MemRefType>(memref.getType()).getDimSize(p) % *c == 0;
+  }
+  if (!fits)
+    return false;
+
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<int64_t> shape(loop.getShape());
+  shape[d] = n / *c;
+  shape.insert(shape.begin() + d + 1, *c);
+  // Views of the fragments indexed by j, before the loop.
+  DenseMap<Value, Value> views;
+  for (Operation *op : direct) {
+    Value memref = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemRef()
+                                           : cast<memref::StoreOp>(op).getMemRef();
+    if (views.count(memref))
+      continue;
+    auto type = cast<MemRefType>(memref.getType());
+    int64_t p = llvm::find(accessIndices(op), j) - accessIndices(op).begin();
+    SmallVector<int64_t> viewShape(type.getShape());
+    viewShape[p] = type.getDimSize(p) / *c;
+    viewShape.insert(viewShape.begin() + p + 1, *c);
+    views[memref] = ViewOp::create(b, loc, MemRefType::get(viewShape, type.getElementType(),
+                                                           MemRefLayoutAttrInterface(),
+                                                           type.getMemorySpace()),
+                                   memref);
+  }
+  auto split = ParallelOp::create(b, loc, b.getDenseI64ArrayAttr(shape), LayoutAttr());
+  for (NamedAttribute attr : loop->getDiscardableAttrs())
+    split->setAttr(attr.getName(), attr.getValue());
+  Block *block = new Block();
+  split.getBody().push_back(block);
+  for (size_t k = 0; k < shape.size(); ++k)
+    block->addArgument(b.getIndexType(), loc);
+  Value outer = block->getArgument(d), inner = block->getArgument(d + 1);
+  // The body moves over; j's parts become the new indices.
+  b.setInsertionPointToStart(block);
+  Value whole = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, outer, arith::ConstantIndexOp::create(b, loc, *c)),
+      inner);
+  for (Operation *part : parts) {
+    part->getResult(0).replaceAllUsesWith(packedPart(part, j)->second ? outer : inner);
+    part->erase();
+  }
+  for (Operation *op : direct) {
+    OpBuilder ob(op);
+    SmallVector<Value> indices;
+    for (Value index : accessIndices(op)) {
+      if (index == j) {
+        indices.push_back(outer);
+        indices.push_back(inner);
+      } else {
+        indices.push_back(index);
+      }
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      load.getResult().replaceAllUsesWith(
+          memref::LoadOp::create(ob, op->getLoc(), views[load.getMemRef()], indices));
+    } else {
+      auto store = cast<memref::StoreOp>(op);
+      memref::StoreOp::create(ob, op->getLoc(), store.getValue(), views[store.getMemRef()],
+                              indices);
+    }
+    op->erase();
+  }
+  j.replaceAllUsesWith(whole);
+  for (auto [k, arg] : llvm::enumerate(body.getArguments()))
+    if ((int64_t)k != d)
+      arg.replaceAllUsesWith(block->getArgument((int64_t)k < d ? k : k + 1));
+  block->getOperations().splice(block->end(), body.getOperations());
+  loop.erase();
+  return true;
+}
+
+/// splitPackedDim on every parallel loop of `module`, each dimension.
+void splitPackedDims(ModuleOp module) {
+  SmallVector<ParallelOp> loops;
+  module.walk([&](ParallelOp loop) { loops.push_back(loop); });
+  for (ParallelOp loop : loops) {
+    if (loop.getLayout())
+      continue;
+    for (int64_t d = 0; d < (int64_t)loop.getShape().size(); ++d)
+      if (splitPackedDim(loop, d))
+        break; // the loop is replaced (one split per loop)
+  }
+}
+
+} // namespace
+
 LogicalResult mlir::tile::inferLayouts(ModuleOp module) {
+  splitPackedDims(module);
   stageSharedReductions(module);
   // Tensor-core layouts first: they are fixed by the hardware, the rest adapt.
   WalkResult gemms = module.walk([&](GemmOp gemm) {

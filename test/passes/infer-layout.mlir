@@ -1085,3 +1085,43 @@ func.func @reduce_into_placed_destination(%A: memref<64x32xf32>, %B: memref<64x1
   }
   return
 }
+
+// -----
+
+// A packed operand: x[i, j floordiv 2] beside y[i, j] (two 4-bit values a
+// byte). The loop's j splits into (j floordiv 2, j mod 2) of extents (32, 2):
+// x becomes a row vector of the split loop (its inner index left out), y a
+// view with that dimension split, j mod 2 the inner index.
+// CHECK-LABEL: func.func @packed_operand
+// CHECK: %[[Y:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<64x64xf16, #tile.space<fragment>>
+// CHECK: %[[V:.*]] = tile.view %[[Y]] : memref<64x64xf16, #tile.space<fragment>> to memref<64x32x2xf16, #tile.space<fragment>>
+// CHECK: tile.parallel (%[[I:.*]], %[[JJ:.*]], %[[E:.*]]) in [64, 32, 2] attributes {layout =
+// CHECK: memref.load %{{.*}}[%[[I]], %[[JJ]]] : memref<64x32xi8, #tile.space<fragment>>
+// CHECK: arith.muli %[[E]]
+// CHECK: memref.store %{{.*}}, %[[V]][%[[I]], %[[JJ]], %[[E]]] : memref<64x32x2xf16, #tile.space<fragment>>
+func.func @packed_operand(%B: memref<64x32xi8>, %C: memref<64x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %x = tile.alloc_fragment : memref<64x32xi8, #tile.space<fragment>>
+    %y = tile.alloc_fragment : memref<64x64xf16, #tile.space<fragment>>
+    tile.copy %B[%c0, %c0] [64, 32] to %x[%c0, %c0] [64, 32] : memref<64x32xi8> to memref<64x32xi8, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [64, 64] {
+      %c2 = arith.constant 2 : index
+      %q = arith.floordivsi %j, %c2 : index
+      %b = memref.load %x[%i, %q] : memref<64x32xi8, #tile.space<fragment>>
+      %r = arith.remsi %j, %c2 : index
+      %c4 = arith.constant 4 : index
+      %s = arith.muli %r, %c4 : index
+      %w = arith.index_castui %b : i8 to index
+      %n = arith.shrui %w, %s : index
+      %c15 = arith.constant 15 : index
+      %v = arith.andi %n, %c15 : index
+      %vi = arith.index_cast %v : index to i64
+      %f = arith.sitofp %vi : i64 to f16
+      memref.store %f, %y[%i, %j] : memref<64x64xf16, #tile.space<fragment>>
+    }
+    tile.copy %y[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf16, #tile.space<fragment>> to memref<64x64xf16>
+  }
+  return
+}

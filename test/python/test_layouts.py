@@ -210,8 +210,9 @@ def test_layout_errors_name_the_buffers(gemm_kernel):
         tlc.layout.kernel_layouts(object())
 
 
-# The programs bench/build_reduce.py also builds for the GPU checks.
+# The programs bench/build_reduce.py (and build_gemm_extras.py) also build for the GPU checks.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import build_gemm_extras  # noqa: E402
 import build_language_checks  # noqa: E402
 import build_reduce  # noqa: E402
 
@@ -419,6 +420,45 @@ def test_reductions_of_a_vector_held_in_copies(n, target, tmp_path):
     y = tlc.jit(lambda: factory, out_idx=[1], interpret=True)()(x)
     e = np.exp(x - x.max())
     np.testing.assert_allclose(y, e / e.sum(), rtol=1e-5, atol=1e-7)
+
+
+int4_gemm = build_gemm_extras.int4_gemm
+
+
+def _int4_inputs(M=64, N=64, K=128):
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.integers(0, 256, (N, K // 2), dtype=np.uint8)
+    nib = np.stack([b & 15, b >> 4], axis=-1).reshape(N, K).astype(np.int16)
+    w = np.where(nib >= 8, nib - 16, nib).astype(np.float32)
+    return a, b, a.astype(np.float32) @ w.T
+
+
+def test_a_packed_operand_splits_its_loop(tmp_path):
+    # B_packed[n, j // 2] beside B_f[n, j]: tile-infer-layout splits j into (j // 2, j % 2),
+    # B_packed becoming a row vector of the split loop (no conversion), B_f a view. The IR it
+    # leaves runs in the interpreter like the program.
+    from ptxas import assemble
+    from tlc.compiler.pipeline import run_pipeline, set_target
+
+    prim = int4_gemm()
+    a, b, expect = _int4_inputs()
+    c = np.zeros((64, 64), np.float32)
+    tlc.interpret(prim, a, b, c)
+    np.testing.assert_allclose(c, expect, rtol=1e-3, atol=1e-2)
+    module = prim.build_module()
+    set_target(module, "sm_90a")
+    with module.context:
+        run_pipeline(module, "builtin.module(tile-select-mma,tile-infer-layout)", "optimized")
+    text = str(module)
+    assert "to memref<64x32x2xf16, #tile.space<fragment>>" in text  # B_f's view
+    assert "in [64, 32, 2]" in text and "tile.staging_offset" not in text
+    c = np.zeros((64, 64), np.float32)
+    tlc.interpret(text, a, b, c)
+    np.testing.assert_allclose(c, expect, rtol=1e-3, atol=1e-2)
+    for target in ("sm_80", "sm_90a"):
+        kernel = tlc.compile(prim, target=target)
+        assemble(kernel.get_kernel_source(), target, tmp_path)
 
 
 # A row of a fragment picked by a T.Pipelined loop's index, copied out (T.copy of part of a
