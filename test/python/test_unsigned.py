@@ -66,3 +66,28 @@ def test_uint64_scalar_parameter():
     out = np.zeros(128, np.uint64)
     tlc.interpret(add_scalar, a, np.uint64(2 ** 62 + 5), out)
     np.testing.assert_array_equal(out, a + np.uint64(2 ** 62 + 5))
+
+
+@T.prim_func
+def unsigned_with_indices(B: T.Tensor((128,), "uint8"), C: T.Tensor((128,), "int32"),
+                          D: T.Tensor((128,), "int32")):
+    with T.Kernel(1, threads=128):
+        for i in T.Parallel(128):
+            C[i] = B[i] >> (i % 2)  # a uint8 meeting an index
+            D[i] = B[i] + i
+
+
+def test_unsigned_values_meeting_indices_keep_their_value(tmp_path):
+    # A uint8 of 128 or more is 128 or more as an index too (zero-extended); it was
+    # sign-extended, so 200 >> 0 gave -56.
+    b = (np.arange(128) + 128).astype(np.uint8)
+    c, d = np.zeros(128, np.int32), np.zeros(128, np.int32)
+    tlc.interpret(unsigned_with_indices, b, c, d)
+    i = np.arange(128)
+    np.testing.assert_array_equal(c, b.astype(np.int32) >> (i % 2))
+    np.testing.assert_array_equal(d, b.astype(np.int32) + i)
+    ir_text = str(unsigned_with_indices.build_module())
+    assert "arith.index_castui" in ir_text
+    for target in ("sm_80", "sm_90a"):
+        assemble(tlc.compile(unsigned_with_indices, target=target).get_kernel_source(), target,
+                 tmp_path)

@@ -124,8 +124,9 @@ def index_value(x) -> ir.Value:
     if isinstance(x, Scalar):
         if x.dtype == "index":
             return x.value
-        if dtypes.is_int(x.dtype):
-            return arith.index_cast(ir.IndexType.get(), x.value)
+        if dtypes.is_int(x.dtype):  # an unsigned value keeps its value (zero-extended)
+            cast = arith.index_castui if dtypes.is_unsigned(x.dtype) else arith.index_cast
+            return cast(ir.IndexType.get(), x.value)
     raise TypeError(f"not an index: {x!r}")
 
 
