@@ -13,7 +13,8 @@
   T.copy and by a T.Parallel that scales on the way;
 - fewer K iterations than pipeline stages;
 - tf32 gemms (float32 operands on mma.sync m16n8k8), each storage order, A
-  from registers too;
+  from registers too; int8 gemms (int32 accumulators, mma.sync m16n8k32), A
+  from shared memory or registers;
 - a GEMM of a packed int4 operand dequantized in registers (B_f[n, j]
   from B_packed[n, j // 2]: tile-infer-layout splits the loop);
 - examples/pipeline_schedule.py: T.Pipelined's manual stage/order, copies
@@ -145,6 +146,34 @@ def int4_gemm(M=64, N=64, K=128, block_K=64, threads=128):
     return gemm
 
 
+def gemm_int8(M, N, K, a_registers=False, block_M=64, block_N=64, block_K=64, threads=128):
+    """C = A @ B^T in int8 with int32 accumulation (mma.sync m16n8k32): A stored M x K, B
+    N x K (both K-major, as int8 tensor cores read them); with a_registers, A's tile is
+    copied into a fragment first (the gemm's A from registers, as a W4A8 GEMM feeds its
+    dequantized operand)."""
+
+    @T.prim_func
+    def int8_gemm(A: T.Tensor((M, K), "int8"), B: T.Tensor((N, K), "int8"),
+                  C: T.Tensor((M, N), "int32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            a_s = T.alloc_shared((block_M, block_K), "int8")
+            b_s = T.alloc_shared((block_N, block_K), "int8")
+            a_f = T.alloc_fragment((block_M, block_K), "int8")
+            acc = T.alloc_fragment((block_M, block_N), "int32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], a_s)
+                T.copy(B[bx * block_N, k * block_K], b_s)
+                if a_registers:
+                    T.copy(a_s, a_f)
+                    T.gemm(a_f, b_s, acc, transpose_B=True)
+                else:
+                    T.gemm(a_s, b_s, acc, transpose_B=True)
+            T.copy(acc, C[by * block_M, bx * block_N])
+
+    return int8_gemm
+
+
 def save(kernel, check, path):
     save_checked(kernel.artifact, check, path)
 
@@ -221,6 +250,12 @@ def main(out: str) -> None:
                      {"expect": {"C": mm}, "atol": 0.1, "rtol": 2e-2, "seed": depth},
                      os.path.join(out, f"gemm_schedule_{target}_d{depth}_k{k_size}"
                                        f"{'_copies_last' if copies_last else ''}.tlcart"))
+    for regs in (False, True):
+        save(tlc.compile(gemm_int8(300, 200, 256, regs)),
+             {"inputs": {"A": "randint(-128, 128)", "B": "randint(-128, 128)"},
+              "expect": {"C": "(A.long() @ B.long().T).int()"}, "atol": 0, "rtol": 0,
+              "seed": 13},
+             os.path.join(out, f"gemm_int8{'_regs' if regs else ''}.tlcart"))
     unpacked = "torch.stack([B.int() & 15, B.int() >> 4], -1).reshape(64, 128)"
     save(tlc.compile(int4_gemm()),
          {"inputs": {"B": "randint(0, 256)"},

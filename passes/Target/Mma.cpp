@@ -74,7 +74,11 @@ LayoutAttr mlir::tile::getAccumulatorLayout(MLIRContext *ctx,
                          AffineMap::get(2, 0, {row, col}, ctx));
 }
 
-int64_t mlir::tile::mmaSyncK(Type in) { return in.isF32() ? 8 : kMmaK; }
+int64_t mlir::tile::mmaSyncK(Type in) {
+  if (in.isF32())
+    return 8; // tf32: m16n8k8
+  return in.getIntOrFloatBitWidth() == 8 ? 32 : kMmaK; // int8: m16n8k32
+}
 
 LayoutAttr mlir::tile::getOperandALayout(MLIRContext *ctx, const WarpPartition &p,
                                          int64_t k, int64_t threads, int64_t elementBits) {
@@ -90,6 +94,18 @@ LayoutAttr mlir::tile::getOperandALayout(MLIRContext *ctx, const WarpPartition &
     AffineExpr row = wm * p.tileM + atomI * kMmaM + lane.floorDiv(4) + (e % 2) * 8;
     AffineExpr col = atomK * 8 + lane % 4 + e.floorDiv(2) * 4;
     return LayoutAttr::get(ctx, threads, p.atomsM() * kAtoms * 4,
+                           AffineMap::get(2, 0, {row, col}, ctx));
+  }
+  if (elementBits == 8) {
+    // int8 m16k32: four registers of four bytes along K, a0 (g, 4q..4q+3),
+    // a1 (g + 8, ...), a2 (g, 16 + 4q..), a3 (g + 8, 16 + 4q..).
+    int64_t kAtoms = k / 32;
+    AffineExpr atomI = r.floorDiv(16 * kAtoms), atomK = r.floorDiv(16) % kAtoms;
+    AffineExpr e = r % 16;
+    AffineExpr wm = p.warpAt(warp).first;
+    AffineExpr row = wm * p.tileM + atomI * kMmaM + lane.floorDiv(4) + (e.floorDiv(4) % 2) * 8;
+    AffineExpr col = atomK * 32 + (lane % 4) * 4 + e % 4 + e.floorDiv(8) * 16;
+    return LayoutAttr::get(ctx, threads, p.atomsM() * kAtoms * 16,
                            AffineMap::get(2, 0, {row, col}, ctx));
   }
   int64_t kAtoms = k / kMmaK;

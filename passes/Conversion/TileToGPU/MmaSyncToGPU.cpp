@@ -95,6 +95,9 @@ Value mma(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc) {
     return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
                                     ArrayRef<int64_t>{kMmaM, kMmaN, mmaSyncK(elem)},
                                     /*tf32Enabled=*/true);
+  if (elem.isInteger(8)) // s8 x s8 -> s32, m16n8k32
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
+                                    b.getI64ArrayAttr({kMmaM, kMmaN, mmaSyncK(elem)}));
   // bf16: nvvm.mma.sync on the packed registers.
   auto accType = cast<VectorType>(acc.getType());
   Type f32 = accType.getElementType();
@@ -283,12 +286,18 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
     return op.emitOpError("fp8 gemms run on sm_90a's wgmma only: both operands in shared "
                           "memory, K tiles of 32, 64 or a multiple of 128, an f32 accumulator, M a "
                           "multiple of 64");
-  if (!(in.isF16() || in.isBF16() || in.isF32()) ||
-      !(accElem.isF32() || (in.isF16() && accElem.isF16())))
+  bool int8 = in.isInteger(8);
+  if (!(in.isF16() || in.isBF16() || in.isF32() || int8) ||
+      op.getB().getType().getElementType() != in ||
+      !(int8 ? accElem.isInteger(32) : accElem.isF32() || (in.isF16() && accElem.isF16())))
     return op.emitOpError("this version of tlc lowers f16 x f16 -> f32|f16, "
-                          "bf16 x bf16 -> f32, f32 x f32 -> f32 (tf32) and (on sm_90a) fp8 -> "
-                          "f32 gemms, got ")
-           << in << " -> " << accElem;
+                          "bf16 x bf16 -> f32, f32 x f32 -> f32 (tf32), int8 x int8 -> int32 "
+                          "and (on sm_90a) fp8 -> f32 gemms, got ")
+           << in << " x " << op.getB().getType().getElementType() << " -> " << accElem;
+  // ldmatrix transposes 16-bit elements only: int8 operands are read K-major.
+  if (int8 && ((op.getTransposeA() && !aInRegisters) || !op.getTransposeB()))
+    return op.emitOpError("int8 gemms read both operands K-major: A stored M x K (or in "
+                          "registers) and B stored N x K (transpose_B=True)");
   int64_t atomK = mmaSyncK(in);
   int64_t k = op.getTransposeA() ? aType.getDimSize(0) : aType.getDimSize(1);
   if (k % atomK != 0)
