@@ -32,7 +32,7 @@ from .host import cdiv  # noqa: E402
 from .cache_control import disable_cache, enable_cache, is_cache_enabled  # noqa: E402
 
 __all__ = [
-    "AutoTuner", "CompilationError", "JITKernel", "PassConfigKey", "TensorSupplyType",
+    "AutoTuner", "CompilationError", "DataType", "JITKernel", "PassConfigKey", "TensorSupplyType",
     "__version__", "autotune", "autotuner", "cdiv", "compile", "compiler", "disable_cache",
     "enable_cache", "interpret", "interpreter", "is_cache_enabled", "jit", "language", "layout",
     "math", "profiler", "runtime", "testing", "utils",
@@ -41,6 +41,7 @@ __all__ = [
 _LAZY = {
     "TensorSupplyType": ("utils.tensor", "TensorSupplyType"),
     "autotune": ("autotuner", "autotune"),
+    "DataType": ("language.types", "DataType"),
     "AutoTuner": ("autotuner", "AutoTuner"),
     "interpret": ("interpreter", "interpret"),
 }
@@ -53,6 +54,7 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
-                "testing", "utils", "autotuner", "interpreter", "math", "cuda", "contrib"):
+                "testing", "utils", "autotuner", "interpreter", "math", "cuda", "contrib",
+                "engine", "tirx"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -269,6 +269,14 @@ def test_host_helpers_of_tilelang_examples(monkeypatch):
         determine_fp8_type("e3m4")
 
 
+def test_datatype_of_host_code():
+    # tilelang.DataType (TVM's) as the dequantizing examples size their loads with it.
+    assert tlc.DataType("float16").bits == 16 and tlc.DataType("int8").lanes == 1
+    assert tlc.DataType("bf16") == "bfloat16"
+    with pytest.raises(ValueError, match="unknown dtype 'float7'"):
+        tlc.DataType("float7")
+
+
 def test_source_postprocessing_callbacks_are_errors():
     # TileLang's GDN examples import the CUDA callback; tlc has no CUDA source
     # for one to rewrite, so registering is an error, not a silent no-op.

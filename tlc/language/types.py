@@ -79,6 +79,19 @@ class dtype(str):
 
 _DType = dtype
 
+
+class DataType(dtype):
+    """TVM's DataType as TileLang programs use it on the host (`tilelang.DataType`):
+    a dtype with its `bits` (and `lanes`, always 1: tlc has no vector dtypes).
+
+    Example: `DataType("float16").bits == 16`
+    """
+
+    @property
+    def lanes(self) -> int:
+        return 1
+
+
 float16 = dtype("float16")
 bfloat16 = dtype("bfloat16")
 float = dtype("float32")  # noqa: A001
