@@ -139,7 +139,7 @@ bool mlir::tile::isWgmmaFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
-int64_t mlir::tile::wgmmaK(Type in) { return isWgmmaFp8(in) ? 32 : kWgmmaK; }
+int64_t mlir::tile::wgmmaK(Type in) { return in.getIntOrFloatBitWidth() == 8 ? 32 : kWgmmaK; }
 
 int64_t mlir::tile::wgmmaKAtomBytes(MemRefType kMajor) {
   int64_t bits = kMajor.getElementTypeBitWidth();
@@ -159,15 +159,19 @@ int64_t mlir::tile::wgmmaKBlock(MemRefType kMajor) {
 FailureOr<WarpPartition> mlir::tile::wgmmaPartition(GemmOp op, int64_t threads) {
   MemRefType a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   Type in = a.getElementType();
-  bool fp8 = isWgmmaFp8(in);
+  // 8-bit operands (fp8, or int8 with an int32 accumulator) are read
+  // K-major from shared memory only, as `fp8` says below.
+  bool int8 = in.isInteger(8);
+  bool fp8 = isWgmmaFp8(in) || int8;
   // A from registers (16-bit, M x K in the mma operand layout), or shared.
   bool aRegisters = getPlace(a) == Place::Fragment;
   if (aRegisters && (fp8 || a.getDimSize(1) % kWgmmaK != 0))
     return failure();
   if ((!aRegisters && getPlace(a) != Place::Shared) || getPlace(b) != Place::Shared ||
       !(in.isF16() || in.isBF16() || fp8) ||
-      (fp8 ? !isWgmmaFp8(b.getElementType()) : b.getElementType() != in) ||
-      !c.getElementType().isF32())
+      (int8 ? b.getElementType() != in
+            : fp8 ? !isWgmmaFp8(b.getElementType()) : b.getElementType() != in) ||
+      !(int8 ? c.getElementType().isInteger(32) : c.getElementType().isF32()))
     return failure();
   // K rows of whole 128-byte swizzle atoms; more than one atom is stored as
   // column blocks of one atom each, which needs the buffer itself (a stage

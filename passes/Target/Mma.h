@@ -95,7 +95,8 @@ int64_t wgmmaK(Type in);
 /// 32-byte atom (wgmmaKAtomBytes), B stored N x K
 /// (K-major, likewise) or K x N (N-major, N a
 /// multiple of 64, its buffer then stored as 64-column blocks), f16 or bf16
-/// in with an f32 accumulator, and one m64 row block per warpgroup: the
+/// in with an f32 accumulator (fp8 with f32, int8 with s32: both K-major,
+/// from shared memory), and one m64 row block per warpgroup: the
 /// M / 64 row blocks each get G / (M / 64) of the G warpgroups, which split N
 /// (each a multiple of 8 up to 256 columns, of 64 when B is N-major; under
 /// the FullRow policy only where mma.sync could not give every warp whole

@@ -870,3 +870,36 @@ func.func @require_wgmma_on_sm80() {
   return
 }
 }
+
+// -----
+
+// int8 -> int32: wgmma m64nNk32 on sm_90a (both operands K-major in shared
+// memory), mma.sync m16n8k32 on sm_80.
+// CHECK-LABEL: func.func @int8_sm90a
+// CHECK: mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 32, warps_m = 4, warps_n = 1, a = shared, depth = 0>
+// CHECK-LABEL: func.func @int8_sm80
+// CHECK: mma = #tile.mma<kind = mma_sync, m = 16, n = 8, k = 32
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @int8_sm90a() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xi8, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xi8, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xi32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x64xi8, #gpu.address_space<workgroup>>, memref<64x64xi8, #gpu.address_space<workgroup>>, memref<64x64xi32, #tile.space<fragment>>
+  }
+  return
+}
+}
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @int8_sm80() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xi8, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xi8, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xi32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x64xi8, #gpu.address_space<workgroup>>, memref<64x64xi8, #gpu.address_space<workgroup>>, memref<64x64xi32, #tile.space<fragment>>
+  }
+  return
+}
+}

@@ -1,8 +1,9 @@
-"""int8 x int8 -> int32 gemms on mma.sync m16n8k32 (both targets; wgmma's
-int8 form is not used yet): A from shared memory or from registers (the
-16-byte operand layout: four registers of four bytes along K), B stored
-N x K. They compile for sm_80 and sm_90a, assemble with ptxas and match
-numpy exactly in the interpreter; an operand stored M-major is an error."""
+"""int8 x int8 -> int32 gemms: on sm_90a wgmma m64nNk32 (s32.s8.s8) with both
+operands in shared memory, else mma.sync m16n8k32, A from shared memory or
+from registers (the 16-byte operand layout: four registers of four bytes
+along K), B stored N x K. They compile for sm_80 and sm_90a, assemble with
+ptxas and match numpy exactly in the interpreter; an operand stored M-major
+is an error."""
 
 import sys
 from pathlib import Path
@@ -23,10 +24,15 @@ import build_gemm_extras  # noqa: E402
 def test_int8_gemm_compiles_to_the_int8_mma(a_registers, target, tmp_path):
     kernel = tlc.compile(build_gemm_extras.gemm_int8(300, 200, 256, a_registers),
                          target=target)
-    assert "kind = mma_sync, m = 16, n = 8, k = 32" in kernel.get_mlir("optimized")
     ptx = kernel.get_kernel_source()
-    assert "mma.sync.aligned.m16n8k32.row.col" in ptx and ".s32.s8.s8.s32" in ptx
-    assert "ldmatrix" in ptx and ".local" not in ptx
+    if target == "sm_90a" and not a_registers:
+        assert "kind = wgmma, m = 64, n = 64, k = 32" in kernel.get_mlir("optimized")
+        assert "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8" in ptx
+    else:
+        assert "kind = mma_sync, m = 16, n = 8, k = 32" in kernel.get_mlir("optimized")
+        assert "mma.sync.aligned.m16n8k32.row.col" in ptx and ".s32.s8.s8.s32" in ptx
+        assert "ldmatrix" in ptx
+    assert ".local" not in ptx
     assemble(ptx, target, tmp_path)
 
 

@@ -223,9 +223,11 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   // One accumulator struct per row block: registers [mt * regs, (mt + 1) *
   // regs) of the fragment (getAccumulatorLayout's register order).
   int64_t n = part.tileN, regs = n / 2;
-  Type f32 = b.getF32Type();
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  // f32 accumulators, s32 for int8 operands.
+  Type accElem = op.getC().getType().getElementType();
+  bool int8 = accElem.isInteger(32);
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, accElem));
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accElem));
   SmallVector<Value> accs;
   for (int64_t mt = 0; mt < rowBlocks; ++mt) {
     Value acc = LLVM::UndefOp::create(b, loc, structType);
@@ -240,6 +242,7 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
   auto wgType = [&](Type t) {
     NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
                             : t.isBF16() ? NVVM::WGMMATypes::bf16
+                            : t.isInteger(8) ? NVVM::WGMMATypes::s8
                             : isa<Float8E4M3FNType>(t) ? NVVM::WGMMATypes::e4m3
                                                        : NVVM::WGMMATypes::e5m2;
     return NVVM::WGMMATypesAttr::get(ctx, kind);
@@ -298,7 +301,7 @@ LogicalResult lowerGemmWgmma(ConversionPatternRewriter &b, GemmOp op,
                   : descriptor(*bAddr, kMajorAt(k0, bBlock, bRowsAll), kMajor),
           NVVM::MMAShapeAttr::get(ctx, kWgmmaM, n, step), wgType(in),
           wgType(op.getB().getType().getElementType()),
-          NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+          NVVM::WGMMATypesAttr::get(ctx, int8 ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32),
           NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
           NVVM::MMALayoutAttr::get(ctx, mMajorA ? NVVM::MMALayout::col : NVVM::MMALayout::row),
           NVVM::MMALayoutAttr::get(ctx, nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col),
