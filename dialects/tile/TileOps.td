@@ -1027,12 +1027,15 @@ def Tile_GemmOp : Tile_Op<"gemm"> {
     stay pending after the gemm; `tile-select-mma` honours it as the `mma`
     depth or reports why it cannot. `wg_wait = -1` issues the wgmmas and
     waits for none: a later `tile.wait_wgmma` completes them (on mma.sync,
-    which completes in program order, it is depth 0).
+    which completes in program order, it is depth 0). A discardable
+    `tile.require_wgmma` (T.wgmma_gemm) makes `tile-select-mma` report an
+    error where it would choose mma.sync.
 
     Element types the verifier accepts (A and B alike -> C): f16 -> f32 or
     f16, bf16 -> f32, f32 -> f32 (tf32), i8 -> i32, f8E4M3FN / f8E5M2 -> f32.
-    The lowering takes f16, bf16 and (wgmma) fp8; f32 (tf32) and i8 gemms
-    are reported there as not lowered yet.
+    All are lowered: f32 as tf32 on mma.sync m16n8k8, i8 on wgmma k32
+    (sm_90a, both operands K-major in shared memory) or mma.sync m16n8k32,
+    fp8 on wgmma only.
 
     `prefetch` is `tile-pipeline-loops`' schedule for an mma.sync gemm that
     is all its software-pipelined loop computes (the last op of the

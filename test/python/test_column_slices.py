@@ -77,6 +77,41 @@ def test_full_row_over_more_warps_than_row_blocks(target, tmp_path):
 
 
 @T.prim_func
+def whole_copies_and_an_alias(Q: T.Tensor((64, 192), "float16"),
+                              K: T.Tensor((64, 192), "float16"),
+                              O: T.Tensor((64, 64), "float16")):
+    # TileLang's MLA decode: the query copied in whole, multiplied by its column
+    # slices, and its buffer reused under another name for the output.
+    with T.Kernel(1, threads=128):
+        Q_s = T.alloc_shared([64, 192], "float16")
+        K_s = T.alloc_shared([64, 128], "float16")
+        Kt_s = T.alloc_shared([64, 64], "float16")
+        acc = T.alloc_fragment([64, 64], "float32")
+        O_s = Q_s
+        T.copy(Q, Q_s)
+        T.copy(K[:, :128], K_s)
+        T.copy(K[:, 128:], Kt_s)
+        T.gemm(Q_s[:, :128], K_s, acc, transpose_B=True, clear_accum=True)
+        T.gemm(Q_s[:, 128:], Kt_s, acc, transpose_B=True)
+        T.copy(acc, O_s[:, 128:])
+        T.copy(O_s[:, 128:], O)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_whole_copies_and_aliases_of_a_split_buffer(target, tmp_path):
+    q, k, expect = _inputs()
+    o = np.zeros((64, 64), np.float16)
+    tlc.interpret(whole_copies_and_an_alias, q, k, o)
+    np.testing.assert_allclose(o.astype(np.float32), expect, rtol=2e-3, atol=5e-2)
+    kernel = tlc.compile(whole_copies_and_an_alias, target=target)
+    optimized = kernel.get_mlir("optimized")
+    # Two pieces; the whole copy in is one copy per piece.
+    assert '"Q_s[:, 0:128]"' in optimized and '"Q_s[:, 128:192]"' in optimized
+    assert kernel.get_mlir("tile").count("tile.copy %arg0") == 2
+    assemble(kernel.get_kernel_source(), target, tmp_path)
+
+
+@T.prim_func
 def sliced_and_indexed(Q: T.Tensor((64, 192), "float16"), K: T.Tensor((64, 128), "float16"),
                        S: T.Tensor((64, 64), "float32")):
     with T.Kernel(1, threads=128):

@@ -6,14 +6,17 @@ TileLang's DeepSeek sparse MLA keeps the query's two parts in one buffer,
 and multiplies each with its own gemm, `T.gemm(Q_shared[:, :D], KV_shared, S)`.
 
 When every use of a 2-d shared buffer in its function is such a column slice
-(all rows, compile-time bounds) and any two slices are the same columns or
-disjoint ones, the buffer is allocated as one buffer per slice: each slice
-is then a whole buffer to every op (a gemm operand with a layout of its own,
-a copy's destination), and no byte is shared between two of them, so the
-program means the same. A buffer used any other way (an element access, a
-slice overlapping another, a bound known only at run time, the buffer
-passed whole) is allocated as written, and a slice of it given to an op
-that takes whole buffers is an error saying why.
+(all rows, compile-time bounds), the buffer itself as T.copy's source or
+destination, or another name for it (`O_shared = Q_shared`), and any two
+slices are the same columns or disjoint ones, the buffer is allocated as one
+buffer per slice (and per gap between slices when a whole copy takes every
+column): each slice is then a whole buffer to every op (a gemm operand with
+a layout of its own, a copy's destination), a whole copy is one copy per
+slice, and no byte is shared between two of them, so the program means the
+same. A buffer used any other way (an element access, a slice overlapping
+another, a bound known only at run time, the buffer passed whole to another
+op) is allocated as written, and a slice of it given to an op that takes
+whole buffers is an error saying why.
 """
 
 from __future__ import annotations
@@ -75,31 +78,62 @@ def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:
     stmt = gen.statement
     scope = gen.macros[-1].node if gen.macros else gen.prim.node
     parents = _parents(gen, scope)
-    ranges = set()
-    for node in ast.walk(scope):
-        if not isinstance(node, ast.Name) or node.id != name:
-            continue
-        if isinstance(node.ctx, ast.Store):
-            if not (isinstance(stmt, ast.Assign) and stmt.targets == [node]):
-                return None  # assigned elsewhere too
-            continue
-        sub = parents.get(node)
-        if not isinstance(sub, ast.Subscript) or sub.value is not node \
-                or not isinstance(sub.slice, ast.Tuple) or len(sub.slice.elts) != 2:
-            return None
-        rows, cols = sub.slice.elts
-        if not _whole(rows) or not isinstance(cols, ast.Slice) or cols.step is not None:
-            return None
-        lo, hi = _bound(gen, cols.lower, 0), _bound(gen, cols.upper, shape[1])
-        if lo is None or hi is None or not 0 <= lo < hi <= shape[1]:
-            return None
-        ranges.add((lo, hi))
+    ranges, whole = set(), False
+    names, assigns = [name], {stmt}  # the buffer's names: aliases `O_s = Q_s` too
+    for current in names:
+        for node in ast.walk(scope):
+            if not isinstance(node, ast.Name) or node.id != current:
+                continue
+            if isinstance(node.ctx, ast.Store):
+                if parents.get(node) not in assigns:
+                    return None  # assigned elsewhere too
+                continue
+            parent = parents.get(node)
+            if isinstance(parent, ast.Assign) and parent.value is node and \
+                    len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                if parent.targets[0].id not in names:  # an alias: its uses are the buffer's
+                    names.append(parent.targets[0].id)
+                    assigns.add(parent)
+                continue
+            if _copied_whole(parent, node):
+                whole = True
+                continue
+            if (col := _column_slice(gen, parent, node, shape)) is None:
+                return None
+            ranges.add(col)
     if not ranges or ranges == {(0, shape[1])}:
         return None
     ordered = sorted(ranges)
     if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
         return None  # overlapping slices share bytes
+    if whole:  # a whole copy takes every column: the gaps become pieces too
+        edges = sorted({0, shape[1], *(e for r in ordered for e in r)})
+        ordered = list(zip(edges, edges[1:]))
     return ordered
+
+
+def _copied_whole(parent, node) -> bool:
+    """Whether `node` is T.copy's source or destination itself."""
+    if not isinstance(parent, ast.Call):
+        return False
+    f = parent.func
+    called = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+    return called == "copy" and (node in parent.args[:2] or any(
+        k.arg in ("src", "dst") and k.value is node for k in parent.keywords))
+
+
+def _column_slice(gen, sub, node, shape):
+    """(start, stop) of `sub`, the subscript `node[:, a:b]`, else None."""
+    if not isinstance(sub, ast.Subscript) or sub.value is not node \
+            or not isinstance(sub.slice, ast.Tuple) or len(sub.slice.elts) != 2:
+        return None
+    rows, cols = sub.slice.elts
+    if not _whole(rows) or not isinstance(cols, ast.Slice) or cols.step is not None:
+        return None
+    lo, hi = _bound(gen, cols.lower, 0), _bound(gen, cols.upper, shape[1])
+    if lo is None or hi is None or not 0 <= lo < hi <= shape[1]:
+        return None
+    return lo, hi
 
 
 def piece_of(gen, node: ast.Subscript, pieces: ColumnPieces) -> BufferRef:

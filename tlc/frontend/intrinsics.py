@@ -553,9 +553,48 @@ def call_copy(gen, node):
 
 def build_copy(gen, node, src_node, dst_node):
     """The tile.copy of T.copy's regions `src_node` to `dst_node` (errors at `node`)."""
+    for side, other, to_pieces in ((dst_node, src_node, True), (src_node, dst_node, False)):
+        if isinstance(side, ast.Name) and isinstance(pieces := gen.eval(side), ColumnPieces):
+            return _copy_pieces(gen, node, pieces, other, to_pieces)
     src, src_off, src_sizes = _region(gen, src_node)
     dst, dst_off, dst_sizes = _region(gen, dst_node)
+    return _copy_regions(gen, node, src, src_off, src_sizes, dst, dst_off, dst_sizes)
 
+
+def _copy_pieces(gen, node, pieces: ColumnPieces, other_node, to_pieces: bool):
+    """T.copy of a whole buffer allocated by its column slices (column_split)
+    to or from `other_node`'s region: one copy per slice, of the region's
+    columns it holds (the region's last dimension must be the columns)."""
+    buf, off, sizes = _region(gen, other_node)
+    if off is None:
+        if buf.static_shape() is None:
+            raise gen.error(node, f"'{buf.name}' has dynamic sizes: give the region with an "
+                                  "origin or slices")
+        off, sizes = [0] * buf.rank, list(buf.shape)
+    if sizes is None:  # a tile origin: the extent is the split buffer's, trailing-aligned
+        sizes = [1] * (buf.rank - 2) + list(pieces.shape)
+    if sizes[-1] != pieces.shape[1] or \
+            [d for d in sizes if d != 1] != [d for d in pieces.shape if d != 1]:
+        raise gen.error(node, f"T.copy shapes differ: the region is "
+                              f"{'x'.join(map(str, sizes))}, {pieces!r} is "
+                              f"{'x'.join(map(str, pieces.shape))}")
+    op = None
+    for (lo, hi), piece in sorted(pieces.pieces.items()):
+        last = off[-1]
+        if not isinstance(last, (int, Affine)):  # an integer read at run time
+            last = Affine.leaf(gen.index(last, node, "a T.copy offset"))
+        part_off = list(off[:-1]) + [last + lo if isinstance(last, int)
+                                     else simplify(as_affine(last) + lo)]
+        part_sizes = list(sizes[:-1]) + [hi - lo]
+        whole = [0, 0], list(piece.shape)
+        if to_pieces:
+            op = _copy_regions(gen, node, buf, part_off, part_sizes, piece, *whole)
+        else:
+            op = _copy_regions(gen, node, piece, *whole, buf, part_off, part_sizes)
+    return op
+
+
+def _copy_regions(gen, node, src, src_off, src_sizes, dst, dst_off, dst_sizes):
     def whole(buf):
         if buf.static_shape() is None:
             raise gen.error(node, f"'{buf.name}' has dynamic sizes: give the region with an "
