@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import CompilationError
+from .intrinsic_args import known_int
 from .values import BufferRef
 
 
@@ -60,13 +60,7 @@ def _whole(item) -> bool:
 
 def _bound(gen, node, default: int):
     """A slice bound's compile-time value (`default` when absent), else None."""
-    if node is None:
-        return default
-    try:
-        value = gen.eval(node)
-    except CompilationError:
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return default if node is None else known_int(gen, node)
 
 
 def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:

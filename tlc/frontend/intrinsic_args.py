@@ -100,6 +100,21 @@ def static_bool(gen, node, what: str) -> bool:
     raise gen.error(node, f"{what} must be True or False, got {value!r}")
 
 
+def known_int(gen, node):
+    """The compile-time integer `node` is, or None: only names, constants and
+    arithmetic are evaluated (nothing that would build IR or fail loudly)."""
+    from ..errors import CompilationError
+
+    if not all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator,
+                              ast.unaryop, ast.Load)) for n in ast.walk(node)):
+        return None
+    try:
+        value = gen.eval(node)
+    except CompilationError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def parse_dtype(gen, node):
     """The dtype an argument names ("float16", T.float16, buf.dtype)."""
     value = gen.eval_static(node)

@@ -25,6 +25,7 @@ import ast
 import math
 
 from ..errors import CompilationError
+from .intrinsic_args import known_int
 from .values import Affine
 
 WARPGROUP = 128
@@ -47,13 +48,6 @@ def _has_tile_work(stmts) -> bool:
     return False
 
 
-def _simple(node) -> bool:
-    """Whether evaluating `node` builds nothing (names, constants, arithmetic)."""
-    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator,
-                              ast.unaryop, ast.Load))
-               for n in ast.walk(node))
-
-
 def _is_thread_index(gen, node) -> bool:
     if not isinstance(node, ast.Name):
         return False
@@ -66,16 +60,6 @@ def _is_thread_index(gen, node) -> bool:
     (leaf, coeff), = value.terms.items()
     owner = getattr(leaf, "owner", None)
     return coeff == 1 and owner is not None and getattr(owner, "name", "") == "gpu.thread_id"
-
-
-def _int(gen, node):
-    if not _simple(node):
-        return None
-    try:
-        value = gen.eval(node)
-    except CompilationError:
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 _FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
@@ -100,9 +84,9 @@ def _interval(gen, test, total: int):
     for left, op, right in zip(operands, test.ops, operands[1:]):
         if type(op) not in _FLIP:
             return None
-        if _is_thread_index(gen, left) and (bound := _int(gen, right)) is not None:
+        if _is_thread_index(gen, left) and (bound := known_int(gen, right)) is not None:
             kind = type(op)
-        elif _is_thread_index(gen, right) and (bound := _int(gen, left)) is not None:
+        elif _is_thread_index(gen, right) and (bound := known_int(gen, left)) is not None:
             kind = _FLIP[type(op)]
         else:
             return None
