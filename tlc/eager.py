@@ -107,7 +107,8 @@ class _Declarations:
         if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Constant) \
                 or not isinstance(call.args[0].value, str):
             raise self.error(call, "T.const takes one string of names: T.const(\"M, N\")")
-        names = [n.strip() for n in call.args[0].value.split(",")]
+        # "M, N" or, as TileLang also takes them, "M N"
+        names = call.args[0].value.replace(",", " ").split()
         target = stmt.targets[0] if len(stmt.targets) == 1 else None
         targets = target.elts if isinstance(target, ast.Tuple) else [target]
         if not all(isinstance(t, ast.Name) for t in targets) \

@@ -431,6 +431,11 @@ class JITFactory:
 
         return self._disk_cache and is_cache_enabled()
 
+    def get_kernel_source(self, *args, **kwargs) -> str:
+        """The PTX of the kernel these factory arguments compile to (TileLang's
+        `factory.get_kernel_source(...)`; compiled, or taken from the caches)."""
+        return self(*args, **kwargs).get_kernel_source()
+
     def __call__(self, *args, **kwargs) -> JITKernel:
         target = self.options.resolve_target(_default_target())
         key = self._fast_key(args, kwargs, target)

@@ -74,7 +74,7 @@ def test_help_shows_real_parameters():
         "src", "dst", "coalesced_width", "disable_tma"]
 
 
-@pytest.mark.parametrize("name", sorted(set(T.INTRINSICS) - {"ceildiv", "floordiv"}))
+@pytest.mark.parametrize("name", sorted(set(T.INTRINSICS) - {"ceildiv", "floordiv", "align_up"}))
 def test_called_from_python_is_an_error(name):
     fn = getattr(T, name)
     args = [0] * sum(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
@@ -85,6 +85,7 @@ def test_called_from_python_is_an_error(name):
 
 def test_host_integer_helpers():
     assert T.ceildiv(1000, 128) == 8 and T.floordiv(1000, 128) == 7
+    assert T.align_up(1000, 128) == 1024 and T.align_up(a=1024, b=128) == 1024
     assert T.ceildiv(a=7, b=2) == 4
     with pytest.raises(TypeError, match="cdiv takes integers"):
         T.floordiv(1.5, 2)

@@ -370,3 +370,62 @@ def test_tirx_helpers_of_dequantizing_programs(tmp_path):
 
         assemble(tlc.compile(unpack_nibbles, target=target).get_kernel_source(), target,
                  tmp_path)
+
+
+@T.prim_func
+def mask_summary(Mask: T.Tensor((4, 8), "bool"), Any: T.Tensor((4,), "int32"),
+                 All: T.Tensor((4,), "int32"), Pad: T.Tensor((4,), "int32")):
+    # TileLang's scalar kernels: one thread writes global elements itself.
+    with T.Kernel(4, threads=1) as bx:
+        Any[bx] = T.if_then_else(T.any_of(Mask[bx, :]), 1, 0)
+        All[bx] = T.if_then_else(T.all_of(Mask[bx, 2:6]), 1, 0)
+        Pad[bx] = T.align_up(bx * 10 + 1, 8)
+
+
+@T.prim_func
+def fill_global(A: T.Tensor((4, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        T.fill(A, T.infinity("float32"))
+        T.fill(A[1, 8:40], 2.0)
+
+
+def test_any_of_all_of_align_up_and_global_fills(tmp_path):
+    from ptxas import assemble
+
+    assert T.align_up(1000, 128) == 1024
+    mask = np.random.default_rng(2).random((4, 8)) < 0.4
+    mask[3] = False
+    mask[2, 2:6] = True
+    outs = [np.zeros(4, np.int32) for _ in range(3)]
+    tlc.interpret(mask_summary, mask, *outs)
+    np.testing.assert_array_equal(outs[0], mask.any(1).astype(np.int32))
+    np.testing.assert_array_equal(outs[1], mask[:, 2:6].all(1).astype(np.int32))
+    np.testing.assert_array_equal(outs[2], [8, 16, 24, 32])
+    a = np.zeros((4, 64), np.float32)
+    tlc.interpret(fill_global, a)
+    expect = np.full((4, 64), np.inf, np.float32)
+    expect[1, 8:40] = 2.0
+    np.testing.assert_array_equal(a, expect)
+    for prim in (mask_summary, fill_global):
+        for target in ("sm_80", "sm_90a"):
+            assemble(tlc.compile(prim, target=target).get_kernel_source(), target, tmp_path)
+
+
+@tlc.jit(out_idx=[-1])
+def _summary_factory():
+    return mask_summary
+
+
+@tlc.jit
+def _spaced_consts(X, Y, block=128):
+    M, N = T.const("M N")  # TileLang takes the names separated by spaces too
+    X: T.Tensor((M, N), "float32")
+    Y: T.Tensor((M, N), "float32")
+    with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+        for i, j in T.Parallel(block, N):
+            Y[bx * block + i, j] = X[bx * block + i, j]
+
+
+def test_factory_kernel_source_and_spaced_const_names():
+    assert ".entry" in _summary_factory.get_kernel_source()
+    assert ".entry" in _spaced_consts.get_kernel_source(M=256, N=32)

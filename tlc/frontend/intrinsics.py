@@ -811,6 +811,50 @@ def call_fill(gen, node):
     _fill(gen, node, buf, value)
 
 
+_MOST_LOGICAL_ELEMENTS = 256
+
+
+def _logical_of(gen, node, name: str):
+    """T.any_of / T.all_of: every thread reads the region's elements and ORs
+    (ANDs) their truth."""
+    from ..language import scalar_math
+
+    a = _args(gen, node, getattr(scalar_math, name))
+    buf, offsets, sizes = _region(gen, a["buffer"])
+    if buf.place == "fragment":
+        raise gen.error(a["buffer"], f"T.{name} of the fragment '{buf.name}': its elements are "
+                                     "spread over the threads; copy it to shared memory")
+    if offsets is None:
+        if buf.static_shape() is None:
+            raise gen.error(a["buffer"], f"T.{name} of '{buf.name}', whose sizes are known at "
+                                         "run time: give a region of static extent")
+        offsets, sizes = [0] * buf.rank, list(buf.shape)
+    sizes = sizes or [1] * len(offsets)
+    count = math.prod(sizes)
+    if count > _MOST_LOGICAL_ELEMENTS:
+        raise gen.error(a["buffer"], f"T.{name} of {count} elements: every thread reads them "
+                                     f"all, so at most {_MOST_LOGICAL_ELEMENTS}")
+    import itertools
+
+    result = None
+    combine = arith.ori if name == "any_of" else arith.andi
+    for at in itertools.product(*(range(n) for n in sizes)):
+        element = gen.load_element(buf, [simplify(as_affine(o) + i) for o, i in zip(offsets, at)])
+        truth = gen.to_value(element, "bool", node)
+        result = truth if result is None else combine(result, truth)
+    return Scalar(result, "bool")
+
+
+def call_any_of(gen, node):
+    gen.require_kernel(node, "T.any_of")
+    return _logical_of(gen, node, "any_of")
+
+
+def call_all_of(gen, node):
+    gen.require_kernel(node, "T.all_of")
+    return _logical_of(gen, node, "all_of")
+
+
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
     a = _args(gen, node, memory.clear, _ANNOTATIONS)
@@ -824,19 +868,28 @@ def call_clear(gen, node):
 
 def _fill_region(gen, node, target, value, what: str) -> bool:
     """`T.fill(s[0], v)` / `T.fill(s[i, 0:16], v)`: part of a shared or local
-    buffer (TileLang's region fill). A shared region is the block's work, a
-    T.Parallel loop over it; a local one each thread's own stores. Whole
-    buffers (and fragments) are tile.fill's."""
+    buffer or a global tensor (TileLang's region fill). A shared or global
+    region is the block's work, a T.Parallel loop over it; a local one each
+    thread's own stores. Whole on-chip buffers (and fragments) are
+    tile.fill's."""
     if not isinstance(target, ast.Subscript) or stage_of(gen, target) is not None:
         return False
     buf, offsets, sizes = _region(gen, target)
     if offsets is None:
         return False
-    if buf.place not in ("shared", "local") or buf.reducer is not None:
+    if buf.place not in ("shared", "local", "global") or buf.reducer is not None:
         raise gen.error(target, f"{what} of part of the {buf.place} buffer '{buf.name}': only "
-                                "shared and local buffers are filled by region (a fragment "
-                                "whole)")
+                                "shared and local buffers and global tensors are filled by "
+                                "region (a fragment whole)")
     sizes = sizes or [1] * len(offsets)
+    _fill_parallel(gen, buf, offsets, sizes, value, target)
+    return True
+
+
+def _fill_parallel(gen, buf, offsets, sizes, value, node) -> None:
+    """Fills the region of a shared, local or global buffer: a local one by each
+    thread's own stores, the others by a T.Parallel loop over it (the block's
+    work, global elements outside the tensor skipped)."""
     index = ir.IndexType.get()
     if buf.place == "local":
         import itertools
@@ -844,23 +897,26 @@ def _fill_region(gen, node, target, value, what: str) -> bool:
         for at in itertools.product(*(range(n) for n in sizes)):
             gen.store_element(buf, [simplify(as_affine(o) + i) for o, i in zip(offsets, at)],
                               value, node)
-        return True
+        return
     op = tile.ParallelOp(list(sizes))
     block = op.body.blocks.append(*([index] * len(sizes)))
     with ir.InsertionPoint(block):
         ivs = [Affine.leaf(a) for a in block.arguments]
         gen.store_element(buf, [simplify(as_affine(o) + i) for o, i in zip(offsets, ivs)],
                           value, node)
-    return True
 
 
 def _fill(gen, node, buf, value):
     if buf.reducer is not None:
         reducers.fill(gen, node, buf, value)
         return
-    if buf.place == "global":
-        raise gen.error(node, f"'{buf.name}' is a global tensor; T.fill and T.clear take "
-                              "shared, fragment or local buffers")
+    if buf.place == "global":  # a T.Parallel loop over the whole tensor
+        if buf.static_shape() is None:
+            raise gen.error(node, f"T.fill of the global tensor '{buf.name}', whose sizes are "
+                                  "known at run time: fill a region of static extent "
+                                  "(T.fill(A[i:i + 128], v))")
+        _fill_parallel(gen, buf, [0] * buf.rank, list(buf.shape), value, node)
+        return
     tile.fill(buf.value, gen.to_value(value, buf.dtype, node))
 
 

@@ -223,11 +223,13 @@ def _floormod(x, y):
     return arith.subi(x, arith.muli(arith.floordivsi(x, y), y))
 
 
-# T.ceildiv, T.floordiv, T.floormod: (folded on Python ints, built on index values).
+# T.ceildiv, T.floordiv, T.floormod, T.align_up: (folded on Python ints, built on index
+# values).
 _INTEGER_DIVISIONS = {
     "ceildiv": (lambda x, y: -(-x // y), arith.ceildivsi),
     "floordiv": (lambda x, y: x // y, arith.floordivsi),
     "floormod": (lambda x, y: x % y, _floormod),
+    "align_up": (lambda x, y: -(-x // y) * y, lambda x, y: arith.muli(arith.ceildivsi(x, y), y)),
 }
 
 
@@ -257,6 +259,10 @@ def call_floordiv(gen, node):
 
 def call_floormod(gen, node):
     return _divide(gen, node, "floormod")
+
+
+def call_align_up(gen, node):
+    return _divide(gen, node, "align_up")
 
 
 def _shift(gen, node, name: str, op):

@@ -254,6 +254,47 @@ def floordiv(a: int, b: int) -> int:
 
 
 @intrinsic
+def align_up(a: int, b: int) -> int:
+    """a rounded up to a multiple of b, for integers: T.align_up(1000, 128) == 1024.
+
+    In a kernel it takes indices and sizes; in ordinary Python, plain ints.
+
+    Args:
+        a: the value.
+        b: the alignment (not zero).
+
+    Example: `padded = T.align_up(seq_len, 64)`
+    """
+    return cdiv(a, b) * b
+
+
+@intrinsic
+def any_of(buffer) -> bool:
+    """Whether any element of a buffer region is true (non-zero): a boolean every
+    thread computes, reading each element (global tensors, shared and local
+    buffers; at most 256 elements).
+
+    Args:
+        buffer: a buffer or a region of one (`mask[by, bx, k, :]`).
+
+    Example: `if T.any_of(BlockMask[by, bx, k, :]):`
+    """
+    raise outside_prim_func("any_of")
+
+
+@intrinsic
+def all_of(buffer) -> bool:
+    """Whether every element of a buffer region is true (non-zero); as T.any_of.
+
+    Args:
+        buffer: a buffer or a region of one.
+
+    Example: `if T.all_of(valid[bx, :]):`
+    """
+    raise outside_prim_func("all_of")
+
+
+@intrinsic
 def sin(x):
     """The sine of a float value (radians).
 
