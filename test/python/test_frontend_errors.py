@@ -228,8 +228,12 @@ def test_copy_errors(prim, marker, at, message):
 
 @T.prim_func
 def global_store_outside_parallel(A: T.Tensor((64,), "float32")):
-    with T.Kernel(1):
-        A[0] = 1.0  # E:global-store
+    # Every thread runs a plain statement (as in TileLang): A[1] = 1.0 is every
+    # thread storing 1.0; here each stores its own index, a race.
+    with T.Kernel(1, threads=128):
+        tx = T.get_thread_binding()
+        A[1] = 1.0
+        A[0] = T.float32(tx)  # E:global-store
 
 
 @T.prim_func
@@ -276,7 +280,8 @@ def float_index(A: T.Tensor((64,), "float32")):
 
 @pytest.mark.parametrize("prim,marker,at,message", [
     (global_store_outside_parallel, "global-store", "A[0]",
-     "'A' is a global tensor: write it with T.copy, inside `for ... in T.Parallel(...)`"),
+     "every thread stores to this global element (the index is the same for all), each a "
+     "value that differs between the threads"),
     (wrong_index_count, "index-count", "f[i]", "'f' has 2 dimension(s) but is indexed with 1"),
     (float_index, "float-index", "f[i]]", "an index must be an integer, got a run-time float32"),
 ], ids=lambda v: v if isinstance(v, str) and "-" in v else None)

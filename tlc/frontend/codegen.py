@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import inspect
-import math
 
 from .. import ir
 from ..dialects import arith, func, scf
@@ -604,11 +603,6 @@ class CodeGenerator(ExpressionMixin):
         if buf.place == "barrier":
             raise self.error(target, f"'{buf.name}' holds mbarriers: use them with "
                                      "T.barrier_wait and T.barrier_arrive")
-        if buf.place == "global" and not self.parallel_depth and not self.uses_thread_index \
-                and math.prod(self.thread_dims or (1,)) > 1:  # one thread: it writes
-            raise self.error(target, f"'{buf.name}' is a global tensor: write it with T.copy, "
-                                     "inside `for ... in T.Parallel(...)`, or per thread at an "
-                                     "index computed from T.get_thread_binding()")
         self.store_element(buf, indices, value, target)
 
     def store_element(self, buf: BufferRef, indices, value, node) -> None:

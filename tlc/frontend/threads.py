@@ -200,6 +200,15 @@ class _Divergence:
                     self.values.update(op.results)
             elif "local" in space and (divergent or self.tainted(operands)):
                 self.locals.add(buf)
+            elif not space and not divergent and not self.tainted(operands[2:]) and \
+                    self.tainted(operands[:1]):
+                # Every thread writes the element (TileLang's plain statements run in
+                # every thread), each a value of its own: which one lands is a race.
+                self.problems.append((op, "every thread stores to this global element (the "
+                                          "index is the same for all), each a value that "
+                                          "differs between the threads; store per thread at "
+                                          "an index from T.get_thread_binding(), or from one "
+                                          "thread (`if tx == 0:`)"))
             return
         if name == "scf.if":
             inner = divergent or (_Region(f"the `if` at {_line(op)} on the thread index", op)
