@@ -295,3 +295,36 @@ def test_a_return_in_a_compile_time_branch_ends_the_macro(mode, expect):
 def test_the_fall_through_branch_is_built():
     with pytest.raises(tlc.CompilationError, match="no_such_op"):
         tlc.compile(scaling_kernel("other"), target="sm_90a")
+
+
+OPS = {
+    "max": lambda a, b: T.max(a, b),
+    "min": lambda a, b: T.min(a, b),
+    "clamp": lambda a, b: T.clamp(a - b, -1.0, 1.0),
+}
+first_of_two, second_of_two = (lambda a, b: a * 2), (lambda a, b: b * 3)
+
+
+def lambda_kernel(op: str):
+    @T.prim_func
+    def apply(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"),
+              C: T.Tensor((128,), "float32"), D: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(128):
+                C[i] = OPS[op](A[i], B[i])  # a lambda of the program, built in place
+                D[i] = first_of_two(A[i], B[i]) + second_of_two(A[i], B[i])
+
+    return apply
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_lambdas_are_built_in_place(op):
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(128).astype(np.float32) for _ in range(2))
+    c, d = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    tlc.interpret(lambda_kernel(op), a, b, c, d)
+    expect = {"max": np.maximum(a, b), "min": np.minimum(a, b),
+              "clamp": np.clip(a - b, -1.0, 1.0)}[op]
+    np.testing.assert_allclose(c, expect, rtol=1e-6)
+    # Two lambdas alike on one line are told apart by where their code starts.
+    np.testing.assert_allclose(d, 2 * a + 3 * b, rtol=1e-6)

@@ -176,11 +176,15 @@ class ExpressionMixin:
     def implicit_macro(self, fn):
         """A plain Python function of the program's (not tlc's, not a library's)
         called with run-time values, as TileLang's helpers are (T.cast and
-        T.if_then_else on their arguments): built in place of the call like a
-        @T.macro. None for anything else (builtins, lambdas, library code)."""
+        T.if_then_else on their arguments), or a lambda of the program's
+        (`op = lambda a, b: T.max(a, b)`): built in place of the call like a
+        @T.macro. None for anything else (builtins, library code, a lambda
+        tlc cannot tell apart from another alike on its line)."""
         import types
 
-        if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        from .prim_func import _find_lambda
+
+        if not isinstance(fn, types.FunctionType):
             return None
         module = getattr(fn, "__module__", "") or ""
         if module.split(".")[0] in ("tlc", "numpy", "torch", "math", "builtins"):
@@ -188,7 +192,11 @@ class ExpressionMixin:
         cache = self.__dict__.setdefault("_implicit_macros", {})
         if fn not in cache:
             try:
-                cache[fn] = Macro(fn)
+                if fn.__name__ == "<lambda>":
+                    node = _find_lambda(fn, fn.__code__.co_filename)
+                    cache[fn] = Macro(fn, node) if node is not None else None
+                else:
+                    cache[fn] = Macro(fn)
             except Exception:  # no source to read (defined in a REPL)
                 cache[fn] = None
         return cache[fn]

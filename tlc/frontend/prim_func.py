@@ -98,6 +98,36 @@ def _find_def(fn, filename: str) -> ast.FunctionDef:
     )
 
 
+def _find_lambda(fn, filename: str) -> ast.FunctionDef | None:
+    """A FunctionDef returning the body of the lambda `fn` (found in its file by
+    its line, its parameters and, among lambdas alike on one line, where its
+    code starts), or None when it cannot be told apart."""
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        return None
+    code = fn.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in _definitions(filename, lines).get(("<lambda>", code.co_firstlineno), [])
+             if [a.arg for a in n.args.args] == params and not n.args.vararg
+             and not n.args.kwarg and not n.args.kwonlyargs]
+    if len(found) > 1:  # several alike on the line: the one holding the code's start
+        start = next(((line, col) for line, _, col, end in code.co_positions()
+                      if line is not None and col is not None and end is not None
+                      and end > col), None)  # (RESUME's position is empty)
+        found = [n for n in found if start is not None and
+                 (n.body.lineno, n.body.col_offset) <= start <=
+                 (n.body.end_lineno, n.body.end_col_offset)]
+    if len(found) != 1:
+        return None
+    node = found[0]
+    fdef = ast.FunctionDef(name="<lambda>", args=node.args, body=[ast.Return(node.body)],
+                           decorator_list=[], returns=None)
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12
+        fdef.type_params = []
+    return ast.fix_missing_locations(ast.copy_location(fdef, node))
+
+
 # filename -> (the linecache lines parsed, {(name, first line): FunctionDef}):
 # a file of many kernels is parsed once, not once per kernel.
 _DEFINITIONS: dict[str, tuple[list, dict]] = {}
@@ -116,6 +146,8 @@ def _definitions(filename: str, lines: list) -> dict:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             index.setdefault((node.name, start), node)
             index.setdefault((node.name, node.lineno), node)
+        elif isinstance(node, ast.Lambda):  # every lambda of a line, in order
+            index.setdefault(("<lambda>", node.lineno), []).append(node)
     if len(_DEFINITIONS) >= 64:
         _DEFINITIONS.clear()
     _DEFINITIONS[filename] = (lines, index)
@@ -131,11 +163,11 @@ class Macro:
     parameters and its own assignments, then its closure and globals, never
     the caller's locals. A final `return value` makes the call an expression."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, node: ast.FunctionDef | None = None):
         self.fn = fn
         self.name = fn.__name__
         self.filename = fn.__code__.co_filename
-        self.node = _find_def(fn, self.filename)
+        self.node = node or _find_def(fn, self.filename)
         functools.update_wrapper(self, fn)
 
     @property
