@@ -57,6 +57,15 @@ constexpr llvm::StringLiteral kProgramBarriersAttr = "tile.program_barriers";
 /// launched with (the runtime's contract: tlc/runtime/args.py ALIGNMENT).
 constexpr int64_t kParamAlignment = 16;
 
+/// The shared scratch a tile.reduce across `groups` warp groups takes: a
+/// slot per result element and group, of the partials' type (32 bits for
+/// 16-bit floats and small integers, which are combined widened; 64 for
+/// 64-bit types).
+inline int64_t reduceScratchBytes(ReduceOp reduce, int64_t groups) {
+  int64_t slot = reduce.getSrc().getType().getElementTypeBitWidth() > 32 ? 8 : 4;
+  return reduce.getDst().getType().getNumElements() * groups * slot;
+}
+
 /// Tells the kernels under `root` (gpu.func) that their global memref
 /// parameters are kParamAlignment-aligned (memref.assume_alignment).
 void assumeParamAlignment(Operation *root);

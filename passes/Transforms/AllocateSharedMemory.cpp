@@ -208,7 +208,7 @@ LogicalResult allocateKernel(KernelOp kernel, int64_t maxBytes) {
     if (failed(sliced) || !sliced->warpMask)
       return WalkResult::advance();
     int64_t groups = int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask));
-    int64_t bytes = reduce.getDst().getType().getNumElements() * groups * 4;
+    int64_t bytes = reduceScratchBytes(reduce, groups);
     // Its own bytes for the whole kernel where the budget has room (a few
     // hundred bytes to a few KB): sharing bytes with other pieces, it would
     // need a barrier against each of their accesses, where alone it needs

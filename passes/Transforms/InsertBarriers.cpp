@@ -229,7 +229,7 @@ std::optional<Interval> sharedInterval(Value v) {
 }
 
 /// The scratch bytes tile-allocate-shared-memory gave a reduction across
-/// warps: one f32 slot per result element and warp group.
+/// warps: one slot per result element and warp group (reduceScratchBytes).
 int64_t scratchBytes(ReduceOp reduce) {
   std::optional<LayoutAttr> src = fragmentLayout(reduce.getSrc());
   std::string why;
@@ -238,7 +238,7 @@ int64_t scratchBytes(ReduceOp reduce) {
           : FailureOr<SlicedLayout>(failure());
   int64_t groups = succeeded(sliced) ? int64_t(1) << llvm::popcount(uint64_t(sliced->warpMask))
                                      : 32; // the most there can be
-  return reduce.getDst().getType().getNumElements() * groups * 4;
+  return reduceScratchBytes(reduce, groups);
 }
 
 /// What each op accesses, computed once per op: the fixpoint walks revisit

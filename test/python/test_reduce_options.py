@@ -9,6 +9,7 @@ import pytest
 import tlc
 import tlc.language as T
 from bad_programs import assert_line_error
+from ptxas import assemble
 from test_compile import ptxas_ok
 
 
@@ -84,3 +85,35 @@ def test_reduction_into_another_float_type(tmp_path):
     kernel = tlc.compile(half_max_into_float, target="sm_90a")
     assert "memref<8x128xf32, #tile.space<fragment>>" in kernel.get_mlir("tile")
     ptxas_ok(kernel.get_kernel_source(), tmp_path)
+
+
+@T.prim_func
+def wide_reductions(X: T.Tensor((16, 256), "int64"), Y: T.Tensor((16, 256), "float64"),
+                    S: T.Tensor((16,), "int64"), M: T.Tensor((16,), "float64")):
+    with T.Kernel(1, threads=128):
+        x = T.alloc_fragment((16, 256), "int64")
+        y = T.alloc_fragment((16, 256), "float64")
+        s = T.alloc_fragment((16,), "int64")
+        m = T.alloc_fragment((16,), "float64")
+        T.copy(X, x)
+        T.copy(Y, y)
+        T.reduce_sum(x, s, dim=1)
+        T.reduce_max(y, m, dim=1)
+        T.copy(s, S)
+        T.copy(m, M)
+
+
+def test_64_bit_reductions(tmp_path):
+    # 64-bit partials: shuffled as two 32-bit halves, 8-byte scratch slots across warps.
+    rng = np.random.default_rng(9)
+    x = rng.integers(-2**40, 2**40, (16, 256), dtype=np.int64)
+    y = rng.standard_normal((16, 256))
+    s, m = np.zeros(16, np.int64), np.zeros(16, np.float64)
+    tlc.interpret(wide_reductions, x, y, s, m)
+    np.testing.assert_array_equal(s, x.sum(1))
+    np.testing.assert_array_equal(m, y.max(1))
+    for target in ("sm_80", "sm_90a"):
+        kernel = tlc.compile(wide_reductions, target=target)
+        ptx = kernel.get_kernel_source()
+        assert "shfl.sync.bfly" in ptx
+        assemble(ptx, target, tmp_path)

@@ -274,3 +274,47 @@ def test_named_barriers_below_9_name_free_ones(tmp_path):
 
     with pytest.raises(tlc.CompilationError, match="barrier 15 already stands for barrier 3"):
         tlc.compile(g, target="sm_90a")
+
+
+def warp_reduction(op: str, dtype: str):
+    @T.prim_func
+    def reduce_lanes(X: T.Tensor((64,), dtype), Y: T.Tensor((64,), dtype)):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding()
+            fn = {"sum": T.warp_reduce_sum, "max": T.warp_reduce_max,
+                  "min": T.warp_reduce_min, "bitand": T.warp_reduce_bitand,
+                  "bitor": T.warp_reduce_bitor}[op]
+            Y[tx] = fn(X[tx])
+
+    return reduce_lanes
+
+
+@pytest.mark.parametrize("op, dtype", [("sum", "float32"), ("max", "float16"),
+                                       ("min", "int32"), ("bitand", "uint32"),
+                                       ("bitor", "int8"), ("sum", "int32")])
+def test_warp_reductions(op, dtype, tmp_path):
+    # TileLang's T.warp_reduce_*: each warp's 32 values combined, in every lane.
+    rng = np.random.default_rng(4)
+    if dtype.startswith("float"):
+        x = rng.standard_normal(64).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(max(info.min, -1000), min(info.max, 1000), 64).astype(dtype)
+    y = np.zeros_like(x)
+    prim = warp_reduction(op, dtype)
+    tlc.interpret(prim, x, y)
+    fold = {"sum": np.sum, "max": np.max, "min": np.min,
+            "bitand": np.bitwise_and.reduce, "bitor": np.bitwise_or.reduce}[op]
+    per_warp = x.reshape(2, 32)
+    expect = np.repeat([fold(w.astype(np.float32) if dtype.startswith("float") else w)
+                        for w in per_warp], 32).astype(dtype)
+    np.testing.assert_allclose(y.astype(np.float64), expect.astype(np.float64), rtol=2e-3)
+    ptx = tlc.compile(prim, target="sm_90a").get_kernel_source()
+    assert ptx.count("shfl.sync.bfly.b32") == 5
+    ptxas_ok(ptx, tmp_path)
+
+
+def test_warp_reduce_of_floats_by_bits_is_an_error(tmp_path):
+    with pytest.raises(tlc.CompilationError, match="T.warp_reduce_bitor takes integers, got "
+                                                   "float32"):
+        warp_reduction("bitor", "float32").build_module()

@@ -129,24 +129,87 @@ def _shuffle(gen, node, name: str):
         return value  # the same in every lane
     if not isinstance(value, Scalar):
         raise gen.error(a["value"], f"{what} shuffles a scalar, got {gen.describe(value)}")
-    dt = value.dtype if value.dtype != "index" else "int32"
-    if dt in ("float64", "int64", "uint64") or dt.startswith("float8") or dt == "bool":
-        raise gen.error(a["value"], f"{what} shuffles values of 32 bits or fewer "
-                                    f"(float32/16, bfloat16, int8-32, uint8-32), got {dt}")
-    wide = "float32" if dtypes.is_float(dt) else ("uint32" if dt.startswith("uint") else "int32")
+    dt, wide = _shuffled_types(gen, value, a["value"], what)
     v = gen.to_value(value, wide, a["value"])
     other = a["srcLane"] if name == "shfl_sync" else a["delta"]
     lane = gen.to_value(gen.eval(other), "int32", other)
+    out = Scalar(_shfl(v, lane, name, width), wide)
+    return out if wide == dt else Scalar(gen.to_value(out, dt, a["value"]), dt)
+
+
+def _shuffled_types(gen, value: Scalar, node, what: str) -> tuple[str, str]:
+    """(the value's dtype, the 32-bit dtype it travels in)."""
+    dt = value.dtype if value.dtype != "index" else "int32"
+    if dt in ("float64", "int64", "uint64") or dt.startswith("float8") or dt == "bool":
+        raise gen.error(node, f"{what} shuffles values of 32 bits or fewer "
+                              f"(float32/16, bfloat16, int8-32, uint8-32), got {dt}")
+    return dt, "float32" if dtypes.is_float(dt) else ("uint32" if dt.startswith("uint")
+                                                     else "int32")
+
+
+def _shfl(v, lane, name: str, width: int = 32):
+    """nvvm.shfl.sync of the 32-bit value `v` from `lane` (an i32 value) in mode
+    `name`, in groups of `width` lanes: PTX's clamp operand, as __shfl_*_sync
+    builds it (gpu.shuffle's width instead leaves the lanes past it inactive)."""
     i32 = ir.IntegerType.get_signless(32)
-    # Groups of `width` lanes: PTX's clamp operand, as __shfl_*_sync builds it
-    # (gpu.shuffle's width instead leaves the lanes past it inactive).
     clamp = (32 - width) << 8 | (0 if name == "shfl_up" else 0x1F)
     op = ir.Operation.create(
         "nvvm.shfl.sync", results=[v.type],
         operands=[arith.constant(i32, -1), v, lane, arith.constant(i32, clamp)],
         attributes={"kind": ir.Attribute.parse(f"#nvvm<shfl_kind {_MODES[name]}>")})
-    out = Scalar(op.results[0], wide)
+    return op.results[0]
+
+
+_WARP_COMBINE = {  # (float op, signed op, unsigned op)
+    "sum": (arith.addf, arith.addi, arith.addi),
+    "max": (arith.maxnumf, arith.maxsi, arith.maxui),
+    "min": (arith.minnumf, arith.minsi, arith.minui),
+    "bitand": (None, arith.andi, arith.andi),
+    "bitor": (None, arith.ori, arith.ori),
+}
+
+
+def _warp_reduce(gen, node, name: str):
+    what = f"T.warp_reduce_{name}"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, getattr(warp, f"warp_reduce_{name}"))
+    value = gen.eval(a["value"])
+    if isinstance(value, Affine):
+        value = Scalar(gen.index(value, a["value"], "a reduced value"), "index")
+    if not isinstance(value, Scalar):
+        raise gen.error(a["value"], f"{what} reduces a run-time scalar, got "
+                                    f"{gen.describe(value)}")
+    dt, wide = _shuffled_types(gen, value, a["value"], what)
+    fop, sop, uop = _WARP_COMBINE[name]
+    op = fop if dtypes.is_float(dt) else (uop if wide == "uint32" else sop)
+    if op is None:
+        raise gen.error(a["value"], f"{what} takes integers, got {dt}")
+    v = gen.to_value(value, wide, a["value"])
+    i32 = ir.IntegerType.get_signless(32)
+    for delta in (16, 8, 4, 2, 1):
+        v = op(v, _shfl(v, arith.constant(i32, delta), "shfl_xor"))
+    out = Scalar(v, wide)
     return out if wide == dt else Scalar(gen.to_value(out, dt, a["value"]), dt)
+
+
+def call_warp_reduce_sum(gen, node):
+    return _warp_reduce(gen, node, "sum")
+
+
+def call_warp_reduce_max(gen, node):
+    return _warp_reduce(gen, node, "max")
+
+
+def call_warp_reduce_min(gen, node):
+    return _warp_reduce(gen, node, "min")
+
+
+def call_warp_reduce_bitand(gen, node):
+    return _warp_reduce(gen, node, "bitand")
+
+
+def call_warp_reduce_bitor(gen, node):
+    return _warp_reduce(gen, node, "bitor")
 
 
 def call_shfl_xor(gen, node):

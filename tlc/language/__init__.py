@@ -53,7 +53,8 @@ from .scalar_math import (
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, named_barrier_arrive,
                    shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads, sync_warp,
-                   tvm_warp_shuffle)
+                   tvm_warp_shuffle, warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max,
+                   warp_reduce_min, warp_reduce_sum)
 from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
                               inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
                               tma_copy, ws)
@@ -91,6 +92,8 @@ from .types import (
 )
 
 from ..frontend.prim_func import macro, prim_func  # noqa: E402
+
+Select = if_then_else  # TVM's name (tirx.Select)
 
 
 def __getattr__(name: str):
@@ -135,7 +138,8 @@ INTRINSICS = [
     "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
     "atomic_store", "print",
     "get_lane_idx", "get_warp_idx", "get_warp_idx_sync", "get_warp_group_idx", "shfl_xor",
-    "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "any_sync", "all_sync", "ballot_sync", "ballot",
+    "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "warp_reduce_sum", "warp_reduce_max",
+    "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "any_sync", "all_sync", "ballot_sync", "ballot",
     "activemask", "sync_threads", "sync_warp", "named_barrier_arrive",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "abs", "max", "min", "if_then_else",
     "reinterpret",
@@ -149,7 +153,8 @@ INTRINSICS = [
 ]
 
 # TileLang's other names for some of them: the same functions.
-ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
+ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized",
+           "Select": "if_then_else"}
 
 __all__ = [
     "Buffer", "SharedBuffer", "FragmentBuffer", "LocalBuffer", "Fragment", "GemmWarpPolicy",

@@ -257,3 +257,28 @@ def tvm_warp_shuffle(mask, value, lane, width, warp_size):
     Example: `other = T.tvm_warp_shuffle(0xFFFFFFFF, v, lane ^ 1, 32, 32)`
     """
     raise outside_prim_func("tvm_warp_shuffle")
+
+
+def _warp_reduce_doc(name: str, what: str):
+    def stub(value):
+        raise outside_prim_func(f"warp_reduce_{name}")
+
+    stub.__name__ = stub.__qualname__ = f"warp_reduce_{name}"
+    stub.__doc__ = f"""The {what} of `value` over the 32 lanes of the warp, in every lane
+    (butterfly shuffles: `__shfl_xor_sync` by 16, 8, 4, 2, 1); every lane of the
+    warp must run it.
+
+    Args:
+        value: a scalar of 32 bits or fewer (float16/bfloat16 and narrower
+            integers combine widened).
+
+    Example: `total = T.warp_reduce_{name}(partial)`
+    """
+    return intrinsic(stub)
+
+
+warp_reduce_sum = _warp_reduce_doc("sum", "sum")
+warp_reduce_max = _warp_reduce_doc("max", "maximum")
+warp_reduce_min = _warp_reduce_doc("min", "minimum")
+warp_reduce_bitand = _warp_reduce_doc("bitand", "bitwise AND")
+warp_reduce_bitor = _warp_reduce_doc("bitor", "bitwise OR")

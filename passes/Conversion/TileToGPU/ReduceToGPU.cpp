@@ -84,7 +84,7 @@ LogicalResult lowerReduce(OpBuilder &b, ReduceOp op, Value tid, Value smem, Valu
   bool nanPropagates = op->hasAttr("tile.nan_propagate");
   Type elem = op.getSrc().getType().getElementType();
   Type compute = computeType(elem);
-  if (compute.getIntOrFloatBitWidth() != 32)
+  if (compute.getIntOrFloatBitWidth() != 32 && compute.getIntOrFloatBitWidth() != 64)
     return op.emitOpError("reductions of ") << elem << " are not lowered yet";
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   Type i32 = b.getI32Type();
