@@ -429,3 +429,25 @@ def _spaced_consts(X, Y, block=128):
 def test_factory_kernel_source_and_spaced_const_names():
     assert ".entry" in _summary_factory.get_kernel_source()
     assert ".entry" in _spaced_consts.get_kernel_source(M=256, N=32)
+
+
+@T.prim_func
+def transposed_tiles(A: T.Tensor((128, 128), "float16"), B: T.Tensor((128, 128), "float16")):
+    with T.Kernel(2, 4, threads=128) as (bx, by):
+        tile = T.alloc_shared((32, 64), "float16")
+        tile_t = T.alloc_shared((64, 32), "float16")
+        T.copy(A[by * 32, bx * 64], tile)
+        T.transpose(tile, tile_t)
+        T.copy(tile_t, B[bx * 64, by * 32])
+
+
+def test_transpose_of_shared_tiles(tmp_path):
+    from ptxas import assemble
+
+    a = np.random.default_rng(8).standard_normal((128, 128)).astype(np.float16)
+    b = np.zeros_like(a)
+    tlc.interpret(transposed_tiles, a, b)
+    np.testing.assert_array_equal(b, a.T)
+    for target in ("sm_80", "sm_90a"):
+        assemble(tlc.compile(transposed_tiles, target=target).get_kernel_source(), target,
+                 tmp_path)

@@ -856,6 +856,32 @@ def call_all_of(gen, node):
     return _logical_of(gen, node, "all_of")
 
 
+def call_transpose(gen, node):
+    """T.transpose(src, dst): a T.Parallel loop over src storing dst[j, i]."""
+    gen.require_kernel(node, "T.transpose")
+    if gen.parallel_depth:
+        raise gen.error(node, "T.transpose cannot be inside T.Parallel")
+    a = _args(gen, node, memory.transpose, _ANNOTATIONS)
+    src = _buffer(gen, a["src"], "T.transpose's source")
+    dst = _buffer(gen, a["dst"], "T.transpose's destination")
+    for buf, n in ((src, a["src"]), (dst, a["dst"])):
+        if buf.place != "shared" or buf.rank != 2:
+            raise gen.error(n, f"T.transpose takes 2-d shared buffers, got the {buf.place} "
+                               f"buffer '{buf.name}' of shape {list(buf.shape)}")
+    if list(dst.shape) != list(reversed(src.shape)):
+        raise gen.error(node, f"T.transpose of a {src.shape[0]}x{src.shape[1]} buffer needs a "
+                              f"{src.shape[1]}x{src.shape[0]} destination, got "
+                              f"{dst.shape[0]}x{dst.shape[1]}")
+    if src.dtype != dst.dtype:
+        raise gen.error(node, f"T.transpose keeps the dtype: {src.dtype} to {dst.dtype}")
+    index = ir.IndexType.get()
+    op = tile.ParallelOp(list(src.shape))
+    block = op.body.blocks.append(index, index)
+    with ir.InsertionPoint(block):
+        i, j = (Affine.leaf(v) for v in block.arguments)
+        gen.store_element(dst, [j, i], gen.load_element(src, [i, j]), node)
+
+
 def call_clear(gen, node):
     gen.require_kernel(node, "T.clear")
     a = _args(gen, node, memory.clear, _ANNOTATIONS)

@@ -18,7 +18,7 @@ from .memory import (alloc_buffer, alloc_fragment, alloc_global, alloc_local, al
                      alloc_shared, alloc_var, atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max,
                      atomic_min, atomic_store,
                      c2d_im2col, clear, copy, fill,
-                     finalize_reducer, im2col, make_tensor, reshape, view)
+                     finalize_reducer, im2col, make_tensor, reshape, transpose, view)
 from .policy import GemmWarpPolicy
 from .scalar_math import (
     Cast,
@@ -133,7 +133,7 @@ INTRINSICS = [
     "Persistent", "use_swizzle", "annotate_layout",
     "alloc_shared", "alloc_fragment", "alloc_local", "alloc_var", "alloc_global", "alloc_buffer",
     "device_assert", "assume",
-    "alloc_reducer", "finalize_reducer", "reshape", "view", "make_tensor", "copy", "fill", "clear", "c2d_im2col",
+    "alloc_reducer", "finalize_reducer", "reshape", "view", "make_tensor", "transpose", "copy", "fill", "clear", "c2d_im2col",
     "im2col",
     "atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
     "atomic_store", "print",

@@ -405,6 +405,21 @@ def atomic_store(dst, src, memory_order="seq_cst"):
 
 
 @intrinsic
+def transpose(src, dst, annotations=None) -> None:
+    """dst[j, i] = src[i, j] for two 2-d shared buffers (src M x N, dst N x M):
+    the block's work, a T.Parallel loop over the elements.
+
+    Args:
+        src: the M x N shared buffer.
+        dst: the N x M shared buffer.
+        annotations: TileLang's lowering annotations; not supported by tlc.
+
+    Example: `T.transpose(tile, tile_T)`
+    """
+    raise outside_prim_func("transpose")
+
+
+@intrinsic
 def fill(buffer, value, annotations=None) -> None:
     """Sets every element of a shared, fragment or local buffer to `value`.
 
