@@ -451,3 +451,25 @@ def test_transpose_of_shared_tiles(tmp_path):
     for target in ("sm_80", "sm_90a"):
         assemble(tlc.compile(transposed_tiles, target=target).get_kernel_source(), target,
                  tmp_path)
+
+
+_n = T.symbolic("n")
+
+
+@T.prim_func
+def plus_one(A: T.Tensor((_n + 1,), "int32"), B: T.Tensor((_n * 4,), "int32")):
+    # Sizes only an expression names (TileLang's annotation tests): n from A's length.
+    with T.Kernel(1, threads=1):
+        for i in T.serial(_n + 1):
+            A[i] = i
+        for i in T.serial(_n * 4):
+            B[i] = _n
+
+
+def test_a_symbol_solved_from_a_sum():
+    a, b = np.zeros(17, np.int32), np.zeros(64, np.int32)
+    tlc.interpret(plus_one, a, b)
+    np.testing.assert_array_equal(a, np.arange(17))
+    np.testing.assert_array_equal(b, np.full(64, 16))
+    kernel = tlc.compile(plus_one, target="sm_90a")
+    assert kernel.params[0]["shape"] == ["(n + 1)"]

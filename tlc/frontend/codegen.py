@@ -282,14 +282,21 @@ class CodeGenerator(ExpressionMixin):
 
     def solve_symbol_exprs(self, node) -> None:
         """Symbols no plain dimension gives, from `c * s` / `s * c` dimensions
-        (s = size // c; the launcher checks that c divides the size)."""
+        (s = size // c; the launcher checks that c divides the size) and
+        `s + c` / `c + s` / `s - c` ones."""
         for expr, dim in self.symbol_exprs:
-            if expr.op != "*":
+            if expr.op not in ("*", "+", "-"):
                 continue
             for sym, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-                if type(sym) is SymbolicDim and sym.name not in self.symbols and \
-                        isinstance(other, int) and not isinstance(other, bool) and other > 0:
+                if type(sym) is not SymbolicDim or sym.name in self.symbols or \
+                        not isinstance(other, int) or isinstance(other, bool):
+                    continue
+                if expr.op == "*" and other > 0:
                     self.symbols[sym.name] = self.binop(ast.FloorDiv(), dim, other, node)
+                elif expr.op == "+":  # s + c, c + s: s = size - c
+                    self.symbols[sym.name] = self.binop(ast.Sub(), dim, other, node)
+                elif expr.op == "-" and sym is expr.lhs:  # s - c: s = size + c
+                    self.symbols[sym.name] = self.binop(ast.Add(), dim, other, node)
 
     def eval_python(self, node):
         """Evaluates an annotation as plain Python in the function's environment."""
