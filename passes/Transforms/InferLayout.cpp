@@ -943,13 +943,97 @@ bool splitPackedDim(ParallelOp loop, int64_t d) {
   return true;
 }
 
-/// splitPackedDim on every parallel loop of `module`, each dimension.
+/// `index` as `a * c + b` (in any operand order) of two of `body`'s loop
+/// indices with c the extent of b: (a, b), else nothing.
+std::optional<std::pair<BlockArgument, BlockArgument>>
+linearPair(Value index, Block &body, ArrayRef<int64_t> shape) {
+  auto add = index.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  auto arg = [&](Value v) -> BlockArgument {
+    auto a = dyn_cast<BlockArgument>(v);
+    return a && a.getOwner() == &body ? a : BlockArgument();
+  };
+  for (auto [prod, rest] : {std::pair{add.getLhs(), add.getRhs()},
+                            std::pair{add.getRhs(), add.getLhs()}}) {
+    auto mul = prod.getDefiningOp<arith::MulIOp>();
+    BlockArgument b = arg(rest);
+    if (!mul || !b)
+      continue;
+    for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()},
+                        std::pair{mul.getRhs(), mul.getLhs()}}) {
+      BlockArgument a = arg(x);
+      std::optional<int64_t> c = getConstantIntValue(y);
+      if (a && a != b && c && *c == shape[b.getArgNumber()])
+        return std::make_pair(a, b);
+    }
+  }
+  return std::nullopt;
+}
+
+/// Fragment accesses of `loop` at a row-major linear index of two of its
+/// indices, f[i * n + j] (n the extent of j) where f's dimension holds
+/// exactly those elements, read a view of f with that dimension split in two
+/// (TileLang's composable indices, `B_local[i * block_N + j]`): the view is
+/// indexed by the loop's own indices, which layout inference places.
+void splitLinearIndices(ParallelOp loop) {
+  Block &body = loop.getBody().front();
+  ArrayRef<int64_t> shape = loop.getShape();
+  SmallVector<Operation *> accesses;
+  body.walk([&](Operation *op) {
+    if (getFragmentAccess(op))
+      accesses.push_back(op);
+  });
+  DenseMap<std::pair<Value, int64_t>, Value> views;
+  for (Operation *op : accesses) {
+    SmallVector<Value> indices(accessIndices(op));
+    Value memref = op->getOperand(isa<memref::LoadOp>(op) ? 0 : 1);
+    auto type = cast<MemRefType>(memref.getType());
+    for (auto [k, index] : llvm::enumerate(indices)) {
+      std::optional<std::pair<BlockArgument, BlockArgument>> pair =
+          linearPair(index, body, shape);
+      if (!pair)
+        continue;
+      int64_t m = shape[pair->first.getArgNumber()], n = shape[pair->second.getArgNumber()];
+      if (type.getDimSize(k) != m * n)
+        continue;
+      Value &view = views[{memref, (int64_t)k}];
+      if (!view) {
+        OpBuilder b(loop);
+        SmallVector<int64_t> viewShape(type.getShape());
+        viewShape[k] = m;
+        viewShape.insert(viewShape.begin() + k + 1, n);
+        view = ViewOp::create(b, loop.getLoc(),
+                              MemRefType::get(viewShape, type.getElementType(),
+                                              MemRefLayoutAttrInterface(),
+                                              type.getMemorySpace()),
+                              memref);
+      }
+      SmallVector<Value> split(indices.begin(), indices.begin() + k);
+      split.push_back(pair->first);
+      split.push_back(pair->second);
+      split.append(indices.begin() + k + 1, indices.end());
+      OpBuilder ob(op);
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        load.getResult().replaceAllUsesWith(
+            memref::LoadOp::create(ob, op->getLoc(), view, split));
+      else
+        memref::StoreOp::create(ob, op->getLoc(), cast<memref::StoreOp>(op).getValue(), view,
+                                split);
+      op->erase();
+      break; // one dimension an access
+    }
+  }
+}
+
+/// splitLinearIndices and splitPackedDim on every parallel loop of `module`.
 void splitPackedDims(ModuleOp module) {
   SmallVector<ParallelOp> loops;
   module.walk([&](ParallelOp loop) { loops.push_back(loop); });
   for (ParallelOp loop : loops) {
     if (loop.getLayout())
       continue;
+    splitLinearIndices(loop);
     for (int64_t d = 0; d < (int64_t)loop.getShape().size(); ++d)
       if (splitPackedDim(loop, d))
         break; // the loop is replaced (one split per loop)

@@ -1125,3 +1125,31 @@ func.func @packed_operand(%B: memref<64x32xi8>, %C: memref<64x64xf16>) {
   }
   return
 }
+
+// -----
+
+// A fragment at a row-major linear index of the loop's indices, f[i * 64 + j]
+// (TileLang's composable index): a view of f as 32 x 64, indexed (i, j).
+// CHECK-LABEL: func.func @linear_index
+// CHECK: %[[B:.*]] = tile.alloc_fragment {layout = {{.*}}} : memref<2048xf16, #tile.space<fragment>>
+// CHECK: %[[V:.*]] = tile.view %[[B]] : memref<2048xf16, #tile.space<fragment>> to memref<32x64xf16, #tile.space<fragment>>
+// CHECK: tile.parallel (%[[I:.*]], %[[J:.*]]) in [32, 64]
+// CHECK: memref.store %{{.*}}, %[[V]][%[[I]], %[[J]]] : memref<32x64xf16, #tile.space<fragment>>
+func.func @linear_index(%A: memref<32x64xf16>, %B: memref<2048xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_fragment : memref<32x64xf16, #tile.space<fragment>>
+    %b = tile.alloc_fragment : memref<2048xf16, #tile.space<fragment>>
+    tile.copy %A[%c0, %c0] [32, 64] to %a[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, #tile.space<fragment>>
+    tile.parallel (%i, %j) in [32, 64] {
+      %x = memref.load %a[%i, %j] : memref<32x64xf16, #tile.space<fragment>>
+      %c64 = arith.constant 64 : index
+      %r = arith.muli %i, %c64 : index
+      %k = arith.addi %r, %j : index
+      memref.store %x, %b[%k] : memref<2048xf16, #tile.space<fragment>>
+    }
+    tile.copy %b[%c0] [2048] to %B[%c0] [2048] : memref<2048xf16, #tile.space<fragment>> to memref<2048xf16>
+  }
+  return
+}

@@ -478,3 +478,44 @@ def test_fragment_rows_picked_by_a_pipelined_index(target, tmp_path):
     x = np.random.default_rng(10).standard_normal((4, 128)).astype(np.float32)
     s = tlc.jit(lambda: _rows_through_a_pipeline, out_idx=[1], interpret=True)()(x)
     np.testing.assert_allclose(s, (x * x).sum(0), rtol=1e-5, atol=1e-5)
+
+
+def composable_copy(M=256, N=256, block_M=32, block_N=64):
+    """B = A flattened, through a 1-d fragment written at i * block_N + j (TileLang's
+    composable indices) and read back in a loop over its own index."""
+
+    @T.prim_func
+    def flatten(A: T.Tensor((M, N), "float16"), B: T.Tensor((M * N,), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            a = T.alloc_fragment([block_M, block_N], "float16")
+            flat = T.alloc_fragment([block_M * block_N], "float16")
+            T.copy(A[by * block_M, bx * block_N], a)
+            for i, j in T.Parallel(block_M, block_N):
+                flat[i * block_N + j] = a[i, j]
+            for i in T.Parallel(block_M * block_N):
+                B[(by * block_M + i // block_N) * N + bx * block_N + i % block_N] = flat[i]
+
+    return flatten
+
+
+def test_a_fragment_at_a_linear_index_of_the_loop(tmp_path):
+    from ptxas import assemble
+
+    prim = composable_copy()
+    a = np.random.default_rng(6).standard_normal((256, 256)).astype(np.float16)
+    b = np.zeros(256 * 256, np.float16)
+    tlc.interpret(prim, a, b)
+    np.testing.assert_array_equal(b, a.reshape(-1))
+    from tlc.compiler.pipeline import run_pipeline, set_target
+
+    module = prim.build_module()  # the IR tile-infer-layout leaves runs alike
+    set_target(module, "sm_90a")
+    with module.context:
+        run_pipeline(module, "builtin.module(tile-infer-layout)", "optimized")
+    b = np.zeros(256 * 256, np.float16)
+    tlc.interpret(str(module), a, b)
+    np.testing.assert_array_equal(b, a.reshape(-1))
+    for target in ("sm_80", "sm_90a"):
+        kernel = tlc.compile(prim, target=target)
+        assert "to memref<32x64xf16, #tile.space<fragment>>" in kernel.get_mlir("optimized")
+        assemble(kernel.get_kernel_source(), target, tmp_path)
