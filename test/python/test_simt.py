@@ -88,8 +88,8 @@ def test_region_fill_of_a_fragment_is_an_error():
             T.fill(frag[0:32], 1.0)
             T.copy(frag, X)
 
-    with pytest.raises(tlc.CompilationError, match="only shared and local buffers are "
-                                                   "filled by region"):
+    with pytest.raises(tlc.CompilationError, match="only shared and local buffers and global "
+                                                   "tensors are filled by region"):
         f.build_module()
 
 
