@@ -473,3 +473,21 @@ def test_a_symbol_solved_from_a_sum():
     np.testing.assert_array_equal(b, np.full(64, 16))
     kernel = tlc.compile(plus_one, target="sm_90a")
     assert kernel.params[0]["shape"] == ["(n + 1)"]
+
+
+@T.prim_func
+def element_copies(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float16")):
+    # T.copy of two elements: TileLang's one-element store (with the dtype cast).
+    with T.Kernel(4, threads=1) as bx:
+        for i in T.serial(16):
+            T.copy(A[bx * 16 + i], B[bx * 16 + i])
+
+
+def test_copy_of_one_element(tmp_path):
+    from ptxas import assemble
+
+    a = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    b = np.zeros(64, np.float16)
+    tlc.interpret(element_copies, a, b)
+    np.testing.assert_array_equal(b, a.astype(np.float16))
+    assemble(tlc.compile(element_copies, target="sm_80").get_kernel_source(), "sm_80", tmp_path)

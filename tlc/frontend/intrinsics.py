@@ -548,7 +548,7 @@ def call_copy(gen, node):
     # the copy (and its loop) off TMA and warp specialization.
     disable_tma = static_bool(gen, a["disable_tma"], "disable_tma")
     op = build_copy(gen, node, a["src"], a["dst"])
-    if disable_tma and op.name == "tile.copy":  # (a T.Layout copy is a loop of elements)
+    if disable_tma and op is not None and op.name == "tile.copy":  # (a T.Layout copy: elements)
         op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
 
 
@@ -609,7 +609,14 @@ def _copy_regions(gen, node, src, src_off, src_sizes, dst, dst_off, dst_sizes):
     # A tile origin (indices, no slices) takes its extent from the other side,
     # aligned at the trailing dimensions.
     if src_sizes is None and dst_sizes is None:
-        raise gen.error(node, "T.copy needs the extent of one side: a whole buffer or slices")
+        # Two elements (`T.copy(A[i], B[i])`): TileLang's one-element store.
+        if len(src_off) != src.rank or len(dst_off) != dst.rank:
+            raise gen.error(node, "T.copy needs the extent of one side: a whole buffer or "
+                                  "slices")
+        gen.store_element(dst, dst_off, gen.load_element(src, [
+            Affine.leaf(gen.index(o, node, "a T.copy index")) if not isinstance(
+                o, (int, Affine)) else o for o in src_off]), node)
+        return None
     if src_sizes is None:
         src_sizes = _extent_from(gen, node, src, dst_sizes)
     if dst_sizes is None:

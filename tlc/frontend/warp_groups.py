@@ -215,9 +215,10 @@ def call_tma_copy(gen, node):
 
     with gen.loc(node):
         op = build_copy(gen, node, a["src"], a["dst"])
-    if op.name != "tile.copy":
+    if op is None or op.name != "tile.copy":
         raise gen.error(node, "T.tma_copy copies tiles of a tensor in its declared layout; "
-                              "a tensor with a T.Layout is copied element by element (T.copy)")
+                              "a tensor with a T.Layout, or one element, is copied element by "
+                              "element (T.copy)")
     op.attributes["tile.tma_required"] = ir.UnitAttr.get()
     gen.pending_tma.append((node, (id(buf), ast.dump(a["barrier"]))))
 
