@@ -491,3 +491,21 @@ def test_copy_of_one_element(tmp_path):
     tlc.interpret(element_copies, a, b)
     np.testing.assert_array_equal(b, a.astype(np.float16))
     assemble(tlc.compile(element_copies, target="sm_80").get_kernel_source(), "sm_80", tmp_path)
+
+
+@T.prim_func
+def fp8_extremes(A: T.Tensor((128,), "float8_e4m3fn"), B: T.Tensor((128,), "float8_e4m3fn"),
+                 C: T.Tensor((128,), "float8_e4m3fn")):
+    with T.Kernel(1, threads=128):
+        for i in T.Parallel(128):
+            C[i] = T.max(A[i], T.min(B[i], T.cast(1.0, "float8_e4m3fn")))
+
+
+def test_min_max_of_fp8_values(tmp_path):
+    # Compared in float32 (exact): the result is one of the fp8 values.
+    from ptxas import assemble
+
+    assemble(tlc.compile(fp8_extremes, target="sm_90a").get_kernel_source(), "sm_90a",
+             tmp_path)
+    with pytest.raises(tlc.CompilationError, match="converts fp8 values, which needs sm_89"):
+        tlc.compile(fp8_extremes, target="sm_80")

@@ -107,6 +107,10 @@ def _minmax2(gen, node, name, a, b):
         op = arith.maxsi if name == "max" else arith.minsi
         return Affine.leaf(op(index_value(a), index_value(b)))
     dt = gen.result_dtype(a, b, node)
+    if dtypes.is_fp8(dt):  # compared in float32 (exact), the result one of the two
+        wide = _minmax2(gen, node, name, Scalar(gen.to_value(a, "float32", node), "float32"),
+                        Scalar(gen.to_value(b, "float32", node), "float32"))
+        return Scalar(gen.to_value(wide, dt, node), dt)
     va, vb = gen.to_value(a, dt, node), gen.to_value(b, dt, node)
     if dtypes.is_float(dt):
         op = arith.maximumf if name == "max" else arith.minimumf
