@@ -413,6 +413,11 @@ FailureOr<DictionaryAttr> outlineKernel(func::FuncOp func, KernelOp kernel,
   gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
   if (auto bytes = kernel->getAttr("tile.shared_bytes"))
     gpuFunc->setAttr("tile.shared_bytes", bytes);
+  // T.annotate_min_blocks_per_sm: PTX's .minnctapersm (ptxas then keeps the
+  // registers low enough for that many blocks an SM).
+  if (auto blocks = kernel->getAttrOfType<IntegerAttr>("tile.min_blocks_per_sm"))
+    gpuFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                     b.getI32IntegerAttr(blocks.getInt()));
 
   // Move the function body in; the block indices become gpu.block_id.
   Block &entry = gpuFunc.getBody().front();

@@ -32,6 +32,19 @@ func.func @scale(%A: memref<?x128xf32> {tile.name = "A", tile.dims = ["M"]},
 
 // -----
 
+// T.annotate_min_blocks_per_sm: the kernel's tile.min_blocks_per_sm becomes
+// NVVM's minctasm (PTX .minnctapersm).
+// CHECK-LABEL: gpu.func @two_an_sm
+// CHECK-SAME: nvvm.minctasm = 2 : i32
+func.func @two_an_sm(%A: memref<128xf32> {tile.name = "A"}) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 attributes {tile.min_blocks_per_sm = 2 : i64} {
+  }
+  return
+}
+
+// -----
+
 // Functions without a tile.kernel are left alone.
 // CHECK-LABEL: func.func @helper
 // CHECK-NOT: gpu.func @helper

@@ -509,3 +509,19 @@ def test_min_max_of_fp8_values(tmp_path):
              tmp_path)
     with pytest.raises(tlc.CompilationError, match="converts fp8 values, which needs sm_89"):
         tlc.compile(fp8_extremes, target="sm_80")
+
+
+@T.prim_func
+def two_blocks_an_sm(A: T.Tensor((128, 128), "float32"), C: T.Tensor((128, 128), "float32")):
+    with T.Kernel(128, threads=128) as bx:
+        T.annotate_min_blocks_per_sm(2)
+        for i in T.serial(128):
+            C[bx, i] = A[bx, i] * 2
+
+
+def test_annotate_min_blocks_per_sm(tmp_path):
+    from ptxas import assemble
+
+    ptx = tlc.compile(two_blocks_an_sm, target="sm_90a").get_kernel_source()
+    assert ".minnctapersm 2" in ptx
+    assemble(ptx, "sm_90a", tmp_path)

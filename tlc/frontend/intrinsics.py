@@ -16,7 +16,8 @@ from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
-from .threads import (call_disable_warp_group_reg_alloc, call_get_block_binding,  # noqa: F401
+from .threads import (call_annotate_min_blocks_per_sm,  # noqa: F401
+                      call_disable_warp_group_reg_alloc, call_get_block_binding,
                       call_no_set_max_nreg, call_get_thread_binding, call_thread_binding,
                       check_divergence, thread_dims)
 from .variables import call_alloc_var  # noqa: F401  (T.alloc_var)

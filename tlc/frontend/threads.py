@@ -306,3 +306,16 @@ def call_disable_warp_group_reg_alloc(gen, node, name: str = "disable_warp_group
 
 def call_no_set_max_nreg(gen, node):
     return call_disable_warp_group_reg_alloc(gen, node, "no_set_max_nreg")
+
+
+def call_annotate_min_blocks_per_sm(gen, node):
+    """T.annotate_min_blocks_per_sm(n): the kernel's tile.min_blocks_per_sm,
+    which tile-outline-kernels makes PTX's .minnctapersm."""
+    gen.require_kernel(node, "T.annotate_min_blocks_per_sm")
+    a = bind_args(gen, node, loops.annotate_min_blocks_per_sm)
+    blocks = gen.eval_int(a["blocks"], "the number of blocks")
+    if blocks < 1:
+        raise gen.error(a["blocks"], f"T.annotate_min_blocks_per_sm takes a positive number of "
+                                     f"blocks, got {blocks}")
+    gen.kernel.attributes["tile.min_blocks_per_sm"] = ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(64), blocks)

@@ -10,7 +10,8 @@ raises an error saying so.
 from __future__ import annotations
 
 from .loops import (Kernel, Parallel, Persistent, Pipelined, Serial, Unroll, Vectorized,
-                    annotate_layout, disable_warp_group_reg_alloc, get_block_binding,
+                    annotate_layout, annotate_min_blocks_per_sm, disable_warp_group_reg_alloc,
+                    get_block_binding,
                     get_thread_binding, loop_break, no_set_max_nreg, serial, thread_binding,
                     unroll, use_swizzle, vectorized)
 from .debug import assume, device_assert, print  # noqa: A004 (TileLang's T.print)
@@ -127,7 +128,7 @@ def empty(shape, dtype: str = "float32"):
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
     "Kernel", "get_thread_binding", "get_block_binding", "thread_binding",
-    "disable_warp_group_reg_alloc", "no_set_max_nreg",
+    "disable_warp_group_reg_alloc", "no_set_max_nreg", "annotate_min_blocks_per_sm",
     "Parallel", "Pipelined", "serial", "unroll", "vectorized",
     "loop_break",
     "Persistent", "use_swizzle", "annotate_layout",

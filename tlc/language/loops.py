@@ -56,6 +56,21 @@ def disable_warp_group_reg_alloc():
 
 
 @intrinsic
+def annotate_min_blocks_per_sm(blocks: int):
+    """Asks that `blocks` blocks of the kernel fit on one SM together (PTX's
+    `.minnctapersm`, CUDA's second `__launch_bounds__` argument): the
+    assembler keeps each thread's registers low enough for it. Called once,
+    anywhere in the kernel's code.
+
+    Args:
+        blocks: a positive integer.
+
+    Example: `T.annotate_min_blocks_per_sm(2)`
+    """
+    raise outside_prim_func("annotate_min_blocks_per_sm")
+
+
+@intrinsic
 def no_set_max_nreg():
     """T.disable_warp_group_reg_alloc under TileLang's other name: a warp-specialized
     kernel moves no registers between its warpgroups.
