@@ -55,6 +55,6 @@ def __getattr__(name: str):
         return value
     if name in ("compiler", "runtime", "language", "layout", "frontend", "profiler",
                 "testing", "utils", "autotuner", "interpreter", "math", "cuda", "contrib",
-                "engine", "tirx"):
+                "engine", "tirx", "carver"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tlc' has no attribute '{name}'")

@@ -130,3 +130,16 @@ def test_tensor_helpers_without_torch(no_torch):
     with pytest.raises(RuntimeError, match="get_tensor_supply needs torch"):
         supply({"name": "A", "shape": [2, 4], "dtype": "float16"})
     assert tlc.TensorSupplyType is TensorSupplyType is profiler.TensorSupplyType
+
+
+def test_num_sms_without_a_gpu(no_torch, monkeypatch):
+    # tilelang.carver.arch.driver.get_num_sms(), as persistent kernels size their grids:
+    # with no GPU, the default target's reference chip (an H100/H200's 132 SMs for sm_90a).
+    from tlc.carver import arch
+
+    monkeypatch.setattr(arch, "_warned", False)
+    monkeypatch.setenv("TLC_TARGET", "sm_90a")
+    with pytest.warns(UserWarning, match="get_num_sms\\(\\) sees no GPU; using 132"):
+        assert arch.driver.get_num_sms() == 132
+    monkeypatch.setenv("TLC_TARGET", "sm_80")
+    assert arch.get_num_sms() == 108
