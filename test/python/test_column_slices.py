@@ -147,3 +147,32 @@ def test_slices_of_a_buffer_used_otherwise_are_errors(prim, marker):
     assert_error_at(info.value, THIS, LINES, marker, "Q_s[:, ",
                     "T.gemm's A is a slice of the shared buffer 'Q_s': tlc takes slices of a "
                     "buffer as operands when every use of it in the function is a column slice")
+
+
+@T.prim_func
+def whole_slice_aliases(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+                        C: T.Tensor((64, 64), "float32")):
+    # TileLang's aliases: a buffer sliced whole is the buffer.
+    with T.Kernel(1, threads=128):
+        A_s = T.alloc_shared((64, 64), "float16")
+        B_s = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        X_s = A_s[:64, :64]
+        X_f = acc[0:64, :]
+        T.clear(X_f)
+        T.copy(A, X_s)
+        T.copy(B, B_s[:, :64])
+        T.gemm(X_s, B_s[:64, :], acc, transpose_B=True)
+        T.copy(acc, C)
+
+
+def test_a_buffer_sliced_whole_is_the_buffer(tmp_path):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    tlc.interpret(whole_slice_aliases, a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-3,
+                               atol=1e-2)
+    assemble(tlc.compile(whole_slice_aliases, target="sm_90a").get_kernel_source(), "sm_90a",
+             tmp_path)

@@ -152,10 +152,27 @@ def check_whole_operand(gen, node, what: str) -> None:
     if not any(isinstance(i, ast.Slice) for i in items):
         return
     base = gen.eval(node.value)
-    if isinstance(base, BufferRef) and base.place == "shared":
+    if isinstance(base, BufferRef) and base.place == "shared" and \
+            not whole_slices(gen, node, base):
         raise gen.error(node, f"{what} is a slice of the shared buffer '{base.name}': tlc takes "
                               "slices of a buffer as operands when every use of it in the "
                               "function is a column slice (all rows, compile-time bounds, any "
                               "two the same columns or disjoint), each then its own buffer; "
                               f"'{base.name}' is used otherwise (an element access, an "
                               "overlapping or run-time slice, or the whole buffer)")
+
+
+def whole_slices(gen, node: ast.Subscript, buf: BufferRef) -> bool:
+    """Whether `node` slices every dimension of `buf` whole (`A_s[:M, :K]`,
+    `A_s[0:M, :]`, TileLang's alias of a buffer), with compile-time bounds."""
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(items) != buf.rank or buf.static_shape() is None:
+        return False
+    for item, size in zip(items, buf.shape):
+        if not isinstance(item, ast.Slice) or item.step is not None:
+            return False
+        lo = 0 if item.lower is None else known_int(gen, item.lower)
+        hi = size if item.upper is None else known_int(gen, item.upper)
+        if lo != 0 or hi != size:
+            return False
+    return True

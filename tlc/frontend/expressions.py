@@ -12,7 +12,7 @@ from ..language.intrinsic import intrinsic_name
 from .prim_func import Macro
 from ..language.types import SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, variables
-from .column_split import ColumnPieces, piece_of
+from .column_split import ColumnPieces, piece_of, whole_slices
 from .values import Affine, BufferRef, Scalar, VarRef, as_affine, index_value, simplify
 
 _PY_BINOPS = {
@@ -662,6 +662,8 @@ class ExpressionMixin:
         base = var.buffer if var is not None else self.eval(node.value)
         if isinstance(base, ColumnPieces):  # `Q_s[:, :D]`: the buffer holding that slice
             return piece_of(self, node, base)
+        if isinstance(base, BufferRef) and var is None and whole_slices(self, node, base):
+            return base  # `A_s[:M, :K]` of an M x K buffer: the buffer itself
         if not isinstance(base, BufferRef):
             if isinstance(base, (tuple, list, dict, str)):
                 return base[self.eval_static(node.slice)]
@@ -740,3 +742,4 @@ class ExpressionMixin:
             # A T.Fragment's own message says what is wrong with the layout.
             text = str(e) if isinstance(e, LayoutError) else f"{type(e).__name__}: {e}"
             raise self.error(node, text) from None
+
