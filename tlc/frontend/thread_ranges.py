@@ -105,8 +105,10 @@ def warpgroup_branches(gen, node: ast.If):
     """[(warpgroups, statements)] of the `if` / `elif` / `else` chain `node`
     when it specializes whole warpgroups and holds tile work (see the module's
     description), else None. Branches no thread takes are left out."""
+    from .warp_groups import in_ws_body
+
     dims = getattr(gen, "thread_dims", None)
-    if not dims or math.prod(dims[1:]) != 1 or dims[0] % WARPGROUP:
+    if not dims or math.prod(dims[1:]) != 1 or dims[0] % WARPGROUP or in_ws_body(gen):
         return None
     total = dims[0]
     branches, work = [], False
