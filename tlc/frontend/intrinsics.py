@@ -381,9 +381,7 @@ def _note_range(gen, index, start, stop, step: int) -> None:
 
 
 def _alloc(gen, node, place: str, name_node=None):
-    gen.require_kernel(node, f"T.alloc_{place}")
-    if gen.parallel_depth:
-        raise gen.error(node, f"T.alloc_{place} cannot be inside T.Parallel")
+    _block_work(gen, node, f"T.alloc_{place}")
     a = _args(gen, node, getattr(memory, f"alloc_{place}"))
     scope = gen.eval_static(a["scope"])
     if place == "fragment" and scope == "local":
@@ -540,10 +538,15 @@ def _indexish(x) -> bool:
     return isinstance(x, (int, Affine)) and not isinstance(x, bool)
 
 
-def call_copy(gen, node):
-    gen.require_kernel(node, "T.copy")
+def _block_work(gen, node, what: str) -> None:
+    """An op of the whole block: inside a kernel, outside T.Parallel."""
+    gen.require_kernel(node, what)
     if gen.parallel_depth:
-        raise gen.error(node, "T.copy cannot be inside T.Parallel")
+        raise gen.error(node, f"{what} cannot be inside T.Parallel")
+
+
+def call_copy(gen, node):
+    _block_work(gen, node, "T.copy")
     a = _args(gen, node, memory.copy, _COPY_UNSUPPORTED)
     # disable_tma=True is recorded on the op: tile-pipeline-loops then keeps
     # the copy (and its loop) off TMA and warp specialization.
@@ -866,9 +869,7 @@ def call_all_of(gen, node):
 
 def call_transpose(gen, node):
     """T.transpose(src, dst): a T.Parallel loop over src storing dst[j, i]."""
-    gen.require_kernel(node, "T.transpose")
-    if gen.parallel_depth:
-        raise gen.error(node, "T.transpose cannot be inside T.Parallel")
+    _block_work(gen, node, "T.transpose")
     a = _args(gen, node, memory.transpose, _ANNOTATIONS)
     src = _buffer(gen, a["src"], "T.transpose's source")
     dst = _buffer(gen, a["dst"], "T.transpose's destination")
