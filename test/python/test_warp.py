@@ -318,3 +318,28 @@ def test_warp_reduce_of_floats_by_bits_is_an_error(tmp_path):
     with pytest.raises(tlc.CompilationError, match="T.warp_reduce_bitor takes integers, got "
                                                    "float32"):
         warp_reduction("bitor", "float32").build_module()
+
+
+@T.prim_func
+def block_votes(X: T.Tensor((256,), "int32"), Out: T.Tensor((3,), "int32")):
+    with T.Kernel(1, threads=256):
+        tx = T.get_thread_binding()
+        n = T.syncthreads_count(X[tx] > 0)
+        every = T.syncthreads_and(X[tx] > -1000)
+        some = T.syncthreads_or(X[tx] == 7)
+        if tx == 0:
+            Out[0] = n
+            Out[1] = every
+            Out[2] = some
+
+
+def test_block_barrier_reductions(tmp_path):
+    # TileLang's T.syncthreads_count / and / or: bar.red, every thread gets the result.
+    x = np.random.default_rng(2).integers(-10, 10, 256).astype(np.int32)
+    x[5] = 7
+    out = np.zeros(3, np.int32)
+    tlc.interpret(block_votes, x, out)
+    np.testing.assert_array_equal(out, [(x > 0).sum(), 1, 1])
+    ptx = tlc.compile(block_votes, target="sm_90a").get_kernel_source()
+    assert "bar.red.popc.u32" in ptx and "bar.red.and.pred" in ptx and "bar.red.or.pred" in ptx
+    ptxas_ok(ptx, tmp_path)

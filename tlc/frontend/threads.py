@@ -157,8 +157,18 @@ class _Divergence:
             if name in ("nvvm.shfl.sync", "nvvm.vote.sync"):  # other lanes' values
                 self.values.update(op.results)
             return
-        if name == "llvm.inline_asm":  # T.activemask: which lanes run it
-            self.values.update(op.results)
+        if name == "llvm.inline_asm":
+            from .warp import BARRIER_REDUCTIONS
+
+            asm = ir.StringAttr(op.attributes["asm_string"]).value
+            if asm in BARRIER_REDUCTIONS.values():  # T.syncthreads_count: all agree
+                if divergent:
+                    self.problems.append((op, "T.syncthreads_count / and / or is a barrier "
+                                              "(every thread of the block must reach it), "
+                                              f"but only some threads reach it here "
+                                              f"({divergent})"))
+                return
+            self.values.update(op.results)  # T.activemask: which lanes run it
             return
         if name == "tile.fill" and "local" in str(operands[0].type.memory_space or ""):
             # T.clear / T.fill of a local buffer: each thread fills its own

@@ -308,6 +308,51 @@ def call_activemask(gen, node):
     return Scalar(arith.extui(ir.IntegerType.get_signless(64), op.results[0]), "uint64")
 
 
+# The block barriers that reduce a predicate (bar.red): the PTX of each, an
+# i32 result from an i32 predicate (0 or not).
+BARRIER_REDUCTIONS = {
+    "syncthreads_count": "{ .reg .pred p; setp.ne.u32 p, $1, 0; bar.red.popc.u32 $0, 0, p; }",
+    "syncthreads_and": "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; bar.red.and.pred q, 0, p; "
+                       "selp.u32 $0, 1, 0, q; }",
+    "syncthreads_or": "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; bar.red.or.pred q, 0, p; "
+                      "selp.u32 $0, 1, 0, q; }",
+}
+
+
+def _barrier_reduction(gen, node, name: str):
+    what = f"T.{name}"
+    _kernel_code(gen, node, what)
+    a = _args(gen, node, getattr(warp, name))
+    pred = gen.eval(a["predicate"])
+    i32 = ir.IntegerType.get_signless(32)
+    if isinstance(pred, Affine):
+        pred = Scalar(gen.index(pred, a["predicate"], "a predicate"), "index")
+    if isinstance(pred, int):  # also a bool
+        pred = Scalar(arith.constant(i32, int(bool(pred))), "int32")
+    if not isinstance(pred, Scalar) or dtypes.is_float(pred.dtype):
+        raise gen.error(a["predicate"], f"{what} takes an integer or bool predicate, got "
+                                        f"{gen.describe(pred)}")
+    p = arith.extui(i32, gen.to_value(pred, "bool", a["predicate"]))
+    op = ir.Operation.create(
+        "llvm.inline_asm", results=[i32], operands=[p],
+        attributes={"asm_string": ir.StringAttr.get(BARRIER_REDUCTIONS[name]),
+                    "constraints": ir.StringAttr.get("=r,r"),
+                    "has_side_effects": ir.UnitAttr.get()})
+    return Scalar(op.results[0], "int32")
+
+
+def call_syncthreads_count(gen, node):
+    return _barrier_reduction(gen, node, "syncthreads_count")
+
+
+def call_syncthreads_and(gen, node):
+    return _barrier_reduction(gen, node, "syncthreads_and")
+
+
+def call_syncthreads_or(gen, node):
+    return _barrier_reduction(gen, node, "syncthreads_or")
+
+
 def call_sync_threads(gen, node):
     from ..dialects import gpu
 

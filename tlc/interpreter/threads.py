@@ -191,10 +191,13 @@ def _vote(c, op):
 def _inline_asm(c, op):
     """T.activemask (PTX activemask.b32): each lane gets the bits of its
     warp's lanes running the statement (under the enclosing `if`s' masks)."""
-    from ..frontend.warp import ACTIVEMASK_PTX
+    from ..frontend.warp import ACTIVEMASK_PTX, BARRIER_REDUCTIONS
 
     asm = ir.StringAttr(op.attributes["asm_string"]).value
     site = c.site(op)
+    reduction = next((k for k, v in BARRIER_REDUCTIONS.items() if v == asm), None)
+    if reduction is not None:
+        return _barrier_reduction(c, op, reduction, site)
     if asm != ACTIVEMASK_PTX:
         raise site.error(f"the interpreter does not run inline PTX '{asm}'")
     out = c.slot(op.results[0])
@@ -204,5 +207,24 @@ def _inline_asm(c, op):
             raise site.error("T.activemask has no lanes inside T.Parallel", st.block)
         running = True if st.mask is None else st.mask
         st.env[out] = np.repeat(_bits(_per_warp(st.threads, running)), 32)[:st.threads]
+
+    return step
+
+
+def _barrier_reduction(c, op, name: str, site):
+    """T.syncthreads_count / and / or: every thread gets the block's count of
+    true predicates (or whether all / any are true)."""
+    pred, out = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def step(st):
+        if st.threads is None:
+            raise site.error(f"T.{name} has no threads inside T.Parallel", st.block)
+        if st.mask is not None:
+            raise site.error(f"T.{name} where only some threads run (every thread of the "
+                             "block must reach it)", st.block)
+        values = np.broadcast_to(np.asarray(st.env[pred]) != 0, (st.threads,))
+        total = {"syncthreads_count": int(values.sum()), "syncthreads_and": int(values.all()),
+                 "syncthreads_or": int(values.any())}[name]
+        st.env[out] = np.full(st.threads, total, dtype=np.int32)
 
     return step

@@ -214,6 +214,46 @@ def sync_threads(barrier_id=None, arrive_count=None):
 
 
 @intrinsic
+def syncthreads_count(predicate):
+    """A barrier of the block's threads that also counts the threads whose
+    `predicate` is true (`__syncthreads_count`: PTX `bar.red.popc`); every
+    thread gets the count.
+
+    Args:
+        predicate: an integer or bool scalar.
+
+    Example: `alive = T.syncthreads_count(x > 0)`
+    """
+    raise outside_prim_func("syncthreads_count")
+
+
+@intrinsic
+def syncthreads_and(predicate):
+    """A block barrier returning 1 where `predicate` is true in every thread,
+    else 0 (`__syncthreads_and`: PTX `bar.red.and`).
+
+    Args:
+        predicate: an integer or bool scalar.
+
+    Example: `done = T.syncthreads_and(finished)`
+    """
+    raise outside_prim_func("syncthreads_and")
+
+
+@intrinsic
+def syncthreads_or(predicate):
+    """A block barrier returning 1 where `predicate` is true in some thread,
+    else 0 (`__syncthreads_or`: PTX `bar.red.or`).
+
+    Args:
+        predicate: an integer or bool scalar.
+
+    Example: `found = T.syncthreads_or(hit)`
+    """
+    raise outside_prim_func("syncthreads_or")
+
+
+@intrinsic
 def sync_warp(mask=None):
     """A barrier of the warp's lanes (`__syncwarp`).
 
