@@ -343,3 +343,23 @@ def test_block_barrier_reductions(tmp_path):
     ptx = tlc.compile(block_votes, target="sm_90a").get_kernel_source()
     assert "bar.red.popc.u32" in ptx and "bar.red.and.pred" in ptx and "bar.red.or.pred" in ptx
     ptxas_ok(ptx, tmp_path)
+
+
+@T.prim_func
+def half_block_vote(X: T.Tensor((256,), "int32")):
+    with T.Kernel(1, threads=256):
+        tx = T.get_thread_binding()
+        if tx < 64:
+            X[tx] = T.syncthreads_count(X[tx] > 0)  # E:half-vote
+
+
+def test_a_barrier_reduction_some_threads_skip_is_an_error():
+    from marked_lines import assert_error_at
+    from pathlib import Path
+
+    path = str(Path(__file__).resolve())
+    with pytest.raises(tlc.CompilationError) as info:
+        half_block_vote.build_module()
+    assert_error_at(info.value, path, Path(path).read_text().splitlines(), "half-vote",
+                    "T.syncthreads_count", "is a barrier (every thread of the block must "
+                                           "reach it), but only some threads reach it here")
