@@ -1067,3 +1067,36 @@ def test_comprehensions_run_at_compile_time():
     with pytest.raises(tlc.CompilationError, match="a comprehension runs at compile time: 't' "
                                                    "is"):
         runtime_value.build_module()
+
+
+def test_star_arguments_spell_out_compile_time_sequences():
+    # TileLang's programs write `T.Kernel(*grid, ...)` and `T.Parallel(*shape)`.
+    import numpy as np
+
+    grid, shape = (4, 2), (32, 16)
+
+    @T.prim_func
+    def relu(A: T.Tensor((128, 32), "float32"), B: T.Tensor((128, 32), "float32")):
+        with T.Kernel(*grid, threads=128) as (bx, by):
+            s = T.alloc_fragment(shape, "float32")
+            T.copy(A[bx * 32, by * 16], s)
+            for i, j in T.Parallel(*shape):
+                s[i, j] = T.max(s[i, j], *[0.0])
+            T.copy(s, B[bx * 32, by * 16])
+
+    a = np.random.default_rng(0).standard_normal((128, 32)).astype(np.float32)
+    b = np.full_like(a, np.nan)
+    tlc.interpret(relu, a, b)
+    np.testing.assert_array_equal(b, np.maximum(a, 0))
+    assert tlc.compile(relu, target="sm_90a").artifact["grid"] == ["4", "2", "1"]
+
+    @T.prim_func
+    def run_time_sizes(A: T.Tensor((T.dynamic("n"),), "float32")):
+        with T.Kernel(1, threads=32):
+            t = T.get_thread_binding()
+            if t == 0:
+                A[0] = T.max(*A.shape, 3)
+
+    a = np.zeros(7, np.float32)
+    tlc.interpret(run_time_sizes, a)
+    assert a[0] == 7

@@ -155,7 +155,24 @@ def bad_swizzle_order(A: T.Tensor((64,), "float32")):
         T.use_swizzle(4, order="diagonal")  # E:swizzle-order
 
 
+BLOCKS = 4
+
+
+@T.prim_func
+def star_of_a_number(A: T.Tensor((64,), "float32")):
+    with T.Kernel(*BLOCKS, threads=32):  # E:star-number
+        T.fill(A, 0)
+
+
+@T.prim_func
+def star_of_too_many(A: T.Tensor((64,), "float32")):
+    with T.Kernel(1, threads=32):
+        T.clear(A, *(0, 1))  # E:star-many
+
+
 @pytest.mark.parametrize("prim,marker,at,message", [
+    (star_of_a_number, "star-number", "*BLOCKS", "`*` here unpacks a tuple or list, got 4"),
+    (star_of_too_many, "star-many", "T.clear", "T.clear takes at most 2 arguments, got 3"),
     (fill_missing, "fill-missing", "T.fill", "T.fill is missing 'value'"),
     (clear_too_many, "clear-many", "T.clear", "T.clear takes at most 2 arguments, got 3"),
     (copy_keyword, "copy-kw", "mask=", "T.copy has no parameter 'mask' (parameters: src, dst"),

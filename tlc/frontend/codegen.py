@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import inspect
 
 from .. import ir
@@ -339,6 +340,13 @@ class CodeGenerator(ExpressionMixin):
         if method is None:
             raise self.error(node, f"tlc does not support `{type(node).__name__}` statements "
                                    "in a prim_func")
+        if isinstance(node, ast.For):  # `for i in T.Parallel(*shape)`
+            node = copy.copy(node)
+            node.iter = self.expand_starred(node.iter)
+        elif isinstance(node, ast.With):  # `with T.Kernel(*grid, threads=...)`
+            node = copy.copy(node)
+            node.items = [ast.withitem(self.expand_starred(i.context_expr), i.optional_vars)
+                          for i in node.items]
         method(node)
 
     def stmt_Pass(self, node) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 
 from .. import ir
@@ -74,6 +75,7 @@ class ExpressionMixin:
     # -- entry points ---------------------------------------------------------
 
     def eval(self, node):
+        node = self.expand_starred(node)
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
             raise self.error(node, f"tlc does not support `{type(node).__name__}` expressions "
@@ -89,6 +91,35 @@ class ExpressionMixin:
             except Exception as e:  # a case the frontend does not check: still say where
                 raise self.error(node, f"tlc cannot compile this expression "
                                        f"({type(e).__name__}: {e})") from None
+
+    def expand_starred(self, node):
+        """The call `node` with each `*xs` argument spelled out, one argument per
+        element of the compile-time sequence `xs` (a literal for a number or a
+        string, else `xs[i]`), so that intrinsics read `T.Kernel(*grid, ...)` as
+        written arguments. Any other node is returned as it is; the AST itself is
+        not changed (the same program compiles again with other values)."""
+        if not isinstance(node, ast.Call) or not any(isinstance(a, ast.Starred)
+                                                     for a in node.args):
+            return node
+        args = []
+        for a in node.args:
+            if not isinstance(a, ast.Starred):
+                args.append(a)
+                continue
+            seq = self.eval_static(a.value)
+            if not isinstance(seq, (tuple, list)):
+                raise self.error(a, f"`*` here unpacks a tuple or list, got "
+                                    f"{self.describe(seq)}")
+            for i, v in enumerate(seq):
+                if v is None or isinstance(v, (bool, int, float, str)):
+                    arg = ast.Constant(v)
+                else:
+                    arg = ast.Subscript(value=a.value, slice=ast.Constant(i), ctx=ast.Load())
+                    ast.copy_location(arg.slice, a)
+                args.append(ast.copy_location(arg, a))
+        call = copy.copy(node)
+        call.args = args
+        return call
 
     def eval_static(self, node):
         """An expression that must be a compile-time value."""
