@@ -7,7 +7,8 @@ Writes
 - OUT_DIR/checks: checked artifacts for test/gpu/run_artifacts.py: the
   producer/consumer GEMM with 1 to 3 stages of its ring, the staged-ring
   GEMM (T.tma_copy into stages of one buffer) with 2 to 4, and the
-  column-split GEMM, at sizes no tile divides and at 4096^3; a T.tma_copy
+  column-split GEMM (T.ws bodies, and its twin branching on the thread
+  index), at sizes no tile divides and at 4096^3; a T.tma_copy
   of 512-byte rows (loaded as 128-byte column blocks);
 - OUT_DIR/nn_float16: benchmark artifacts for bench/gemm_gpu.py at 4096 and
   8192: both programs, and beside them the compiler's own warp-specialized
@@ -24,7 +25,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import gemm  # noqa: E402
 import tlc  # noqa: E402
 from checks import save_checked  # noqa: E402
-from warp_specialize import producer_consumer, split_columns, staged_ring  # noqa: E402
+from warp_specialize import (producer_consumer, split_columns,  # noqa: E402
+                             split_columns_by_thread, staged_ring)
 
 EXPECT = {"expect": {"C": "(A.float() @ B.float()).to(C.dtype)"}, "atol": 0.2, "rtol": 2e-2}
 
@@ -32,6 +34,7 @@ EXPECT = {"expect": {"C": "(A.float() @ B.float()).to(C.dtype)"}, "atol": 0.2, "
 def main(out: str) -> None:
     pc = tlc.jit(out_idx=[-1], target="sm_90a")(producer_consumer.factory)
     sc = tlc.jit(out_idx=[-1], target="sm_90a")(split_columns.factory)
+    sct = tlc.jit(out_idx=[-1], target="sm_90a")(split_columns_by_thread.factory)
     ring = tlc.jit(out_idx=[-1], target="sm_90a")(staged_ring.factory)
     auto = tlc.jit(out_idx=[-1], target="sm_90a")(gemm.matmul.factory)
     os.makedirs(os.path.join(out, "checks"), exist_ok=True)
@@ -44,6 +47,8 @@ def main(out: str) -> None:
                          os.path.join(out, "checks", f"ws_ring_s{stages}_{m}x{n}x{k}.tlcart"))
         save_checked(sc(m, n, k).artifact, {**EXPECT, "seed": m},
                      os.path.join(out, "checks", f"ws_split_{m}x{n}x{k}.tlcart"))
+        save_checked(sct(m, n, k).artifact, {**EXPECT, "seed": n},
+                     os.path.join(out, "checks", f"ws_split_by_thread_{m}x{n}x{k}.tlcart"))
     sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
     from test_warp_specialize import wide_rows  # T.tma_copy of 512-byte rows
 
