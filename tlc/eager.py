@@ -50,6 +50,8 @@ def is_eager(fn) -> bool:
         node = _find_def(fn, fn.__code__.co_filename)
     except (CompilationError, OSError, TypeError, SyntaxError):
         return False
+    if not isinstance(node, ast.FunctionDef):  # a lambda: never eager
+        return False
     return any(isinstance(s, ast.With) and any(_is_t_call(i.context_expr, "Kernel")
                                                for i in s.items) for s in node.body)
 
@@ -190,7 +192,7 @@ class EagerJITFactory:
     """A @tlc.jit factory in the eager style: call it with tensors (compiles
     per shape and dtype, launches, returns the outputs) or `.compile(...)` it."""
 
-    def __init__(self, fn, options, out_idx=None):
+    def __init__(self, fn, options, out_idx=None, interpret: bool = False):
         from .frontend.prim_func import _closure_env, _find_def
         from .jit_options import user_error
 
@@ -199,6 +201,7 @@ class EagerJITFactory:
                              "outputs are the T.empty tensors it declares")
         self.fn = fn
         self.options = options
+        self.interpret = interpret  # kernels run in tlc's interpreter (numpy or torch)
         self.filename = fn.__code__.co_filename
         self.node = _find_def(fn, self.filename)
         self.decl = _Declarations(self.node, self.filename)
@@ -420,7 +423,8 @@ class EagerJITFactory:
             try:
                 code = compile(ast.fix_missing_locations(ast.Expression(
                     copy.deepcopy(expr))), self.filename, "eval")
-                spec = eval(code, {**env, "__tlc_Tensor__": Tensor})
+                # Earlier declarations by name: `T.empty((M, N), A.dtype)`.
+                spec = eval(code, {**env, **specs, "__tlc_Tensor__": Tensor})
             except Exception as e:
                 raise self.decl.error(stmt, f"cannot evaluate the declaration of '{name}': "
                                             f"{type(e).__name__}: {e}") from None
@@ -449,10 +453,15 @@ class EagerJITFactory:
             specs = self._specs(env)
             self._check_args(specs, infos or {})
             prim = self._prim_func(specs, env)
-            kernel = _compile_source(prim, self.out_idx, target, None)
-            from .jit_options import report
+            if self.interpret:  # @tlc.jit(interpret=True) / TLC_INTERPRET=1: run on the CPU
+                from .interpreter.kernel import InterpretedKernel
 
-            report(self.options, kernel, "compiled")
+                kernel = InterpretedKernel(prim.build_module(), prim.name, self.out_idx)
+            else:
+                kernel = _compile_source(prim, self.out_idx, target, None)
+                from .jit_options import report
+
+                report(self.options, kernel, "compiled")
             self._kernels[key] = kernel
         return kernel
 

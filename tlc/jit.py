@@ -560,6 +560,10 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
     def wrap(f):
         from .frontend import PrimFunc
 
+        from .eager import EagerJITFactory, is_eager
+
+        if interpret and not isinstance(f, PrimFunc) and is_eager(f):
+            return EagerJITFactory(f, options, out_idx, interpret=True)
         if interpret:
             from .interpreter.kernel import interpreted
 
@@ -569,8 +573,6 @@ def jit(fn=None, *, out_idx=None, target: str | None = None, cache: bool = True,
                                      None)
             report(options, kernel, "compiled")
             return kernel
-        from .eager import EagerJITFactory, is_eager
-
         if is_eager(f):
             return EagerJITFactory(f, options, out_idx)
         return JITFactory(f, out_idx=out_idx, target=target, cache=cache, options=options)
