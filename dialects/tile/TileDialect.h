@@ -78,6 +78,14 @@ Attribute getPlaceAttr(MLIRContext *ctx, Place place);
 /// known or not multiples of 16 bytes), or empty when it can.
 std::string tmaProblem(MemRefType type);
 
+/// The widest vector (elements, at most `limit`) that an access along the
+/// last dimension of a tensor of `type` may move at once as far as its
+/// strides go: `limit` for row-major tensors; for tensors stored with
+/// explicit strides (T.StridedTensor) 1 unless the last stride is 1, and then
+/// a power of two dividing every other stride (1 where one is known only at
+/// run time), so that a vector's elements are adjacent and it stays aligned.
+int64_t stridedVectorLimit(MemRefType type, int64_t limit);
+
 /// The #tile.shared layout of a shared allocation (the plain one when it has
 /// none).
 SharedLayoutAttr sharedLayout(AllocSharedOp alloc);

@@ -416,6 +416,23 @@ SmallVector<int64_t> CopyOp::getTileShape() { return squeeze(getDstSizes()); }
 // TMA descriptors and shared addresses
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::tile::stridedVectorLimit(MemRefType type, int64_t limit) {
+  if (type.getLayout().isIdentity())
+    return limit;
+  if (!type.isStrided())
+    return 1;
+  auto [strides, offset] = type.getStridesAndOffset();
+  if (strides.empty() || strides.back() != 1 || ShapedType::isDynamic(offset))
+    return 1;
+  for (int64_t stride : ArrayRef<int64_t>(strides).drop_back()) {
+    if (ShapedType::isDynamic(stride))
+      return 1;
+    if (stride != 0)
+      limit = std::min(limit, stride & -stride);
+  }
+  return std::max<int64_t>(limit, 1);
+}
+
 std::string mlir::tile::tmaProblem(MemRefType type) {
   std::string why;
   llvm::raw_string_ostream os(why);

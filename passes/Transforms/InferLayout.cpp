@@ -385,6 +385,7 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
         lastIndices.insert(add);
       }
       width = std::min(width, int64_t(16) / (type.getElementTypeBitWidth() / 8));
+      width = stridedVectorLimit(type, width);
       if (!type.isDynamicDim(type.getRank() - 1))
         width = std::min<int64_t>(width, type.getShape().back() & -type.getShape().back());
       ++accesses;

@@ -155,7 +155,7 @@ StringRef accessOf(Value tensor, Operation *within = nullptr) {
       reads = true;
     } else if (isa<memref::StoreOp, vector::StoreOp>(user)) {
       writes = true;
-    } else if (!isa<memref::DimOp>(user)) {
+    } else if (!isa<memref::DimOp, memref::ExtractStridedMetadataOp>(user)) {
       reads = writes = true;
     }
   }
@@ -207,6 +207,28 @@ ArrayAttr shapeOf(func::FuncOp func, unsigned i) {
   return b.getArrayAttr(shape);
 }
 
+/// The `strides` metadata of tensor parameter `i` stored with explicit
+/// strides (T.StridedTensor): per dimension the int stride, or the name of
+/// the symbol the launcher binds to the argument's stride (tile.strides).
+ArrayAttr stridesOf(func::FuncOp func, unsigned i) {
+  Builder b(func.getContext());
+  auto memref = cast<MemRefType>(func.getArgument(i).getType());
+  auto names = func.getArgAttrOfType<ArrayAttr>(i, "tile.strides");
+  auto [strides, offset] = memref.getStridesAndOffset();
+  SmallVector<Attribute> result;
+  for (auto [dim, stride] : llvm::enumerate(strides)) {
+    StringAttr name = names && dim < names.size() ? dyn_cast<StringAttr>(names[dim]) : nullptr;
+    if (ShapedType::isDynamic(stride))
+      result.push_back(b.getStringAttr(
+          name && !name.getValue().empty()
+              ? name.str()
+              : llvm::formatv("{0}_stride{1}", paramName(func, i), dim).str()));
+    else
+      result.push_back(b.getI64IntegerAttr(stride));
+  }
+  return b.getArrayAttr(result);
+}
+
 /// The `params` metadata of the first `count` arguments of `func`; the
 /// users of `uses[i]` say how the kernel accesses tensor argument i.
 FailureOr<ArrayAttr> paramsMetadata(func::FuncOp func, ValueRange uses,
@@ -228,12 +250,18 @@ FailureOr<ArrayAttr> paramsMetadata(func::FuncOp func, ValueRange uses,
       params.push_back(param.getDictionary(ctx));
       continue;
     }
-    if (getPlace(memref) != Place::Global || !memref.getLayout().isIdentity())
+    bool strided = !memref.getLayout().isIdentity();
+    if (getPlace(memref) != Place::Global ||
+        (strided && (!memref.isStrided() ||
+                     memref.getStridesAndOffset().second != 0)))
       return emitError(arg.getLoc())
              << "parameter '" << paramName(func, i)
-             << "' must be a row-major global tensor, got " << memref;
+             << "' must be a global tensor, row-major or with strides at offset 0, got "
+             << memref;
     param.set("kind", b.getStringAttr("tensor"));
     param.set("shape", shapeOf(func, i));
+    if (strided)
+      param.set("strides", stridesOf(func, i));
     param.set("access", b.getStringAttr(accessOf(uses[i])));
     params.push_back(param.getDictionary(ctx));
   }

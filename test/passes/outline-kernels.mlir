@@ -330,3 +330,35 @@ func.func @vectors(%X: memref<64xf16> {tile.name = "X"}, %Y: memref<64xf16> {til
   }
   return
 }
+
+// -----
+
+// A tensor stored with strides (T.StridedTensor): its params entry lists them,
+// ints and the symbols named by tile.strides (a default name where none is).
+// CHECK-LABEL: tile.kernels = {strided = {grid = ["1", "1", "1"], params = [{access = "read", dtype = "float32", kind = "tensor", name = "A", shape = ["M", "N"], strides = ["dM", 1]}, {access = "write", dtype = "float32", kind = "tensor", name = "B", shape = ["M", "N"], strides = [1, "B_stride1"]}], shared_bytes = 0 : i64, threads = [32, 1, 1]}}
+// CHECK: gpu.func @strided(%{{.*}}: memref<?x?xf32, strided<[?, 1]>>, %{{.*}}: memref<?x?xf32, strided<[1, ?]>>)
+func.func @strided(%A: memref<?x?xf32, strided<[?, 1]>> {tile.name = "A", tile.dims = ["M", "N"], tile.strides = ["dM", ""]},
+                   %B: memref<?x?xf32, strided<[1, ?]>> {tile.name = "B", tile.dims = ["M", "N"]}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // Reading its strides is no access of its elements.
+  %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %A : memref<?x?xf32, strided<[?, 1]>> -> memref<f32>, index, index, index, index, index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    %v = memref.load %A[%strides#0, %c0] : memref<?x?xf32, strided<[?, 1]>>
+    memref.store %v, %B[%c0, %c0] : memref<?x?xf32, strided<[1, ?]>>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'A' must be a global tensor, row-major or with strides at offset 0, got 'memref<4xf32, strided<[1], offset: 2>>'}}
+func.func @offset(%A: memref<4xf32, strided<[1], offset: 2>> {tile.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    %v = memref.load %A[%c0] : memref<4xf32, strided<[1], offset: 2>>
+    memref.store %v, %A[%c0] : memref<4xf32, strided<[1], offset: 2>>
+  }
+  return
+}

@@ -234,7 +234,12 @@ class CodeGenerator(ExpressionMixin):
         if isinstance(spec, Tensor):
             dyn = ir.ShapedType.get_dynamic_size()
             shape = [d if isinstance(d, int) else dyn for d in spec.shape]
-            return ir.MemRefType.get(shape, dtypes.storage_type(spec.dtype))
+            strides = getattr(spec, "strides", None)
+            if strides is None:
+                return ir.MemRefType.get(shape, dtypes.storage_type(spec.dtype))
+            layout = ir.StridedLayoutAttr.get(0, [s if isinstance(s, int) else dyn
+                                                  for s in strides])
+            return ir.MemRefType.get(shape, dtypes.storage_type(spec.dtype), layout=layout)
         if isinstance(spec, DType) or spec in (int, float, bool):
             return dtypes.mlir_type(self.scalar_dtype(spec))
         if isinstance(spec, OnChipBuffer):
@@ -256,6 +261,10 @@ class CodeGenerator(ExpressionMixin):
             attrs["tile.dims"] = ir.ArrayAttr.get([
                 ir.StringAttr.get(d.name if isinstance(d, SymbolicDim) else "")
                 for d in spec.shape])
+            if getattr(spec, "strides", None) is not None:
+                attrs["tile.strides"] = ir.ArrayAttr.get([
+                    ir.StringAttr.get(s.name if isinstance(s, SymbolicDim) else "")
+                    for s in spec.strides])
         return ir.DictAttr.get(attrs)
 
     def bind_param(self, name: str, spec, value: ir.Value) -> None:
@@ -279,6 +288,12 @@ class CodeGenerator(ExpressionMixin):
                     dim = memref.dim(value, arith.constant(ir.IndexType.get(), i))
                     self.symbols[d.name] = Affine.leaf(dim)
                 shape.append(self.symbols[d.name])
+        strides = [(i, st) for i, st in enumerate(getattr(spec, "strides", None) or ())
+                   if isinstance(st, SymbolicDim) and st.name not in self.symbols]
+        if strides:  # T.StridedTensor's stride symbols, from the argument's descriptor
+            meta = memref.ExtractStridedMetadataOp(value)
+            for i, st in strides:
+                self.symbols.setdefault(st.name, Affine.leaf(meta.strides[i]))
         self.bind(name, BufferRef(name, value, shape, spec.dtype, "global"))
 
     def solve_symbol_exprs(self, node) -> None:

@@ -58,6 +58,8 @@ def bind_arguments(kernel: str, params, args) -> Bound:
             continue
         array, back = _host_array(p, arg, where)
         _check_shape(p, array.shape, where, symbols, sized)
+        if p.strides:
+            _check_strides(p, array, where, symbols)
         storage = array
         if p.dtype in _ROUNDED:
             storage = p.etype.round(array)
@@ -141,6 +143,22 @@ def _check_shape(p, shape, where, symbols, sized) -> None:
                 raise ArgumentError(f"{where}: dim {dim} is symbol {want} = {got}, but "
                                     f"{origin} set {want} = {value}")
             symbols.setdefault(want, (got, f"argument '{p.name}' dim {dim}"))
+
+
+def _check_strides(p, array, where, symbols) -> None:
+    """A T.StridedTensor argument's strides, as the launcher checks them."""
+    strides = tuple(s // array.itemsize for s in array.strides)
+    for dim, (want, got) in enumerate(zip(p.strides, strides)):
+        if isinstance(want, int):
+            if got != want and array.shape[dim] != 1 and array.size:
+                raise ArgumentError(f"{where}: dim {dim}'s stride must be {want}, got {got} "
+                                    f"(strides {strides}, in elements)")
+        elif want in symbols and symbols[want][0] != got:
+            value, origin = symbols[want]
+            raise ArgumentError(f"{where}: dim {dim}'s stride is symbol {want} = {got}, but "
+                                f"{origin} set {want} = {value}")
+        else:
+            symbols.setdefault(want, (got, f"argument '{p.name}' dim {dim}'s stride"))
 
 
 def _scalar(p, arg, where):

@@ -37,6 +37,8 @@ class Param:
     shape: tuple = ()  # ints, or symbol names ("M") / None for dynamic sizes
     scratch: bool = False  # a T.alloc_global tensor, allocated for each run
     view_of: str = ""  # a T.Tensor(shape, dtype, X.data) view: X's name
+    # T.StridedTensor: per dim an int stride or a symbol name (elements); () row-major.
+    strides: tuple = ()
 
 
 class Program:
@@ -118,6 +120,17 @@ def view_buffer(p, params, bound):
     return Buffer(p.name, "global", p.etype, data)
 
 
+def _strides(t, d, name: str) -> tuple:
+    """A T.StridedTensor parameter's strides (ints and symbol names), else ()."""
+    if not isinstance(t.layout, ir.StridedLayoutAttr):
+        return ()
+    names = [ir.StringAttr(x).value for x in ir.ArrayAttr(d["tile.strides"])] \
+        if d is not None and "tile.strides" in d else [""] * t.rank
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return tuple(s if s != dynamic else (names[k] or f"{name}_stride{k}")
+                 for k, s in enumerate(ir.StridedLayoutAttr(t.layout).strides))
+
+
 def _params(compiler, fn, entry) -> list[Param]:
     attrs = fn.arg_attrs if "arg_attrs" in fn.attributes else None
     params = []
@@ -139,7 +152,8 @@ def _params(compiler, fn, entry) -> list[Param]:
             view_of = ir.StringAttr(d["tile.view_of"]).value \
                 if d is not None and "tile.view_of" in d else ""
             params.append(Param(name, "tensor", etype, user_dtype or etype.describe(), shape,
-                                d is not None and "tile.scratch" in d, view_of))
+                                d is not None and "tile.scratch" in d, view_of,
+                                _strides(t, d, name)))
         else:
             etype = compiler.etype(fn, t)
             params.append(Param(name, "scalar", etype, user_dtype or etype.describe()))

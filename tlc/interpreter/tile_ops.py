@@ -183,6 +183,25 @@ def _dim(c, op):
     return step
 
 
+@handles("memref.extract_strided_metadata")
+def _strided_metadata(c, op):
+    """A global tensor's offset (0), sizes and strides in elements (a
+    T.StridedTensor's stride symbols are read so)."""
+    buf = c.slot(op.operands[0])
+    outs = [c.slot(r) for r in op.results]
+    rank = (len(outs) - 2) // 2
+
+    def step(st):
+        b = st.env[buf]
+        st.env[outs[0]] = b
+        st.env[outs[1]] = 0
+        for k in range(rank):
+            st.env[outs[2 + k]] = int(b.data.shape[k])
+            st.env[outs[2 + rank + k]] = int(b.data.strides[k] // b.data.itemsize)
+
+    return step
+
+
 @handles("tile.copy")
 def _copy(c, op):
     site = c.site(op)

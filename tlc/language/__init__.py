@@ -63,6 +63,7 @@ from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_m
 from .tile_ops import (cummax, cumsum, gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min,
                        reduce_sum, wait_wgmma, wgmma_gemm)
 from .types import (
+    StridedTensor,
     Tensor,
     Buffer,
     SharedBuffer,
@@ -161,7 +162,7 @@ ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized",
 
 __all__ = [
     "Buffer", "SharedBuffer", "FragmentBuffer", "LocalBuffer", "Fragment", "GemmWarpPolicy",
-    "Layout", "SymbolicDim", "Tensor", "const", "dtype",
+    "Layout", "StridedTensor", "SymbolicDim", "Tensor", "const", "dtype",
     "dynamic", "empty",
     "prim_func", "macro", "symbolic", "bfloat16", "bool", "float", "float8_e4m3",
     "float8_e4m3fn", "float8_e5m2",

@@ -252,6 +252,43 @@ class Tensor:
 Buffer = Tensor
 
 
+class StridedTensor(Tensor):
+    """A global tensor parameter with the strides (in elements, outermost
+    first) it is stored with: `A: T.StridedTensor((M, N), (dM, dN), "float32")`
+    or `T.StridedTensor[[M, N], [dM, dN], T.float32]` (TileLang's spelling).
+    A stride is an int or a T.dynamic symbol bound from the argument's strides
+    at each call (a symbol may be a size elsewhere too). Accesses along a
+    dimension whose stride is not the int 1 go element by element, and such a
+    tensor is never copied by TMA."""
+
+    def __init__(self, shape, strides, dtype: str = "float32"):
+        super().__init__(shape, dtype)
+        if isinstance(strides, (int, SymbolicDim)):
+            strides = (strides,)
+        try:
+            strides = tuple(strides)
+        except TypeError:
+            raise _annotation_error(f"a tensor's strides are a tuple, got {strides!r}") \
+                from None
+        if len(strides) != len(self.shape):
+            raise _annotation_error(f"T.StridedTensor: {len(strides)} strides for the "
+                                    f"{len(self.shape)} dims of shape {self.shape!r}")
+        for s in strides:
+            if isinstance(s, builtins.bool) or not (
+                    (isinstance(s, int) and s >= 0) or type(s) is SymbolicDim):
+                raise _annotation_error(
+                    f"strides must be ints >= 0 or T.dynamic(...) symbols, got {s!r}")
+        self.strides = strides
+
+    def __class_getitem__(cls, item):
+        if not isinstance(item, tuple) or len(item) != 3:
+            raise _annotation_error("write T.StridedTensor[shape, strides, dtype]")
+        return cls(*item)
+
+    def __repr__(self) -> str:
+        return f"T.StridedTensor({self.shape!r}, {self.strides!r}, {self.dtype!r})"
+
+
 class OnChipBuffer:
     """The annotation of a T.macro parameter that takes a buffer of the block:
     `acc: T.FragmentBuffer((64, 64), "float32")`, `T.SharedBuffer`,

@@ -39,6 +39,8 @@ class Param:
     dtype: str
     shape: tuple[int | str, ...] = ()
     access: str = "read"  # "read", "write" or "readwrite"
+    # Per dim an int or a symbol (T.StridedTensor), in elements; () row-major.
+    strides: tuple[int | str, ...] = ()
 
 
 @dataclass
@@ -117,7 +119,8 @@ def bind(kernel: str, params: list[Param], args: tuple, maps=()) -> Bound:
         bound.keepalive.append(t.keepalive)
         bound.values += [ctypes.c_uint64(t.ptr), ctypes.c_uint64(t.ptr), ctypes.c_int64(0)]
         bound.values += [ctypes.c_int64(n) for n in t.shape]
-        bound.values += [ctypes.c_int64(s) for s in row_major(t.shape)]
+        strides = t.strides if p.strides and t.strides is not None else row_major(t.shape)
+        bound.values += [ctypes.c_int64(s) for s in strides]
     for name, value in scalars.items():
         if name in bound.symbols and bound.symbols[name] != value:
             raise ArgumentError(f"{kernel}: scalar '{name}' = {value}, but {origins[name]} "
@@ -202,6 +205,25 @@ def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def _check_strides(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
+                   origins: dict[str, str]) -> None:
+    """A T.StridedTensor argument's strides (elements): each int one as
+    declared, each symbol bound (or checked against its value)."""
+    strides = t.strides if t.strides is not None else row_major(t.shape)
+    for dim, (want, got) in enumerate(zip(p.strides, strides, strict=True)):
+        if isinstance(want, int):
+            if got != want and not (t.shape[dim] == 1 or 0 in t.shape):
+                raise ArgumentError(f"{where}: dim {dim}'s stride must be {want}, got {got} "
+                                    f"(strides {tuple(strides)}, in elements)")
+        elif want in symbols:
+            if got != symbols[want]:
+                raise ArgumentError(
+                    f"{where}: dim {dim}'s stride is symbol {want} = {got}, but "
+                    f"{origins[want]} set {want} = {symbols[want]}")
+        else:
+            symbols[want], origins[want] = got, f"argument '{p.name}' dim {dim}'s stride"
+
+
 def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
                   origins: dict[str, str], sized: list) -> None:
     if t.dtype != p.dtype:
@@ -225,7 +247,9 @@ def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
                     f"{origins[want]} set {want} = {symbols[want]}")
         else:
             symbols[want], origins[want] = got, f"argument '{p.name}' dim {dim}"
-    if t.strides is not None and 0 not in t.shape:
+    if p.strides:
+        _check_strides(t, p, where, symbols, origins)
+    elif t.strides is not None and 0 not in t.shape:
         expected = row_major(t.shape)
         for n, got, want in zip(t.shape, t.strides, expected, strict=True):
             if n != 1 and got != want:  # a size-1 dim's stride never matters

@@ -26,8 +26,11 @@ launched in order, with the scratch tensors the runtime allocates
 "tensor_maps" is optional: the TMA descriptors (CUtensorMap) the kernel takes
 after its regular parameters, one per entry; tlc/runtime/tensor_maps.py
 documents the fields and their limits. "check" is optional and only read by
-test/gpu/run_artifacts.py, which documents it. Keys this module does not know
-are kept as they are.
+test/gpu/run_artifacts.py, which documents it. A tensor parameter declared
+with strides (T.StridedTensor) has "strides": per dim an int or a symbol name,
+in elements (the launcher passes the argument's own strides, binding those
+symbols like sizes); without it the argument must be row-major contiguous.
+Keys this module does not know are kept as they are.
 """
 
 import copy
@@ -413,7 +416,13 @@ def _param(index: int, p) -> Param:
             f"them, got {shape!r}")
     if p.get("access") not in ACCESS:
         raise ArtifactError(f"{where}: access must be one of {ACCESS}, got {p.get('access')!r}")
-    return Param(index, p["name"], kind, dtype, tuple(shape), p["access"])
+    strides = p.get("strides", ())
+    if not isinstance(strides, (list, tuple)) or (strides and len(strides) != len(shape)) or \
+            not all((_is_int(s) and s >= 0) or (isinstance(s, str) and s.isidentifier())
+                    for s in strides):
+        raise ArtifactError(f"{where}: strides must list a non-negative int or a symbol name "
+                            f"per dim, got {strides!r}")
+    return Param(index, p["name"], kind, dtype, tuple(shape), p["access"], tuple(strides))
 
 
 def _size_expr(s: str) -> bool:

@@ -359,7 +359,10 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     int64_t sm = 0;
     if (target && target.getArch().starts_with("sm_"))
       target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
-    if (sm < 90 || !(elem.isF32() || elem.isF16() || elem.isBF16())) {
+    // Lanes of a tensor stored with another last stride than 1 are not adjacent.
+    int64_t n = lanes.size();
+    if (sm < 90 || !(elem.isF32() || elem.isF16() || elem.isBF16()) ||
+        stridedVectorLimit(cast<MemRefType>(buffer.getType()), n) < n) {
       guardEach(nullptr);
       return;
     }

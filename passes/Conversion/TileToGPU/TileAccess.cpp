@@ -62,6 +62,7 @@ int64_t mlir::tile::maxVectorWidth(const TileSide &side, int64_t limit) {
   width = std::min(width, knownDivisor(side.offsets.back()));
   if (!type.isDynamicDim(type.getRank() - 1))
     width = std::min(width, powerOfTwoDividing(type.getShape().back()));
+  width = stridedVectorLimit(type, width);
   return std::max<int64_t>(width, 1);
 }
 
