@@ -115,7 +115,10 @@ enum {
     (CUtensorMap * map, int data_type, uint32_t rank, void *address,           \
      const uint64_t *dims, const uint64_t *strides, const uint32_t *box,       \
      const uint32_t *element_strides, int interleave, int swizzle,             \
-     int l2_promotion, int oob_fill))
+     int l2_promotion, int oob_fill))                                          \
+  X(cuLaunchCooperativeKernel,                                                 \
+    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,         \
+     unsigned by, unsigned bz, unsigned smem, CUstream s, void **params))
 
 #define TLC_DECLARE_POINTER(name, args) static CUresult (*p_##name) args;
 TLC_DRIVER_FUNCTIONS(TLC_DECLARE_POINTER)
@@ -499,20 +502,65 @@ int tlc_rt_set_dynamic_smem(void *fn, int bytes, const char *kernel_name,
                  kernel_name, suffix, err, err_len);
 }
 
-/* cuLaunchKernel, its failure described with the launch's shape. */
+/* The functions launched cooperatively (T.sync_grid: all blocks resident at
+ * once); registered once per loaded function, read lock-free by launches. */
+#define TLC_MAX_COOPERATIVE 1024
+static void *g_cooperative[TLC_MAX_COOPERATIVE];
+static atomic_int g_n_cooperative;
+
+int tlc_rt_set_cooperative(void *fn, char *err, size_t err_len) {
+  if (!fn)
+    return fail(err, err_len, "tlc_rt_set_cooperative: null function");
+  if (tlc_rt_init(err, err_len))
+    return 1;
+  if (!p_cuLaunchCooperativeKernel)
+    return fail(err, err_len,
+                "this CUDA driver has no cuLaunchCooperativeKernel, which a "
+                "kernel using T.sync_grid needs");
+  pthread_mutex_lock(&g_lock);
+  int n = atomic_load(&g_n_cooperative), status = 0;
+  int known = 0;
+  for (int i = 0; i < n; ++i)
+    known |= g_cooperative[i] == fn;
+  if (!known && n == TLC_MAX_COOPERATIVE)
+    status = fail(err, err_len, "tlc runtime: more than %d cooperative kernels loaded",
+                  TLC_MAX_COOPERATIVE);
+  else if (!known) {
+    g_cooperative[n] = fn;
+    atomic_store(&g_n_cooperative, n + 1); /* after the entry it publishes */
+  }
+  pthread_mutex_unlock(&g_lock);
+  return status;
+}
+
+static int is_cooperative(void *fn) {
+  int n = atomic_load(&g_n_cooperative);
+  for (int i = 0; i < n; ++i)
+    if (g_cooperative[i] == fn)
+      return 1;
+  return 0;
+}
+
+/* cuLaunchKernel (cuLaunchCooperativeKernel for a function registered by
+ * tlc_rt_set_cooperative), its failure described with the launch's shape. */
 static int launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                   unsigned by, unsigned bz, unsigned smem_bytes, void *stream,
                   void **params, const char *kernel_name, char *err,
                   size_t err_len) {
-  CUresult rc = p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz,
-                                 smem_bytes, (CUstream)stream, params, NULL);
+  int cooperative = is_cooperative(fn);
+  CUresult rc = cooperative
+                    ? p_cuLaunchCooperativeKernel((CUfunction)fn, gx, gy, gz, bx, by,
+                                                  bz, smem_bytes, (CUstream)stream, params)
+                    : p_cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz,
+                                       smem_bytes, (CUstream)stream, params, NULL);
   if (rc == CUDA_SUCCESS)
     return 0;
   char suffix[160];
   snprintf(suffix, sizeof suffix,
            " [grid %ux%ux%u, block %ux%ux%u, dynamic shared memory %u bytes]",
            gx, gy, gz, bx, by, bz, smem_bytes);
-  return cu_fail(rc, "cuLaunchKernel", kernel_name, suffix, err, err_len);
+  return cu_fail(rc, cooperative ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
+                 kernel_name, suffix, err, err_len);
 }
 
 int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -73,6 +73,11 @@ TLC_RT_API int tlc_rt_launch(void *fn, unsigned gx, unsigned gy, unsigned gz,
                              const char *kernel_name, char *err,
                              size_t err_len);
 
+/* Marks a loaded function to be launched cooperatively from now on
+ * (cuLaunchCooperativeKernel: every block resident at once, or the launch
+ * fails), as a kernel using T.sync_grid needs. */
+TLC_RT_API int tlc_rt_set_cooperative(void *fn, char *err, size_t err_len);
+
 /* The launch fast path: makes device's primary context current only for the
  * launch (the caller's context is restored after it), and passes kernel
  * parameter i from the 8-byte slot slots[i] (a value narrower than 8 bytes in

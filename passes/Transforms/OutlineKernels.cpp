@@ -367,6 +367,10 @@ FailureOr<NamedAttrList> launchMetadata(func::FuncOp func, KernelOp kernel) {
   if (auto bytes = kernel->getAttrOfType<IntegerAttr>("tile.shared_bytes"))
     shared = bytes.getInt();
   meta.set("shared_bytes", b.getI64IntegerAttr(shared));
+  // T.sync_grid: every block must be resident at once, which a cooperative
+  // launch guarantees (or refuses).
+  if (kernel->hasAttr("tile.cooperative"))
+    meta.set("cooperative", b.getBoolAttr(true));
   return meta;
 }
 

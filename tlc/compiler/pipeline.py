@@ -269,6 +269,7 @@ class CompiledModule:
             "shared_bytes": meta["shared_bytes"],
             "params": meta["params"],
             **({"tensor_maps": meta["tensor_maps"]} if meta.get("tensor_maps") else {}),
+            **({"cooperative": True} if meta.get("cooperative") else {}),
             "tlc_version": __version__,
         }
 

@@ -63,6 +63,7 @@ class CodeGenerator(ExpressionMixin):
         self.kernel = None  # the last tile.kernel op (built or being built)
         self.func = None  # the func.func being built
         self.scratch = 0  # T.alloc_global tensors so far (arguments after the parameters)
+        self.grid_barriers: list = []  # (tile.kernel op, its T.sync_grid counter)
         self.in_kernel = False  # inside `with T.Kernel(...)`
         self.thread_dims = ()  # T.Kernel's threads, per dimension (x first)
         self.uses_thread_index = False  # T.get_thread_binding was called

@@ -31,7 +31,8 @@ from .buffer_views import call_reshape, call_view, viewed  # noqa: F401  (T.resh
 from .warp import (call_activemask, call_all_sync, call_any_sync,  # noqa: F401
                    call_ballot, call_ballot_sync, call_get_lane_idx, call_get_warp_group_idx,
                    call_get_warp_idx, call_get_warp_idx_sync, call_shfl_down, call_shfl_sync,
-                   call_syncthreads_and, call_syncthreads_count, call_syncthreads_or,
+                   call_sync_grid, call_syncthreads_and, call_syncthreads_count,
+                   call_syncthreads_or,
                    call_tvm_warp_shuffle, call_warp_reduce_bitand, call_warp_reduce_bitor,
                    call_warp_reduce_max, call_warp_reduce_min, call_warp_reduce_sum,
                    call_shfl_up, call_shfl_xor, call_sync_threads, call_sync_warp,

@@ -158,9 +158,16 @@ class _Divergence:
                 self.values.update(op.results)
             return
         if name == "llvm.inline_asm":
-            from .warp import BARRIER_REDUCTIONS
+            from .warp import BARRIER_REDUCTIONS, GRID_SYNC_PTX
 
             asm = ir.StringAttr(op.attributes["asm_string"]).value
+            if asm == GRID_SYNC_PTX:
+                if divergent:
+                    self.problems.append((op, "T.sync_grid is a barrier of the whole grid "
+                                              "(every thread of every block must reach it), "
+                                              f"but only some threads reach it here "
+                                              f"({divergent})"))
+                return
             if asm in BARRIER_REDUCTIONS.values():  # T.syncthreads_count: all agree
                 if divergent:
                     self.problems.append((op, "T.syncthreads_count / and / or is a barrier "

@@ -440,3 +440,58 @@ def call_sync_warp(gen, node):
     ir.Operation.create("nvvm.bar.warp.sync",
                         operands=[arith.constant(i32, -1)])
     return None
+
+
+# T.sync_grid: a block barrier; then one thread of each block adds the block to
+# the counter at $0 (release, after a fence) and waits until every block of
+# the grid has (acquire); then the block barrier again. The counter only
+# grows: a block's arrival at its k-th barrier finds it in [k n, (k + 1) n)
+# for n blocks (none can pass barrier k before all reached it), so the
+# goal is the next multiple of n.
+GRID_SYNC_PTX = (
+    "{ .reg .pred p, q; .reg .u32 t, m, n, old, goal, now; "
+    "bar.sync 0; "
+    "mov.u32 t, %tid.x; mov.u32 m, %tid.y; or.b32 t, t, m; mov.u32 m, %tid.z; or.b32 t, t, m; "
+    "setp.ne.u32 p, t, 0; "
+    "@p bra SKIP_${:uid}; "
+    "mov.u32 n, %nctaid.x; mov.u32 m, %nctaid.y; mul.lo.u32 n, n, m; "
+    "mov.u32 m, %nctaid.z; mul.lo.u32 n, n, m; "
+    "fence.acq_rel.gpu; "
+    "atom.add.release.gpu.global.u32 old, [$0], 1; "
+    "div.u32 goal, old, n; add.u32 goal, goal, 1; mul.lo.u32 goal, goal, n; "
+    "WAIT_${:uid}: "
+    "ld.acquire.gpu.global.u32 now, [$0]; "
+    "setp.lt.u32 q, now, goal; "
+    "@q bra WAIT_${:uid}; "
+    "SKIP_${:uid}: "
+    "bar.sync 0; }")
+
+
+def call_sync_grid(gen, node):
+    """T.sync_grid(): GRID_SYNC_PTX on the kernel's barrier counter (a
+    zero-filled T.alloc_global tensor of one int32, one per kernel), the
+    kernel marked tile.cooperative (a cooperative launch)."""
+    from ..dialects import memref
+    from .global_scratch import _add_argument
+
+    _kernel_code(gen, node, "T.sync_grid")
+    _args(gen, node, warp.sync_grid)
+    if in_ws_body(gen):
+        raise gen.error(node, "T.sync_grid inside T.ws: every thread of every block must reach "
+                              "it; call it in the kernel's own code")
+    # One counter per kernel (their block counts differ), found by the op.
+    kernel = gen.kernel.operation
+    counter = next((c for op, c in gen.grid_barriers if op == kernel), None)
+    if counter is None:
+        counter = _add_argument(gen, node, f"grid_barrier{len(gen.grid_barriers)}", [1],
+                                "int32", {"tile.zero_fill": ir.UnitAttr.get()})
+        gen.scratch += 1
+        gen.grid_barriers.append((kernel, counter))
+        gen.kernel.attributes["tile.cooperative"] = ir.UnitAttr.get()
+    index = memref.extract_aligned_pointer_as_index(counter)
+    address = arith.index_cast(ir.IntegerType.get_signless(64), index)
+    ir.Operation.create(
+        "llvm.inline_asm", results=[], operands=[address],
+        attributes={"asm_string": ir.StringAttr.get(GRID_SYNC_PTX),
+                    "constraints": ir.StringAttr.get("l,~{memory}"),
+                    "has_side_effects": ir.UnitAttr.get()})

@@ -191,10 +191,14 @@ def _vote(c, op):
 def _inline_asm(c, op):
     """T.activemask (PTX activemask.b32): each lane gets the bits of its
     warp's lanes running the statement (under the enclosing `if`s' masks)."""
-    from ..frontend.warp import ACTIVEMASK_PTX, BARRIER_REDUCTIONS
+    from ..frontend.warp import ACTIVEMASK_PTX, BARRIER_REDUCTIONS, GRID_SYNC_PTX
 
     asm = ir.StringAttr(op.attributes["asm_string"]).value
     site = c.site(op)
+    if asm == GRID_SYNC_PTX:
+        raise site.error("T.sync_grid: the interpreter runs the grid's blocks one after "
+                         "another, so it cannot wait for all of them at once; run this "
+                         "kernel on the GPU")
     reduction = next((k for k, v in BARRIER_REDUCTIONS.items() if v == asm), None)
     if reduction is not None:
         return _barrier_reduction(c, op, reduction, site)

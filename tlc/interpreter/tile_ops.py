@@ -183,6 +183,18 @@ def _dim(c, op):
     return step
 
 
+@handles("memref.extract_aligned_pointer_as_index")
+def _aligned_pointer(c, op):
+    """An address, which the interpreter does not model: 0 (only inline PTX,
+    which it refuses, reads one)."""
+    out = c.slot(op.result)
+
+    def step(st):
+        st.env[out] = 0
+
+    return step
+
+
 @handles("memref.extract_strided_metadata")
 def _strided_metadata(c, op):
     """A global tensor's offset (0), sizes and strides in elements (a

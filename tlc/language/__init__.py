@@ -54,7 +54,7 @@ from .scalar_math import (
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, named_barrier_arrive,
                    shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads, sync_warp,
-                   syncthreads_and, syncthreads_count, syncthreads_or,
+                   sync_grid, syncthreads_and, syncthreads_count, syncthreads_or,
                    tvm_warp_shuffle, warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max,
                    warp_reduce_min, warp_reduce_sum)
 from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
@@ -144,7 +144,7 @@ INTRINSICS = [
     "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "warp_reduce_sum", "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "any_sync", "all_sync", "ballot_sync", "ballot",
     "activemask", "sync_threads", "sync_warp", "named_barrier_arrive", "syncthreads_count",
-    "syncthreads_and", "syncthreads_or",
+    "sync_grid", "syncthreads_and", "syncthreads_or",
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sigmoid", "abs", "max", "min", "if_then_else",
     "reinterpret",
     "infinity", "cast", "Cast", "clamp", "ceildiv", "floordiv", "floormod", "align_up", "sin",

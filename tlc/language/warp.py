@@ -228,6 +228,22 @@ def syncthreads_count(predicate):
 
 
 @intrinsic
+def sync_grid():
+    """A barrier of every thread of every block of the grid (CUDA's
+    `grid.sync()`): what any block wrote before it is visible to every block
+    after it. The kernel is launched cooperatively (all its blocks resident at
+    once; a grid too large for the device is a launch error, not a hang), and
+    a zero-filled counter in global memory, allocated at each call, counts the
+    blocks in. Every thread must reach it; not in the interpreter, which runs
+    the blocks one after another.
+
+    Example: `T.sync_grid()` between a persistent kernel's split phase and its
+    combine phase.
+    """
+    raise outside_prim_func("sync_grid")
+
+
+@intrinsic
 def syncthreads_and(predicate):
     """A block barrier returning 1 where `predicate` is true in every thread,
     else 0 (`__syncthreads_and`: PTX `bar.red.and`).

@@ -26,7 +26,9 @@ launched in order, with the scratch tensors the runtime allocates
 "tensor_maps" is optional: the TMA descriptors (CUtensorMap) the kernel takes
 after its regular parameters, one per entry; tlc/runtime/tensor_maps.py
 documents the fields and their limits. "check" is optional and only read by
-test/gpu/run_artifacts.py, which documents it. A tensor parameter declared
+test/gpu/run_artifacts.py, which documents it. "cooperative": true (optional)
+launches the kernel with cuLaunchCooperativeKernel (T.sync_grid: every block
+resident at once, else the launch fails). A tensor parameter declared
 with strides (T.StridedTensor) has "strides": per dim an int or a symbol name,
 in elements (the launcher passes the argument's own strides, binding those
 symbols like sizes); without it the argument must be row-major contiguous.
@@ -245,6 +247,8 @@ class Kernel:
                 # kernel asking for exactly 48 KiB would otherwise not launch.
                 if self.shared_bytes > 0:
                     rt.set_dynamic_smem(fn, self.shared_bytes, self.name)
+                if self.cooperative:
+                    rt.set_cooperative(fn)
                 self._functions[ctx] = fn
         return fn
 
@@ -302,6 +306,9 @@ class Kernel:
         if self.threads[0] * self.threads[1] * self.threads[2] > MAX_THREADS_PER_BLOCK:
             raise ArtifactError(
                 f"threads {list(self.threads)} exceed {MAX_THREADS_PER_BLOCK} per block")
+        self.cooperative = d.get("cooperative", False)  # T.sync_grid: all blocks at once
+        if not isinstance(self.cooperative, bool):
+            raise ArtifactError(f"cooperative must be true or false, got {self.cooperative!r}")
         self.shared_bytes = d.get("shared_bytes", 0)
         if not _is_int(self.shared_bytes) or self.shared_bytes < 0:
             raise ArtifactError(

@@ -53,6 +53,7 @@ _LATER_SIGNATURES = {
     "tlc_rt_mem_alloc": [_c_size_t, _p_void_p],
     "tlc_rt_mem_free": [_c_void_p],
     "tlc_rt_memset_d8_async": [_c_void_p, ctypes.c_ubyte, _c_size_t, _c_void_p],
+    "tlc_rt_set_cooperative": [_c_void_p],
 }
 
 
@@ -190,6 +191,10 @@ class Runtime:
         fn = _c_void_p()
         self._call("tlc_rt_get_function", module, name.encode(), ctypes.byref(fn))
         return fn.value
+
+    def set_cooperative(self, fn: int) -> None:
+        """Launch `fn` cooperatively from now on (T.sync_grid)."""
+        self._call_later("tlc_rt_set_cooperative", fn)
 
     def set_dynamic_smem(self, fn: int, nbytes: int, kernel: str) -> None:
         self._call("tlc_rt_set_dynamic_smem", fn, nbytes, kernel.encode())
