@@ -362,3 +362,18 @@ func.func @offset(%A: memref<4xf32, strided<[1], offset: 2>> {tile.name = "A"}) 
   }
   return
 }
+
+// -----
+
+// T.sync_grid's kernel (tile.cooperative) is launched cooperatively.
+// CHECK-LABEL: tile.kernels = {coop = {cooperative = true, grid = ["4", "1", "1"]
+// CHECK-NOT: tile.cooperative
+func.func @coop(%A: memref<4xf32> {tile.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads = 32 attributes {tile.cooperative} {
+    %v = memref.load %A[%c0] : memref<4xf32>
+    memref.store %v, %A[%bx] : memref<4xf32>
+  }
+  return
+}
