@@ -211,17 +211,22 @@ symbolic = dynamic
 MAX_TENSOR_BYTES = 2**63 - 1
 
 
+def _as_tuple(value, what: str) -> tuple:
+    """A size (or stride) or a sequence of them, as a tuple; `what` says what
+    was expected when it is neither."""
+    if isinstance(value, (int, SymbolicDim)):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise _annotation_error(f"{what}, got {value!r}") from None
+
+
 class Tensor:
     """The annotation of a global tensor parameter: `A: T.Tensor((M, K), "float16")`."""
 
     def __init__(self, shape, dtype: str = "float32"):  # noqa: F811
-        if isinstance(shape, (int, SymbolicDim)):
-            shape = (shape,)
-        try:
-            shape = tuple(shape)
-        except TypeError:
-            raise _annotation_error(f"a tensor's shape is a tuple of sizes, got {shape!r}") \
-                from None
+        shape = _as_tuple(shape, "a tensor's shape is a tuple of sizes")
         for d in shape:
             if isinstance(d, builtins.bool) or not isinstance(d, (int, SymbolicDim)) or (
                     isinstance(d, int) and d <= 0):
@@ -263,13 +268,7 @@ class StridedTensor(Tensor):
 
     def __init__(self, shape, strides, dtype: str = "float32"):
         super().__init__(shape, dtype)
-        if isinstance(strides, (int, SymbolicDim)):
-            strides = (strides,)
-        try:
-            strides = tuple(strides)
-        except TypeError:
-            raise _annotation_error(f"a tensor's strides are a tuple, got {strides!r}") \
-                from None
+        strides = _as_tuple(strides, "a tensor's strides are a tuple")
         if len(strides) != len(self.shape):
             raise _annotation_error(f"T.StridedTensor: {len(strides)} strides for the "
                                     f"{len(self.shape)} dims of shape {self.shape!r}")

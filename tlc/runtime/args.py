@@ -215,13 +215,19 @@ def _check_strides(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
             if got != want and not (t.shape[dim] == 1 or 0 in t.shape):
                 raise ArgumentError(f"{where}: dim {dim}'s stride must be {want}, got {got} "
                                     f"(strides {tuple(strides)}, in elements)")
-        elif want in symbols:
-            if got != symbols[want]:
-                raise ArgumentError(
-                    f"{where}: dim {dim}'s stride is symbol {want} = {got}, but "
-                    f"{origins[want]} set {want} = {symbols[want]}")
         else:
-            symbols[want], origins[want] = got, f"argument '{p.name}' dim {dim}'s stride"
+            _bind_symbol(symbols, origins, want, got, where, f"dim {dim}'s stride",
+                         f"argument '{p.name}' dim {dim}'s stride")
+
+
+def _bind_symbol(symbols: dict[str, int], origins: dict[str, str], name: str, value: int,
+                 where: str, what: str, origin: str) -> None:
+    """Binds a size or stride symbol, or checks it against the value bound."""
+    if name not in symbols:
+        symbols[name], origins[name] = value, origin
+    elif value != symbols[name]:
+        raise ArgumentError(f"{where}: {what} is symbol {name} = {value}, but "
+                            f"{origins[name]} set {name} = {symbols[name]}")
 
 
 def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
@@ -240,13 +246,9 @@ def _check_tensor(t: TensorArg, p: Param, where: str, symbols: dict[str, int],
                     f"{where}: dim {dim} must be {want}, got {got} (shape {tuple(t.shape)})")
         elif not want.isidentifier():  # `(seq_len * 32)`: once the symbols are known
             sized.append((where, dim, got, want, tuple(t.shape)))
-        elif want in symbols:
-            if got != symbols[want]:
-                raise ArgumentError(
-                    f"{where}: dim {dim} is symbol {want} = {got}, but "
-                    f"{origins[want]} set {want} = {symbols[want]}")
         else:
-            symbols[want], origins[want] = got, f"argument '{p.name}' dim {dim}"
+            _bind_symbol(symbols, origins, want, got, where, f"dim {dim}",
+                         f"argument '{p.name}' dim {dim}")
     if p.strides:
         _check_strides(t, p, where, symbols, origins)
     elif t.strides is not None and 0 not in t.shape:
