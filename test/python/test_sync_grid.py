@@ -1,7 +1,9 @@
 """T.sync_grid: a barrier of the whole grid. The kernel is marked for a
 cooperative launch and gets a zero-filled int32 counter (a scratch tensor,
 cleared at every call); one thread of each block counts its block in and
-waits for the rest. The GPU check is test/gpu/sync_grid_check.py."""
+waits for the rest. The interpreter runs a kernel whose own top-level code
+has such barriers in phases (every block runs a phase before the next
+starts). The GPU check is test/gpu/sync_grid_check.py."""
 
 from pathlib import Path
 
@@ -94,8 +96,33 @@ def test_sync_grid_errors(prim, marker, at, message):
     assert_error_at(info.value, THIS, LINES, marker, at, message)
 
 
-def test_the_interpreter_says_it_cannot_run_it():
+@T.prim_func
+def two_phases(A: T.Tensor((8, 64), "float32"), B: T.Tensor((8, 64), "float32")):
+    # Phase 1 writes each block's row; phase 2 reads the next block's.
+    with T.Kernel(8, threads=64) as bx:
+        s = T.alloc_fragment((64,), "float32")
+        for i in T.Parallel(64):
+            s[i] = bx * 100 + i
+        T.copy(s, A[bx, :])
+        T.sync_grid()
+        for i in T.Parallel(64):
+            B[bx, i] = A[(bx + 1) % 8, i] + s[i]  # s: this block's, kept across the barrier
+
+
+def test_the_interpreter_runs_the_phases_in_turn():
+    a = np.full((8, 64), np.nan, np.float32)
+    b = np.full((8, 64), np.nan, np.float32)
+    tlc.interpret(two_phases, a, b)
+    rows = np.arange(8)[:, None] * 100 + np.arange(64)[None, :]
+    np.testing.assert_array_equal(a, rows)
+    np.testing.assert_array_equal(b, np.roll(rows, -1, 0) + rows)
+    with pytest.raises(InterpreterError, match="blocks= runs some blocks of the grid, but "
+                                               "this kernel waits for all of them"):
+        tlc.interpret(two_phases, a, b, blocks=[0])
+
+
+def test_the_interpreter_refuses_a_barrier_inside_a_loop():
     a, b = np.zeros((132, 128), np.float32), np.zeros((132, 128), np.float32)
-    with pytest.raises(InterpreterError, match="T.sync_grid: the interpreter runs the grid's "
-                                               "blocks one after another"):
+    with pytest.raises(InterpreterError, match="T.sync_grid inside a loop or a condition: "
+                                               "the interpreter runs the blocks"):
         tlc.interpret(rotations(), a, b)

@@ -223,27 +223,73 @@ def _kernel(c, op):
     threads = ir.IntegerAttr(op.attributes["threads"]).value
     c.per_thread = per_thread
     try:
-        steps = c.steps(body)
+        # T.sync_grid in the body's own code splits it into phases, each run
+        # by every block before the next starts.
+        phases = [c.steps(body, ops=ops) for ops in _grid_phases(body)]
     finally:
         c.per_thread = False
 
     def run(st):
         env = st.env
         sizes = tuple(int(env[g]) for g in grid)
-        for block in _selected_blocks(site, sizes, st.blocks):
-            st.block, st.async_copies, st.async_groups = block, [], []
-            for slot, b in zip(indices, block):
-                env[slot] = b
-            if per_thread:
-                start_block(st, threads)
-            try:
-                run_steps(steps, st)
-            finally:
-                if per_thread:
+        blocks = _selected_blocks(site, sizes, st.blocks)
+        if len(phases) > 1 and st.blocks is not None:
+            raise site.error("blocks= runs some blocks of the grid, but this kernel waits "
+                             "for all of them at its T.sync_grid: run the whole grid")
+        saved = {}  # block -> its frame and thread state between phases
+        for phase, steps in enumerate(phases):
+            for block in blocks:
+                if phase:
+                    _restore(st, saved.pop(block))
+                else:
+                    st.block, st.async_copies, st.async_groups = block, [], []
+                    for slot, b in zip(indices, block):
+                        env[slot] = b
+                    if per_thread:
+                        start_block(st, threads)
+                try:
+                    run_steps(steps, st)
+                except BaseException:
+                    if per_thread:
+                        end_block(st)
+                    raise
+                if phase + 1 < len(phases):
+                    saved[block] = _save(st)
+                elif per_thread:
                     end_block(st)
         st.block = None
 
     return run
+
+
+_BLOCK_STATE = ("block", "async_copies", "async_groups", "threads", "parallel_shape",
+                "parallel_lanes", "private")
+
+
+def _save(st) -> tuple:
+    return list(st.env), {name: getattr(st, name) for name in _BLOCK_STATE}
+
+
+def _restore(st, saved) -> None:
+    env, state = saved
+    st.env[:] = env
+    for name, value in state.items():
+        setattr(st, name, value)
+
+
+def _grid_phases(body) -> list[list]:
+    """The kernel body's ops split at the T.sync_grid barriers in its own
+    code (the barriers dropped); one phase when it has none."""
+    from ..frontend.warp import GRID_SYNC_PTX
+
+    phases = [[]]
+    for op in body.operations:
+        if op.operation.name == "llvm.inline_asm" and \
+                ir.StringAttr(op.attributes["asm_string"]).value == GRID_SYNC_PTX:
+            phases.append([])
+        else:
+            phases[-1].append(op)
+    return phases
 
 
 def _selected_blocks(site, sizes, chosen):

@@ -109,17 +109,19 @@ class Compiler:
             raise self.site(op).error(f"the interpreter does not support the type {mlir_type}")
         return t
 
-    def steps(self, block, skip_terminator: bool = False) -> list:
-        """The steps of a block's ops, in order (its terminator left to the caller
-        when `skip_terminator`). Consecutive tile.ws bodies become one step
-        that runs the bodies of each set of warpgroups, in order, as a task
-        beside the other sets' (tlc.interpreter.warp_groups.concurrent_bodies).
+    def steps(self, block, skip_terminator: bool = False, ops=None) -> list:
+        """The steps of a block's ops (or of `ops`, some of them), in order (its
+        terminator left to the caller when `skip_terminator`). Consecutive
+        tile.ws bodies become one step that runs the bodies of each set of
+        warpgroups, in order, as a task beside the other sets'
+        (tlc.interpreter.warp_groups.concurrent_bodies).
         """
         from .warp_groups import concurrent_bodies
 
-        ops = list(block.operations)
-        if skip_terminator and ops:
-            ops = ops[:-1]
+        if ops is None:
+            ops = list(block.operations)
+            if skip_terminator and ops:
+                ops = ops[:-1]
         out, run = [], {}  # run: warpgroups -> their consecutive tile.ws bodies
 
         def flush():
