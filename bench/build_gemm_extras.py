@@ -14,7 +14,8 @@
 - fewer K iterations than pipeline stages;
 - tf32 gemms (float32 operands on mma.sync m16n8k8), each storage order, A
   from registers too; int8 gemms (int32 accumulators, mma.sync m16n8k32), A
-  from shared memory or registers;
+  from shared memory or registers, and operands stored M- / N-major (NN, TN,
+  TT: loaded element by element) for both targets;
 - a GEMM of a packed int4 operand dequantized in registers (B_f[n, j]
   from B_packed[n, j // 2]: tile-infer-layout splits the loop);
 - examples/pipeline_schedule.py: T.Pipelined's manual stage/order, copies
@@ -146,29 +147,42 @@ def int4_gemm(M=64, N=64, K=128, block_K=64, threads=128):
     return gemm
 
 
-def gemm_int8(M, N, K, a_registers=False, block_M=64, block_N=64, block_K=64, threads=128):
-    """C = A @ B^T in int8 with int32 accumulation (mma.sync m16n8k32): A stored M x K, B
-    N x K (both K-major, as int8 tensor cores read them); with a_registers, A's tile is
-    copied into a fragment first (the gemm's A from registers, as a W4A8 GEMM feeds its
-    dequantized operand)."""
+def gemm_int8(M, N, K, a_registers=False, block_M=64, block_N=64, block_K=64, threads=128,
+              stages=2, layout="NT"):
+    """C = A @ B in int8 with int32 accumulation. `layout` says how A and B are stored, as
+    BLAS does: "NT" (the default) A M x K and B N x K, both K-major as int8 tensor cores
+    read them (sm_90a's wgmma m64nNk32, else mma.sync m16n8k32); a "T" A (K x M) or an "N"
+    B (K x N) is loaded by mma.sync element by element, four bytes to a register. With
+    a_registers, A's tile is copied into a fragment first (the gemm's A from registers, as
+    a W4A8 GEMM feeds its dequantized operand)."""
+    a_t, b_t = layout[0] == "T", layout[1] == "T"
+    a_shape, b_shape = ((K, M) if a_t else (M, K)), ((N, K) if b_t else (K, N))
+    a_tile = (block_K, block_M) if a_t else (block_M, block_K)
+    b_tile = (block_N, block_K) if b_t else (block_K, block_N)
 
     @T.prim_func
-    def int8_gemm(A: T.Tensor((M, K), "int8"), B: T.Tensor((N, K), "int8"),
+    def int8_gemm(A: T.Tensor(a_shape, "int8"), B: T.Tensor(b_shape, "int8"),
                   C: T.Tensor((M, N), "int32")):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            a_s = T.alloc_shared((block_M, block_K), "int8")
-            b_s = T.alloc_shared((block_N, block_K), "int8")
+            a_s = T.alloc_shared(a_tile, "int8")
+            b_s = T.alloc_shared(b_tile, "int8")
             a_f = T.alloc_fragment((block_M, block_K), "int8")
             acc = T.alloc_fragment((block_M, block_N), "int32")
             T.clear(acc)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
-                T.copy(A[by * block_M, k * block_K], a_s)
-                T.copy(B[bx * block_N, k * block_K], b_s)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                if a_t:
+                    T.copy(A[k * block_K, by * block_M], a_s)
+                else:
+                    T.copy(A[by * block_M, k * block_K], a_s)
+                if b_t:
+                    T.copy(B[bx * block_N, k * block_K], b_s)
+                else:
+                    T.copy(B[k * block_K, bx * block_N], b_s)
                 if a_registers:
                     T.copy(a_s, a_f)
-                    T.gemm(a_f, b_s, acc, transpose_B=True)
+                    T.gemm(a_f, b_s, acc, transpose_B=b_t)
                 else:
-                    T.gemm(a_s, b_s, acc, transpose_B=True)
+                    T.gemm(a_s, b_s, acc, transpose_A=a_t, transpose_B=b_t)
             T.copy(acc, C[by * block_M, bx * block_N])
 
     return int8_gemm
@@ -257,6 +271,14 @@ def main(out: str) -> None:
               "expect": {"C": "(A.double() @ B.double().T).int()"}, "atol": 0, "rtol": 0,
               "seed": 13},
              os.path.join(out, f"gemm_int8{'_regs' if regs else ''}.tlcart"))
+    for layout in ("NN", "TN", "TT"):  # operands loaded element by element
+        a = "A.double().T" if layout[0] == "T" else "A.double()"
+        b = "B.double().T" if layout[1] == "T" else "B.double()"
+        for target in ("sm_90a", "sm_80"):
+            save(tlc.compile(gemm_int8(300, 200, 256, layout=layout), target=target),
+                 {"inputs": {"A": "randint(-128, 128)", "B": "randint(-128, 128)"},
+                  "expect": {"C": f"({a} @ {b}).int()"}, "atol": 0, "rtol": 0, "seed": 17},
+                 os.path.join(out, f"gemm_int8_{layout}_{target}.tlcart"))
     unpacked = "torch.stack([B.int() & 15, B.int() >> 4], -1).reshape(64, 128)"
     save(tlc.compile(int4_gemm()),
          {"inputs": {"B": "randint(0, 256)"},

@@ -6,8 +6,9 @@
 // columns with ldmatrix.x4/x2 (two or one 8-column atoms), then issues one
 // mma.sync per (row atom, column atom). An ldmatrix row is 16 bytes: 8 f16 or
 // 4 f32, each lane receiving 32 bits of a matrix, which for f32 is one element
-// of the tf32 fragments. Operands ldmatrix cannot transpose at 32 bits (tf32
-// A stored K x M, B stored K x N) are loaded element by element. f16 and tf32
+// of the tf32 fragments. Operands ldmatrix cannot transpose, at 32 or 8 bits
+// (tf32 or int8 A stored K x M, B stored K x N), are loaded element by
+// element (int8: m16n8k32, four bytes to a register). f16 and tf32
 // go through nvgpu.mma.sync; bf16, which nvgpu's lowering does not type,
 // through nvvm.mma.sync on the same registers.
 //
@@ -154,20 +155,22 @@ Slice loadSlice(IndexBuilder &ib, GemmOp op, const WarpPartition &p, const Lanes
   int64_t atomK = mmaSyncK(in);
   int64_t cols = 32 / in.getIntOrFloatBitWidth(); // elements a lane gets of a matrix
   int64_t half = 4 * cols;                         // elements in an ldmatrix row (16 bytes)
-  bool tf32 = in.isF32();
+  bool tf32 = in.isF32(), int8 = in.isInteger(8);
   Value g = ib.div(l.lane, 4), q = ib.rem(l.lane, 4);
-  // tf32 operands ldmatrix cannot transpose: each lane's elements, one load each.
-  auto elements = [&](const SharedOperand &operand, int64_t rows,
+  // Operands ldmatrix cannot transpose (32- and 8-bit elements stored
+  // M-/N-major): each lane's elements, one load each, `per` to a register.
+  auto elements = [&](const SharedOperand &operand, int64_t regs, int64_t per,
                       function_ref<std::pair<Value, Value>(int64_t)> at) {
     SmallVector<Value> values;
-    for (int64_t e = 0; e < rows; ++e) {
+    for (int64_t e = 0; e < regs * per; ++e) {
       auto [row, col] = at(e);
       auto [memref, idx] = sharedAddress(b, loc, operand.shared ? &*operand.shared : nullptr,
                                          operand.buffer, ValueRange{row, col});
       values.push_back(memref::LoadOp::create(b, loc, memref, idx));
     }
-    return fromScalars(b, loc, VectorType::get({rows, 1}, in), values);
+    return fromScalars(b, loc, VectorType::get({regs, per}, in), values);
   };
+  Value q4 = ib.mul(q, 4);
   Slice s;
   for (int64_t i = 0; i < p.atomsM(); ++i) {
     if (aRegs) { // the 4 x cols registers of atom (i, k0 / atomK)
@@ -184,8 +187,14 @@ Slice loadSlice(IndexBuilder &ib, GemmOp op, const WarpPartition &p, const Lanes
       s.a.push_back(ldmatrix(b, loc, A, ib.add(m0, l.lane16),
                              ib.add(ib.mul(ib.div(l.lane, 16), half), k0), 4, false));
     else if (tf32) // A[K, M]: a_e at (m g + 8 (e % 2), k q + 4 (e / 2))
-      s.a.push_back(elements(A, 4, [&](int64_t e) {
+      s.a.push_back(elements(A, 4, 1, [&](int64_t e) {
         return std::pair{ib.add(ib.add(q, k0), (e / 2) * 4), ib.add(ib.add(m0, g), (e % 2) * 8)};
+      }));
+    else if (int8) // A[K, M]: byte e of a_r at (m g + 8 (r % 2), k 4q + e + 16 (r / 2))
+      s.a.push_back(elements(A, 4, 4, [&](int64_t i) {
+        int64_t r = i / 4, e = i % 4;
+        return std::pair{ib.add(ib.add(q4, k0), e + 16 * (r / 2)),
+                         ib.add(ib.add(m0, g), (r % 2) * 8)};
       }));
     else // A[K, M]: transposed 8x8 loads, rows are k
       s.a.push_back(ldmatrix(b, loc, A,
@@ -193,12 +202,16 @@ Slice loadSlice(IndexBuilder &ib, GemmOp op, const WarpPartition &p, const Lanes
                              ib.add(m0, ib.mul(ib.rem(l.quad, 2), 8)), 4, true));
   }
   for (int64_t j = 0; j < p.atomsN();) {
-    bool pair = j + 1 < p.atomsN() && !(tf32 && !op.getTransposeB());
+    bool pair = j + 1 < p.atomsN() && !((tf32 || int8) && !op.getTransposeB());
     Value n0 = ib.add(l.colBase, j * kMmaN);
     Value frag;
     if (tf32 && !op.getTransposeB()) // B[K, N]: b_e at (k q + 4 e, n g)
-      frag = elements(B, 2, [&](int64_t e) {
+      frag = elements(B, 2, 1, [&](int64_t e) {
         return std::pair{ib.add(ib.add(q, k0), e * 4), ib.add(n0, g)};
+      });
+    else if (int8 && !op.getTransposeB()) // B[K, N]: byte e of b_r at (k 4q + e + 16 r, n g)
+      frag = elements(B, 2, 4, [&](int64_t i) {
+        return std::pair{ib.add(ib.add(q4, k0), i % 4 + 16 * (i / 4)), ib.add(n0, g)};
       });
     else if (!op.getTransposeB()) // B[K, N]: transposed loads, rows are k
       frag = ldmatrix(b, loc, B, ib.add(l.lane16, k0),
@@ -294,10 +307,6 @@ LogicalResult lowerGemm(ConversionPatternRewriter &b, GemmOp op, const SharedOpe
                           "bf16 x bf16 -> f32, f32 x f32 -> f32 (tf32), int8 x int8 -> int32 "
                           "and (on sm_90a) fp8 -> f32 gemms, got ")
            << in << " x " << op.getB().getType().getElementType() << " -> " << accElem;
-  // ldmatrix transposes 16-bit elements only: int8 operands are read K-major.
-  if (int8 && ((op.getTransposeA() && !aInRegisters) || !op.getTransposeB()))
-    return op.emitOpError("int8 gemms read both operands K-major: A stored M x K (or in "
-                          "registers) and B stored N x K (transpose_B=True)");
   int64_t atomK = mmaSyncK(in);
   int64_t k = op.getTransposeA() ? aType.getDimSize(0) : aType.getDimSize(1);
   if (k % atomK != 0)
