@@ -193,6 +193,14 @@ static std::string coverageProblem(LayoutAttr layout, ArrayRef<int64_t> shape) {
   int64_t numel = 1;
   for (int64_t d : shape)
     numel *= d;
+  // Each register of a thread holds another element (copies are across
+  // threads), so a thread has at most the tile's elements; this also bounds
+  // the enumeration below.
+  if (layout.getRegs() > numel)
+    return llvm::formatv("layout gives each thread {0} registers, more than the tile's {1} "
+                         "elements",
+                         layout.getRegs(), numel)
+        .str();
   int64_t pairs = layout.getThreads() * layout.getRegs();
   if (pairs % numel != 0)
     return llvm::formatv("layout holds {0} registers in all (threads {1} x "

@@ -332,6 +332,18 @@ func.func @alloc_fragment_layout_not_multiple() {
 
 // -----
 
+// (A fuzzed input: enumerating 2^31 registers a thread hung the verifier.)
+func.func @alloc_fragment_layout_too_many_registers() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 32 {
+    // expected-error @+1 {{'tile.alloc_fragment' op layout does not cover the 32 tile: layout gives each thread 2147483647 registers, more than the tile's 32 elements}}
+    %f = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 2147483647, map = (d0, d1) -> (d0)>} : memref<32xf32, #tile.space<fragment>>
+  }
+  return
+}
+
+// -----
+
 func.func @alloc_fragment_layout_outside() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 4 {
