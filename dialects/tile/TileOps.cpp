@@ -909,9 +909,18 @@ LogicalResult ParallelOp::verify() {
   ArrayRef<int64_t> shape = getShape();
   if (shape.empty())
     return emitOpError("needs at least one dimension");
-  for (int64_t d : shape)
+  // Iterations are spread over the block's threads as registers: far beyond
+  // any register file (2^24 here) is a mistake, and would not fit the
+  // compiler's own tables either.
+  constexpr int64_t kMaxIterations = int64_t(1) << 24;
+  int64_t iterations = 1;
+  for (int64_t d : shape) {
     if (d < 1)
       return emitOpError("extents must be positive, got ") << shapeStr(shape);
+    if (d > kMaxIterations || (iterations *= d) > kMaxIterations)
+      return emitOpError("has ") << shapeStr(shape) << " iterations, more than "
+                                 << kMaxIterations << " (2^24) in one block";
+  }
   if (std::optional<LayoutAttr> layout = getLayout()) {
     std::string problem = layout->checkCovers(shape);
     if (!problem.empty())

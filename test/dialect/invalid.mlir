@@ -809,6 +809,19 @@ func.func @parallel_negative_extent() {
 
 // -----
 
+// (A fuzzed input: layout inference asked for 2^37 registers.)
+func.func @parallel_too_many_iterations() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.parallel' op has 2147483648x64 iterations, more than 16777216 (2^24) in one block}}
+    tile.parallel (%i, %j) in [2147483648, 64] {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @parallel_layout_not_covering() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 4 {
