@@ -460,7 +460,9 @@ def TileInsertMbarriers : Pass<"tile-insert-mbarriers", "ModuleOp"> {
     the copies of whole global tiles a `tile.ws` body makes just before an
     arrival, into buffers only other warpgroups' bodies use, become TMA
     loads completing on that barrier (the body's first thread expects their
-    bytes and issues them); a `tile.tma_required` copy (T.tma_copy) that
+    bytes and issues them), and so do T.tma_copy's copies just before an
+    arrival the kernel's own code makes in every thread (outside any branch;
+    the block's first thread issues them); a `tile.tma_required` copy (T.tma_copy) that
     cannot be one is an error, as is an `nvvm.setmaxregister`
     (T.set_max_nreg) outside a body or on a target without setmaxnreg.
 

@@ -459,8 +459,17 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
     return checkRequired();
   MLIRContext *ctx = kernel.getContext();
   SmallVector<BarrierArriveOp> arrivals;
+  // Arrivals of a T.ws body, and of the kernel's own code every thread runs
+  // (inside serial loops at most): their copies just before are issued by
+  // the body's, or the block's, first thread.
+  auto everyThread = [&](Operation *op) {
+    for (Operation *p = op->getParentOp(); p != kernel.getOperation(); p = p->getParentOp())
+      if (!isa<scf::ForOp>(p))
+        return false;
+    return true;
+  };
   kernel.walk([&](BarrierArriveOp arrive) {
-    if (arrive->getParentOfType<WarpGroupsOp>())
+    if (arrive->getParentOfType<WarpGroupsOp>() || everyThread(arrive))
       arrivals.push_back(arrive);
   });
   for (BarrierArriveOp arrive : arrivals) {
@@ -477,8 +486,10 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
                                      ? tmaCopy(copy, buffer)
                                      : std::nullopt;
       SwizzleAttr swizzle = t ? sharedLayout(buffer).getSwizzle() : SwizzleAttr();
+      // Outside a T.ws body only the program's T.tma_copy loads are made TMA.
+      bool asked = copy->hasAttr("tile.tma_required");
       if (!t || (swizzle && swizzle != tmaSwizzleForRows(ctx, t->swizzleBytes)) ||
-          (!copy->hasAttr("tile.tma_required") && !onlyOthersRead(buffer, copy)))
+          (!asked && (!arrive->getParentOfType<WarpGroupsOp>() || !onlyOthersRead(buffer, copy))))
         break;
       copies.push_back({copy, *t});
     }
@@ -490,7 +501,7 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
     Barriers bars{Value(), Value(), 1, loc};
     Value bar = bars.at(b, arrive.getBarriers(), arrive.getIndex());
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value first = bars.index(b, ws.getFirstThread());
+    Value first = bars.index(b, ws ? ws.getFirstThread() : 0);
     Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, first);
     auto branch = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/true);
     OpBuilder lb = OpBuilder::atBlockTerminator(branch.thenBlock());

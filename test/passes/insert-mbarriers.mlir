@@ -1037,6 +1037,43 @@ func.func @tma_into_stage(%A: memref<1024x1024xf16>, %i: index, %s: index) {
 
 // -----
 
+// A T.tma_copy in the kernel's own code, before an arrival every thread of
+// the block makes (inside a serial loop): thread 0 expects the bytes and
+// issues the load, every other thread arrives. Outside a branch, a plain
+// copy (no tile.tma_required) stays a copy there.
+// CHECK-LABEL: func.func @tma_in_every_thread
+// CHECK: scf.for
+// CHECK:   %[[TID:.*]] = gpu.thread_id x
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
+// CHECK:   scf.if %[[FIRST]] {
+// CHECK:     nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:   } else {
+// CHECK:     nvvm.mbarrier.arrive %
+// CHECK:   }
+// CHECK: tile.copy
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @tma_in_every_thread(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [256] : memref<1xi64, #gpu.address_space<workgroup>>
+    scf.for %k = %c0 to %n step %c1 {
+      tile.copy %A[%k, %c0] [128, 64] to %a[%c0, %c0] [128, 64] {tile.tma_required} : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%c0] : memref<1xi64, #gpu.address_space<workgroup>>
+    }
+    tile.copy %A[%c0, %c0] [128, 64] to %b[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+    tile.barrier_arrive %bars[%c0] : memref<1xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+}
+
+// -----
+
 // A copy the program asked to be TMA (T.tma_copy: tile.tma_required) that
 // cannot be one (it converts f32 to f16) is an error at the copy.
 module attributes {tile.target = #tile.target<"sm_90a">} {

@@ -366,11 +366,78 @@ def test_tma_copy_of_rows_wider_than_128_bytes(tmp_path):
 
 
 @T.prim_func
+def whole_block_load(A: T.Tensor((64, 128), "float16"), B: T.Tensor((64, 128), "float16")):
+    # The kernel's own code (every thread) issues the load and arrives, as
+    # TileLang's sparse MLA loads its queries before the warpgroups split:
+    # the block's first thread expects the bytes and issues it.
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 128), "float16")
+        bar = T.alloc_barrier(256)
+        T.tma_copy(A, s, barrier=bar)
+        T.barrier_arrive(bar)
+        with T.ws(0):
+            T.barrier_wait(bar, 0)
+            for i, j in T.Parallel(64, 128):
+                B[i, j] = s[i, j] * 2.0
+
+
+@T.prim_func
+def load_into_column_slices(Q: T.Tensor((64, 192), "float16"), B: T.Tensor((64, 192), "float16")):
+    # q is named by its column slices (one buffer each) and loaded whole: one
+    # TMA load a slice, all completing on the barrier.
+    with T.Kernel(1, threads=256) as _:
+        q = T.alloc_shared((64, 192), "float16")
+        bar = T.alloc_barrier(256)
+        T.tma_copy(Q, q, barrier=bar)
+        T.barrier_arrive(bar)
+        T.barrier_wait(bar, 0)
+        T.copy(q[:, :128], B[:, :128])
+        T.copy(q[:, 128:], B[:, 128:])
+
+
+def test_the_kernels_own_code_issues_a_tma_load(tmp_path):
+    a = np.random.default_rng(1).standard_normal((64, 128)).astype(np.float16)
+    b = np.zeros_like(a)
+    tlc.interpret(whole_block_load, a, b)
+    np.testing.assert_array_equal(b, a * np.float16(2))
+    ptx = tlc.compile(whole_block_load, target="sm_90a").get_kernel_source()
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 2  # 2 column blocks
+    assert ptx.count("mbarrier.arrive.expect_tx") == 1
+    # one thread expects the bytes (thread 0: the block's first), the others arrive
+    assert re.search(r"setp.ne.b32\s+(%p\d+), %r\d+, 0;\s+bar.sync\s+0;\s+@\1 bra", ptx)
+    assert ptx.count("mbarrier.arrive.shared.b64") == 1
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+def test_a_whole_tma_load_into_a_buffer_split_by_column_slices(tmp_path):
+    a = np.random.default_rng(2).standard_normal((64, 192)).astype(np.float16)
+    b = np.zeros_like(a)
+    tlc.interpret(load_into_column_slices, a, b)
+    np.testing.assert_array_equal(b, a)
+    ptx = tlc.compile(load_into_column_slices, target="sm_90a").get_kernel_source()
+    # [:, :128] in two 128-byte column blocks, [:, 128:] in one
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global") == 3
+    assert re.search(r"mov.b32\s+(%r\d+), 24576;\s+"  # all 64 x 192 x 2 bytes
+                     r"mbarrier.arrive.expect_tx.shared.b64\s+%rd\d+, \[[^]]+\], \1;", ptx)
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+@T.prim_func
 def tma_copy_outside_ws(A: T.Tensor((128, 64), "float16")):
+    with T.Kernel(2, threads=256) as bx:
+        s = T.alloc_shared((128, 64), "float16")
+        bar = T.alloc_barrier(256)
+        if bx == 0:
+            T.tma_copy(A, s, barrier=bar)  # E:tmaoutside
+            T.barrier_arrive(bar)
+
+
+@T.prim_func
+def tma_copy_never_arrived_in_kernel(A: T.Tensor((128, 64), "float16")):
     with T.Kernel(1, threads=256) as _:
         s = T.alloc_shared((128, 64), "float16")
-        bar = T.alloc_barrier(128)
-        T.tma_copy(A, s, barrier=bar)  # E:tmaoutside
+        bar = T.alloc_barrier(256)
+        T.tma_copy(A, s, barrier=bar)  # E:tmakernelnoarrive
 
 
 @T.prim_func
@@ -478,12 +545,15 @@ def max_nreg_over_budget(A: T.Tensor((128,), "float16")):
      "not a raise"),
     (max_nreg_odd, "nregodd", "250", "a multiple of 8 in [24, 256] registers, got 250"),
     (max_nreg_direction, "nregdir", "2)", "is_inc is 1 (raise) or 0 (lower), got 2"),
-    (tma_copy_outside_ws, "tmaoutside", "T.tma_copy", "use it in a T.ws body"),
+    (tma_copy_outside_ws, "tmaoutside", "T.tma_copy",
+     "use it in a T.ws body or in code every thread of the block runs (not in a branch"),
+    (tma_copy_never_arrived_in_kernel, "tmakernelnoarrive", "T.tma_copy",
+     "T.tma_copy's barrier gets no T.barrier_arrive after it in the code that issues it"),
     (tma_copy_no_barrier, "tmanobar", "T.tma_copy", "T.tma_copy loads need barrier="),
     (tma_copy_never_arrived, "tmanoarrive", "T.tma_copy",
-     "T.tma_copy's barrier gets no T.barrier_arrive after it in this T.ws body"),
+     "T.tma_copy's barrier gets no T.barrier_arrive after it in the code that issues it"),
     (tma_copy_other_barrier, "tmaother", "T.tma_copy",
-     "T.tma_copy's barrier is not the one the next arrival of its T.ws body"),
+     "T.tma_copy's barrier is not the one the next arrival after it"),
     (tma_copy_converting, "tmaconvert", "T.tma_copy",
      "is a T.tma_copy that cannot be a TMA load"),
     (tma_copy_cluster, "tmacluster", "cluster_mask", "cluster_mask"),

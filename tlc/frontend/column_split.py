@@ -6,8 +6,8 @@ TileLang's DeepSeek sparse MLA keeps the query's two parts in one buffer,
 and multiplies each with its own gemm, `T.gemm(Q_shared[:, :D], KV_shared, S)`.
 
 When every use of a 2-d shared buffer in its function is such a column slice
-(all rows, compile-time bounds), the buffer itself as T.copy's source or
-destination, or another name for it (`O_shared = Q_shared`), and any two
+(all rows, compile-time bounds), the buffer itself as T.copy's (or
+T.tma_copy's) source or destination, or another name for it (`O_shared = Q_shared`), and any two
 slices are the same columns or disjoint ones, the buffer is allocated as one
 buffer per slice (and per gap between slices when a whole copy takes every
 column): each slice is then a whole buffer to every op (a gemm operand with
@@ -107,12 +107,12 @@ def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:
 
 
 def _copied_whole(parent, node) -> bool:
-    """Whether `node` is T.copy's source or destination itself."""
+    """Whether `node` is T.copy's (or T.tma_copy's) source or destination itself."""
     if not isinstance(parent, ast.Call):
         return False
     f = parent.func
     called = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-    return called == "copy" and (node in parent.args[:2] or any(
+    return called in ("copy", "tma_copy") and (node in parent.args[:2] or any(
         k.arg in ("src", "dst") and k.value is node for k in parent.keywords))
 
 

@@ -45,7 +45,7 @@ from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
                           call_barrier_wait, call_dec_max_nreg, call_inc_max_nreg,
                           call_mbarrier_arrive, call_mbarrier_wait_parity,
                           call_set_max_nreg, call_tma_copy, call_ws,
-                          check_register_counts)
+                          check_register_counts, check_tma_arrived)
 
 # TileLang keywords tlc rejects (takes effect or error: none is dropped).
 _KERNEL_UNSUPPORTED = {
@@ -145,6 +145,7 @@ def kernel(gen, call, target, body) -> None:
     gen.thread_dims, gen.uses_thread_index = dims, False
     gen.index_maps, gen.accessed = {}, set()  # T.Layout remaps hold for one kernel
     gen.register_counts = []  # the kernel's T.set_max_nreg calls (warp_groups.py)
+    gen.pending_tma = []  # T.tma_copy loads awaiting their arrival (warp_groups.py)
     try:
         with ir.InsertionPoint(block), gen.scope():
             if isinstance(target, ast.Name):  # `as b`: the index, or all of them (TileLang)
@@ -161,6 +162,7 @@ def kernel(gen, call, target, body) -> None:
             gen.visit_body(body)
             reducers.check_finalized(gen)
             check_register_counts(gen)
+            check_tma_arrived(gen)
         if gen.uses_thread_index:
             check_divergence(gen, op)
     finally:
@@ -553,19 +555,27 @@ def call_copy(gen, node):
     # disable_tma=True is recorded on the op: tile-pipeline-loops then keeps
     # the copy (and its loop) off TMA and warp specialization.
     disable_tma = static_bool(gen, a["disable_tma"], "disable_tma")
-    op = build_copy(gen, node, a["src"], a["dst"])
-    if disable_tma and op is not None and op.name == "tile.copy":  # (a T.Layout copy: elements)
-        op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
+    for op in build_copies(gen, node, a["src"], a["dst"]):
+        if disable_tma and op is not None and op.name == "tile.copy":  # (T.Layout: elements)
+            op.attributes["tile.disable_tma"] = ir.UnitAttr.get()
 
 
 def build_copy(gen, node, src_node, dst_node):
-    """The tile.copy of T.copy's regions `src_node` to `dst_node` (errors at `node`)."""
+    """The tile.copy of T.copy's regions `src_node` to `dst_node` (errors at
+    `node`; the last one where a buffer split by its column slices takes one
+    copy per slice)."""
+    return build_copies(gen, node, src_node, dst_node)[-1]
+
+
+def build_copies(gen, node, src_node, dst_node) -> list:
+    """The ops of T.copy's regions `src_node` to `dst_node`: one tile.copy, or
+    one per slice of a buffer split by its column slices (column_split)."""
     for side, other, to_pieces in ((dst_node, src_node, True), (src_node, dst_node, False)):
         if isinstance(side, ast.Name) and isinstance(pieces := gen.eval(side), ColumnPieces):
             return _copy_pieces(gen, node, pieces, other, to_pieces)
     src, src_off, src_sizes = _region(gen, src_node)
     dst, dst_off, dst_sizes = _region(gen, dst_node)
-    return _copy_regions(gen, node, src, src_off, src_sizes, dst, dst_off, dst_sizes)
+    return [_copy_regions(gen, node, src, src_off, src_sizes, dst, dst_off, dst_sizes)]
 
 
 def _copy_pieces(gen, node, pieces: ColumnPieces, other_node, to_pieces: bool):
@@ -585,7 +595,7 @@ def _copy_pieces(gen, node, pieces: ColumnPieces, other_node, to_pieces: bool):
         raise gen.error(node, f"T.copy shapes differ: the region is "
                               f"{'x'.join(map(str, sizes))}, {pieces!r} is "
                               f"{'x'.join(map(str, pieces.shape))}")
-    op = None
+    ops = []
     for (lo, hi), piece in sorted(pieces.pieces.items()):
         last = off[-1]
         if not isinstance(last, (int, Affine)):  # an integer read at run time
@@ -595,10 +605,10 @@ def _copy_pieces(gen, node, pieces: ColumnPieces, other_node, to_pieces: bool):
         part_sizes = list(sizes[:-1]) + [hi - lo]
         whole = [0, 0], list(piece.shape)
         if to_pieces:
-            op = _copy_regions(gen, node, buf, part_off, part_sizes, piece, *whole)
+            ops.append(_copy_regions(gen, node, buf, part_off, part_sizes, piece, *whole))
         else:
-            op = _copy_regions(gen, node, piece, *whole, buf, part_off, part_sizes)
-    return op
+            ops.append(_copy_regions(gen, node, piece, *whole, buf, part_off, part_sizes))
+    return ops
 
 
 def _copy_regions(gen, node, src, src_off, src_sizes, dst, dst_off, dst_sizes):

@@ -32,6 +32,26 @@ def in_ws_body(gen) -> bool:
     return any(op.name == "tile.ws" for op in _enclosing_ops(gen))
 
 
+def in_every_thread(gen) -> bool:
+    """Whether the code being built runs in every thread of the block: the
+    kernel's own code, or serial loops in it (no branch, T.ws or T.Parallel)."""
+    for op in _enclosing_ops(gen):
+        if op.name == "tile.kernel":
+            return not gen.parallel_depth
+        if op.name != "scf.for":
+            return False
+    return False
+
+
+def check_tma_arrived(gen) -> None:
+    """At the end of a T.ws body or kernel: each T.tma_copy met its arrival."""
+    if gen.pending_tma:
+        node = gen.pending_tma[0][0]
+        raise gen.error(node, "T.tma_copy's barrier gets no T.barrier_arrive after it in "
+                              "the code that issues it: the load's bytes would never be "
+                              "expected on it")
+
+
 def warp_groups(gen, call, body) -> None:
     """with T.ws(*warpgroups): the body in a tile.ws region."""
     gen.require_kernel(call, "T.ws")
@@ -75,10 +95,7 @@ def build_ws(gen, call, groups: list[int], body) -> None:
     outer, gen.pending_tma = getattr(gen, "pending_tma", []), []
     with ir.InsertionPoint(block), gen.region("if", call):
         gen.visit_body(body)
-    if gen.pending_tma:
-        node = gen.pending_tma[0][0]
-        raise gen.error(node, "T.tma_copy's barrier gets no T.barrier_arrive after it in this "
-                              "T.ws body: the load's bytes would never be expected on it")
+    check_tma_arrived(gen)
     gen.pending_tma = outer
 
 
@@ -166,7 +183,7 @@ def _arrive(gen, node, fn, what: str, unsupported=None) -> None:
     for copy_node, copy_key in getattr(gen, "pending_tma", []):
         if copy_key != key:
             raise gen.error(copy_node, "T.tma_copy's barrier is not the one the next arrival "
-                                       f"of its T.ws body ({what} at line {node.lineno}) "
+                                       f"after it ({what} at line {node.lineno}) "
                                        "arrives at: tlc completes the load on that arrival")
     gen.pending_tma = []
     with gen.loc(node):
@@ -200,26 +217,30 @@ _TMA_COPY_UNSUPPORTED = {
 
 def call_tma_copy(gen, node):
     """T.tma_copy(src, dst, barrier=bar): a T.copy the compiler must make a
-    TMA load completing on `bar` (tile-insert-mbarriers does, at the body's
-    next arrival on `bar`, or reports why it cannot)."""
+    TMA load completing on `bar` (tile-insert-mbarriers does, at the next
+    arrival on `bar` of the T.ws body, or of the whole block where the kernel's
+    own code issues it, or reports why it cannot)."""
     gen.require_kernel(node, "T.tma_copy")
     a = bind_args(gen, node, warp_specialize.tma_copy, _TMA_COPY_UNSUPPORTED)
     if "barrier" not in a.given:
         raise gen.error(node, "T.tma_copy loads need barrier=... (a barrier of T.alloc_barrier "
                               "the load completes on); stores: use T.copy")
-    if not in_ws_body(gen):
-        raise gen.error(node, "T.tma_copy is a producer's load: use it in a T.ws body, before "
-                              "that body's T.barrier_arrive on its barrier")
+    if not in_ws_body(gen) and not in_every_thread(gen):
+        raise gen.error(node, "T.tma_copy is issued by one thread for a group that then "
+                              "arrives on its barrier: use it in a T.ws body or in code every "
+                              "thread of the block runs (not in a branch or T.Parallel), "
+                              "before that code's T.barrier_arrive on its barrier")
     buf, _ = _barrier(gen, a["barrier"], "T.tma_copy's barrier")
-    from .intrinsics import build_copy
+    from .intrinsics import build_copies
 
     with gen.loc(node):
-        op = build_copy(gen, node, a["src"], a["dst"])
-    if op is None or op.name != "tile.copy":
-        raise gen.error(node, "T.tma_copy copies tiles of a tensor in its declared layout; "
-                              "a tensor with a T.Layout, or one element, is copied element by "
-                              "element (T.copy)")
-    op.attributes["tile.tma_required"] = ir.UnitAttr.get()
+        ops = build_copies(gen, node, a["src"], a["dst"])
+    for op in ops:  # one per column slice of a buffer split by them
+        if op is None or op.name != "tile.copy":
+            raise gen.error(node, "T.tma_copy copies tiles of a tensor in its declared "
+                                  "layout; a tensor with a T.Layout, or one element, is "
+                                  "copied element by element (T.copy)")
+        op.attributes["tile.tma_required"] = ir.UnitAttr.get()
     gen.pending_tma.append((node, (id(buf), ast.dump(a["barrier"]))))
 
 
