@@ -1231,6 +1231,61 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
 
 // -----
 
+// T.atomic_add of a tile whose layout gives each thread pairs of consecutive
+// columns (an mma accumulator's): on sm_90 the two registers' adds are one
+// vector reduction where the pair lies inside and is aligned (a run-time
+// check), else each element's own guarded add.
+// CHECK-LABEL: gpu.func @atomic_register_pairs
+// CHECK-COUNT-1: memref.extract_aligned_pointer_as_index
+// CHECK: %[[MIS:.*]] = arith.andi %{{.*}}, %c7_i64 : i64
+// CHECK: arith.cmpi eq, %[[MIS]], %c0_i64 : i64
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .u64 ga;\0Acvta.to.global.u64 ga, $0;\0Ared.global.add.v2.f32 [ga], {$1, $2};\0A}", "l,f,f"
+// CHECK: } else {
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK-NOT: memref.atomic_rmw
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @atomic_register_pairs_kernel {
+    gpu.func @atomic_register_pairs(%arg0: memref<16x?xf32>, %off: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c16 = arith.constant 16 : index
+      %base = arith.muli %off, %c16 : index
+      %cst = arith.constant 1.000000e+00 : f32
+      tile.parallel (%i, %j) in [16, 16] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d0 floordiv 8, (d0 mod 8) * 2 + d1)>} {
+        %col = arith.addi %base, %j : index
+        %0 = memref.atomic_rmw addf %cst, %arg0[%i, %col] : (f32, memref<16x?xf32>) -> f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The same on sm_80: each register's own guarded add.
+// CHECK-LABEL: gpu.func @atomic_register_pairs_sm80
+// CHECK-NOT: llvm.inline_asm
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf
+// CHECK-NOT: llvm.inline_asm
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @atomic_register_pairs_sm80_kernel {
+    gpu.func @atomic_register_pairs_sm80(%arg0: memref<16x?xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %cst = arith.constant 1.000000e+00 : f32
+      tile.parallel (%i, %j) in [16, 16] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d0 floordiv 8, (d0 mod 8) * 2 + d1)>} {
+        %0 = memref.atomic_rmw addf %cst, %arg0[%i, %j] : (f32, memref<16x?xf32>) -> f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Before sm_90 (no vector reductions) each element is its own guarded add.
 // CHECK-LABEL: gpu.func @vector_atomic_sm80
 // CHECK-NOT: llvm.inline_asm

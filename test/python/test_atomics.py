@@ -253,6 +253,52 @@ def test_vector_atomic_adds(dtype, width, sliced, tmp_path):
     assemble(ampere, "sm_80", tmp_path)
 
 
+def _accumulator_adds(dtype, n, split=2):
+    """Split-K: each of `split` blocks adds its K slice's gemm accumulator
+    (C += A[:, slice] @ B[:, slice]^T) into C, 64 x n, by T.atomic_add of the
+    whole fragment; n not a multiple of 64 leaves a partial column tile, an
+    odd n unaligned pairs."""
+    @T.prim_func
+    def accumulator_adds(A: T.Tensor((64, 64 * split), "float16"),
+                         B: T.Tensor((n, 64 * split), "float16"), C: T.Tensor((64, n), dtype)):
+        with T.Kernel(T.ceildiv(n, 64), split, threads=128) as (bx, bz):
+            a = T.alloc_shared((64, 64), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            T.copy(A[0, bz * 64], a)
+            T.copy(B[bx * 64, bz * 64], b)
+            T.gemm(a, b, acc, transpose_B=True, clear_accum=True)
+            T.atomic_add(C[0, bx * 64], acc)
+
+    return accumulator_adds
+
+
+@pytest.mark.parametrize("dtype, n", [("float32", 128), ("float32", 127), ("float16", 100),
+                                      ("bfloat16", 128)])
+def test_accumulator_adds_pair_registers_on_sm90(dtype, n, tmp_path):
+    # An mma accumulator holds pairs of consecutive columns a thread: on sm_90
+    # each pair is one vector reduction where it lies inside C and is aligned.
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((64, 128)).astype(np.float16)
+    b = rng.standard_normal((n, 128)).astype(np.float16)
+    c = np.ones((64, n), np.float32)
+    if dtype == "float32":
+        tlc.interpret(_accumulator_adds(dtype, n), a, b, c)
+        ref = 1 + a.astype(np.float32) @ b.astype(np.float32).T
+        np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-3)
+    prim = _accumulator_adds(dtype, n)
+    hopper = tlc.compile(prim, target="sm_90a").get_kernel_source()
+    kind = {"float32": "v2.f32", "float16": "noftz.v2.f16", "bfloat16": "noftz.v2.bf16"}[dtype]
+    assert f"red.global.add.{kind}" in hopper
+    # an odd row length: pairs of odd rows are unaligned, added element by element
+    scalar = re.findall(r"(?:atom|red)\.global\.add(?:\.noftz)?\.(?:f32|f16|bf16)\b", hopper)
+    assert bool(scalar) == (n % 2 == 1)
+    ptxas_ok(hopper, tmp_path)
+    ampere = tlc.compile(prim, target="sm_80").get_kernel_source()
+    assert "red.global.add.v" not in ampere
+    assemble(ampere, "sm_80", tmp_path)
+
+
 @pytest.mark.parametrize("body, message", [
     ("T.atomic_addx2(C[0], g[0], return_prev=True)",
      "T.atomic_addx2: return_prev is not supported by tlc"),

@@ -125,6 +125,12 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     if (int64_t width = runWidth(loop, *layout); width > 1)
       return vectorized(loop, *layout, width, rewriter);
 
+    // Atomic adds a run of registers at a time (atomicRunWidth): the lanes
+    // of each body add, collected over the run's registers.
+    SmallVector<Operation *> runAtomics;
+    int64_t atomicWidth = atomicRunWidth(loop, *layout, runAtomics);
+    SmallVector<Operation *> bodyOps = llvm::to_vector(llvm::make_pointer_range(body));
+    DenseMap<Operation *, SmallVector<memref::AtomicRMWOp>> runLanes;
     // Each thread runs the iterations of the elements it holds, unrolled so
     // register indices are constants.
     for (int64_t r = 0; r < layout->getRegs(); ++r) {
@@ -166,9 +172,19 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
             return failure();
           continue;
         }
+        if (atomicWidth > 1 && llvm::is_contained(runAtomics, bodyOps[i])) {
+          runLanes[bodyOps[i]].push_back(cast<memref::AtomicRMWOp>(clone));
+          continue;
+        }
         if (failed(rewriteAccesses(rewriter, clone, r, rowRegs, privateRegs, outerRegs)))
           return failure();
       }
+      if (atomicWidth > 1 && r % atomicWidth == atomicWidth - 1)
+        for (Operation *atomic : runAtomics) { // after the run's last register
+          SmallVector<memref::AtomicRMWOp> lanes = std::move(runLanes[atomic]);
+          runLanes[atomic].clear();
+          lowerVectorAtomic(rewriter, atomic->getLoc(), lanes);
+        }
     }
     rewriter.eraseOp(loop);
     return success();
@@ -179,23 +195,103 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   /// body can move it as one vector (parallelVectorWidth); else 1.
   static int64_t runWidth(ParallelOp loop, LayoutAttr layout) {
     int64_t width = std::min<int64_t>(parallelVectorWidth(loop), layout.getRegs());
-    if (width < 2 || layout.getRegs() % width)
-      return 1;
+    return width >= 2 && holdsRuns(layout, width) ? width : 1;
+  }
+
+  /// Whether every thread's registers, in runs of `width` from register 0,
+  /// hold consecutive elements of the last dimension from a multiple of it.
+  static bool holdsRuns(LayoutAttr layout, int64_t width) {
+    if (layout.getRegs() % width)
+      return false;
     LayoutEvaluator eval(layout);
     SmallVector<int64_t> first, at;
     for (int64_t t = 0; t < layout.getThreads(); ++t)
       for (int64_t r = 0; r < layout.getRegs(); r += width) {
         eval.apply(t, r, first);
         if (first.back() % width)
-          return 1;
+          return false;
         for (int64_t e = 1; e < width; ++e) {
           eval.apply(t, r + e, at);
           at.back() -= e;
           if (at != first)
-            return 1;
+            return false;
         }
       }
-    return width;
+    return true;
+  }
+
+  /// Atomic adds of a loop over fragment registers that a target with vector
+  /// reductions (sm_90) adds a run of registers at a time: `atomics` (the
+  /// body's adds into global tensors, results unused, f32 / f16 / bf16) and
+  /// the run's width, when each add's last index is the loop's last index
+  /// plus a value that index does not change (a multiple of the width), its
+  /// other indices do not change with it, the layout holds runs of that many
+  /// consecutive elements (an mma accumulator's pairs), and nothing else in
+  /// the body stores or reads those tensors; else 1. The runs' adds are one
+  /// `red.global.add.vN` where a whole run lies inside the tensor and is
+  /// aligned to its bytes (checked at run time), else each its own add.
+  static int64_t atomicRunWidth(ParallelOp loop, LayoutAttr layout,
+                                SmallVectorImpl<Operation *> &atomics) {
+    TargetAttr target = TargetAttr::lookup(loop);
+    int64_t sm = 0;
+    if (target && target.getArch().starts_with("sm_"))
+      target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
+    Block &body = loop.getBody().front();
+    if (sm < 90 || body.getNumArguments() == 0)
+      return 1;
+    Value j = body.getArguments().back();
+    std::function<bool(Value)> fromJ = [&](Value v) {
+      if (v == j)
+        return true;
+      Operation *def = v.getDefiningOp();
+      return def && def->getBlock() == &body &&
+             llvm::any_of(def->getOperands(), [&](Value o) { return fromJ(o); });
+    };
+    int64_t width = 16;
+    DenseSet<Value> tensors;
+    for (Operation &op : body) {
+      if (op.getNumRegions())
+        return 1;
+      auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
+      if (!atomic)
+        continue;
+      Type elem = atomic.getValue().getType();
+      auto type = atomic.getMemRefType();
+      if (atomic.getKind() != arith::AtomicRMWKind::addf || !atomic.getResult().use_empty() ||
+          atomic->hasAttr(kVectorAtomicAttr) || getPlace(type) != Place::Global ||
+          !(elem.isF32() || elem.isF16() || elem.isBF16()) || atomic.getIndices().empty())
+        return 1;
+      for (Value index : atomic.getIndices().drop_back())
+        if (fromJ(index))
+          return 1;
+      Value last = atomic.getIndices().back();
+      if (last != j) {
+        auto add = last.getDefiningOp<arith::AddIOp>();
+        if (!add || add->getBlock() != &body)
+          return 1;
+        Value other = add.getLhs() == j ? add.getRhs() : add.getRhs() == j ? add.getLhs() : Value();
+        if (!other || fromJ(other))
+          return 1;
+        width = std::min(width, knownDivisor(other));
+      }
+      width = std::min<int64_t>(width, 16 / (elem.getIntOrFloatBitWidth() / 8));
+      width = stridedVectorLimit(type, width);
+      tensors.insert(atomic.getMemref());
+      atomics.push_back(atomic);
+    }
+    if (atomics.empty())
+      return 1;
+    for (Operation &op : body) {
+      auto [memref, indices] = accessed(&op);
+      if (isa<memref::StoreOp>(op) && getPlace(cast<MemRefType>(memref.getType())) != Place::Fragment)
+        return 1;
+      if (memref && tensors.contains(memref) && !isa<memref::AtomicRMWOp>(op))
+        return 1;
+    }
+    width = std::min<int64_t>(width, layout.getRegs());
+    while (width >= 2 && !holdsRuns(layout, width))
+      width /= 2;
+    return std::max<int64_t>(width, 1);
   }
 
   /// The body once per run of `width` registers: loads and stores of the
