@@ -3,7 +3,8 @@
     python bench/build_atomics.py OUT_DIR
 
 T.atomic_add of tiles (a fragment by its origin, a shared tile by slices, a
-gemm accumulator whose column pairs are vector reductions on sm_90,
+gemm accumulator whose column pairs are vector reductions on sm_90, a
+shared tile added through TMA (use_tma=True),
 one value into a region), T.atomic_addx2 / x4 (vector reductions, a group
 straddling the tensor's end), T.atomic_add(..., return_prev=True) handing out
 slots, T.atomic_max / T.atomic_min of float32 and int32 elements, with
@@ -26,8 +27,8 @@ sys.path.insert(0, HERE)
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
-from test_atomics import (_accumulator_adds, _splitk_tiles, _vector_adds,  # noqa: E402
-                          compact, flags, shared_histogram)
+from test_atomics import (_accumulator_adds, _splitk_tiles, _tma_adds,  # noqa: E402
+                          _vector_adds, compact, flags, shared_histogram)
 from test_scans import _scans  # noqa: E402
 from test_warp import handoff, reverse, shifts, votes_program, warp_sums  # noqa: E402
 
@@ -104,6 +105,12 @@ def main(out: str) -> None:
                      {"expect": {"C": "(C.float() + A.float() @ B.float().T).to(C.dtype)"},
                       "atol": 1e-3 if wide else 0.25, "rtol": 1e-4 if wide else 2e-2},
                      os.path.join(out, f"atomic_accumulator_{dt}_{n}.tlcart"))
+    for dt, rows in (("float32", 128), ("float32", 100), ("bfloat16", 128)):
+        wide = dt == "float32"
+        save_checked(tlc.compile(_tma_adds(dt, rows), target="sm_90a").artifact,
+                     {"expect": {"C": "(C.float() + 6 * A.float()).to(C.dtype)"},
+                      "atol": 1e-4 if wide else 0.1, "rtol": 1e-5 if wide else 2e-2},
+                     os.path.join(out, f"atomic_tma_{dt}_{rows}.tlcart"))
     save_checked(tlc.compile(reverse, target="sm_90a").artifact,
                  {"expect": {"Y": "X.flip(0)"}},
                  os.path.join(out, "warp_program_barriers.tlcart"))

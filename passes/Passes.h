@@ -152,7 +152,7 @@ SmallVector<Value> pipelinedBuffers(PipelinedOp loop);
 
 /// Makes the copies of whole shared tiles to global tensors TMA stores
 /// (targets with TMA).
-void selectTmaStores(ModuleOp module);
+LogicalResult selectTmaStores(ModuleOp module);
 
 /// Swizzles the shared buffers read by gemms in `module`.
 void swizzleSharedMemory(ModuleOp module);

@@ -44,6 +44,10 @@ constexpr llvm::StringLiteral kProducerThreadsAttr = "tile.producer_threads";
 /// On a tile.copy: T.copy(..., disable_tma=True); tile-pipeline-loops and
 /// tile-select-tma-stores leave that copy off TMA.
 constexpr llvm::StringLiteral kDisableTmaAttr = "tile.disable_tma";
+/// On a tile.copy of a shared tile to a global tensor: T.atomic_add(...,
+/// use_tma=True), which tile-select-tma-stores makes a `tile.tma_store ...
+/// add` (or reports why it cannot); no other pass lowers it.
+constexpr llvm::StringLiteral kTmaReduceAddAttr = "tile.tma_reduce_add";
 
 /// TMA's 128-byte swizzle, the one wgmma's shared operands use too: 16-byte
 /// chunks XOR-ed with the row within 8 rows of 128 bytes

@@ -692,6 +692,9 @@ LogicalResult TmaStoreOp::verify() {
   SharedLayoutAttr layout = alloc ? sharedLayout(alloc) : SharedLayoutAttr();
   if (!alloc || layout.getStages())
     return emitOpError("stores a whole tile.alloc_shared buffer (not a stage or a view)");
+  Type elem = src.getElementType();
+  if (getAdd() && !(elem.isF32() || elem.isF16() || elem.isBF16() || elem.isInteger(32)))
+    return emitOpError("adds f32, f16, bf16 or i32 tiles (TMA's reductions), got ") << elem;
   return verifyTmaTile(*this, src, layout, getMap(), getCoordinates(), "stores", "into");
 }
 

@@ -333,6 +333,11 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store"> {
     `#tile.swizzle<bits = 3, base = 4, shift = 3>`, or whole rows of 64 or
     32 bytes with `bits = 2` or `1` (the map's swizzle = the row's bytes).
 
+    With `add` (T.atomic_add(..., use_tma=True)), the tile is added into
+    the tensor instead (`cp.reduce.async.bulk.tensor ... .add`: each
+    element's add is atomic, as other blocks' adds into the same elements
+    may run at once); the tile's dtype is then f32, f16, bf16 or i32.
+
     The store reads `src` through the async proxy and after the op returns:
     `tile-insert-barriers` puts a `fence.proxy.async` and a barrier between
     the threads' writes of `src` and the store, and a
@@ -353,14 +358,17 @@ def Tile_TmaStoreOp : Tile_Op<"tma_store"> {
         %map = tile.tensor_map %C {box = array<i64: 128, 64>, swizzle = 128}
             : memref<4096x4096xf16> -> !llvm.ptr
         tile.tma_store %s to %map[%i, %j] : memref<128x256xf16, #gpu.address_space<workgroup>>
+        // the same tile added into C (a split-K partial)
+        tile.tma_store %s to %map[%i, %j] add : memref<128x256xf16, #gpu.address_space<workgroup>>
       }
       return
     }
     ```
   }];
   let arguments = (ins AnyStaticShapeMemRef:$src, Tile_GenericPointer:$map,
-                       Variadic<Index>:$coordinates);
-  let assemblyFormat = "$src `to` $map `[` $coordinates `]` attr-dict `:` type($src)";
+                       Variadic<Index>:$coordinates, UnitAttr:$add);
+  let assemblyFormat =
+      "$src `to` $map `[` $coordinates `]` (`add` $add^)? attr-dict `:` type($src)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Columns of one box: the buffer's column block, else all its columns.

@@ -147,10 +147,15 @@ StringRef accessOf(Value tensor, Operation *within = nullptr) {
     if (auto copy = dyn_cast<CopyOp>(user)) {
       reads |= copy.getSrc() == tensor;
       writes |= copy.getDst() == tensor;
-    } else if (auto map = dyn_cast<TensorMapOp>(user)) { // TMA loads, or stores
-      bool stores = llvm::any_of(map->getUsers(), [](Operation *u) { return isa<TmaStoreOp>(u); });
+    } else if (auto map = dyn_cast<TensorMapOp>(user)) { // TMA loads, stores, or adds
+      bool stores = false, adds = false;
+      for (Operation *u : map->getUsers())
+        if (auto store = dyn_cast<TmaStoreOp>(u)) {
+          stores = true;
+          adds |= store.getAdd();
+        }
       writes |= stores;
-      reads |= !stores;
+      reads |= !stores || adds;
     } else if (isa<memref::LoadOp, vector::LoadOp>(user)) {
       reads = true;
     } else if (isa<memref::StoreOp, vector::StoreOp>(user)) {

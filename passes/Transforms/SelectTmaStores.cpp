@@ -177,21 +177,87 @@ bool selectTmaStore(CopyOp copy, DenseMap<std::pair<Value, Value>, StoreTile> &t
   return true;
 }
 
+/// T.atomic_add(dst, tile, use_tma=True): `copy` (marked kTmaReduceAddAttr)
+/// as a `tile.tma_store ... add` of the whole shared tile, wherever it is in
+/// the kernel, or an error saying why it cannot be one.
+LogicalResult selectTmaReduce(CopyOp copy,
+                              DenseMap<std::pair<Value, Value>, StoreTile> &tiles) {
+  TargetAttr target = TargetAttr::lookup(copy);
+  auto kernel = copy->getParentOfType<KernelOp>();
+  auto fail = [&](const Twine &why) {
+    return copy.emitOpError("is a T.atomic_add with use_tma=True that cannot be a TMA "
+                            "reduction: ")
+           << why;
+  };
+  if (!target || !target.has(TargetFeature::Tma) || !kernel)
+    return fail("the target has no TMA (sm_90a has)");
+  if (copy->hasAttr(kDisableTmaAttr))
+    return fail("TMA is disabled for this kernel");
+  auto alloc = copy.getSrc().getDefiningOp<AllocSharedOp>();
+  auto tensor = dyn_cast<BlockArgument>(copy.getDst());
+  MemRefType src = copy.getSrc().getType(), dst = copy.getDst().getType();
+  if (!alloc || isViewed(alloc) || src.getRank() != 2 || copy.getSrcSizes() != src.getShape())
+    return fail("the source is a whole 2-d shared buffer (not a stage, view or part of one)");
+  if (!tensor || !isa<func::FuncOp>(tensor.getOwner()->getParentOp()))
+    return fail("the destination is a tensor parameter of the kernel");
+  if (std::string problem = tmaProblem(dst); !problem.empty())
+    return fail(problem);
+  if (dst.getElementType() != src.getElementType())
+    return fail("the tile and the tensor differ in dtype (TMA adds without converting)");
+  if (copy.getDstSizes().back() != src.getDimSize(1))
+    return fail("the tile's columns must run along the tensor's innermost dimension");
+  SharedLayoutAttr layout = sharedLayout(alloc);
+  std::optional<int64_t> block = boxColumns(src, layout);
+  if (!block)
+    return fail("the tile is not rows of whole 128-byte blocks, 8 to 256 of them, in a layout "
+                "of its own");
+  MLIRContext *ctx = copy.getContext();
+  StoreTile &known = tiles[{copy.getSrc(), copy.getDst()}];
+  OpBuilder b(ctx);
+  if (!known.alloc) {
+    int64_t columns = src.getDimSize(1);
+    alloc.setLayoutAttr(layout.withColumnBlock(columns == *block ? 0 : *block)
+                            .withSwizzle(tmaSwizzle(ctx)));
+    SmallVector<int64_t> box(copy.getDstSizes());
+    box.back() = *block;
+    b.setInsertionPointToStart(&kernel.getBody().front());
+    Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
+                                    copy.getDst(), b.getDenseI64ArrayAttr(box),
+                                    b.getI64IntegerAttr(kTmaSwizzleBytes));
+    known = {alloc, map};
+  }
+  b.setInsertionPoint(copy);
+  auto add = TmaStoreOp::create(b, copy.getLoc(), known.alloc.getResult(), known.map,
+                                copy.getDstOffsets());
+  add.setAdd(true);
+  copy.erase();
+  return success();
+}
+
 struct TileSelectTmaStores : mlir::tile::impl::TileSelectTmaStoresBase<TileSelectTmaStores> {
-  void runOnOperation() final { selectTmaStores(getOperation()); }
+  void runOnOperation() final {
+    if (failed(selectTmaStores(getOperation())))
+      signalPassFailure();
+  }
 };
 
 } // namespace
 
-void mlir::tile::selectTmaStores(ModuleOp module) {
-  SmallVector<CopyOp> copies;
+LogicalResult mlir::tile::selectTmaStores(ModuleOp module) {
+  SmallVector<CopyOp> copies, adds;
   module.walk([&](CopyOp copy) {
     Place from = getPlace(copy.getSrc().getType());
-    if ((from == Place::Shared || from == Place::Fragment) &&
-        getPlace(copy.getDst().getType()) == Place::Global)
+    if (copy->hasAttr(kTmaReduceAddAttr))
+      adds.push_back(copy);
+    else if ((from == Place::Shared || from == Place::Fragment) &&
+             getPlace(copy.getDst().getType()) == Place::Global)
       copies.push_back(copy);
   });
   DenseMap<std::pair<Value, Value>, StoreTile> tiles;
+  for (CopyOp copy : adds)
+    if (failed(selectTmaReduce(copy, tiles)))
+      return failure();
   for (CopyOp copy : copies)
     selectTmaStore(copy, tiles);
+  return success();
 }

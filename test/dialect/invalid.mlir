@@ -1923,6 +1923,20 @@ func.func @prefetch_not_last(%n: index) {
 
 // -----
 
+func.func @tma_add_int8(%C: memref<4096x4096xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %t = tile.alloc_shared {layout = #tile.shared<swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x128xi8, #gpu.address_space<workgroup>>
+    %map = tile.tensor_map %C {box = array<i64: 64, 128>, swizzle = 128} : memref<4096x4096xi8> -> !llvm.ptr
+    // expected-error @+1 {{'tile.tma_store' op adds f32, f16, bf16 or i32 tiles (TMA's reductions), got 'i8'}}
+    tile.tma_store %t to %map[%c0, %c0] add : memref<64x128xi8, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
 func.func @tma_store_unswizzled(%C: memref<4096x4096xf16>, %F: memref<4096x4096xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

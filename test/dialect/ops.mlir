@@ -602,6 +602,7 @@ module attributes {gpu.container_module} {
 // CHECK-LABEL: func.func @tma_store
 // CHECK: %[[MAP:.*]] = tile.tensor_map %{{.*}} {box = array<i64: 1, 64, 1, 64>, swizzle = 128 : i64} : memref<8x?x32x128xf16> -> !llvm.ptr
 // CHECK: tile.tma_store %{{.*}} to %[[MAP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.tma_store %{{.*}} to %[[MAP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] add : memref<64x128xf16, #gpu.address_space<workgroup>>
 func.func @tma_store(%O: memref<8x?x32x128xf16>, %b: index, %s: index, %h: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -609,6 +610,7 @@ func.func @tma_store(%O: memref<8x?x32x128xf16>, %b: index, %s: index, %h: index
     %t = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = #tile.swizzle<bits = 3, base = 4, shift = 3>>} : memref<64x128xf16, #gpu.address_space<workgroup>>
     %map = tile.tensor_map %O {box = array<i64: 1, 64, 1, 64>, swizzle = 128} : memref<8x?x32x128xf16> -> !llvm.ptr
     tile.tma_store %t to %map[%b, %s, %h, %c0] : memref<64x128xf16, #gpu.address_space<workgroup>>
+    tile.tma_store %t to %map[%b, %s, %h, %c0] add : memref<64x128xf16, #gpu.address_space<workgroup>>
   }
   return
 }

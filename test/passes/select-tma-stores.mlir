@@ -1,4 +1,4 @@
-// RUN: tlc-opt %s -split-input-file -tile-select-tma-stores | FileCheck %s
+// RUN: tlc-opt %s -split-input-file -tile-select-tma-stores -verify-diagnostics | FileCheck %s
 
 // sm_90a: the epilogue staged through shared memory in a persistent loop
 // over tiles leaves by TMA. The tile gets 128-byte column blocks with the
@@ -247,6 +247,44 @@ func.func @twin_stores(%C: memref<4096x4096xf16>, %shares: i1) {
         tile.copy %f[%c0, %c0] [128, 256] to %C[%i, %j] [128, 256] : memref<128x256xf32, #tile.space<fragment>> to memref<4096x4096xf16>
       }
     }
+  }
+  return
+}
+}
+
+// -----
+
+// T.atomic_add(C[...], s, use_tma=True) (a copy marked tile.tma_reduce_add):
+// a TMA reduction wherever it is, even where it ends the kernel; the tile
+// gets TMA's layout and the tensor a map of one column block.
+// CHECK-LABEL: func.func @tma_add
+// CHECK: %[[MAP:.*]] = tile.tensor_map %{{.*}} {box = array<i64: 64, 32>, swizzle = 128 : i64}
+// CHECK: tile.alloc_shared {layout = #tile.shared<column_block = 32, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf32
+// CHECK-NOT: tile.copy
+// CHECK: tile.tma_store %{{.*}} to %[[MAP]][%{{.*}}, %{{.*}}] add
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @tma_add(%C: memref<4096x4096xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x64xf32, #gpu.address_space<workgroup>>
+    tile.copy %s[%c0, %c0] [64, 64] to %C[%i, %c0] [64, 64] {tile.tma_reduce_add} : memref<64x64xf32, #gpu.address_space<workgroup>> to memref<4096x4096xf32>
+  }
+  return
+}
+}
+
+// -----
+
+// One that cannot be (no TMA before sm_90) is an error, never a plain store.
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @tma_add_sm80(%C: memref<4096x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<64x64xf32, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{is a T.atomic_add with use_tma=True that cannot be a TMA reduction: the target has no TMA (sm_90a has)}}
+    tile.copy %s[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] {tile.tma_reduce_add} : memref<64x64xf32, #gpu.address_space<workgroup>> to memref<4096x4096xf32>
   }
   return
 }

@@ -67,7 +67,8 @@ def test_atomic_adds_to_one_element_all_count():
     ("C", "", "T.atomic_add of a tile cannot be inside T.Parallel"),
     ("C[i]", ", return_prev=1", "return_prev must be True or False"),
     ("C[i]", ", memory_order='weak'", "memory_order must be one of relaxed, consume, acquire"),
-    ("C[i]", ", use_tma=True", "the argument 'use_tma' is not supported yet"),
+    ("C[i]", ", use_tma=True", "with use_tma=True adds a whole shared tile, issued once for the "
+                               "block: not inside T.Parallel"),
 ])
 def test_atomic_add_errors_name_the_line(place, extra, message, tmp_path):
     assert_line_error(tmp_path, "C: T.Tensor((64,), 'float32')",

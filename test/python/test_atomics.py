@@ -145,6 +145,60 @@ def test_atomic_errors_name_the_line(body, message, tmp_path):
         "T.clear(s)"])
 
 
+def _tma_adds(dtype="float32", rows=128, split=3):
+    """Each of `split` blocks adds (bz + 1) times a 64-row tile of A into C
+    through TMA (T.atomic_add(..., use_tma=True)); rows not a multiple of 64
+    leave the last tile hanging over C's end (the hardware clips it)."""
+    @T.prim_func
+    def tma_adds(A: T.Tensor((rows, 64), dtype), C: T.Tensor((rows, 64), dtype)):
+        with T.Kernel(T.ceildiv(rows, 64), split, threads=128) as (bx, bz):
+            s = T.alloc_shared((64, 64), dtype)
+            T.copy(A[bx * 64, 0], s)
+            for i, j in T.Parallel(64, 64):
+                s[i, j] = s[i, j] * (bz + 1)
+            T.atomic_add(C[bx * 64:(bx + 1) * 64, :], s, use_tma=True)
+
+    return tma_adds
+
+
+@pytest.mark.parametrize("dtype, rows", [("float32", 128), ("float32", 100), ("bfloat16", 128)])
+def test_tile_added_through_tma(dtype, rows, tmp_path):
+    prim = _tma_adds(dtype, rows)
+    if dtype == "float32":
+        a = np.random.default_rng(rows).standard_normal((rows, 64)).astype(np.float32)
+        c = np.ones((rows, 64), np.float32)
+        tlc.interpret(prim, a, c)
+        np.testing.assert_allclose(c, 1 + 6 * a, rtol=1e-5, atol=1e-5)
+    kernel = tlc.compile(prim, target="sm_90a")
+    ptx = kernel.get_kernel_source()
+    # one bulk reduction a 128-byte column block of the tile, issued by one thread
+    blocks = 64 * (4 if dtype == "float32" else 2) // 128
+    assert ptx.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile") == blocks
+    assert re.search(r"cp.async.bulk.wait_group.read\s+0;", ptx)  # before the kernel ends
+    assert {p["name"]: p["access"] for p in kernel.artifact["params"]}["C"] == "readwrite"
+    ptxas_ok(ptx, tmp_path)
+
+
+@pytest.mark.parametrize("body, message, target", [
+    ("T.atomic_add(C[0:64, :], s, use_tma=True)",
+     "cannot be a TMA reduction: the target has no TMA (sm_90a has)", "sm_80"),
+    ("T.atomic_add(C[0:64, :], f, use_tma=True)",
+     "adds a shared tile (TMA reads shared memory), got 'f' in fragment memory", "sm_90a"),
+    ("T.atomic_add(H[0:64, :], s, use_tma=True)",
+     "adds a tile of the tensor's dtype, one of float32, float16, bfloat16, int32 (TMA "
+     "converts nothing); got 's' float32 into 'H' float16", "sm_90a"),
+    ("T.atomic_add(C[0:64, :], s, use_tma=True, memory_order='release')",
+     "is a relaxed tile add", "sm_90a"),
+    ("T.atomic_add(C[0:64, 0:32], s[:, 0:32], use_tma=True)",
+     "cannot be a TMA reduction: the source is a whole 2-d shared buffer", "sm_90a"),
+])
+def test_tma_add_errors_name_the_line(body, message, target, tmp_path):
+    assert_line_error(tmp_path, "C: T.Tensor((64, 64), 'float32'), H: T.Tensor((64, 64), "
+                      "'float16')", body, message, target=target, threads=128, prelude=[
+                          "s = T.alloc_shared((64, 64), 'float32')",
+                          "f = T.alloc_fragment((64, 64), 'float32')", "T.clear(s)", "T.clear(f)"])
+
+
 @T.prim_func
 def shared_histogram(X: T.Tensor((1024,), "int32"), H: T.Tensor((4, 16), "int32")):
     with T.Kernel(4, threads=128) as b:

@@ -32,7 +32,8 @@ from . import dtypes
 from .intrinsic_args import bind_args as _args
 from .values import BufferRef, Scalar, index_value
 
-_UNSUPPORTED = {"use_tma": "TMA reductions", "annotations": "TileLang's codegen hints"}
+_UNSUPPORTED = {"annotations": "TileLang's codegen hints"}
+_TMA_DTYPES = ("float32", "float16", "bfloat16", "int32")  # TMA's .add reductions
 _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 _RELEASE = ("release", "acq_rel", "seq_cst")
 _ACQUIRE = ("consume", "acquire", "acq_rel", "seq_cst")
@@ -88,6 +89,13 @@ def _atomic(gen, node, op: str, fn):
     target = a["dst"]
     # A sliced value (`s[0:4]`) is a tile: it has no value of its own.
     value = _SLICED if _has_slices(a["value"]) else gen.eval(a["value"])
+    if "use_tma" in a.given and gen.eval_static(a["use_tma"]) not in (False, None):
+        if gen.eval_static(a["use_tma"]) is not True:
+            raise gen.error(a["use_tma"], f"{what}: use_tma is True or False")
+        if order != "relaxed" or prev:
+            raise gen.error(node, f"{what} with use_tma=True is a relaxed tile add (TMA "
+                                  "reductions have no memory order and return nothing)")
+        return _tma_add(gen, node, target, value, a["value"], what)
     if order in _RELEASE:
         _fence()
     if _is_element(gen, target, value):
@@ -102,6 +110,42 @@ def _atomic(gen, node, op: str, fn):
     if order in _ACQUIRE:
         _fence()
     return result
+
+
+def _tma_add(gen, node, target, value, value_node, what):
+    """T.atomic_add(C[region], tile, use_tma=True): a tile.copy of the whole
+    shared tile to the region, marked for tile-select-tma-stores to make a
+    TMA reduction of it (or report why it cannot)."""
+    from .intrinsics import build_copies
+
+    if gen.parallel_depth:
+        raise gen.error(node, f"{what} with use_tma=True adds a whole shared tile, issued "
+                              "once for the block: not inside T.Parallel")
+
+    def base(n):  # the buffer a region names
+        return gen.eval(n.value if isinstance(n, ast.Subscript) else n)
+
+    src = base(value_node)
+    if not isinstance(src, BufferRef) or src.place != "shared":
+        got = (f"'{src.name}' in {src.place} memory" if isinstance(src, BufferRef)
+               else gen.describe(src))
+        raise gen.error(value_node, f"{what} with use_tma=True adds a shared tile (TMA reads "
+                                    f"shared memory), got {got}")
+    dst = base(target)
+    if not isinstance(dst, BufferRef) or dst.place != "global":
+        raise gen.error(target, f"{what} with use_tma=True adds into a global tensor")
+    if dst.dtype not in _TMA_DTYPES or dst.dtype != src.dtype:
+        raise gen.error(node, f"{what} with use_tma=True adds a tile of the tensor's dtype, one "
+                              f"of {', '.join(_TMA_DTYPES)} (TMA converts nothing); got "
+                              f"'{src.name}' {src.dtype} into '{dst.name}' {dst.dtype}")
+    with gen.loc(node):
+        ops = build_copies(gen, node, value_node, target)
+    for op in ops:
+        if op is None or op.name != "tile.copy":
+            raise gen.error(node, f"{what} with use_tma=True adds tiles of a tensor in its "
+                                  "declared layout (a T.Layout places elements apart)")
+        op.attributes["tile.tma_reduce_add"] = ir.UnitAttr.get()
+    return None
 
 
 def _destination(gen, target_node, buf, what):

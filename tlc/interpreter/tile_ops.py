@@ -224,6 +224,7 @@ def _copy(c, op):
     dst_sizes = list(ir.DenseI64ArrayAttr(op.attributes["dst_sizes"]))
     pred = c.slot(op.pred) if op.pred is not None else None
     is_async = "async" in op.attributes
+    adds = "tile.tma_reduce_add" in op.attributes  # T.atomic_add(..., use_tma=True)
 
     def step(st):
         env = st.env
@@ -235,6 +236,10 @@ def _copy(c, op):
             tile = s.read_region(site, st.block, so, src_sizes).reshape(dst_sizes)
             tile = convert(tile, s.etype, d.etype)
         do = [int(env[o]) for o in dst_offsets]
+        if adds:  # each element added (in float32 for 16-bit floats), outside: nothing
+            now = d.read_region(site, st.block, do, dst_sizes)
+            wide = np.float32 if now.dtype.kind == "f" and now.itemsize < 4 else now.dtype
+            tile = (now.astype(wide) + tile.astype(wide)).astype(now.dtype)
         if is_async:  # lands when a later nvvm.cp.async.wait.group completes its group
             st.async_copies.append(lambda: d.write_region(site, st.block, do, dst_sizes, tile))
         else:

@@ -288,8 +288,12 @@ def atomic_add(dst, value, memory_order=None, return_prev: bool = False, use_tma
             order its later accesses after it.
         return_prev: True makes the call (of an element) an expression: the
             value the element held before this add.
-        use_tma, annotations: not supported by tlc (TMA reductions, codegen
-            hints).
+        use_tma: True adds a whole 2-d shared tile into the tensor's region
+            through TMA (sm_90a: one thread issues a bulk tensor reduction,
+            `cp.reduce.async.bulk.tensor ... .add`, the hardware clipping what
+            falls outside the tensor); float32, float16, bfloat16 or int32,
+            the tile in the tensor's dtype; where it cannot be one, an error.
+        annotations: not supported by tlc (codegen hints).
 
     Example: `T.atomic_add(C[by * 64 + i, bx * 64 + j], C_local[i, j])`
     """

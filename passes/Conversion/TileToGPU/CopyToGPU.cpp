@@ -249,6 +249,9 @@ struct CopyLowering : TileOpLowering<CopyOp> {
   using TileOpLowering::TileOpLowering;
   LogicalResult matchAndRewrite(CopyOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
+    if (op->hasAttr(kTmaReduceAddAttr)) // never a plain store: an add
+      return op.emitOpError("is a T.atomic_add with use_tma=True; run "
+                            "tile-select-tma-stores first");
     TileSide src =
         makeSide(op.getSrc(), adaptor.getSrc(), adaptor.getSrcOffsets(), op.getSrcSizes());
     TileSide dst =
@@ -268,8 +271,9 @@ struct CopyLowering : TileOpLowering<CopyOp> {
 };
 
 /// tile.tma_store: the program's first thread issues one bulk tensor store
-/// per column block of the tile (coordinates innermost first, as the map
-/// takes them) and commits them as one bulk async group.
+/// (with `add`, bulk tensor reduction) per column block of the tile
+/// (coordinates innermost first, as the map takes them) and commits them as
+/// one bulk async group.
 struct TmaStoreLowering : TileOpLowering<TmaStoreOp> {
   using TileOpLowering::TileOpLowering;
   LogicalResult matchAndRewrite(TmaStoreOp op, OpAdaptor adaptor,
@@ -295,9 +299,14 @@ struct TmaStoreLowering : TileOpLowering<TmaStoreOp> {
       if (j)
         at[0] = arith::AddIOp::create(
             b, loc, coords[0], arith::ConstantIntOp::create(b, loc, b.getI32Type(), j * block));
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, adaptor.getMap(), *from, at,
-                                                         Value(), NVVM::TMAStoreMode::TILE,
-                                                         Value());
+      if (op.getAdd())
+        NVVM::CpAsyncBulkTensorReduceOp::create(b, loc, adaptor.getMap(), *from,
+                                                NVVM::TMAReduxKind::ADD,
+                                                NVVM::TMAStoreMode::TILE, at, Value());
+      else
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(b, loc, adaptor.getMap(), *from, at,
+                                                           Value(), NVVM::TMAStoreMode::TILE,
+                                                           Value());
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     rewriter.eraseOp(op);
