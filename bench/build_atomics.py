@@ -27,8 +27,8 @@ sys.path.insert(0, HERE)
 import tlc  # noqa: E402
 import tlc.language as T  # noqa: E402
 from checks import save_checked  # noqa: E402
-from test_atomics import (_accumulator_adds, _splitk_tiles, _tma_adds,  # noqa: E402
-                          _vector_adds, compact, flags, shared_histogram)
+from test_atomics import (_accumulator_adds, _shared_tile_adds, _splitk_tiles,  # noqa: E402
+                          _tma_adds, _vector_adds, compact, flags, shared_histogram)
 from test_scans import _scans  # noqa: E402
 from test_warp import handoff, reverse, shifts, votes_program, warp_sums  # noqa: E402
 
@@ -105,6 +105,12 @@ def main(out: str) -> None:
                      {"expect": {"C": "(C.float() + A.float() @ B.float().T).to(C.dtype)"},
                       "atol": 1e-3 if wide else 0.25, "rtol": 1e-4 if wide else 2e-2},
                      os.path.join(out, f"atomic_accumulator_{dt}_{n}.tlcart"))
+    for dt, n in (("float32", 64), ("bfloat16", 64), ("float32", 62)):
+        wide = dt == "float32"
+        save_checked(tlc.compile(_shared_tile_adds(dt, n), target="sm_90a").artifact,
+                     {"expect": {"C": "(C.float() + 3 * A.float()).to(C.dtype)"},
+                      "atol": 1e-4 if wide else 0.1, "rtol": 1e-5 if wide else 2e-2},
+                     os.path.join(out, f"atomic_shared_tile_{dt}_{n}.tlcart"))
     for dt, rows in (("float32", 128), ("float32", 100), ("bfloat16", 128)):
         wide = dt == "float32"
         save_checked(tlc.compile(_tma_adds(dt, rows), target="sm_90a").artifact,

@@ -344,6 +344,38 @@ bool dependsOn(Value v, Value iv, Block &body) {
   return llvm::any_of(def->getOperands(), [&](Value o) { return dependsOn(o, iv, body); });
 }
 
+/// Whether `op` is a float atomic add into a global tensor that a run of a
+/// vectorized parallel loop can make one vector reduction: sm_90 (PTX's
+/// `red.global.add.vN`), relaxed (nothing uses its result), f32 / f16 / bf16,
+/// not a lane of T.atomic_addx2 / x4.
+bool vectorAtomic(Operation *op) {
+  auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
+  if (!atomic || atomic.getKind() != arith::AtomicRMWKind::addf ||
+      !atomic.getResult().use_empty() || atomic->hasAttr("tile.vector_atomic") ||
+      getPlace(atomic.getMemRefType()) != Place::Global)
+    return false;
+  Type elem = atomic.getValue().getType();
+  TargetAttr target = TargetAttr::lookup(op);
+  int64_t sm = 0;
+  if (target && target.getArch().starts_with("sm_"))
+    target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
+  return sm >= 90 && (elem.isF32() || elem.isF16() || elem.isBF16());
+}
+
+/// The memref and indices `op` (a load, a store or a vectorAtomic) accesses;
+/// the value it writes, if any.
+std::tuple<Value, ValueRange, Value> runAccess(Operation &op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return {load.getMemRef(), load.getIndices(), Value()};
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return {store.getMemRef(), store.getIndices(), store.getValue()};
+  if (vectorAtomic(&op)) {
+    auto atomic = cast<memref::AtomicRMWOp>(op);
+    return {atomic.getMemref(), atomic.getIndices(), atomic.getValue()};
+  }
+  return {Value(), ValueRange(), Value()};
+}
+
 } // namespace
 
 int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
@@ -356,11 +388,8 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
   for (Operation &op : body) {
     if (op.getNumRegions())
       return 1;
-    if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+    if (auto [memref, indices, written] = runAccess(op); memref) {
       auto load = dyn_cast<memref::LoadOp>(op);
-      Value memref = load ? load.getMemRef() : cast<memref::StoreOp>(op).getMemRef();
-      ValueRange indices =
-          load ? load.getIndices() : cast<memref::StoreOp>(op).getIndices();
       auto type = cast<MemRefType>(memref.getType());
       Place place = getPlace(type);
       if ((place != Place::Global && place != Place::Shared) || indices.empty() ||
@@ -398,27 +427,17 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
       return 1;
   }
   // The last index feeds only the accesses' last indices.
-  for (Operation *user : j.getUsers()) {
-    if (lastIndices.contains(user))
-      continue;
-    auto load = dyn_cast<memref::LoadOp>(user);
-    auto store = dyn_cast<memref::StoreOp>(user);
-    if (!((load && load.getIndices().back() == j &&
-           llvm::count(load.getIndices(), j) == 1) ||
-          (store && store.getIndices().back() == j && store.getValue() != j &&
-           llvm::count(store.getIndices(), j) == 1)))
+  auto onlyLastIndex = [](Operation *user, Value v) {
+    auto [memref, indices, written] = runAccess(*user);
+    return memref && indices.back() == v && written != v && llvm::count(indices, v) == 1;
+  };
+  for (Operation *user : j.getUsers())
+    if (!lastIndices.contains(user) && !onlyLastIndex(user, j))
       return 1;
-  }
   for (Operation *add : lastIndices)
-    for (Operation *user : add->getResult(0).getUsers()) {
-      auto load = dyn_cast<memref::LoadOp>(user);
-      auto store = dyn_cast<memref::StoreOp>(user);
-      Value v = add->getResult(0);
-      if (!((load && load.getIndices().back() == v && llvm::count(load.getIndices(), v) == 1) ||
-            (store && store.getIndices().back() == v && store.getValue() != v &&
-             llvm::count(store.getIndices(), v) == 1)))
+    for (Operation *user : add->getResult(0).getUsers())
+      if (!onlyLastIndex(user, add->getResult(0)))
         return 1;
-    }
   if (!accesses)
     return 1;
   int64_t last = loop.getShape().back();

@@ -1264,6 +1264,29 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
 
 // -----
 
+// A shared tile added into a global tensor (T.atomic_add(C[...], s)) in a
+// loop whose layout gives each thread runs of 4 columns: on sm_90 a vector
+// load from shared memory and one 4-wide vector reduction a run.
+// CHECK-LABEL: gpu.func @shared_tile_add_runs
+// CHECK: vector.load %{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: %[[MIS:.*]] = arith.andi %{{.*}}, %c15_i64 : i64
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .u64 ga;\0Acvta.to.global.u64 ga, $0;\0Ared.global.add.v4.f32 [ga], {$1, $2, $3, $4};\0A}", "l,f,f,f,f"
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @shared_tile_add_runs_kernel {
+    gpu.func @shared_tile_add_runs(%arg0: memref<16x64xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 4096 : i64} {
+      %s = tile.alloc_shared {offset = 0 : i64} : memref<16x64xf32, #gpu.address_space<workgroup>>
+      tile.parallel (%i, %j) in [16, 64] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d0 floordiv 16 + (d1 floordiv 4) * 8, (d0 mod 16) * 4 + d1 mod 4)>} {
+        %v = memref.load %s[%i, %j] : memref<16x64xf32, #gpu.address_space<workgroup>>
+        %0 = memref.atomic_rmw addf %v, %arg0[%i, %j] : (f32, memref<16x64xf32>) -> f32
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // The same on sm_80: each register's own guarded add.
 // CHECK-LABEL: gpu.func @atomic_register_pairs_sm80
 // CHECK-NOT: llvm.inline_asm

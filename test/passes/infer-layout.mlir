@@ -1153,3 +1153,24 @@ func.func @linear_index(%A: memref<32x64xf16>, %B: memref<2048xf16>) {
   }
   return
 }
+
+// -----
+
+// A shared tile added into a global tensor: on sm_90 the loop takes runs of
+// 4 columns a thread (one vector reduction a run, red.global.add.v4.f32);
+// before sm_90, which has no vector reductions, one column a register.
+// CHECK-LABEL: func.func @shared_tile_add
+// CHECK: layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (d1 * 2 + d0 floordiv 64, d0 mod 64)>
+// WGMMA-LABEL: func.func @shared_tile_add
+// WGMMA: layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) floordiv 64, ((d1 floordiv 4) * 512 + d0 * 4 + d1 mod 4) mod 64)>
+func.func @shared_tile_add(%C: memref<16x64xf32>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<16x64xf32, #gpu.address_space<workgroup>>
+    tile.parallel (%i, %j) in [16, 64] {
+      %v = memref.load %s[%i, %j] : memref<16x64xf32, #gpu.address_space<workgroup>>
+      %0 = memref.atomic_rmw addf %v, %C[%i, %j] : (f32, memref<16x64xf32>) -> f32
+    }
+  }
+  return
+}

@@ -145,6 +145,39 @@ def test_atomic_errors_name_the_line(body, message, tmp_path):
         "T.clear(s)"])
 
 
+def _shared_tile_adds(dtype, n):
+    """Each of 2 blocks adds a shared tile (A's, times bz + 1) into C's 64 x n
+    region: a loop over shared and global memory, vectorized along rows."""
+    @T.prim_func
+    def shared_tile_adds(A: T.Tensor((64, n), dtype), C: T.Tensor((64, n), dtype)):
+        with T.Kernel(2, threads=128) as bz:
+            s = T.alloc_shared((64, n), dtype)
+            T.copy(A, s)
+            for i, j in T.Parallel(64, n):
+                s[i, j] = s[i, j] * (bz + 1)
+            T.atomic_add(C[0:64, :], s)
+
+    return shared_tile_adds
+
+
+@pytest.mark.parametrize("dtype, n, vector", [("float32", 64, "v4.f32"),
+                                              ("bfloat16", 64, "noftz.v8.bf16"),
+                                              ("float16", 64, "noftz.v8.f16")])
+def test_shared_tile_adds_are_vector_reductions_on_sm90(dtype, n, vector, tmp_path):
+    prim = _shared_tile_adds(dtype, n)
+    if dtype == "float32":
+        a = np.random.default_rng(n).standard_normal((64, n)).astype(np.float32)
+        c = np.ones((64, n), np.float32)
+        tlc.interpret(prim, a, c)
+        np.testing.assert_allclose(c, 1 + 3 * a, rtol=1e-5, atol=1e-5)
+    hopper = tlc.compile(prim, target="sm_90a").get_kernel_source()
+    assert f"red.global.add.{vector}" in hopper
+    ptxas_ok(hopper, tmp_path)
+    ampere = tlc.compile(prim, target="sm_80").get_kernel_source()
+    assert "red.global.add.v" not in ampere
+    assemble(ampere, "sm_80", tmp_path)
+
+
 def _tma_adds(dtype="float32", rows=128, split=3):
     """Each of `split` blocks adds (bz + 1) times a 64-row tile of A into C
     through TMA (T.atomic_add(..., use_tma=True)); rows not a multiple of 64

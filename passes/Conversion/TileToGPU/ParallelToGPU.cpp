@@ -375,6 +375,27 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
             storeElements(b, op.getLoc(), sideOf(store.getMemRef()), at, vec, width);
           continue;
         }
+        if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+          // A float add into a global tensor (parallelVectorWidth took it):
+          // the run's adds as one vector reduction where it can be.
+          SmallVector<Value> at;
+          for (Value i : atomic.getIndices())
+            at.push_back(mapping.lookupOrDefault(i));
+          Type elem = atomic.getValue().getType();
+          Value vec = vectorOf(atomic.getValue(), elem);
+          SmallVector<memref::AtomicRMWOp> lanes;
+          for (int64_t e = 0; e < width; ++e) {
+            SmallVector<Value> where = at;
+            if (e)
+              where.back() = arith::AddIOp::create(
+                  b, op.getLoc(), at.back(), arith::ConstantIndexOp::create(b, op.getLoc(), e));
+            Value v = vector::ExtractOp::create(b, op.getLoc(), vec, e);
+            lanes.push_back(memref::AtomicRMWOp::create(b, op.getLoc(), atomic.getKind(), v,
+                                                        atomic.getMemref(), where));
+          }
+          lowerVectorAtomic(b, op.getLoc(), lanes);
+          continue;
+        }
         bool onRuns = llvm::any_of(op.getOperands(), [&](Value v) {
           return runs.contains(mapping.lookupOrDefault(v));
         });
