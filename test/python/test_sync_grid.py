@@ -121,8 +121,38 @@ def test_the_interpreter_runs_the_phases_in_turn():
         tlc.interpret(two_phases, a, b, blocks=[0])
 
 
-def test_the_interpreter_refuses_a_barrier_inside_a_loop():
-    a, b = np.zeros((132, 128), np.float32), np.zeros((132, 128), np.float32)
-    with pytest.raises(InterpreterError, match="T.sync_grid inside a loop or a condition: "
-                                               "the interpreter runs the blocks"):
-        tlc.interpret(rotations(), a, b)
+def test_the_interpreter_runs_barriers_in_serial_loops():
+    # rotations: the barriers are in a T.serial loop; every block runs each
+    # segment of each round before any starts the next.
+    rng = np.random.default_rng(3)
+    a0 = rng.standard_normal((12, 128)).astype(np.float32)
+    a, b = a0.copy(), np.zeros_like(a0)
+    tlc.interpret(rotations((6, 2), 3), a, b)
+    want = np.roll(a0, -3, 0)
+    for _ in range(3):
+        want = want + np.float32(1)
+    np.testing.assert_array_equal(a, want)
+
+
+@T.prim_func
+def barrier_under_condition(A: T.Tensor((4, 64), "float32")):
+    with T.Kernel(4, threads=64) as bx:
+        if A[bx, 0] > 0:
+            T.sync_grid()
+
+
+@T.prim_func
+def loop_bounds_per_block(A: T.Tensor((4, 64), "float32")):
+    with T.Kernel(4, threads=64) as bx:
+        for _ in T.serial(bx):
+            T.sync_grid()
+
+
+def test_the_interpreter_refuses_barriers_it_cannot_order():
+    a = np.ones((4, 64), np.float32)
+    with pytest.raises(InterpreterError, match="T.sync_grid under a condition: the "
+                                               "interpreter runs the blocks"):
+        tlc.interpret(barrier_under_condition, a)
+    with pytest.raises(InterpreterError, match="a loop with T.sync_grid in it has bounds that "
+                                               "differ between the blocks"):
+        tlc.interpret(loop_bounds_per_block, a)

@@ -223,43 +223,88 @@ def _kernel(c, op):
     threads = ir.IntegerAttr(op.attributes["threads"]).value
     c.per_thread = per_thread
     try:
-        # T.sync_grid in the body's own code splits it into phases, each run
-        # by every block before the next starts.
-        phases = [c.steps(body, ops=ops) for ops in _grid_phases(body)]
+        # T.sync_grid in the body's own code (or in serial loops of it) splits
+        # it into phases, each run by every block before the next starts.
+        plan = _grid_plan(c, body, list(body.operations))
     finally:
         c.per_thread = False
+    if len(plan) == 1 and plan[0][0] == "ops":  # no grid barrier: block after block
+        steps = plan[0][1]
 
-    def run(st):
+        def run(st):
+            env = st.env
+            for block in _selected_blocks(site, tuple(int(env[g]) for g in grid), st.blocks):
+                st.block, st.async_copies, st.async_groups = block, [], []
+                for slot, b in zip(indices, block):
+                    env[slot] = b
+                if per_thread:
+                    start_block(st, threads)
+                try:
+                    run_steps(steps, st)
+                finally:
+                    if per_thread:
+                        end_block(st)
+            st.block = None
+
+        return run
+
+    def run_phased(st):
         env = st.env
         sizes = tuple(int(env[g]) for g in grid)
         blocks = _selected_blocks(site, sizes, st.blocks)
-        if len(phases) > 1 and st.blocks is not None:
+        if st.blocks is not None:
             raise site.error("blocks= runs some blocks of the grid, but this kernel waits "
                              "for all of them at its T.sync_grid: run the whole grid")
         saved = {}  # block -> its frame and thread state between phases
-        for phase, steps in enumerate(phases):
+        for block in blocks:
+            st.block, st.async_copies, st.async_groups = block, [], []
+            for slot, b in zip(indices, block):
+                env[slot] = b
+            if per_thread:
+                start_block(st, threads)
+            saved[block] = _save(st)
+        try:
+            _run_plan(site, plan, blocks, saved, st)
+        finally:
             for block in blocks:
-                if phase:
-                    _restore(st, saved.pop(block))
-                else:
-                    st.block, st.async_copies, st.async_groups = block, [], []
-                    for slot, b in zip(indices, block):
-                        env[slot] = b
-                    if per_thread:
-                        start_block(st, threads)
-                try:
-                    run_steps(steps, st)
-                except BaseException:
-                    if per_thread:
-                        end_block(st)
-                    raise
-                if phase + 1 < len(phases):
-                    saved[block] = _save(st)
-                elif per_thread:
+                if per_thread and block in saved:
+                    _restore(st, saved[block])
                     end_block(st)
-        st.block = None
+            st.block = None
 
-    return run
+    return run_phased
+
+
+def _run_plan(site, plan, blocks, saved, st) -> None:
+    """Runs `plan` (_grid_plan) over all `blocks`: each segment of ops by every
+    block in turn (its state restored from and saved to `saved`), a loop's
+    iterations all blocks together."""
+    env = st.env
+    for item in plan:
+        if item[0] == "ops":
+            for block in blocks:
+                _restore(st, saved[block])
+                run_steps(item[1], st)
+                saved[block] = _save(st)
+            continue
+        _, (lb, ub, step_), iv, iv_type, body = item
+        ranges = set()
+        for block in blocks:  # a loop with a grid barrier: the same trips in every block
+            _restore(st, saved[block])
+            bounds = tuple(env[v] for v in (lb, ub, step_))
+            if any(np.ndim(b) and (np.ravel(b) != np.ravel(b)[0]).any() for b in bounds):
+                raise site.error("a loop with T.sync_grid in it has bounds that differ between "
+                                 "the threads: every thread must reach each barrier", block)
+            ranges.add(tuple(int(np.ravel(b)[0]) for b in bounds))
+        if len(ranges) > 1:
+            raise site.error("a loop with T.sync_grid in it has bounds that differ between the "
+                             "blocks: every block must reach each barrier")
+        for i in range(*ranges.pop()):
+            for block in blocks:
+                _restore(st, saved[block])
+                env[iv] = iv_type.make(i)
+                saved[block] = _save(st)
+            _run_plan(site, body, blocks, saved, st)
 
 
 _BLOCK_STATE = ("block", "async_copies", "async_groups", "threads", "parallel_shape",
@@ -277,19 +322,51 @@ def _restore(st, saved) -> None:
         setattr(st, name, value)
 
 
-def _grid_phases(body) -> list[list]:
-    """The kernel body's ops split at the T.sync_grid barriers in its own
-    code (the barriers dropped); one phase when it has none."""
+def _grid_barrier(op) -> bool:
     from ..frontend.warp import GRID_SYNC_PTX
 
-    phases = [[]]
-    for op in body.operations:
-        if op.operation.name == "llvm.inline_asm" and \
-                ir.StringAttr(op.attributes["asm_string"]).value == GRID_SYNC_PTX:
-            phases.append([])
+    return op.operation.name == "llvm.inline_asm" and \
+        ir.StringAttr(op.attributes["asm_string"]).value == GRID_SYNC_PTX
+
+
+def _holds_grid_barrier(op) -> bool:
+    """Whether a serial loop has a T.sync_grid in its own code or in serial
+    loops of it (a barrier under a condition is the step's own error)."""
+    if op.operation.name != "scf.for":
+        return False
+    return any(_grid_barrier(o) or _holds_grid_barrier(o)
+               for o in op.regions[0].blocks[0].operations)
+
+
+def _grid_plan(c, block, ops) -> list:
+    """`ops` of `block` as segments run by every block in turn, split at the
+    T.sync_grid barriers (dropped): ("ops", steps), and ("loop", bound
+    slots, induction slot, its type, the body's plan) for a serial loop
+    (carrying no values) with a barrier in it."""
+    plan, pending = [], []
+
+    def flush():
+        plan.append(("ops", c.steps(block, ops=list(pending))))
+        pending.clear()
+
+    for op in ops:
+        if _grid_barrier(op):
+            flush()
+        elif _holds_grid_barrier(op):
+            if len(op.results):
+                raise c.site(op).error("a loop with T.sync_grid in it carries values: the "
+                                       "interpreter runs such loops over the whole grid "
+                                       "(write the values to buffers)")
+            flush()
+            body = op.regions[0].blocks[0]
+            bounds = tuple(c.slot(v) for v in (op.lowerBound, op.upperBound, op.step))
+            plan.append(("loop", bounds, c.slot(body.arguments[0]),
+                         c.etype(op, body.arguments[0].type),
+                         _grid_plan(c, body, list(body.operations)[:-1])))
         else:
-            phases[-1].append(op)
-    return phases
+            pending.append(op)
+    flush()
+    return plan
 
 
 def _selected_blocks(site, sizes, chosen):

@@ -196,10 +196,10 @@ def _inline_asm(c, op):
     asm = ir.StringAttr(op.attributes["asm_string"]).value
     site = c.site(op)
     if asm == GRID_SYNC_PTX:
-        raise site.error("T.sync_grid inside a loop or a condition: the interpreter runs "
-                         "the blocks of the grid one after another, splitting the kernel "
-                         "at the barriers of its own top-level code only; run this kernel "
-                         "on the GPU")
+        raise site.error("T.sync_grid under a condition: the interpreter runs the blocks "
+                         "of the grid one after another, splitting the kernel at the "
+                         "barriers of its own code and of its serial loops only; run this "
+                         "kernel on the GPU")
     reduction = next((k for k, v in BARRIER_REDUCTIONS.items() if v == asm), None)
     if reduction is not None:
         return _barrier_reduction(c, op, reduction, site)
