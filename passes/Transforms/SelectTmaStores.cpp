@@ -88,6 +88,23 @@ bool sameStore(CopyOp copy, Operation *other) {
          !twin->hasAttr(kDisableTmaAttr);
 }
 
+/// Gives `alloc` (laid out as `layout`) TMA's layout in boxes of `block`
+/// columns and the kernel a map of `copy`'s destination tensor in those boxes.
+StoreTile storeTile(KernelOp kernel, CopyOp copy, AllocSharedOp alloc, SharedLayoutAttr layout,
+                    int64_t block) {
+  MLIRContext *ctx = copy.getContext();
+  int64_t columns = alloc.getType().getDimSize(1);
+  alloc.setLayoutAttr(
+      layout.withColumnBlock(columns == block ? 0 : block).withSwizzle(tmaSwizzle(ctx)));
+  SmallVector<int64_t> box(copy.getDstSizes());
+  box.back() = block;
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
+                                  copy.getDst(), b.getDenseI64ArrayAttr(box),
+                                  b.getI64IntegerAttr(kTmaSwizzleBytes));
+  return {alloc, map};
+}
+
 bool selectTmaStore(CopyOp copy, DenseMap<std::pair<Value, Value>, StoreTile> &tiles) {
   TargetAttr target = TargetAttr::lookup(copy);
   auto kernel = copy->getParentOfType<KernelOp>();
@@ -161,18 +178,9 @@ bool selectTmaStore(CopyOp copy, DenseMap<std::pair<Value, Value>, StoreTile> &t
                    alloc.getResult(), copy.getSrcOffsets(), copy.getSrcSizes(),
                    /*pred=*/Value());
   }
-  int64_t columns = tileType.getDimSize(1);
-  alloc.setLayoutAttr(layout.withColumnBlock(columns == *block ? 0 : *block)
-                          .withSwizzle(tmaSwizzle(ctx)));
-  SmallVector<int64_t> box(copy.getDstSizes());
-  box.back() = *block;
-  b.setInsertionPointToStart(&kernel.getBody().front());
-  Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
-                                  copy.getDst(), b.getDenseI64ArrayAttr(box),
-                                  b.getI64IntegerAttr(kTmaSwizzleBytes));
+  known = storeTile(kernel, copy, alloc, layout, *block);
   b.setInsertionPoint(copy);
-  TmaStoreOp::create(b, copy.getLoc(), alloc.getResult(), map, copy.getDstOffsets());
-  known = {alloc, map};
+  TmaStoreOp::create(b, copy.getLoc(), alloc.getResult(), known.map, copy.getDstOffsets());
   copy.erase();
   return true;
 }
@@ -211,22 +219,10 @@ LogicalResult selectTmaReduce(CopyOp copy,
   if (!block)
     return fail("the tile is not rows of whole 128-byte blocks, 8 to 256 of them, in a layout "
                 "of its own");
-  MLIRContext *ctx = copy.getContext();
   StoreTile &known = tiles[{copy.getSrc(), copy.getDst()}];
-  OpBuilder b(ctx);
-  if (!known.alloc) {
-    int64_t columns = src.getDimSize(1);
-    alloc.setLayoutAttr(layout.withColumnBlock(columns == *block ? 0 : *block)
-                            .withSwizzle(tmaSwizzle(ctx)));
-    SmallVector<int64_t> box(copy.getDstSizes());
-    box.back() = *block;
-    b.setInsertionPointToStart(&kernel.getBody().front());
-    Value map = TensorMapOp::create(b, copy.getLoc(), LLVM::LLVMPointerType::get(ctx),
-                                    copy.getDst(), b.getDenseI64ArrayAttr(box),
-                                    b.getI64IntegerAttr(kTmaSwizzleBytes));
-    known = {alloc, map};
-  }
-  b.setInsertionPoint(copy);
+  if (!known.alloc)
+    known = storeTile(kernel, copy, alloc, layout, *block);
+  OpBuilder b(copy);
   auto add = TmaStoreOp::create(b, copy.getLoc(), known.alloc.getResult(), known.map,
                                 copy.getDstOffsets());
   add.setAdd(true);
