@@ -145,6 +145,26 @@ def test_atomic_errors_name_the_line(body, message, tmp_path):
         "T.clear(s)"])
 
 
+@T.prim_func
+def ordered_accumulator_adds(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128) as _:
+        a = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a)
+        T.gemm(a, a, acc, transpose_B=True, clear_accum=True)
+        for i, j in T.Parallel(64, 64):
+            T.atomic_add(C[i, j], acc[i, j], memory_order="acq_rel")
+
+
+def test_ordered_adds_stay_one_an_element(tmp_path):
+    # Each add's fences (before and after it) stay around that add: no pairs.
+    ptx = tlc.compile(ordered_accumulator_adds, target="sm_90a").get_kernel_source()
+    assert "red.global.add.v" not in ptx
+    assert ptx.count("membar.gl") + ptx.count("fence.sc.gpu") + ptx.count("fence.acq_rel.gpu") \
+        >= 2 * ptx.count("atom.global.add.f32") > 0
+    ptxas_ok(ptx, tmp_path)
+
+
 def _shared_tile_adds(dtype, n):
     """Each of 2 blocks adds a shared tile (A's, times bz + 1) into C's 64 x n
     region: a loop over shared and global memory, vectorized along rows."""

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -250,7 +251,10 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     int64_t width = 16;
     DenseSet<Value> tensors;
     for (Operation &op : body) {
-      if (op.getNumRegions())
+      // No branch, and nothing else the deferred adds could be reordered
+      // with (an atomic's memory-order fences).
+      if (op.getNumRegions() || !isa<arith::ArithDialect, math::MathDialect,
+                                     memref::MemRefDialect>(op.getDialect()))
         return 1;
       auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
       if (!atomic)
