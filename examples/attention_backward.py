@@ -20,8 +20,11 @@ With scale = sm_scale * log2(e):
    dK (times sm_scale) and dV are written once at the end.
 3. dQ = its fp32 accumulator * sm_scale, in fp16.
 
-The fp32 dQ accumulator lives under a `T.Layout` that keeps each 8 x 8 block
-of it contiguous, so that the atomic adds of a warp land on few lines;
+The fp32 dQ accumulator lives under a `T.Layout` that stores each 8 x 8 block
+in the order the gemm's accumulator holds it: a warp's lane t has row t // 4,
+columns 2 (t % 4) and 2 (t % 4) + 1 of the block, so the block is kept as its
+even columns then its odd ones, each 8 rows x 4 column pairs, and one atomic
+add of every lane lands on 32 consecutive floats (128 bytes, one line);
 kernel 3 reads it back through the same layout. Causal attention skips the
 query blocks before the key block and masks the diagonal ones.
 """
@@ -36,13 +39,17 @@ LOG2E = 1.4426950408889634
 
 
 def dq_accumulator_layout(buf):
-    """Element (b, h, i, d) of the dQ accumulator at [b, h, i // 8, d // 8, i % 8, d % 8]:
-    8 x 8 blocks, row-major inside each (where 8 divides the sequence length and
-    the head dim; else the accumulator keeps its row-major order)."""
+    """Element (b, h, i, d) of the dQ accumulator at
+    [b, h, i // 8, d // 8, d % 2, i % 8, (d % 8) // 2]: 8 x 8 blocks, each as its
+    even columns then its odd ones, row by row, so that lane t of a warp (row
+    t // 4, columns 2 (t % 4) + {0, 1} of an accumulator block) adds at offset
+    t of each half (where 8 divides the sequence length and the head dim; else
+    the accumulator keeps its row-major order)."""
     _, _, seq, dim = buf.shape
     if seq % 8 or dim % 8:
         return T.Layout(buf.shape, lambda b, h, i, d: [b, h, i, d])
-    return T.Layout(buf.shape, lambda b, h, i, d: [b, h, i // 8, d // 8, i % 8, d % 8])
+    return T.Layout(buf.shape,
+                    lambda b, h, i, d: [b, h, i // 8, d // 8, d % 2, i % 8, (d % 8) // 2])
 
 
 @tlc.jit(out_idx=[3, 4], pass_configs={"tl.enable_fast_math": True})

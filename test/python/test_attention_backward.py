@@ -23,15 +23,19 @@ def test_gradients_match_float64(ex, causal, seq):
         assert err < 5e-3, f"{name}: max |error| {err}"
 
 
-def test_the_accumulator_is_kept_in_8x8_blocks(ex):
+def test_the_accumulator_is_kept_in_the_order_of_a_warps_lanes(ex):
     import tlc.language as T
 
     class Buf:
         shape = (1, 1, 16, 16)
 
     layout = ex.dq_accumulator_layout(Buf())
-    assert layout.get_output_shape() == [1, 1, 2, 2, 8, 8]
-    assert layout.offset(0, 0, 1, 0) == 8 and layout.offset(0, 0, 0, 8) == 64
+    assert layout.get_output_shape() == [1, 1, 2, 2, 2, 8, 4]
+    assert layout.offset(0, 0, 0, 8) == 64 and layout.offset(0, 0, 8, 0) == 128
+    # lane t holds row t // 4, columns 2 (t % 4) + r: offset 32 r + t
+    for t in range(32):
+        for r in range(2):
+            assert layout.offset(0, 0, t // 4, 2 * (t % 4) + r) == 32 * r + t
     Buf.shape = (1, 1, 12, 16)  # 8 does not divide the length: row-major
     assert ex.dq_accumulator_layout(Buf()).get_output_shape() == [1, 1, 12, 16]
     assert isinstance(layout, T.Layout)
