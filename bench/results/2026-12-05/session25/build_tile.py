@@ -1,0 +1,12 @@
+import sys, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "variants"))
+import attention_backward_tile as fa
+out = sys.argv[1]
+for B,H,S,D in [(4,32,4096,64),(8,32,1024,64)]:
+    n=f"{B}x{H}x{S}x{D}"
+    ks = {"tile_bwd": fa.backward(B,H,S,D,False), "tile_delta": fa.delta_rows(B,H,S,D), "tile_dq": fa.dq_from_accumulator(B,H,S,D)}
+    for p,k in ks.items(): k.save(os.path.join(out, f"{n}_{p}.tlcart"))
+    if B == 4:
+        ptx = ks["tile_bwd"].get_kernel_source()
+        print(ptx.count("red.global.add.v2.f32"), ptx.count("atom.global.add.f32"))
+print("ok")
