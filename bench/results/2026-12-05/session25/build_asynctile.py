@@ -1,7 +1,9 @@
 import sys, os
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "variants"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tempfile, variants  # noqa: E401  (the variant modules, made from the example)
+sys.path.insert(0, variants.write(tempfile.mkdtemp()))
 import attention_backward_asynctile as fa
-out = sys.argv[1]
+out = sys.argv[1]; os.makedirs(out, exist_ok=True)
 for B,H,S,D in [(4,32,4096,64),(8,32,1024,64)]:
     n=f"{B}x{H}x{S}x{D}"
     ks = {"asynctile_bwd": fa.backward(B,H,S,D,False), "asynctile_delta": fa.delta_rows(B,H,S,D), "asynctile_dq": fa.dq_from_accumulator(B,H,S,D)}

@@ -1,5 +1,8 @@
 import os, sys, importlib
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "variants")); sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "examples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tempfile, variants  # noqa: E401  (the variant modules, made from the example)
+sys.path.insert(0, variants.write(tempfile.mkdtemp()))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "examples"))
 out = sys.argv[1]; os.makedirs(out, exist_ok=True)
 mods = {"lanes": "attention_backward", "tile": "attention_backward_tile",
         "async": "attention_backward_async", "asynctile": "attention_backward_asynctile"}
