@@ -145,6 +145,23 @@ LogicalResult verifyMbarrierProtocol(KernelOp kernel);
 /// many consecutive registers; the lowering moves each run as one vector.
 int64_t parallelVectorWidth(ParallelOp loop);
 
+/// How an access at `indices` in the body of a parallel loop whose last
+/// index is `j` can move a run of consecutive elements: its other indices
+/// do not change with j and its last one is j (`add` null, `limit` none) or
+/// j + x for an x j does not change (`add` that sum, `limit` the divisor
+/// known of x: runs start on a multiple of the run); nothing otherwise.
+struct RunIndex {
+  int64_t limit;
+  Operation *add;
+};
+std::optional<RunIndex> runIndex(ValueRange indices, Value j, Block &body);
+
+/// Whether `op` is a float atomic add that a run of registers can make one
+/// vector reduction: into a global tensor, relaxed (its result unused),
+/// f32 / f16 / bf16, not a lane of T.atomic_addx2 / x4, on a target with
+/// vector reductions (TargetFeature::VectorReduce).
+bool vectorReducibleAdd(Operation *op);
+
 /// The shared buffers tile-pipeline-loops will multi-buffer in `loop` (the
 /// destinations of the copies it runs ahead); empty when it leaves the loop
 /// as it is.

@@ -102,7 +102,9 @@ def Tile_TargetFeature : I32BitEnumAttr<"TargetFeature", "hardware feature of a 
     I32BitEnumAttrCaseBit<"Tma", 2, "tma">,
     I32BitEnumAttrCaseBit<"Wgmma", 3, "wgmma">,
     I32BitEnumAttrCaseBit<"SetMaxNReg", 4, "setmaxnreg">,
-    I32BitEnumAttrCaseBit<"Cluster", 5, "cluster">
+    I32BitEnumAttrCaseBit<"Cluster", 5, "cluster">,
+    // red.global.add.v2/v4/v8 of f32 / f16 / bf16 (PTX 8.1, sm_90)
+    I32BitEnumAttrCaseBit<"VectorReduce", 6, "vector_reduce">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";

@@ -24,7 +24,8 @@ struct KnownTarget {
 };
 
 constexpr TargetFeature kAmpere = TargetFeature::CpAsync | TargetFeature::MmaSync;
-constexpr TargetFeature kHopper = kAmpere | TargetFeature::Tma | TargetFeature::Cluster;
+constexpr TargetFeature kHopper =
+    kAmpere | TargetFeature::Tma | TargetFeature::Cluster | TargetFeature::VectorReduce;
 
 // Shared memory per block (opt-in maximum) from the CUDA programming guide's
 // compute-capability table: 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86/89.

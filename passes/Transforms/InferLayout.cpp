@@ -344,32 +344,14 @@ bool dependsOn(Value v, Value iv, Block &body) {
   return llvm::any_of(def->getOperands(), [&](Value o) { return dependsOn(o, iv, body); });
 }
 
-/// Whether `op` is a float atomic add into a global tensor that a run of a
-/// vectorized parallel loop can make one vector reduction: sm_90 (PTX's
-/// `red.global.add.vN`), relaxed (nothing uses its result), f32 / f16 / bf16,
-/// not a lane of T.atomic_addx2 / x4.
-bool vectorAtomic(Operation *op) {
-  auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
-  if (!atomic || atomic.getKind() != arith::AtomicRMWKind::addf ||
-      !atomic.getResult().use_empty() || atomic->hasAttr("tile.vector_atomic") ||
-      getPlace(atomic.getMemRefType()) != Place::Global)
-    return false;
-  Type elem = atomic.getValue().getType();
-  TargetAttr target = TargetAttr::lookup(op);
-  int64_t sm = 0;
-  if (target && target.getArch().starts_with("sm_"))
-    target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
-  return sm >= 90 && (elem.isF32() || elem.isF16() || elem.isBF16());
-}
-
-/// The memref and indices `op` (a load, a store or a vectorAtomic) accesses;
-/// the value it writes, if any.
+/// The memref and indices `op` (a load, a store or a vectorReducibleAdd)
+/// accesses; the value it writes, if any.
 std::tuple<Value, ValueRange, Value> runAccess(Operation &op) {
   if (auto load = dyn_cast<memref::LoadOp>(op))
     return {load.getMemRef(), load.getIndices(), Value()};
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return {store.getMemRef(), store.getIndices(), store.getValue()};
-  if (vectorAtomic(&op)) {
+  if (vectorReducibleAdd(&op)) {
     auto atomic = cast<memref::AtomicRMWOp>(op);
     return {atomic.getMemref(), atomic.getIndices(), atomic.getValue()};
   }
@@ -377,6 +359,36 @@ std::tuple<Value, ValueRange, Value> runAccess(Operation &op) {
 }
 
 } // namespace
+
+bool mlir::tile::vectorReducibleAdd(Operation *op) {
+  auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
+  if (!atomic || atomic.getKind() != arith::AtomicRMWKind::addf ||
+      !atomic.getResult().use_empty() || atomic->hasAttr(kVectorAtomicAttr) ||
+      getPlace(atomic.getMemRefType()) != Place::Global)
+    return false;
+  Type elem = atomic.getValue().getType();
+  TargetAttr target = TargetAttr::lookup(op);
+  return target && target.has(TargetFeature::VectorReduce) &&
+         (elem.isF32() || elem.isF16() || elem.isBF16());
+}
+
+std::optional<RunIndex> mlir::tile::runIndex(ValueRange indices, Value j, Block &body) {
+  if (indices.empty())
+    return std::nullopt;
+  for (Value index : indices.drop_back())
+    if (dependsOn(index, j, body))
+      return std::nullopt;
+  Value last = indices.back();
+  if (last == j)
+    return RunIndex{std::numeric_limits<int64_t>::max(), nullptr};
+  auto add = last.getDefiningOp<arith::AddIOp>();
+  if (!add || add->getBlock() != &body)
+    return std::nullopt;
+  Value other = add.getLhs() == j ? add.getRhs() : add.getRhs() == j ? add.getLhs() : Value();
+  if (!other || dependsOn(other, j, body))
+    return std::nullopt;
+  return RunIndex{knownDivisor(other), add};
+}
 
 int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
   Block &body = loop.getBody().front();
@@ -399,20 +411,12 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
       // element, read once per run.
       if (load && llvm::none_of(indices, [&](Value i) { return dependsOn(i, j, body); }))
         continue;
-      for (Value index : indices.drop_back())
-        if (dependsOn(index, j, body))
-          return 1;
-      Value last = indices.back();
-      if (last != j) {
-        auto add = last.getDefiningOp<arith::AddIOp>();
-        if (!add || add->getBlock() != &body)
-          return 1;
-        Value other = add.getLhs() == j ? add.getRhs() : add.getRhs() == j ? add.getLhs() : Value();
-        if (!other || dependsOn(other, j, body))
-          return 1;
-        width = std::min(width, knownDivisor(other)); // runs start on a run boundary
-        lastIndices.insert(add);
-      }
+      std::optional<RunIndex> run = runIndex(indices, j, body);
+      if (!run)
+        return 1;
+      width = std::min(width, run->limit);
+      if (run->add)
+        lastIndices.insert(run->add);
       width = std::min(width, int64_t(16) / (type.getElementTypeBitWidth() / 8));
       width = stridedVectorLimit(type, width);
       if (!type.isDynamicDim(type.getRank() - 1))

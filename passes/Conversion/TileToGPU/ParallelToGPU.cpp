@@ -233,21 +233,10 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   /// aligned to its bytes (checked at run time), else each its own add.
   static int64_t atomicRunWidth(ParallelOp loop, LayoutAttr layout,
                                 SmallVectorImpl<Operation *> &atomics) {
-    TargetAttr target = TargetAttr::lookup(loop);
-    int64_t sm = 0;
-    if (target && target.getArch().starts_with("sm_"))
-      target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
     Block &body = loop.getBody().front();
-    if (sm < 90 || body.getNumArguments() == 0)
+    if (body.getNumArguments() == 0)
       return 1;
     Value j = body.getArguments().back();
-    std::function<bool(Value)> fromJ = [&](Value v) {
-      if (v == j)
-        return true;
-      Operation *def = v.getDefiningOp();
-      return def && def->getBlock() == &body &&
-             llvm::any_of(def->getOperands(), [&](Value o) { return fromJ(o); });
-    };
     int64_t width = 16;
     DenseSet<Value> tensors;
     for (Operation &op : body) {
@@ -259,25 +248,12 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       auto atomic = dyn_cast<memref::AtomicRMWOp>(op);
       if (!atomic)
         continue;
+      std::optional<RunIndex> run = runIndex(atomic.getIndices(), j, body);
+      if (!vectorReducibleAdd(atomic) || !run)
+        return 1;
       Type elem = atomic.getValue().getType();
       auto type = atomic.getMemRefType();
-      if (atomic.getKind() != arith::AtomicRMWKind::addf || !atomic.getResult().use_empty() ||
-          atomic->hasAttr(kVectorAtomicAttr) || getPlace(type) != Place::Global ||
-          !(elem.isF32() || elem.isF16() || elem.isBF16()) || atomic.getIndices().empty())
-        return 1;
-      for (Value index : atomic.getIndices().drop_back())
-        if (fromJ(index))
-          return 1;
-      Value last = atomic.getIndices().back();
-      if (last != j) {
-        auto add = last.getDefiningOp<arith::AddIOp>();
-        if (!add || add->getBlock() != &body)
-          return 1;
-        Value other = add.getLhs() == j ? add.getRhs() : add.getRhs() == j ? add.getLhs() : Value();
-        if (!other || fromJ(other))
-          return 1;
-        width = std::min(width, knownDivisor(other));
-      }
+      width = std::min(width, run->limit);
       width = std::min<int64_t>(width, 16 / (elem.getIntOrFloatBitWidth() / 8));
       width = stridedVectorLimit(type, width);
       tensors.insert(atomic.getMemref());
@@ -477,12 +453,10 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     };
     Type elem = lanes.front().getValue().getType();
     TargetAttr target = TargetAttr::lookup(lanes.front());
-    int64_t sm = 0;
-    if (target && target.getArch().starts_with("sm_"))
-      target.getArch().drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
     // Lanes of a tensor stored with another last stride than 1 are not adjacent.
     int64_t n = lanes.size();
-    if (sm < 90 || !(elem.isF32() || elem.isF16() || elem.isBF16()) ||
+    if (!target || !target.has(TargetFeature::VectorReduce) ||
+        !(elem.isF32() || elem.isF16() || elem.isBF16()) ||
         stridedVectorLimit(cast<MemRefType>(buffer.getType()), n) < n) {
       guardEach(nullptr);
       return;
