@@ -29,7 +29,7 @@ from .. import ir
 from ..dialects import arith, memref, tile
 from ..language import memory
 from . import dtypes
-from .intrinsic_args import bind_args as _args
+from .intrinsic_args import bind_args as _args, static_bool
 from .values import BufferRef, Scalar, index_value
 
 _UNSUPPORTED = {"annotations": "TileLang's codegen hints"}
@@ -89,13 +89,11 @@ def _atomic(gen, node, op: str, fn):
     target = a["dst"]
     # A sliced value (`s[0:4]`) is a tile: it has no value of its own.
     value = _SLICED if _has_slices(a["value"]) else gen.eval(a["value"])
-    if "use_tma" in a.given and gen.eval_static(a["use_tma"]) not in (False, None):
-        if gen.eval_static(a["use_tma"]) is not True:
-            raise gen.error(a["use_tma"], f"{what}: use_tma is True or False")
+    if "use_tma" in a.given and static_bool(gen, a["use_tma"], "use_tma"):
         if order != "relaxed" or prev:
             raise gen.error(node, f"{what} with use_tma=True is a relaxed tile add (TMA "
                                   "reductions have no memory order and return nothing)")
-        return _tma_add(gen, node, target, value, a["value"], what)
+        return _tma_add(gen, node, target, a["value"], what)
     if order in _RELEASE:
         _fence()
     if _is_element(gen, target, value):
@@ -112,11 +110,11 @@ def _atomic(gen, node, op: str, fn):
     return result
 
 
-def _tma_add(gen, node, target, value, value_node, what):
+def _tma_add(gen, node, target, value_node, what):
     """T.atomic_add(C[region], tile, use_tma=True): a tile.copy of the whole
     shared tile to the region, marked for tile-select-tma-stores to make a
     TMA reduction of it (or report why it cannot)."""
-    from .intrinsics import build_copies
+    from .intrinsics import mark_copies
 
     if gen.parallel_depth:
         raise gen.error(node, f"{what} with use_tma=True adds a whole shared tile, issued "
@@ -138,13 +136,9 @@ def _tma_add(gen, node, target, value, value_node, what):
         raise gen.error(node, f"{what} with use_tma=True adds a tile of the tensor's dtype, one "
                               f"of {', '.join(_TMA_DTYPES)} (TMA converts nothing); got "
                               f"'{src.name}' {src.dtype} into '{dst.name}' {dst.dtype}")
-    with gen.loc(node):
-        ops = build_copies(gen, node, value_node, target)
-    for op in ops:
-        if op is None or op.name != "tile.copy":
-            raise gen.error(node, f"{what} with use_tma=True adds tiles of a tensor in its "
-                                  "declared layout (a T.Layout places elements apart)")
-        op.attributes["tile.tma_reduce_add"] = ir.UnitAttr.get()
+    mark_copies(gen, node, value_node, target, "tile.tma_reduce_add",
+                f"{what} with use_tma=True adds tiles of a tensor in its declared layout (a "
+                "T.Layout places elements apart)")
     return None
 
 

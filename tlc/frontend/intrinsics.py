@@ -567,6 +567,18 @@ def build_copy(gen, node, src_node, dst_node):
     return build_copies(gen, node, src_node, dst_node)[-1]
 
 
+def mark_copies(gen, node, src_node, dst_node, attr: str, refusal: str) -> None:
+    """T.copy's tile.copy ops of `src_node` to `dst_node`, each marked `attr`
+    (T.tma_copy, T.atomic_add(..., use_tma=True)); `refusal` at `node` where
+    they are element copies (a tensor with a T.Layout, one element)."""
+    with gen.loc(node):
+        ops = build_copies(gen, node, src_node, dst_node)
+    for op in ops:  # one per column slice of a buffer split by them
+        if op is None or op.name != "tile.copy":
+            raise gen.error(node, refusal)
+        op.attributes[attr] = ir.UnitAttr.get()
+
+
 def build_copies(gen, node, src_node, dst_node) -> list:
     """The ops of T.copy's regions `src_node` to `dst_node`: one tile.copy, or
     one per slice of a buffer split by its column slices (column_split)."""

@@ -92,7 +92,7 @@ def build_ws(gen, call, groups: list[int], body) -> None:
     with gen.loc(call):
         op = tile.WarpGroupsOp(groups)
     block = op.body.blocks.append()
-    outer, gen.pending_tma = getattr(gen, "pending_tma", []), []
+    outer, gen.pending_tma = gen.pending_tma, []
     with ir.InsertionPoint(block), gen.region("if", call):
         gen.visit_body(body)
     check_tma_arrived(gen)
@@ -180,7 +180,7 @@ def _arrive(gen, node, fn, what: str, unsupported=None) -> None:
     a = bind_args(gen, node, fn, unsupported)
     buf, index = _barrier(gen, a["mbarrier"], what)
     key = (id(buf), ast.dump(a["mbarrier"]))
-    for copy_node, copy_key in getattr(gen, "pending_tma", []):
+    for copy_node, copy_key in gen.pending_tma:
         if copy_key != key:
             raise gen.error(copy_node, "T.tma_copy's barrier is not the one the next arrival "
                                        f"after it ({what} at line {node.lineno}) "
@@ -231,16 +231,11 @@ def call_tma_copy(gen, node):
                               "thread of the block runs (not in a branch or T.Parallel), "
                               "before that code's T.barrier_arrive on its barrier")
     buf, _ = _barrier(gen, a["barrier"], "T.tma_copy's barrier")
-    from .intrinsics import build_copies
+    from .intrinsics import mark_copies
 
-    with gen.loc(node):
-        ops = build_copies(gen, node, a["src"], a["dst"])
-    for op in ops:  # one per column slice of a buffer split by them
-        if op is None or op.name != "tile.copy":
-            raise gen.error(node, "T.tma_copy copies tiles of a tensor in its declared "
-                                  "layout; a tensor with a T.Layout, or one element, is "
-                                  "copied element by element (T.copy)")
-        op.attributes["tile.tma_required"] = ir.UnitAttr.get()
+    mark_copies(gen, node, a["src"], a["dst"], "tile.tma_required",
+                "T.tma_copy copies tiles of a tensor in its declared layout; a tensor with a "
+                "T.Layout, or one element, is copied element by element (T.copy)")
     gen.pending_tma.append((node, (id(buf), ast.dump(a["barrier"]))))
 
 
