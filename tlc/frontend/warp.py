@@ -255,16 +255,8 @@ def _vote(gen, node, name: str):
     a = _args(gen, node, getattr(warp, name))
     if name != "ballot":
         _whole_warp(gen, a, what, "votes")
-    pred = gen.eval(a["predicate"])
     i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
-    if isinstance(pred, Affine):
-        pred = Scalar(gen.index(pred, a["predicate"], "a vote's predicate"), "index")
-    if isinstance(pred, int):  # also a bool
-        pred = Scalar(arith.constant(i1, int(bool(pred))), "bool")
-    if not isinstance(pred, Scalar) or dtypes.is_float(pred.dtype):
-        raise gen.error(a["predicate"], f"{what} votes on an integer or bool scalar, got "
-                                        f"{gen.describe(pred)}")
-    p = gen.to_value(pred, "bool", a["predicate"])
+    p = _predicate(gen, a["predicate"], f"{what} votes on")
     kind = _VOTES[name]
     op = ir.Operation.create(
         "nvvm.vote.sync", results=[i32 if kind == "ballot" else i1],
@@ -319,20 +311,25 @@ BARRIER_REDUCTIONS = {
 }
 
 
+def _predicate(gen, node, takes: str):
+    """The i1 of an integer or bool predicate at `node` (a run-time value, an
+    index expression or a constant); `takes` begins the error otherwise."""
+    pred = gen.eval(node)
+    if isinstance(pred, Affine):
+        pred = Scalar(gen.index(pred, node, "a predicate"), "index")
+    if isinstance(pred, int):  # also a bool
+        pred = Scalar(arith.constant(ir.IntegerType.get_signless(1), int(bool(pred))), "bool")
+    if not isinstance(pred, Scalar) or dtypes.is_float(pred.dtype):
+        raise gen.error(node, f"{takes} an integer or bool scalar, got {gen.describe(pred)}")
+    return gen.to_value(pred, "bool", node)
+
+
 def _barrier_reduction(gen, node, name: str):
     what = f"T.{name}"
     _kernel_code(gen, node, what)
     a = _args(gen, node, getattr(warp, name))
-    pred = gen.eval(a["predicate"])
     i32 = ir.IntegerType.get_signless(32)
-    if isinstance(pred, Affine):
-        pred = Scalar(gen.index(pred, a["predicate"], "a predicate"), "index")
-    if isinstance(pred, int):  # also a bool
-        pred = Scalar(arith.constant(i32, int(bool(pred))), "int32")
-    if not isinstance(pred, Scalar) or dtypes.is_float(pred.dtype):
-        raise gen.error(a["predicate"], f"{what} takes an integer or bool predicate, got "
-                                        f"{gen.describe(pred)}")
-    p = arith.extui(i32, gen.to_value(pred, "bool", a["predicate"]))
+    p = arith.extui(i32, _predicate(gen, a["predicate"], f"{what} takes"))
     op = ir.Operation.create(
         "llvm.inline_asm", results=[i32], operands=[p],
         attributes={"asm_string": ir.StringAttr.get(BARRIER_REDUCTIONS[name]),

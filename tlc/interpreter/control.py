@@ -194,23 +194,27 @@ def _pipelined(c, op):
     steps = c.steps(body)
 
     site = c.site(op)
-
-    def bound(v, st):
-        if np.ndim(v):  # per lane, in a kernel that reads the thread index
-            flat = np.ravel(v)
-            if (flat != flat[0]).any():
-                raise site.error("T.Pipelined's bounds differ between the threads (computed "
-                                 "from T.get_thread_binding); they must agree", st.block)
-            v = flat[0]
-        return int(v)
+    why = ("T.Pipelined's bounds differ between the threads (computed from "
+           "T.get_thread_binding); they must agree")
 
     def run(st):  # num_stages only overlaps copies on the GPU; the result is a plain loop's
         env = st.env
-        for i in range(bound(env[lb], st), bound(env[ub], st), bound(env[step_], st)):
+        for i in range(*(_uniform(site, env[v], st.block, why) for v in (lb, ub, step_))):
             env[iv] = i
             run_steps(steps, st)
 
     return run
+
+
+def _uniform(site, v, block, why: str) -> int:
+    """`v` as an int: one value, or a value per lane (in a kernel that reads
+    the thread index) that every lane agrees on; else `why`, at `site`."""
+    if np.ndim(v):
+        flat = np.ravel(v)
+        if (flat != flat[0]).any():
+            raise site.error(why, block)
+        v = flat[0]
+    return int(v)
 
 
 @handles("tile.kernel")
@@ -228,17 +232,21 @@ def _kernel(c, op):
         plan = _grid_plan(c, body, list(body.operations))
     finally:
         c.per_thread = False
+
+    def enter(st, block):  # the block's indices and, per thread, its lanes
+        st.block, st.async_copies, st.async_groups = block, [], []
+        for slot, b in zip(indices, block):
+            st.env[slot] = b
+        if per_thread:
+            start_block(st, threads)
+
     if len(plan) == 1 and plan[0][0] == "ops":  # no grid barrier: block after block
         steps = plan[0][1]
 
         def run(st):
             env = st.env
             for block in _selected_blocks(site, tuple(int(env[g]) for g in grid), st.blocks):
-                st.block, st.async_copies, st.async_groups = block, [], []
-                for slot, b in zip(indices, block):
-                    env[slot] = b
-                if per_thread:
-                    start_block(st, threads)
+                enter(st, block)
                 try:
                     run_steps(steps, st)
                 finally:
@@ -257,11 +265,7 @@ def _kernel(c, op):
                              "for all of them at its T.sync_grid: run the whole grid")
         saved = {}  # block -> its frame and thread state between phases
         for block in blocks:
-            st.block, st.async_copies, st.async_groups = block, [], []
-            for slot, b in zip(indices, block):
-                env[slot] = b
-            if per_thread:
-                start_block(st, threads)
+            enter(st, block)
             saved[block] = _save(st)
         try:
             _run_plan(site, plan, blocks, saved, st)
@@ -289,13 +293,11 @@ def _run_plan(site, plan, blocks, saved, st) -> None:
             continue
         _, (lb, ub, step_), iv, iv_type, body = item
         ranges = set()
+        why = ("a loop with T.sync_grid in it has bounds that differ between the threads: "
+               "every thread must reach each barrier")
         for block in blocks:  # a loop with a grid barrier: the same trips in every block
             _restore(st, saved[block])
-            bounds = tuple(env[v] for v in (lb, ub, step_))
-            if any(np.ndim(b) and (np.ravel(b) != np.ravel(b)[0]).any() for b in bounds):
-                raise site.error("a loop with T.sync_grid in it has bounds that differ between "
-                                 "the threads: every thread must reach each barrier", block)
-            ranges.add(tuple(int(np.ravel(b)[0]) for b in bounds))
+            ranges.add(tuple(_uniform(site, env[v], block, why) for v in (lb, ub, step_)))
         if len(ranges) > 1:
             raise site.error("a loop with T.sync_grid in it has bounds that differ between the "
                              "blocks: every block must reach each barrier")

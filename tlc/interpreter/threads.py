@@ -220,6 +220,8 @@ def _barrier_reduction(c, op, name: str, site):
     """T.syncthreads_count / and / or: every thread gets the block's count of
     true predicates (or whether all / any are true)."""
     pred, out = c.slot(op.operands[0]), c.slot(op.results[0])
+    combine = {"syncthreads_count": np.sum, "syncthreads_and": np.all,
+               "syncthreads_or": np.any}[name]
 
     def step(st):
         if st.threads is None:
@@ -228,8 +230,6 @@ def _barrier_reduction(c, op, name: str, site):
             raise site.error(f"T.{name} where only some threads run (every thread of the "
                              "block must reach it)", st.block)
         values = np.broadcast_to(np.asarray(st.env[pred]) != 0, (st.threads,))
-        total = {"syncthreads_count": int(values.sum()), "syncthreads_and": int(values.all()),
-                 "syncthreads_or": int(values.any())}[name]
-        st.env[out] = np.full(st.threads, total, dtype=np.int32)
+        st.env[out] = np.full(st.threads, int(combine(values)), dtype=np.int32)
 
     return step

@@ -234,9 +234,9 @@ def sync_grid():
     after it. The kernel is launched cooperatively (all its blocks resident at
     once; a grid too large for the device is a launch error, not a hang), and
     a zero-filled counter in global memory, allocated at each call, counts the
-    blocks in. Every thread must reach it. The interpreter runs the kernel's
-    top-level code in phases split at these barriers (one inside a loop or a
-    condition: an error there).
+    blocks in. Every thread must reach it. The interpreter runs the kernel in
+    phases split at these barriers, in its own code and in its serial loops
+    (one under a condition: an error there).
 
     Example: `T.sync_grid()` between a persistent kernel's split phase and its
     combine phase.
