@@ -34,6 +34,9 @@ from .values import BufferRef, Scalar, index_value
 
 _UNSUPPORTED = {"annotations": "TileLang's codegen hints"}
 _TMA_DTYPES = ("float32", "float16", "bfloat16", "int32")  # TMA's .add reductions
+# On the tile.copy of T.atomic_add(..., use_tma=True): an add, never a store
+# (C++: kTmaReduceAddAttr; tile-select-tma-stores makes it a TMA reduction).
+TMA_REDUCE_ADD = "tile.tma_reduce_add"
 _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 _RELEASE = ("release", "acq_rel", "seq_cst")
 _ACQUIRE = ("consume", "acquire", "acq_rel", "seq_cst")
@@ -136,7 +139,7 @@ def _tma_add(gen, node, target, value_node, what):
         raise gen.error(node, f"{what} with use_tma=True adds a tile of the tensor's dtype, one "
                               f"of {', '.join(_TMA_DTYPES)} (TMA converts nothing); got "
                               f"'{src.name}' {src.dtype} into '{dst.name}' {dst.dtype}")
-    mark_copies(gen, node, value_node, target, "tile.tma_reduce_add",
+    mark_copies(gen, node, value_node, target, TMA_REDUCE_ADD,
                 f"{what} with use_tma=True adds tiles of a tensor in its declared layout (a "
                 "T.Layout places elements apart)")
     return None

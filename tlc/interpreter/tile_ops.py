@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
+from ..frontend.atomics import TMA_REDUCE_ADD
 from .buffers import Buffer
 from .numerics import convert, round_tf32
 from . import private
@@ -224,7 +225,7 @@ def _copy(c, op):
     dst_sizes = list(ir.DenseI64ArrayAttr(op.attributes["dst_sizes"]))
     pred = c.slot(op.pred) if op.pred is not None else None
     is_async = "async" in op.attributes
-    adds = "tile.tma_reduce_add" in op.attributes  # T.atomic_add(..., use_tma=True)
+    adds = TMA_REDUCE_ADD in op.attributes  # T.atomic_add(..., use_tma=True)
 
     def step(st):
         env = st.env
