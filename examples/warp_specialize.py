@@ -19,6 +19,13 @@ buffer named by a run-time index (`A_s[k % stages, :, :]`), one list of
 barriers, the producer (warpgroup 1 here) issuing T.tma_copy loads that complete on the stage's
 barrier (sm_90a only).
 
+`pipelined_bodies`: producer_consumer written for one stage (one A and one
+B tile, one barrier each way, waits for `k % 2` and `(k + 1) % 2`) inside
+`T.Pipelined(..., num_stages=stages)`: the compiler gives the tiles and the
+barriers `stages` copies and rewrites the waits, so it runs the ring of
+producer_consumer (TileLang's "software-pipelined" warp-specialized GEMMs
+are written this way).
+
 `split_columns`: both warpgroups multiply, each into its own half of the
 output tile's columns, from an A tile the whole block loads;
 `split_columns_by_thread` is the same program with `if tx < 128: ... else:
@@ -109,6 +116,36 @@ def staged_ring(M, N, K, block_M=128, block_N=128, block_K=64, stages=2, dtype="
 
 
 @tlc.jit(out_idx=[-1])
+def pipelined_bodies(M, N, K, block_M=128, block_N=128, block_K=64, stages=2,
+                     dtype="float16", accum_dtype="float32"):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+             C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+            A_tile = T.alloc_shared((block_M, block_K), dtype)
+            B_tile = T.alloc_shared((block_K, block_N), dtype)
+            acc = T.alloc_fragment((block_M, block_N), accum_dtype)
+            loaded = T.alloc_barrier(128)  # warpgroup 0 stored the tiles of step k
+            consumed = T.alloc_barrier(128)  # warpgroup 1 is done with them
+            with T.ws(1):
+                T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                with T.ws(0):
+                    T.barrier_wait(consumed, (k + 1) % 2)  # passes at once for k = 0
+                    T.copy(A[by * block_M, k * block_K], A_tile)
+                    T.copy(B[k * block_K, bx * block_N], B_tile)
+                    T.barrier_arrive(loaded)
+                with T.ws(1):
+                    T.barrier_wait(loaded, k % 2)
+                    T.gemm(A_tile, B_tile, acc)
+                    T.barrier_arrive(consumed)
+            with T.ws(1):
+                T.copy(acc, C[by * block_M, bx * block_N])
+
+    return gemm
+
+
+@tlc.jit(out_idx=[-1])
 def split_columns(M, N, K, block_M=128, block_N=128, block_K=64, dtype="float16",
                   accum_dtype="float32"):
     half = block_N // 2
@@ -188,6 +225,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     kernels = {"producer_consumer": producer_consumer(args.m, args.n, args.k),
                "staged_ring": staged_ring(args.m, args.n, args.k),
+               "pipelined_bodies": pipelined_bodies(args.m, args.n, args.k),
                "split_columns": split_columns(args.m, args.n, args.k),
                "split_columns_by_thread": split_columns_by_thread(args.m, args.n, args.k)}
     sizes = ", ".join(f"{name} {len(k.get_kernel_source())} bytes" for name, k in kernels.items())

@@ -22,7 +22,7 @@ EXAMPLES = {
     "split_k_gemm_global.py": "compiled splitk_gemm: kernels splitk_gemm_k0, splitk_gemm_k1; "
                               "scratch [('partial', [4, 256, 256])]",
     "flash_decoding_split.py": "compiled decode: kernels decode_k0, decode_k1",
-    "warp_specialize.py": "compiled 4 programs to PTX: producer_consumer",
+    "warp_specialize.py": "compiled 5 programs to PTX: producer_consumer",
     "pipeline_schedule.py": "interpreter: 200 x 160 x 96 matches numpy",
     "lightning_indexer.py": "compiled lightning indexer: 2 wgmma, 1 TMA",
 }

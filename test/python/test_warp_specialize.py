@@ -18,8 +18,8 @@ THIS = str(Path(__file__).resolve())
 LINES = Path(THIS).read_text().splitlines()
 sys.path.insert(0, str(Path(THIS).parents[2] / "examples"))
 
-from warp_specialize import (producer_consumer, split_columns,  # noqa: E402
-                             split_columns_by_thread, staged_ring)
+from warp_specialize import (pipelined_bodies, producer_consumer,  # noqa: E402
+                             split_columns, split_columns_by_thread, staged_ring)
 
 
 def _operands(m, n, k, seed):
@@ -36,6 +36,34 @@ def test_producer_consumer_interpreted(stages):
     c = np.zeros((128, 256), np.float16)
     tlc.interpret(producer_consumer.factory(128, 256, 320, stages=stages), a, b, c)
     assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+@pytest.mark.parametrize("stages", [0, 1, 2, 3])
+def test_pipelined_bodies_interpreted(stages):
+    # Written for one stage; T.Pipelined gives the tiles and barriers `stages`
+    # copies. The interpreter runs the bodies concurrently, so the producer runs
+    # ahead as far as the rewritten waits let it (a wait left as written reads a
+    # tile no one stored: an error).
+    a, b, ref = _operands(128, 256, 320, 20 + stages)
+    c = np.zeros((128, 256), np.float16)
+    tlc.interpret(pipelined_bodies.factory(128, 256, 320, stages=stages), a, b, c)
+    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
+def test_pipelined_bodies_ir_and_ptx(tmp_path):
+    prim = pipelined_bodies.factory(1024, 1024, 1024, stages=3)
+    ir_text = str(prim.build_module())
+    # Each tile becomes 3 stages, each barrier 3 copies; the waits' parities are
+    # (k // 3 + p(0)) % 2 of this iteration's copy.
+    assert ir_text.count("#tile.shared<stages = 3>") == 2
+    assert ir_text.count("init_barriers") == 2
+    assert ir_text.count("counts = [128, 128, 128]") == 2
+    assert ir_text.count("tile.stage ") + ir_text.count("tile.stage(") >= 2
+    ptx = tlc.compile(prim, target="sm_90a").get_kernel_source()
+    assert ptx.count("cp.async.bulk.tensor") == 3  # A, and B in 2 column blocks
+    assert "wgmma.mma_async" in ptx
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+    ptxas.assemble(tlc.compile(prim, target="sm_80").get_kernel_source(), "sm_80", tmp_path)
 
 
 @pytest.mark.parametrize("stages", [2, 3])
@@ -258,9 +286,77 @@ def ws_gap(X: T.Tensor((256,), "float32")):
 @T.prim_func
 def ws_in_stages(X: T.Tensor((256,), "float32")):
     with T.Kernel(1, threads=256) as _:
-        for k in T.Pipelined(4, num_stages=2):
-            with T.ws(1):  # E:stages
+        for k in T.Pipelined(4, num_stages=2):  # E:stages
+            with T.ws(1):
                 T.print(k)
+
+
+@T.prim_func
+def stage_parity(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        full = T.alloc_barrier(128)
+        for k in T.Pipelined(4, num_stages=2):
+            with T.ws(0):
+                T.copy(A, s)
+                T.barrier_arrive(full)
+            with T.ws(1):
+                T.barrier_wait(full, (k // 2) % 2)  # E:stageparity
+                T.copy(s, C)
+
+
+@T.prim_func
+def staged_after(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        full = T.alloc_barrier(128)
+        for k in T.Pipelined(4, num_stages=2):
+            with T.ws(0):
+                T.copy(A, s)
+                T.barrier_arrive(full)
+            with T.ws(1):
+                T.barrier_wait(full, k % 2)
+                T.copy(s, C)
+        with T.ws(1):
+            T.copy(s, C)  # E:stagedafter
+
+
+@T.prim_func
+def staged_before(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        full = T.alloc_barrier(128)
+        T.clear(s)
+        for k in T.Pipelined(4, num_stages=3):  # E:stagedbefore
+            with T.ws(0):
+                T.copy(A, s)
+                T.barrier_arrive(full)
+            with T.ws(1):
+                T.barrier_wait(full, k % 2)
+                T.copy(s, C)
+
+
+@T.prim_func
+def branch_in_stages(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        tx = T.get_thread_binding()
+        for k in T.Pipelined(4, num_stages=2):
+            if tx < 128:  # E:branchstages
+                T.copy(A, s)
+            else:
+                T.copy(s, C)
+
+
+@T.prim_func
+def staged_scheduled(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        for k in T.Pipelined(4, num_stages=2, order=[0, 1], stage=[0, 1]):  # E:stagesched
+            with T.ws(0):
+                T.copy(A, s)
+            with T.ws(1):
+                T.copy(s, C)
 
 
 @T.prim_func
@@ -562,7 +658,17 @@ def max_nreg_over_budget(A: T.Tensor((128,), "float16")):
     (ws_past_block, "past", "2", "warpgroup 2 is not in the block: its 256 threads make 2"),
     (ws_partial_warpgroup, "partial", "T.ws", "threads a multiple of 128), the kernel has 192"),
     (ws_gap, "gap", "T.ws", "ascending, contiguous warpgroups, got (0, 2)"),
-    (ws_in_stages, "stages", "T.ws", "T.ws inside a T.Pipelined loop with num_stages > 0"),
+    (ws_in_stages, "stages", "T.Pipelined",
+     "num_stages=2 has nothing to stage in this loop of T.ws bodies"),
+    (stage_parity, "stageparity", "(k // 2)",
+     "takes a parity that flips every iteration of the loop (`k % 2`, `(k + 1) % 2`)"),
+    (staged_after, "stagedafter", "s,",
+     "'s' is a shared buffer staged by the T.ws bodies of the T.Pipelined loop at line"),
+    (staged_before, "stagedbefore", "T.Pipelined",
+     "'s' is used before this loop, which gives it one copy per stage (num_stages=3)"),
+    (branch_in_stages, "branchstages", "if",
+     "a warpgroup body inside a T.Pipelined loop the compiler pipelines"),
+    (staged_scheduled, "stagesched", "T.Pipelined", "a loop of T.ws bodies takes num_stages"),
     (ws_binds, "binds", "w:", "`with T.ws(...)` binds no name"),
     (fragment_of_two, "two", "T.alloc_fragment",
      "is used by warpgroup 0 and by warpgroup 1; a fragment lives on the threads of one T.ws"),

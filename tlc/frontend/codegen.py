@@ -17,7 +17,7 @@ from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language.types import OnChipBuffer, SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, loop_exits, reducers, thread_ranges, variables, warp_groups
 from .expressions import ExpressionMixin
-from .values import Affine, BufferRef, Scalar, VarRef, index_value
+from .values import Affine, BufferRef, NoFlow, Scalar, VarRef, index_value
 
 
 def _is_dtype_name(text: str) -> bool:
@@ -26,30 +26,6 @@ def _is_dtype_name(text: str) -> bool:
         return True
     except ValueError:
         return False
-
-
-class _NoFlow:
-    """The mark a name bound inside a run-time region leaves after it."""
-
-    def __init__(self, kind: str, line: int, loop_var: bool = False, var: bool = False):
-        self.kind, self.line, self.loop_var, self.var = kind, line, loop_var, var
-
-    def message(self, name: str) -> str:
-        where = "`if`" if self.kind == "if" else "loop"
-        if self.loop_var:
-            return (f"'{name}' is the variable of the run-time loop at line {self.line}; "
-                    "it is not defined after the loop")
-        if self.var:
-            return (f"'{name}' is a T.alloc_var declared inside a run-time {where} (line "
-                    f"{self.line}); it is not defined after it: declare it before the {where}")
-        if self.kind == "if":
-            return (f"'{name}' was assigned inside a run-time `if` (line {self.line}); values "
-                    "do not flow out of run-time branches: choose the value with "
-                    "`a if cond else b` (T.if_then_else) or store into a T.alloc_var "
-                    "declared before it (or a T.alloc_local buffer)")
-        return (f"'{name}' was assigned inside a run-time loop (line {self.line}); values do "
-                "not flow out of run-time loops: store into a T.alloc_var declared before the "
-                "loop (or a T.alloc_local buffer) instead")
 
 
 class CodeGenerator(ExpressionMixin):
@@ -126,7 +102,7 @@ class CodeGenerator(ExpressionMixin):
                         f"'{name}' is a T.alloc_var declared outside this run-time loop (line "
                         f"{loop[2]}): assign it ({name} = value) instead of declaring it "
                         "again, or use a new name"))
-                if name in scope and not isinstance(scope[name], _NoFlow):
+                if name in scope and not isinstance(scope[name], NoFlow):
                     raise self.error(node, (
                         f"'{name}' is defined outside this run-time loop (line {loop[2]}): "
                         "assigning it inside the loop would not carry its value to the next "
@@ -139,7 +115,7 @@ class CodeGenerator(ExpressionMixin):
         for scope in reversed(self.scopes):
             if name in scope:
                 value = scope[name]
-                if isinstance(value, _NoFlow):
+                if isinstance(value, NoFlow):
                     raise self.error(node, value.message(name))
                 return value
         if name in self.env:
@@ -167,7 +143,7 @@ class CodeGenerator(ExpressionMixin):
             finally:
                 self.regions.pop()
         for name, value in names.items():
-            self.scopes[-1][name] = _NoFlow(kind, node.lineno, name in loop_vars,
+            self.scopes[-1][name] = NoFlow(kind, node.lineno, name in loop_vars,
                                             isinstance(value, VarRef))
 
     # -- the function --------------------------------------------------------

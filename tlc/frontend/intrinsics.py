@@ -10,7 +10,7 @@ from .. import ir
 from ..dialects import arith, memref, scf, tile
 from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
-from . import dtypes, loop_exits, pipeline_schedule, variables
+from . import dtypes, loop_exits, pipeline_schedule, variables, ws_pipeline
 from .intrinsic_args import batch_of_one
 from .intrinsic_args import bind_args as _args
 from .intrinsic_args import static_bool, static_shape
@@ -282,6 +282,11 @@ def _pipelined(gen, node) -> None:
     call = node.iter
     start, stop, step, a = _bounds(gen, call, "T.Pipelined", loops.Pipelined,
                                    _PIPELINED_UNSUPPORTED)
+    bodies = ws_pipeline.ws_statements(node)
+    if bodies and any(k in a.given for k in ("order", "stage", "group")):
+        raise gen.error(call, "T.Pipelined's order / stage / group annotations schedule "
+                              "copies the compiler pipelines; a loop of T.ws bodies takes "
+                              "num_stages only")
     schedule = pipeline_schedule.manual_schedule(gen, node, a)
     if schedule is None:
         # num_stages=None (TileLang's Optional style) is the default depth.
@@ -293,6 +298,10 @@ def _pipelined(gen, node) -> None:
         stages, copies_last = schedule
     if stages < 0:
         raise gen.error(a["num_stages"], f"num_stages must be at least 0, got {stages}")
+    if bodies:  # without num_stages, TileLang's default: the loop as written
+        if "num_stages" not in a.given or gen.eval(a["num_stages"]) is None:
+            stages = 0
+        return ws_pipeline.build(gen, node, start, stop, step, stages, _sequential_loop)
     if stages == 0:  # TileLang's "no pipelining": a plain sequential loop
         return _sequential_loop(gen, node, start, stop, step)
     (name,) = _loop_vars(gen, node, 1)
@@ -353,8 +362,9 @@ def _vectorized(gen, node) -> None:
         gen.visit_body(node.body)
 
 
-def _sequential_loop(gen, node, start, stop, step) -> None:
-    """An scf.for over [start, stop) by step, its variable bound in the body."""
+def _sequential_loop(gen, node, start, stop, step, prologue=None) -> None:
+    """An scf.for over [start, stop) by step, its variable bound in the body;
+    `prologue(index)` builds code at the start of the body, before it."""
     (name,) = _loop_vars(gen, node, 1)
     exits = loop_exits.loop_exits(gen, node)
     loop = scf.ForOp(index_value(start), index_value(stop), index_value(step))
@@ -362,6 +372,8 @@ def _sequential_loop(gen, node, start, stop, step) -> None:
             loop_exits.loop_body(gen, exits):
         gen.bind(name, Affine.leaf(loop.induction_variable))
         _note_range(gen, loop.induction_variable, start, stop, step)
+        if prologue is not None:
+            prologue(loop.induction_variable)
         clear = loop_exits.not_broken(exits)
         if clear is None:
             loop_exits.start_iteration(exits)

@@ -100,6 +100,9 @@ class BufferRef:
     dtype: str
     place: str  # "global" | "shared" | "fragment" | "local"
     reducer: object = None  # T.alloc_reducer's state (tlc.frontend.reducers.Reducer)
+    # A barrier list a pipelined loop of T.ws bodies gave one copy per stage
+    # (tlc.frontend.ws_pipeline.StagedBarriers), inside that loop.
+    stage: object = None
 
     @property
     def rank(self) -> int:
@@ -144,3 +147,27 @@ class VarRef:
     @property
     def dtype(self) -> str:
         return self.buffer.dtype
+
+
+class NoFlow:
+    """The mark a name bound inside a run-time region leaves after it."""
+
+    def __init__(self, kind: str, line: int, loop_var: bool = False, var: bool = False):
+        self.kind, self.line, self.loop_var, self.var = kind, line, loop_var, var
+
+    def message(self, name: str) -> str:
+        where = "`if`" if self.kind == "if" else "loop"
+        if self.loop_var:
+            return (f"'{name}' is the variable of the run-time loop at line {self.line}; "
+                    "it is not defined after the loop")
+        if self.var:
+            return (f"'{name}' is a T.alloc_var declared inside a run-time {where} (line "
+                    f"{self.line}); it is not defined after it: declare it before the {where}")
+        if self.kind == "if":
+            return (f"'{name}' was assigned inside a run-time `if` (line {self.line}); values "
+                    "do not flow out of run-time branches: choose the value with "
+                    "`a if cond else b` (T.if_then_else) or store into a T.alloc_var "
+                    "declared before it (or a T.alloc_local buffer)")
+        return (f"'{name}' was assigned inside a run-time loop (line {self.line}); values do "
+                "not flow out of run-time loops: store into a T.alloc_var declared before the "
+                "loop (or a T.alloc_local buffer) instead")

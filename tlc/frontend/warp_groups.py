@@ -11,6 +11,7 @@ from .. import ir
 from ..dialects import tile
 from ..language import warp_specialize
 from .intrinsic_args import bind_args
+from . import ws_pipeline
 from .values import Affine, BufferRef, Scalar, index_value
 
 WARPGROUP = 128
@@ -85,10 +86,12 @@ def build_ws(gen, call, groups: list[int], body) -> None:
             raise gen.error(call, "T.ws cannot be nested in another T.ws")
         if name == "tile.pipelined":
             raise gen.error(call, (
-                "T.ws inside a T.Pipelined loop with num_stages > 0: tlc does not pipeline "
-                "a loop whose warpgroups the program specializes itself (use num_stages=0 "
-                "and stage the buffers with T.alloc_barrier barriers, or drop T.ws and let "
-                "the compiler specialize the loop)"))
+                "a warpgroup body inside a T.Pipelined loop the compiler pipelines: tlc "
+                "stages a loop of T.ws bodies when `with T.ws(...)` is written in the loop's "
+                "own body, not built by a T.macro or a branch on the thread index (write "
+                "the T.ws in the loop, or use num_stages=0 and stage the buffers with "
+                "T.alloc_barrier barriers, or drop T.ws and let the compiler specialize the "
+                "loop)"))
     with gen.loc(call):
         op = tile.WarpGroupsOp(groups)
     block = op.body.blocks.append()
@@ -147,7 +150,9 @@ def _barrier(gen, node, what: str):
             if isinstance(i, int) and not 0 <= i < buf.shape[0]:
                 raise gen.error(items[0], f"barrier {i} is out of range: '{buf.name}' has "
                                           f"{buf.shape[0]}")
-            return buf, index_value(i)
+            index = index_value(i)
+            return buf, (index if buf.stage is None else
+                         ws_pipeline.staged_index(index, buf.stage))
     value = gen.eval(node)
     if not isinstance(value, BufferRef) or value.place != "barrier":
         raise gen.error(node, f"{what} takes a barrier of T.alloc_barrier (`bar` or "
@@ -155,7 +160,9 @@ def _barrier(gen, node, what: str):
     if value.shape[0] != 1:
         raise gen.error(node, f"'{value.name}' holds {value.shape[0]} barriers: name one, "
                               f"`{value.name}[i]`")
-    return value, index_value(0)
+    index = index_value(0)
+    return value, (index if value.stage is None else
+                   ws_pipeline.staged_index(index, value.stage))
 
 
 def _wait(gen, node, fn, what: str) -> None:
@@ -168,8 +175,9 @@ def _wait(gen, node, fn, what: str) -> None:
     if not isinstance(parity, (int, Affine, Scalar)) or isinstance(parity, bool):
         raise gen.error(a["parity"], f"the parity must be an integer, got "
                                      f"{gen.describe(parity)}")
-    parity = gen.index(parity, a["parity"], "the parity")
     with gen.loc(node):
+        parity = (gen.index(parity, a["parity"], "the parity") if buf.stage is None else
+                  ws_pipeline.staged_parity(gen, buf.stage, a["parity"]))
         tile.BarrierWaitOp(buf.value, index, parity)
 
 

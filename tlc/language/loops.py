@@ -162,6 +162,13 @@ def Pipelined(start, stop=None, num_stages: int = 2, order=None, stage=None, syn
         annotations: TileLang's lowering annotations; not supported by tlc.
         step: a positive compile-time step (keyword only).
 
+    A loop whose body holds `with T.ws(...)` bodies is not reordered (they run
+    on different warpgroups): num_stages > 1 gives the shared buffers one body
+    writes and another uses, and the barriers the loop arrives at, one copy per
+    stage, and rewrites the waits' parities (each must flip every iteration,
+    `k % 2`), so a producer written for one stage runs up to num_stages
+    iterations ahead; 0 or 1, or no num_stages, keep the loop as written.
+
     Example: `for k in T.Pipelined(T.ceildiv(K, 32), num_stages=3):`
     """
     raise outside_prim_func("Pipelined")
