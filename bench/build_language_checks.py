@@ -11,7 +11,9 @@ test/gpu/run_artifacts.py runs against torch:
   (TileLang's `rms[0] = 0; rms[0] += ...`) and read inside it;
 - checked_double: T.device_assert and T.assume that hold (the kernel runs to the end);
 - partial_fragment_rows: T.copy of one row of a fragment picked by a T.Pipelined index (the
-  element loop of a fragment part), as TileLang's flash decoding combines its splits.
+  element loop of a fragment part), as TileLang's flash decoding combines its splits;
+- warp_roles, gemm_of_warps: tile work in branches over part of a warpgroup (bodies of warps:
+  warp 0 reducing beside a pipelined loop of warps 1-2; a gemm on warps 2-5, mma.sync).
 """
 
 import os
@@ -20,6 +22,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from checks import save_checked_programs  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test",
+                                "python"))
+from test_warp_specialize import gemm_of_warps, warp_roles  # noqa: E402
 
 import tlc.language as T  # noqa: E402
 
@@ -89,6 +94,10 @@ CHECKS = [
     (checked_double, {"expect": {"Y": "2 * X"}, "atol": 0, "rtol": 0, "seed": 3}),
     (partial_fragment_rows, {"expect": {"S": "(L * L).sum(0)"}, "atol": 1e-4, "rtol": 1e-5,
                              "seed": 4}),
+    (warp_roles, {"expect": {"S": "(X * X).sum(2)", "Y": "X * 2 + 1"}, "atol": 1e-4,
+                  "rtol": 1e-5, "seed": 5}),
+    (gemm_of_warps, {"expect": {"C": "A.float() @ A.float().T"}, "atol": 1e-2, "rtol": 1e-3,
+                     "seed": 6}),
 ]
 
 

@@ -12,11 +12,10 @@
 #include "mlir/IR/Dialect.h"
 
 #include <map>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
-#include <vector>
+#include <string>
 #include <vector>
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
@@ -103,14 +102,24 @@ AllocSharedOp sharedAllocation(Value buffer);
 bool isViewed(AllocSharedOp alloc);
 
 /// The threads of the block that run some code: `count` threads from
-/// `first`, the warpgroups of a tile.ws (empty `warpgroups`: the whole
-/// block).
+/// `first`, a tile.ws body's (`part`), or the whole block's.
 struct ThreadGroup {
   int64_t first = 0, count = 0;
-  SmallVector<int64_t> warpgroups;
-  bool whole() const { return warpgroups.empty(); }
+  bool part = false;
+  bool whole() const { return !part; }
   bool operator==(const ThreadGroup &o) const {
-    return first == o.first && count == o.count && warpgroups == o.warpgroups;
+    return first == o.first && count == o.count && part == o.part;
+  }
+  /// "warpgroups 0, 1" or "warps 1, 2" (a tile.ws body's threads).
+  std::string describe() const {
+    bool groups = first % 128 == 0 && count % 128 == 0;
+    int64_t size = groups ? 128 : 32;
+    std::string s = groups ? "warpgroup" : "warp";
+    if (count > size)
+      s += "s";
+    for (int64_t u = first / size; u < (first + count) / size; ++u)
+      s += (u == first / size ? " " : ", ") + std::to_string(u);
+    return s;
   }
 };
 

@@ -120,7 +120,7 @@ FailureOr<ThreadGroup> mlir::tile::threadGroupOf(Operation *op) {
     ThreadGroup g;
     g.first = ws.getFirstThread();
     g.count = ws.getThreadCount();
-    g.warpgroups = SmallVector<int64_t>(ws.getWarpgroups());
+    g.part = true;
     return g;
   }
   FailureOr<int64_t> threads = getKernelThreads(op);
@@ -159,12 +159,10 @@ FailureOr<ThreadGroup> mlir::tile::bufferThreadGroup(Operation *alloc) {
   auto describe = [](const ThreadGroup &t) {
     std::string s;
     llvm::raw_string_ostream os(s);
-    if (t.whole()) {
+    if (t.whole())
       os << "the whole block";
-    } else {
-      os << "warpgroup" << (t.warpgroups.size() > 1 ? "s " : " ");
-      llvm::interleaveComma(t.warpgroups, os);
-    }
+    else
+      os << t.describe();
     return s;
   };
   InFlightDiagnostic diag = alloc->emitOpError("is used by ")
@@ -568,13 +566,18 @@ LogicalResult SemaphoreWaitOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult WarpGroupsOp::verify() {
-  ArrayRef<int64_t> groups = getWarpgroups();
-  if (groups.empty())
-    return emitOpError("needs at least one warpgroup");
-  for (size_t i = 0; i < groups.size(); ++i)
-    if (groups[i] < 0 || (i && groups[i] != groups[i - 1] + 1))
-      return emitOpError("warpgroups must be ascending, contiguous and non-negative, got [")
-             << groups << "]";
+  if (bool(getWarpgroups()) == bool(getWarps()))
+    return emitOpError("lists either warpgroups or warps");
+  bool groups = bool(getWarpgroups());
+  ArrayRef<int64_t> units = groups ? *getWarpgroups() : *getWarps();
+  StringRef unit = groups ? "warpgroup" : "warp";
+  int64_t size = groups ? 128 : 32;
+  if (units.empty())
+    return emitOpError("needs at least one ") << unit;
+  for (size_t i = 0; i < units.size(); ++i)
+    if (units[i] < 0 || (i && units[i] != units[i - 1] + 1))
+      return emitOpError() << unit << "s must be ascending, contiguous and non-negative, got ["
+                           << units << "]";
   if ((*this)->getParentOfType<WarpGroupsOp>())
     return emitOpError("cannot be nested in another tile.ws");
   if ((*this)->getParentOfType<PipelinedOp>())
@@ -583,14 +586,12 @@ LogicalResult WarpGroupsOp::verify() {
   FailureOr<int64_t> threads = getKernelThreads(*this);
   if (failed(threads))
     return failure();
-  if (*threads % 128)
-    return emitOpError("needs a block of whole warpgroups (a multiple of 128 threads), the "
-                       "kernel has ")
-           << *threads;
-  if (128 * (groups.back() + 1) > *threads)
-    return emitOpError("warpgroup ")
-           << groups.back() << " is past the kernel's " << *threads << " threads ("
-           << *threads / 128 << " warpgroups)";
+  if (*threads % size)
+    return emitOpError("needs a block of whole ")
+           << unit << "s (a multiple of " << size << " threads), the kernel has " << *threads;
+  if (size * (units.back() + 1) > *threads)
+    return emitOpError() << unit << " " << units.back() << " is past the kernel's " << *threads
+                         << " threads (" << *threads / size << " " << unit << "s)";
   return success();
 }
 

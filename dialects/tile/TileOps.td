@@ -542,7 +542,11 @@ def Tile_WarpGroupsOp : Tile_Op<"ws", [
   let description = [{
     The body runs on the threads of the listed warpgroups (warpgroup `w` is
     threads `128 w` to `128 w + 127`; the list is ascending and contiguous)
-    and is skipped by the others. Inside it the tile program sees a block of
+    and is skipped by the others; or, written `warps = [...]`, on the
+    listed warps (warp `w` is threads `32 w` to `32 w + 31`; ascending and
+    contiguous), for a branch on the thread index over part of a warpgroup
+    (a body of warps cannot use wgmma or move registers, which work on whole
+    warpgroups). Inside it the tile program sees a block of
     those threads: fragments the body uses are laid out over them, a gemm
     partitions its warps among them, and barriers the compiler inserts there
     are named barriers of those threads only. Accesses of two bodies with
@@ -551,8 +555,9 @@ def Tile_WarpGroupsOp : Tile_Op<"ws", [
     then ordering them is the program's, through `tile.barrier_wait` and
     `tile.barrier_arrive`. It sits in a `tile.kernel` (possibly in loops and
     branches), not in a `tile.parallel`, a `tile.pipelined` or another
-    `tile.ws`; the kernel's threads are a multiple of 128. Shared buffers
-    the body uses keep their bytes for the whole kernel.
+    `tile.ws`; the kernel's threads are a multiple of 128 (of 32 for a body
+    of warps). Shared buffers the body uses keep their bytes for the whole
+    kernel.
 
     Example:
 
@@ -572,15 +577,34 @@ def Tile_WarpGroupsOp : Tile_Op<"ws", [
       return
     }
     ```
+
+    A body of the block's warps 1 and 2 (threads 32 to 95):
+
+    ```mlir
+    tile.ws warps = [1, 2] {
+      tile.fill %row, %zero : memref<64xf32, #tile.space<fragment>>, f32
+    }
+    ```
   }];
-  let arguments = (ins DenseI64ArrayAttr:$warpgroups);
+  let arguments = (ins OptionalAttr<DenseI64ArrayAttr>:$warpgroups,
+                       OptionalAttr<DenseI64ArrayAttr>:$warps);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "`warpgroups` `=` $warpgroups attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    (`warpgroups` `=` $warpgroups^)? (`warps` `=` $warps^)? attr-dict-with-keyword $body
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The body's first warp and how many warps it has (of either form).
+    int64_t getFirstWarp() {
+      return getWarpgroups() ? 4 * getWarpgroups()->front() : getWarps()->front();
+    }
+    int64_t getWarpCount() {
+      return getWarpgroups() ? 4 * int64_t(getWarpgroups()->size())
+                             : int64_t(getWarps()->size());
+    }
     /// The first thread of the body's threads, and how many there are.
-    int64_t getFirstThread() { return 128 * getWarpgroups().front(); }
-    int64_t getThreadCount() { return 128 * int64_t(getWarpgroups().size()); }
+    int64_t getFirstThread() { return 32 * getFirstWarp(); }
+    int64_t getThreadCount() { return 32 * getWarpCount(); }
   }];
 }
 

@@ -64,15 +64,15 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The threads that made an access: a set of warpgroups (bit w: warpgroup
-/// w, a tile.ws body's), or all of the block's.
+/// The threads that made an access: a set of warps (bit w: warp w, a
+/// tile.ws body's), or all of the block's.
 using Threads = uint64_t;
 constexpr Threads kAllThreads = ~Threads(0);
 
-/// The warpgroups of a tile.ws body.
+/// The warps of a tile.ws body.
 Threads threadsOf(WarpGroupsOp ws) {
   Threads mask = 0;
-  for (int64_t w : ws.getWarpgroups())
+  for (int64_t w = ws.getFirstWarp(); w < ws.getFirstWarp() + ws.getWarpCount(); ++w)
     mask |= Threads(1) << w;
   return mask;
 }

@@ -419,7 +419,7 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
 /// warpgroup or the whole block would read what a TMA load may still be
 /// writing (their thread copies were ordered by barriers of the compiler).
 bool onlyOthersRead(AllocSharedOp buffer, CopyOp copy) {
-  ArrayRef<int64_t> mine = copy->getParentOfType<WarpGroupsOp>().getWarpgroups();
+  auto mine = copy->getParentOfType<WarpGroupsOp>();
   SmallVector<Value> values{buffer.getResult()};
   while (!values.empty()) {
     Value v = values.pop_back_val();
@@ -431,8 +431,8 @@ bool onlyOthersRead(AllocSharedOp buffer, CopyOp copy) {
         continue;
       }
       auto ws = user->getParentOfType<WarpGroupsOp>();
-      if (!ws || llvm::any_of(ws.getWarpgroups(),
-                              [&](int64_t w) { return llvm::is_contained(mine, w); }))
+      if (!ws || (ws.getFirstWarp() < mine.getFirstWarp() + mine.getWarpCount() &&
+                  mine.getFirstWarp() < ws.getFirstWarp() + ws.getWarpCount()))
         return false;
     }
   }
@@ -692,9 +692,10 @@ LogicalResult mlir::tile::insertMbarriers(ModuleOp module) {
         op.emitOpError("(T.set_max_nreg) needs setmaxnreg (sm_90a); the target has none");
         return WalkResult::interrupt();
       }
-      if (!op->getParentOfType<WarpGroupsOp>()) {
-        op.emitOpError("(T.set_max_nreg) must be in a tile.ws body, which each of its "
-                       "warpgroups runs whole");
+      auto ws = op->getParentOfType<WarpGroupsOp>();
+      if (!ws || !ws.getWarpgroups()) {
+        op.emitOpError("(T.set_max_nreg) must be in a tile.ws body of whole warpgroups, which "
+                       "each of its warpgroups runs whole");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -204,7 +204,8 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                        ? OperandPlace::Registers
                        : OperandPlace::Shared;
   FailureOr<WarpPartition> part = failure();
-  if (target.has(TargetFeature::Wgmma))
+  // wgmma runs on whole warpgroups (a body of warps starting elsewhere has none).
+  if (target.has(TargetFeature::Wgmma) && group->first % 128 == 0)
     part = wgmmaPartition(gemm, threads);
   if (succeeded(part)) {
     std::string why;

@@ -2383,6 +2383,66 @@ func.func @ws_partial_warpgroups() {
 
 // -----
 
+func.func @ws_warps_and_warpgroups() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    // expected-error @+1 {{'tile.ws' op lists either warpgroups or warps}}
+    tile.ws warpgroups = [0] warps = [4] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_neither() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    // expected-error @+1 {{'tile.ws' op lists either warpgroups or warps}}
+    tile.ws {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_warps_not_contiguous() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 96 {
+    // expected-error @+1 {{'tile.ws' op warps must be ascending, contiguous and non-negative, got [0, 2]}}
+    tile.ws warps = [0, 2] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_warps_past_block() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 96 {
+    // expected-error @+1 {{'tile.ws' op warp 3 is past the kernel's 96 threads (3 warps)}}
+    tile.ws warps = [2, 3] {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @ws_warps_partial_warp() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 80 {
+    // expected-error @+1 {{'tile.ws' op needs a block of whole warps (a multiple of 32 threads), the kernel has 80}}
+    tile.ws warps = [0] {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @ws_nested() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 256 {

@@ -695,6 +695,27 @@ func.func @warp_groups_and_barriers(%k: index) {
   return
 }
 
+// CHECK-LABEL: func.func @warp_bodies
+// CHECK: tile.ws warps = [0] {
+// CHECK:   tile.fill
+// CHECK: }
+// CHECK: tile.ws warps = [1, 2] {
+func.func @warp_bodies() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 96 {
+    %row = tile.alloc_fragment : memref<32xf32, #tile.space<fragment>>
+    %wide = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
+    %zero = arith.constant 0.0 : f32
+    tile.ws warps = [0] {
+      tile.fill %row, %zero : memref<32xf32, #tile.space<fragment>>, f32
+    }
+    tile.ws warps = [1, 2] {
+      tile.fill %wide, %zero : memref<64xf32, #tile.space<fragment>>, f32
+    }
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @partials_ops
 // CHECK: tile.store_partials %[[ACC:.*]] to %{{.*}}[%{{.*}}] : memref<64x128xf32, #tile.space<fragment>> to memref<?x8192xf32>
 // CHECK: tile.add_partials %{{.*}}[%{{.*}}] to %[[ACC]] : memref<?x8192xf32> to memref<64x128xf32, #tile.space<fragment>>

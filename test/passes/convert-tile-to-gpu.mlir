@@ -1698,6 +1698,47 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// Bodies of warps (a 96-thread block: warp 0, warps 1-2): each is an scf.if
+// on its threads, its thread index counted from its first, and its barriers
+// are named barriers of its own, one per set of warps in order (1: 32
+// threads, 2: 64), whatever warpgroup they are in.
+// CHECK-LABEL: gpu.func @warp_bodies
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[HI0:.*]] = arith.cmpi ult, %[[TID]], %c32
+// CHECK: scf.if
+// CHECK:   nvvm.barrier id = %c1_i32 number_of_threads = %c32_i32
+// CHECK: }
+// CHECK: %[[LO:.*]] = arith.cmpi uge, %[[TID]], %c32
+// CHECK: %[[HI:.*]] = arith.cmpi ult, %[[TID]], %c96
+// CHECK: scf.if
+// CHECK:   %[[OWN:.*]] = arith.subi %[[TID]], %c32
+// CHECK:   nvvm.barrier id = %c2_i32 number_of_threads = %c64_i32
+// CHECK: }
+// CHECK-NOT: tile.{{ws|fill|copy|alloc}}
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @warp_bodies_kernel {
+    gpu.func @warp_bodies(%arg0: memref<64xf32>) kernel attributes {known_block_size = array<i32: 96, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0.0 : f32
+      %0 = tile.alloc_fragment {layout = #tile.layout<threads = 32, regs = 2, map = (d0, d1) -> (d1 * 32 + d0)>} : memref<64xf32, #tile.space<fragment>>
+      %1 = tile.alloc_fragment {layout = #tile.layout<threads = 64, regs = 1, map = (d0, d1) -> (d0)>} : memref<64xf32, #tile.space<fragment>>
+      tile.ws warps = [0] {
+        tile.fill %0, %zero : memref<64xf32, #tile.space<fragment>>, f32
+        gpu.barrier
+        tile.copy %0[%c0] [64] to %arg0[%c0] [64] : memref<64xf32, #tile.space<fragment>> to memref<64xf32>
+      }
+      tile.ws warps = [1, 2] {
+        tile.fill %1, %zero : memref<64xf32, #tile.space<fragment>>, f32
+        gpu.barrier
+        tile.copy %1[%c0] [64] to %arg0[%c0] [64] : memref<64xf32, #tile.space<fragment>> to memref<64xf32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Stream-K's exchange between blocks. tile.store_partials: registers
 // 4q .. 4q + 3 of thread t go to columns (q x 128 + t) x 4 of the row as one
 // 16-byte store (a warp's stores are 512 contiguous bytes);

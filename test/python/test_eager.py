@@ -138,6 +138,32 @@ def test_arguments_must_match_the_declarations():
         matmul.compile(M=128, N=128, K=128, A=1)
 
 
+def _bf16_double(X, block=64):
+    N = T.const("N")
+    X: T.Tensor((N,), "bfloat16")
+    Y = T.empty((N,), "bfloat16")
+    with T.Kernel(T.ceildiv(N, block), threads=64) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                Y[bx * block + i] = X[bx * block + i] * 2
+    return Y
+
+
+def test_the_interpreter_takes_float32_arrays_for_bfloat16_tensors():
+    # numpy has no bfloat16: interpreted, an eager kernel's bfloat16 tensor is a
+    # float32 array holding bfloat16 values (rounded), as for tlc.interpret.
+    double = tlc.jit(interpret=True)(_bf16_double)
+    x = np.array([1.0, 1.0 + 2.0 ** -10, 3.0, -0.5] * 25, np.float32)
+    y = double(x)
+    assert y.dtype == np.float32 and y.shape == (100,)
+    np.testing.assert_array_equal(y, np.array([2.0, 2.0, 6.0, -1.0] * 25, np.float32))
+    with pytest.raises(ArgumentError, match="'X' is declared bfloat16, got a float16 tensor"):
+        double(x.astype(np.float16))
+    compiled = tlc.jit(_bf16_double)
+    with pytest.raises(ArgumentError, match="'X' is declared bfloat16, got a float32 tensor"):
+        compiled.get_kernel_source(x)
+
+
 M_DYN = T.dynamic("m")
 
 

@@ -364,7 +364,7 @@ def too_many_threads(A: T.Tensor((64,), "float32")):
 def copy_under_if(A: T.Tensor((64,), "float32")):
     with T.Kernel(1, threads=64):
         s = T.alloc_shared((64,), "float32")
-        if T.get_thread_binding() < 32:
+        if T.get_thread_binding() < 16:  # part of a warp (whole warps: their body)
             T.copy(A, s)  # E:copy-if
 
 

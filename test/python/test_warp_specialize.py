@@ -144,21 +144,108 @@ def test_an_if_elif_else_chain_over_three_warpgroups():
 
 
 @T.prim_func
-def half_a_warpgroup(X: T.Tensor((128,), "float32")):
+def warp_roles(X: T.Tensor((8, 4, 64), "float32"), S: T.Tensor((8, 4), "float32"),
+               Y: T.Tensor((8, 4, 64), "float32")):
+    # Three warps: warp 0 sums the squares of a block's rows, warps 1 and 2
+    # scale them chunk by chunk, as TileLang's mHC kernel splits its block.
+    with T.Kernel(8, threads=96) as b:
+        rows = T.alloc_shared((4, 64), "float32")
+        chunk = T.alloc_shared((4, 16), "float32")
+        T.copy(X[b, 0, 0], rows)  # the whole block
+        tx = T.get_thread_binding()
+        if tx < 32:
+            sq = T.alloc_fragment((4, 64), "float32")
+            sums = T.alloc_fragment((4,), "float32")
+            T.copy(rows, sq)
+            for i, j in T.Parallel(4, 64):
+                sq[i, j] = sq[i, j] * sq[i, j]
+            T.reduce_sum(sq, sums, dim=1)
+            T.copy(sums, S[b, 0])
+        else:
+            part = T.alloc_fragment((4, 16), "float32")
+            for c in T.Pipelined(4, num_stages=2):
+                T.copy(X[b, 0, c * 16], chunk)
+                T.copy(chunk, part)
+                for i, j in T.Parallel(4, 16):
+                    part[i, j] = part[i, j] * 2 + 1
+                T.copy(part, Y[b, 0, c * 16])
+
+
+@T.prim_func
+def part_of_a_warp(X: T.Tensor((128,), "float32")):
     with T.Kernel(1, threads=256):
         f = T.alloc_fragment((128,), "float32")
         tx = T.get_thread_binding()
-        if tx < 64:
-            T.fill(f, 0)  # E:half
+        if tx < 48:
+            T.fill(f, 0)  # E:partwarp
             T.copy(f, X)
 
 
-def test_tile_work_on_part_of_a_warpgroup_stays_an_error():
+@T.prim_func
+def registers_of_warps(X: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=384):
+        f = T.alloc_fragment((128,), "float32")
+        tx = T.get_thread_binding()
+        if tx < 64:
+            T.dec_max_nreg(40)  # E:warpnreg
+            T.fill(f, 0)
+            T.copy(f, X)
+
+
+@T.prim_func
+def gemm_of_warps(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=192):
+        a = T.alloc_shared((64, 64), "float16")
+        c = T.alloc_fragment((64, 64), "float32")
+        tx = T.get_thread_binding()
+        T.copy(A, a)
+        if tx >= 64:  # warps 2 to 5: 128 threads, but not a warpgroup
+            T.clear(c)
+            T.gemm(a, a, c, transpose_B=True)
+            T.copy(c, C)
+
+
+def test_branches_over_warps_are_bodies_of_warps(tmp_path):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 4, 64)).astype(np.float32)
+    s = np.zeros((8, 4), np.float32)
+    y = np.zeros((8, 4, 64), np.float32)
+    tlc.interpret(warp_roles, x, s, y)
+    np.testing.assert_allclose(s, (x * x).sum(axis=2), rtol=1e-5)
+    np.testing.assert_allclose(y, x * 2 + 1, rtol=1e-6)
+    ir_text = str(warp_roles.build_module())
+    assert "tile.ws warps = [0] {" in ir_text and "tile.ws warps = [1, 2] {" in ir_text
+    for target in ("sm_90a", "sm_80"):
+        ptx = tlc.compile(warp_roles, target=target).get_kernel_source()
+        # Each body's threads meet at a named barrier of their own: the
+        # pipeline of warps 1-2 at barrier 2 of 64 threads (warp 0's reduction
+        # stays in its warp: shuffles, no barrier); the block's before them.
+        bars = re.findall(r"bar\.sync\s+([^;]*);", ptx)
+        assert set(bars) == {"0", "2, 64"}, (target, bars)
+        ptxas.assemble(ptx, target, tmp_path)
+
+
+def test_a_gemm_of_warps_that_are_no_warpgroup_takes_mma_sync(tmp_path):
+    ptx = tlc.compile(gemm_of_warps, target="sm_90a").get_kernel_source()
+    assert "mma.sync" in ptx and "wgmma" not in ptx
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+    a = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    tlc.interpret(gemm_of_warps, a, c)
+    ref = a.astype(np.float32) @ a.astype(np.float32).T
+    assert np.abs(c - ref).max() < 1e-2
+
+
+@pytest.mark.parametrize("prim, marker, at, message", [
+    (part_of_a_warp, "partwarp", "T.fill",
+     "T.fill/T.clear is work of the whole block, but only some threads reach it here"),
+    (registers_of_warps, "warpnreg", "T.dec_max_nreg",
+     "changes a warpgroup's registers: this branch runs on part of a warpgroup"),
+])
+def test_tile_work_on_part_of_a_warp_stays_an_error(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as info:
-        tlc.compile(half_a_warpgroup, target="sm_90a")
-    assert_error_at(info.value, THIS, LINES, "half", "T.fill",
-                    "T.fill/T.clear is work of the whole block, but only some threads reach "
-                    "it here")
+        tlc.compile(prim, target="sm_90a")
+    assert_error_at(info.value, THIS, LINES, marker, at, message)
 
 
 @T.prim_func

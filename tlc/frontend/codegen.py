@@ -512,10 +512,10 @@ class CodeGenerator(ExpressionMixin):
 
     def stmt_If(self, node) -> None:
         if self.in_kernel and not self.parallel_depth and \
-                (branches := thread_ranges.warpgroup_branches(self, node)) is not None:
-            # `if tx < 128: ... else: ...` over whole warpgroups: T.ws bodies
-            for groups, stmts in branches:
-                warp_groups.build_ws(self, node, groups, stmts)
+                (branches := thread_ranges.warp_branches(self, node)) is not None:
+            # `if tx < 128: ... else: ...` over whole warps: their tile.ws bodies
+            for warps, stmts in branches:
+                warp_groups.build_ws(self, node, warps, stmts, unit="warps")
             return
         cond = self.eval(node.test)
         if not isinstance(cond, (Scalar, Affine, BufferRef)):  # compile time: specialize

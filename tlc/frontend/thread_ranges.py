@@ -12,11 +12,13 @@ split the block with `tx = T.get_thread_binding()` and
 
 where each branch holds tile work (T.Parallel loops, copies, gemms,
 T.set_max_nreg) laid over its own threads. When every branch of such a chain
-is a whole number of warpgroups (its bounds compile-time multiples of 128 on
-a 1-d block) and some branch holds tile work, each branch is built as the
-`with T.ws(...)` body of its warpgroups, which is what it means. Other
-branches on the thread index stay ordinary `if`s (code each thread runs on
-its own values), where tile work is an error.
+is a whole number of warps (its bounds compile-time multiples of 32 on a 1-d
+block) and some branch holds tile work, each branch is built as the body of
+its threads (tile.ws: of whole warpgroups where its bounds are multiples of
+128, as `with T.ws(...)`; else of warps, as TileLang's mHC kernel runs a
+warp's tile work beside the others' with `if tx < 32:`), which is what it
+means. Other branches on the thread index stay ordinary `if`s (code each
+thread runs on its own values), where tile work is an error.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..errors import CompilationError
 from .intrinsic_args import known_int
 from .values import Affine
 
-WARPGROUP = 128
+WARP = 32
 
 # T.* calls that are work of the threads running them together.
 _TILE_WORK = {"Parallel", "Pipelined", "copy", "gemm", "wgmma_gemm", "fill", "clear",
@@ -49,7 +51,14 @@ def _has_tile_work(stmts) -> bool:
 
 
 def _is_thread_index(gen, node) -> bool:
-    if not isinstance(node, ast.Name):
+    """Whether `node` is the thread index: a name bound to it (`tx`), or the
+    call `T.get_thread_binding()` itself."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) != \
+                "get_thread_binding":
+            return False
+    elif not isinstance(node, ast.Name):
         return False
     try:
         value = gen.eval(node)
@@ -101,14 +110,14 @@ def _interval(gen, test, total: int):
     return lo, hi
 
 
-def warpgroup_branches(gen, node: ast.If):
-    """[(warpgroups, statements)] of the `if` / `elif` / `else` chain `node`
-    when it specializes whole warpgroups and holds tile work (see the module's
+def warp_branches(gen, node: ast.If):
+    """[(warps, statements)] of the `if` / `elif` / `else` chain `node` when it
+    specializes whole warps and holds tile work (see the module's
     description), else None. Branches no thread takes are left out."""
     from .warp_groups import in_ws_body
 
     dims = getattr(gen, "thread_dims", None)
-    if not dims or math.prod(dims[1:]) != 1 or dims[0] % WARPGROUP or in_ws_body(gen):
+    if not dims or math.prod(dims[1:]) != 1 or dims[0] % WARP or in_ws_body(gen):
         return None
     total = dims[0]
     branches, work = [], False
@@ -121,7 +130,7 @@ def warpgroup_branches(gen, node: ast.If):
         if lo >= hi:
             rest = avail  # no thread takes this branch
         else:
-            if lo % WARPGROUP or hi % WARPGROUP:
+            if lo % WARP or hi % WARP:
                 return None
             if lo == avail[0]:
                 rest = (hi, avail[1])
@@ -129,7 +138,7 @@ def warpgroup_branches(gen, node: ast.If):
                 rest = (avail[0], lo)
             else:
                 return None  # the remaining threads would not be contiguous
-            branches.append((list(range(lo // WARPGROUP, hi // WARPGROUP)), current.body))
+            branches.append((list(range(lo // WARP, hi // WARP)), current.body))
         work |= _has_tile_work(current.body)
         orelse = current.orelse
         if len(orelse) == 1 and isinstance(orelse[0], ast.If):
@@ -138,7 +147,6 @@ def warpgroup_branches(gen, node: ast.If):
         if orelse:
             work |= _has_tile_work(orelse)
             if rest[0] < rest[1]:
-                branches.append((list(range(rest[0] // WARPGROUP, rest[1] // WARPGROUP)),
-                                 orelse))
+                branches.append((list(range(rest[0] // WARP, rest[1] // WARP)), orelse))
         break
     return branches if work and branches else None

@@ -77,9 +77,14 @@ def warp_groups(gen, call, body) -> None:
     build_ws(gen, call, groups, body)
 
 
-def build_ws(gen, call, groups: list[int], body) -> None:
-    """The tile.ws region of `groups` (checked) holding `body`, built at `call`
-    (a `with T.ws(...)`, or a branch on the thread index)."""
+def build_ws(gen, call, groups: list[int], body, unit: str = "warpgroups") -> None:
+    """The tile.ws region of `groups` (checked; warpgroups, or warps when
+    `unit` is "warps": of whole warpgroups where they make some) holding
+    `body`, built at `call` (a `with T.ws(...)`, or a branch on the thread
+    index)."""
+    if unit == "warps" and groups[0] % 4 == 0 and len(groups) % 4 == 0:
+        groups, unit = list(range(groups[0] // 4, groups[0] // 4 + len(groups) // 4)), \
+            "warpgroups"
     for op in _enclosing_ops(gen):
         name = op.name
         if name == "tile.ws":
@@ -93,7 +98,7 @@ def build_ws(gen, call, groups: list[int], body) -> None:
                 "T.alloc_barrier barriers, or drop T.ws and let the compiler specialize the "
                 "loop)"))
     with gen.loc(call):
-        op = tile.WarpGroupsOp(groups)
+        op = tile.WarpGroupsOp(**{unit: groups})
     block = op.body.blocks.append()
     outer, gen.pending_tma = gen.pending_tma, []
     with ir.InsertionPoint(block), gen.region("if", call):
@@ -278,6 +283,10 @@ def _max_nreg(gen, node, fn, what: str, increase=None) -> None:
                                         f"{'raising' if increase else 'lowering'} them to "
                                         f"{count} is not {'a raise' if increase else 'a cut'}")
     ws = next(op for op in _enclosing_ops(gen) if op.name == "tile.ws")
+    if "warpgroups" not in ws.attributes:
+        raise gen.error(node, f"{what} changes a warpgroup's registers: this branch runs on "
+                              "part of a warpgroup (its thread bounds are not multiples of "
+                              "128)")
     gen.register_counts.append((node, list(ir.DenseI64ArrayAttr(ws.attributes["warpgroups"])),
                                 count, increase))
     action = "increase" if increase else "decrease"

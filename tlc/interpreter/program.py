@@ -116,13 +116,13 @@ class Compiler:
         warpgroups, in order, as a task beside the other sets'
         (tlc.interpreter.warp_groups.concurrent_bodies).
         """
-        from .warp_groups import concurrent_bodies
+        from .warp_groups import body_warps, concurrent_bodies
 
         if ops is None:
             ops = list(block.operations)
             if skip_terminator and ops:
                 ops = ops[:-1]
-        out, run = [], {}  # run: warpgroups -> their consecutive tile.ws bodies
+        out, run = [], {}  # run: warps -> their consecutive tile.ws bodies
 
         def flush():
             if len(run) > 1:
@@ -134,9 +134,9 @@ class Compiler:
 
         for op in ops:
             if op.operation.name == "tile.ws":
-                groups = tuple(ir.DenseI64ArrayAttr(op.attributes["warpgroups"]))
+                groups = body_warps(op)
                 if groups not in run and any(set(groups) & set(g) for g in run):
-                    flush()  # warpgroups shared with another body's: one after the other
+                    flush()  # warps shared with another body's: one after the other
                 run.setdefault(groups, []).append(op)
                 continue
             flush()

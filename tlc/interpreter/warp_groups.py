@@ -28,7 +28,6 @@ import numpy as np
 from .. import ir
 from .program import handles
 
-WARPGROUP = 128
 
 
 class _Barriers:
@@ -47,13 +46,22 @@ class _Barriers:
             self.pending[i] += self.counts[i]
 
 
+def body_warps(ws) -> tuple:
+    """The warps a tile.ws body runs on (`warpgroups = [...]` or `warps = [...]`)."""
+    attrs = ws.attributes
+    if "warps" in attrs:
+        return tuple(ir.DenseI64ArrayAttr(attrs["warps"]))
+    return tuple(w for g in ir.DenseI64ArrayAttr(attrs["warpgroups"])
+                 for w in range(4 * g, 4 * g + 4))
+
+
 def _threads_running(op) -> int:
     """How many threads run `op` (outside a tile.parallel): its tile.ws body's,
     else its kernel's."""
     parent = op.operation.parent
     while parent is not None:
         if parent.name == "tile.ws":
-            return WARPGROUP * len(ir.DenseI64ArrayAttr(parent.attributes["warpgroups"]))
+            return 32 * len(body_warps(parent))
         if parent.name == "tile.kernel":
             return ir.IntegerAttr(parent.attributes["threads"]).value
         parent = parent.parent

@@ -26,6 +26,8 @@ LogicalResult loopUnrollFull(scf::ForOp forOp);
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <map>
+
 namespace mlir::tile {
 #define GEN_PASS_DEF_CONVERTTILETOGPU
 #include "passes/Passes.h.inc"
@@ -113,9 +115,28 @@ LogicalResult checkLowerable(gpu::GPUFuncOp func) {
 /// Each tile.ws body becomes an scf.if on the thread index; inside, the
 /// body's tile ops see their warpgroups as the block: the thread index counted
 /// from the first of them (`info.groups`).
-void lowerWarpGroups(gpu::GPUFuncOp func, KernelInfo &info) {
+LogicalResult lowerWarpGroups(gpu::GPUFuncOp func, KernelInfo &info) {
   SmallVector<WarpGroupsOp> bodies;
   func.walk([&](WarpGroupsOp ws) { bodies.push_back(ws); });
+  // Each body's threads meet at a named barrier of their own: 1 + the first
+  // warpgroup's index when every body is whole warpgroups; with bodies of
+  // warps, one barrier per distinct set of threads (1 to 8, in their order).
+  std::map<std::pair<int64_t, int64_t>, int32_t> ids;
+  bool warps = llvm::any_of(bodies, [](WarpGroupsOp ws) { return bool(ws.getWarps()); });
+  for (WarpGroupsOp ws : bodies)
+    ids.try_emplace({ws.getFirstWarp(), ws.getWarpCount()}, 0);
+  int32_t next = kConsumerBarrier;
+  for (auto &[range, id] : ids) {
+    id = warps ? next++ : kConsumerBarrier + int32_t(range.first / 4);
+    if (id > kLastBodyBarrier) {
+      WarpGroupsOp ws = *llvm::find_if(bodies, [&](WarpGroupsOp w) {
+        return std::make_pair(w.getFirstWarp(), w.getWarpCount()) == range;
+      });
+      return ws.emitOpError("needs a named barrier of its own, and the kernel's bodies on ")
+             << ids.size() << " different sets of warps would need more than the "
+             << kLastBodyBarrier << " the compiler keeps for them";
+    }
+  }
   for (WarpGroupsOp ws : bodies) {
     OpBuilder b(ws);
     Location loc = ws.getLoc();
@@ -131,10 +152,11 @@ void lowerWarpGroups(gpu::GPUFuncOp func, KernelInfo &info) {
     Value tid = first ? arith::SubIOp::create(b, loc, info.tid, idx(first)).getResult() : info.tid;
     Block &body = ws.getBody().front();
     then->getOperations().splice(then->getTerminator()->getIterator(), body.getOperations());
-    int32_t barrier = kConsumerBarrier + int32_t(ws.getWarpgroups().front());
+    int32_t barrier = ids.at({ws.getFirstWarp(), ws.getWarpCount()});
     info.groups[branch] = ThreadsAt{tid, count, barrier};
     ws.erase();
   }
+  return success();
 }
 
 /// Trip counts and body sizes up to which a serial loop whose index picks
@@ -218,7 +240,8 @@ LogicalResult convertKernel(gpu::GPUFuncOp func) {
                                 MemRefLayoutAttrInterface(), wg));
   }
   info.entry = &*b.getInsertionPoint();
-  lowerWarpGroups(func, info);
+  if (failed(lowerWarpGroups(func, info)))
+    return failure();
 
   TileTypeConverter converter;
   ConversionTarget target(*ctx);

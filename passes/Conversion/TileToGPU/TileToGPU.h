@@ -32,8 +32,11 @@ namespace mlir::tile {
 
 /// The named barrier the consumer warps of a warp-specialized kernel meet at
 /// (0 is the whole block's); a tile.ws body's warpgroups meet at 1 + the
-/// index of their first warpgroup (a kernel has one or the other).
+/// index of their first warpgroup (a kernel has one or the other), bodies
+/// of warps at 1 to kLastBodyBarrier (the program's named barriers take the
+/// others).
 constexpr int32_t kConsumerBarrier = 1;
+constexpr int32_t kLastBodyBarrier = 8;
 
 /// The threads a tile op runs on: the kernel's tile-program threads, or a
 /// tile.ws body's warpgroups (their thread index counted from their first).
