@@ -22,8 +22,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from checks import save_checked_programs  # noqa: E402
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test",
-                                "python"))
+# The resolved folder: the module is then the one pytest imports from there (its
+# programs' lines are the test's own).
+sys.path.insert(0, os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                 "..", "test", "python")))
 from test_warp_specialize import gemm_of_warps, warp_roles  # noqa: E402
 
 import tlc.language as T  # noqa: E402
