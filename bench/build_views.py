@@ -7,8 +7,9 @@ shared tile written through its flat view and read back whole, a tile
 reduced as rows of another width, a scan of a shared row viewed as a 1 x N
 matrix, a float16 tile's bytes read as int32 words, float32 accumulators kept
 in a float16 tile's bytes, a flat tensor parameter read as a matrix, a
-float32 tensor's bits read as int32, and a pipelined loop whose copy goes
-into a viewed tile. Each is written as OUT_DIR/<name>_<arch>.tlcart with a
+float32 tensor's bits read as int32, a pipelined loop whose copy goes
+into a viewed tile, and a gemm operand's swizzled bytes reused as float32
+scratch and read back as float16. Each is written as OUT_DIR/<name>_<arch>.tlcart with a
 check for test/gpu/run_artifacts.py.
 """
 
@@ -35,6 +36,14 @@ CHECKS = [
     (v.bits_of_floats, {"expect": {"B": "A.reshape(-1).view(torch.int32) >> 23"}}),
     (v.pipelined_into_a_viewed_buffer, {"expect": {"B": "A.sum(dim=1)"},
                                         "atol": 1e-3, "rtol": 1e-5}),
+    (v.scratch_in_an_operand, {
+        "expect": {
+            "C": "A.float() @ B.float().T",
+            "D": "torch.arange(2048, device=A.device).float().reshape(32, 64) + "
+                 "(A.float() @ B.float().T)[:32]",
+            "E": "torch.cat([torch.arange(2048, device=A.device).float().view(torch.float16)"
+                 ".reshape(32, 128), B[32:]])"},
+        "atol": 2e-2, "rtol": 1e-3}),
 ]
 
 

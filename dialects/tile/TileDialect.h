@@ -97,6 +97,10 @@ SharedLayoutAttr sharedLayout(AllocSharedOp alloc);
 /// tile.view of; null for anything else (a fragment, a global tensor).
 AllocSharedOp sharedAllocation(Value buffer);
 
+/// The program's name for a buffer (the NameLoc the frontend gives its
+/// allocation: "'A_shared'"), else "a buffer".
+std::string bufferName(Value v);
+
 /// Whether the program views `alloc` with another shape or element type
 /// (tile.view: T.reshape / T.view), which pins its plain row-major layout.
 bool isViewed(AllocSharedOp alloc);

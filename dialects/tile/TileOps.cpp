@@ -397,9 +397,9 @@ LogicalResult ViewOp::verify() {
   auto alloc = root.getDefiningOp<AllocSharedOp>();
   if (!alloc)
     return emitOpError("source must be a tile.alloc_shared or a view of one");
-  if (!sharedLayout(alloc).isPlain())
-    return emitOpError("views a shared allocation laid out as ")
-           << *alloc.getLayout() << "; a viewed allocation keeps the plain layout";
+  if (sharedLayout(alloc).getStages() > 0)
+    return emitOpError("views a shared allocation in stages (")
+           << *alloc.getLayout() << "); a viewed allocation has none";
   return success();
 }
 
@@ -1235,6 +1235,19 @@ AllocSharedOp mlir::tile::sharedAllocation(Value buffer) {
   if (auto stage = buffer.getDefiningOp<StageOp>())
     buffer = stage.getSource();
   return buffer.getDefiningOp<AllocSharedOp>();
+}
+
+std::string mlir::tile::bufferName(Value v) {
+  if (Operation *def = v.getDefiningOp()) {
+    Location loc = def->getLoc();
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      for (Location inner : fused.getLocations())
+        if (isa<NameLoc>(inner))
+          loc = inner;
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return ("'" + name.getName().strref() + "'").str();
+  }
+  return "a buffer";
 }
 
 bool mlir::tile::isViewed(AllocSharedOp alloc) {

@@ -186,15 +186,17 @@ def Tile_ViewOp : Tile_Op<"view", [Pure]> {
     lowers to the allocation's registers. The source is a
     `tile.alloc_fragment` (not a reducer's partials) or a view of one.
 
-    A shared buffer's view: the same bytes, addressed row-major with the
-    result's shape and element type (both may change; the byte size may not). Writes through
-    either name are seen through the other: tile-insert-barriers orders
-    accesses by the bytes they touch, and tile-allocate-shared-memory counts
-    a view's accesses as its allocation's. The source is a
-    `tile.alloc_shared` or a view of one. A viewed allocation keeps the plain
-    row-major layout, no swizzle and no stages: the passes that would lay it
-    out leave it (a pipelined copy into it stays synchronous), and a use that
-    needs a layout of the compiler's, a gemm operand, is an error.
+    A shared buffer's view: the same bytes (the allocation's elements in
+    row-major order), addressed row-major with the result's shape and
+    element type (both may change; the byte size may not), each byte where
+    the allocation's `#tile.shared` layout puts it: a gemm operand's swizzle
+    and column blocks apply to both names (a view's element must lie in bytes
+    the layout keeps together: an error of the conversion otherwise). Writes
+    through either name are seen through the other: tile-insert-barriers
+    orders accesses by the bytes they touch, and tile-allocate-shared-memory
+    counts a view's accesses as its allocation's. The source is a
+    `tile.alloc_shared` or a view of one. A viewed allocation has no stages
+    (a pipelined copy into it stays synchronous).
 
     Example:
 

@@ -165,8 +165,6 @@ bool readsTransposedCopy(GemmOp gemm) {
   });
 }
 
-std::string bufferName(Value v);
-
 /// Chooses the instruction of one gemm and records it.
 LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
   FailureOr<ThreadGroup> group = threadGroupOf(gemm); // a T.ws body's, else the block's
@@ -181,16 +179,6 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
              << gemm.getMmaAttr().getDepth();
     return success(); // chosen already (written by hand in a test)
   }
-  // A gemm reads its shared operands in the layout the compiler gives them
-  // (swizzled atoms, column blocks), which a view's row-major addressing of
-  // the same bytes would not follow.
-  for (Value operand : {gemm.getA(), gemm.getB()})
-    if (AllocSharedOp alloc = sharedAllocation(operand); alloc && isViewed(alloc))
-      return gemm.emitOpError("reads ")
-             << bufferName(alloc.getResult())
-             << ", which is viewed with T.reshape / T.view and so keeps its row-major "
-                "layout; a gemm operand is laid out by the compiler (swizzled): copy it "
-                "into a buffer of its own for the gemm";
   for (Value operand : {gemm.getA(), gemm.getB()})
     if (AllocSharedOp alloc = sharedAllocation(operand);
         alloc && alloc->hasAttr("tile.row_major"))
@@ -263,21 +251,6 @@ LogicalResult selectGemm(GemmOp gemm, TargetAttr target) {
                                mmaSyncK(gemm.getA().getType().getElementType()), part->warpsM,
                                part->warpsN, a, 0));
   return success();
-}
-
-/// The program's name for a buffer (the NameLoc the frontend gives its
-/// allocation), else a description.
-std::string bufferName(Value v) {
-  if (Operation *def = v.getDefiningOp()) {
-    Location loc = def->getLoc();
-    if (auto fused = dyn_cast<FusedLoc>(loc))
-      for (Location inner : fused.getLocations())
-        if (isa<NameLoc>(inner))
-          loc = inner;
-    if (auto name = dyn_cast<NameLoc>(loc))
-      return ("'" + name.getName().strref() + "'").str();
-  }
-  return "a buffer";
 }
 
 /// Whether `op` (or an op nested in it) writes `v`.

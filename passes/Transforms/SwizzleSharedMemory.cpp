@@ -44,10 +44,14 @@ std::optional<std::array<int64_t, 3>> mlir::tile::chooseSwizzle(MemRefType type)
 
 namespace {
 
-void swizzleOperand(Value operand) {
+/// Swizzles the allocation `operand` is (or a stage of), unless the program
+/// pinned it row-major; `forGemm`: a gemm reads it, which needs the swizzle
+/// even where views name it (they address their bytes through it), while
+/// other uses leave a viewed buffer row-major.
+void swizzleOperand(Value operand, bool forGemm) {
   AllocSharedOp alloc = sharedAllocation(operand); // or a stage of one
-  if (!alloc || isViewed(alloc) || alloc->hasAttr("tile.row_major"))
-    return; // not shared at all, or pinned row-major (by a view, or by the program)
+  if (!alloc || alloc->hasAttr("tile.row_major") || (!forGemm && isViewed(alloc)))
+    return; // not shared at all, or pinned row-major
   SharedLayoutAttr layout = sharedLayout(alloc);
   if (layout.getSwizzle())
     return; // annotated, or swizzled for another use already
@@ -69,8 +73,8 @@ struct TileSwizzleSharedMemory
 
 void mlir::tile::swizzleSharedMemory(ModuleOp module) {
   module.walk([](GemmOp gemm) {
-    swizzleOperand(gemm.getA());
-    swizzleOperand(gemm.getB());
+    swizzleOperand(gemm.getA(), /*forGemm=*/true);
+    swizzleOperand(gemm.getB(), /*forGemm=*/true);
   });
   // A tile an accumulator is stored into (an epilogue staged through shared
   // memory): each warp writes 4-byte pieces of 8 rows at once, which in rows
@@ -79,6 +83,6 @@ void mlir::tile::swizzleSharedMemory(ModuleOp module) {
   module.walk([](CopyOp copy) {
     if (!copy.getAsync() && getPlace(copy.getSrc().getType()) == Place::Fragment &&
         getPlace(copy.getDst().getType()) == Place::Shared)
-      swizzleOperand(copy.getDst());
+      swizzleOperand(copy.getDst(), /*forGemm=*/false);
   });
 }

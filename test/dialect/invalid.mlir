@@ -2700,12 +2700,12 @@ func.func @view_of_a_stage(%i: index) {
 
 // -----
 
-func.func @view_of_swizzled() {
+func.func @view_of_stages() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {
-    %s = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16, #gpu.address_space<workgroup>>
-    // expected-error @+1 {{'tile.view' op views a shared allocation laid out as #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>; a viewed allocation keeps the plain layout}}
-    %v = tile.view %s : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @+1 {{'tile.view' op views a shared allocation in stages (#tile.shared<stages = 2>); a viewed allocation has none}}
+    %v = tile.view %s : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
   }
   return
 }

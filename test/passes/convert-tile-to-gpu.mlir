@@ -189,6 +189,47 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 
 // -----
 
+// tile.view of a swizzled allocation in column blocks (a gemm operand's
+// bytes as float32 scratch): a flat array of the view's elements; element
+// (1, 2) of the 64 x 64 float32 view is bytes 264-267 of the float16
+// allocation in row-major order, element (1, 4) of it, which the column
+// blocks put at element 68 (byte 136) and the swizzle at byte 152: view
+// element 38.
+// CHECK-LABEL: gpu.func @swizzled_view
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[WORDS:.*]] = memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[WORDS]][%c38] : memref<4096xf32, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @swizzled_view_kernel {
+    gpu.func @swizzled_view() kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %f = arith.constant 1.0 : f32
+      %0 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+      %1 = tile.view %0 : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+      memref.store %f, %1[%c1, %c2] : memref<64x64xf32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A view whose elements the layout does not keep together (32-byte
+// elements over 16-byte swizzle pieces): an error.
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_90a">} {
+  gpu.module @split_view_kernel {
+    gpu.func @split_view() kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 16384 : i64} {
+      %0 = tile.alloc_shared {layout = #tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>, offset = 0 : i64} : memref<64x128xf16, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{'tile.view' op views a buffer with elements of 32 bytes, which its layout (#tile.shared<column_block = 64, swizzle = <bits = 3, base = 4, shift = 3>>) does not keep together; view it with elements of at most 16 bytes}}
+      %1 = tile.view %0 : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x8xi256, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // tile.transpose on 4 warps: 8 steps, lane l of warp w taking the 4 x 4
 // block (row quad l, column quad l ^ (w + 4 step)): four 4-byte loads, eight
 // byte permutes, four 4-byte stores (through the swizzled flat views).

@@ -828,7 +828,7 @@ func.func @stream_k_not_paying(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf
 
 // -----
 
-// A buffer a tile.view names keeps the plain layout the view addresses: its
+// A buffer a tile.view names has no stages (the view addresses one): its
 // copy is not multi-buffered (it stays a synchronous copy in the loop),
 // while the other copy is pipelined.
 // CHECK-LABEL: func.func @viewed_buffer

@@ -96,8 +96,9 @@ func.func @epilogue(%C: memref<64x128xf16>) {
 
 // -----
 
-// A viewed buffer keeps its plain row-major layout, which the view's
-// addressing assumes: an accumulator stored into it is not swizzled.
+// A viewed buffer that no gemm reads keeps its plain row-major layout, which
+// makes the view's addressing plain too: an accumulator stored into it is
+// not swizzled.
 // CHECK-LABEL: func.func @viewed
 // CHECK: tile.alloc_shared : memref<64x64xf32
 func.func @viewed() {
@@ -108,6 +109,26 @@ func.func @viewed() {
     %flat = tile.view %s : memref<64x64xf32, #gpu.address_space<workgroup>> to memref<4096xf32, #gpu.address_space<workgroup>>
     %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
     tile.copy %c[%c0, %c0] [64, 64] to %s[%c0, %c0] [64, 64] : memref<64x64xf32, #tile.space<fragment>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// A gemm operand is swizzled even where a view names it (the view addresses
+// its bytes through the swizzle).
+// CHECK-LABEL: func.func @viewed_operand
+// CHECK: tile.alloc_shared {layout = #tile.shared<swizzle
+// CHECK: %[[B:.*]] = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x64xf16
+// CHECK: tile.view %[[B]]
+func.func @viewed_operand() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %words = tile.view %b : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x32xf32, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %a, %b, %c {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
   }
   return
 }

@@ -363,14 +363,14 @@ def stages_of_a_viewed_buffer(A: T.Tensor((2, 64), "float32")):
     (annotated_then_viewed, "annotated", "T.reshape",
      "T.reshape: 's' has a layout (#tile.shared<swizzle"),
     (viewed_then_annotated, "then-annotated", "tlc.layout",
-     "'s' is viewed with T.reshape / T.view (or is such a view), which addresses its bytes "
-     "row-major; a viewed buffer cannot take a swizzled layout"),
+     "'s' is viewed with T.reshape / T.view (or is such a view); a viewed buffer takes the "
+     "compiler's layout, it cannot take a swizzled layout of the program's"),
     (scratch_view, "scratch", "T.reshape",
      "T.reshape of 'S': only a tensor parameter's memory (or a view of it) can be viewed; it "
      "is a T.alloc_global tensor"),
     (stages_of_a_viewed_buffer, "stages", "s[0, :]",
-     "'s' is viewed with T.reshape / T.view, which addresses its bytes row-major; its stages "
-     "cannot also be named as buffers"),
+     "'s' is viewed with T.reshape / T.view, and a viewed buffer is not multi-buffered: its "
+     "stages cannot also be named as buffers"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 16 else None)
 def test_errors_name_the_line(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as e:
@@ -379,24 +379,59 @@ def test_errors_name_the_line(prim, marker, at, message):
 
 
 @T.prim_func
-def gemm_on_a_viewed_tile(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+def scratch_in_an_operand(A: T.Tensor((64, 128), "float16"), B: T.Tensor((64, 128), "float16"),
+                          C: T.Tensor((64, 64), "float32"), D: T.Tensor((32, 64), "float32"),
+                          E: T.Tensor((64, 128), "float16")):
+    # A gemm operand's bytes reused as float32 scratch once the gemm has read
+    # them (TileLang's sparse MLA backward stages its dKV rows this way), then
+    # read back through the operand's own name.
     with T.Kernel(1, threads=128):
-        a = T.alloc_shared((64, 64), "float16")
-        b = T.alloc_shared((64, 64), "float16")
+        a = T.alloc_shared((64, 128), "float16")
+        b = T.alloc_shared((64, 128), "float16")
         c = T.alloc_fragment((64, 64), "float32")
+        words = T.view(b, (64, 64), "float32")
         T.copy(A, a)
-        T.copy(A, b)
-        flat = T.reshape(b, (4096,))
-        flat[0] = 0.0
-        T.gemm(a, b, c, clear_accum=True)  # E:gemm
+        T.copy(B, b)
+        T.gemm(a, b, c, transpose_B=True, clear_accum=True)
         T.copy(c, C)
+        for i, j in T.Parallel(64, 64):
+            if i < 32:
+                words[i, j] = T.cast(i * 64 + j, "float32")
+        for i, j in T.Parallel(64, 64):
+            if i < 32:
+                D[i, j] = words[i, j] + c[i, j]
+        T.copy(b, E)
+
+
+def _scratch_inputs(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((64, 128)).astype(np.float16)
+    b = rng.standard_normal((64, 128)).astype(np.float16)
+    return a, b
+
+
+def test_a_gemm_operand_viewed_as_scratch_interpreted():
+    a, b = _scratch_inputs(5)
+    c = np.zeros((64, 64), np.float32)
+    d = np.zeros((32, 64), np.float32)
+    e = np.zeros((64, 128), np.float16)
+    tlc.interpret(scratch_in_an_operand, a, b, c, d, e)
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    assert np.abs(c - ref).max() < 1e-2
+    scratch = np.arange(2048, dtype=np.float32).reshape(32, 64)
+    np.testing.assert_array_equal(d, scratch + c[:32])
+    # The scratch's bytes, read back as float16 through the operand: rows 0-31 of
+    # the float32 view are the first 8192 bytes, b's rows 0-31; the rest is b.
+    want = b.copy()
+    want[:32] = scratch.view(np.float16).reshape(32, 128)
+    np.testing.assert_array_equal(e.view(np.uint16), want.view(np.uint16))
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
-def test_a_gemm_operand_cannot_be_viewed(arch):
-    with pytest.raises(tlc.CompilationError) as e:
-        tlc.compile(gemm_on_a_viewed_tile, target=arch)
-    marked_lines.assert_error_at(
-        e.value, THIS, LINES, "gemm", "T.gemm",
-        "reads 'b', which is viewed with T.reshape / T.view and so keeps its row-major "
-        "layout; a gemm operand is laid out by the compiler (swizzled)")
+def test_a_gemm_operand_viewed_as_scratch_compiles(arch, tmp_path):
+    """The operand keeps its swizzled layout (column blocks of 64 on wgmma): the
+    view's elements are addressed where that layout puts their bytes."""
+    module = tlc.compile(scratch_in_an_operand, target=arch)
+    ptx = module.get_kernel_source()
+    assert ("wgmma.mma_async" in ptx) == (arch == "sm_90a")
+    assemble(ptx, arch, tmp_path)

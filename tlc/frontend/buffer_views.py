@@ -4,11 +4,13 @@ no copy: what is written through one name is read through the other.
 - A tensor parameter, or a view of one: a `T.Tensor(shape, dtype, X.data)`
   view (tlc.frontend.tensor_views), the launcher passing the parameter's
   memory with the view's shape and dtype.
-- A shared buffer: a `tile.view` of its allocation, its bytes addressed
-  row-major. The allocation then keeps the plain layout: a buffer laid out
-  by the program (T.annotate_layout, stages named as `A_s[k % 2, :, :]`)
-  cannot be viewed, nor a viewed one laid out, and the compiler neither
-  swizzles nor multi-buffers it (a gemm operand: an error of tile-select-mma).
+- A shared buffer: a `tile.view` of its allocation: the allocation's bytes,
+  in the row-major order of its elements, addressed row-major with the
+  view's shape, wherever the compiler's layout of the allocation (a gemm
+  operand's swizzle and column blocks) puts them. A buffer laid out by the
+  program (T.annotate_layout, stages named as `A_s[k % 2, :, :]`) cannot be
+  viewed, nor a viewed one laid out, and the compiler does not multi-buffer
+  it.
 - A fragment: a `tile.view` of its allocation with another shape of as many
   elements (the element type stays): the same registers, each holding the
   element at the same row-major position, so the view's layout is the
@@ -93,8 +95,9 @@ def _view(gen, node, src: BufferRef, shape_node, dt: str, what: str) -> BufferRe
     if "layout" in alloc.attributes:
         raise gen.error(node, f"{what}: '{src.name}' has a layout "
                               f"({alloc.attributes['layout']}), set by T.annotate_layout or "
-                              "by naming its stages; a view addresses the bytes row-major, so "
-                              "a viewed buffer keeps the plain layout")
+                              "by naming its stages; a view addresses the bytes in the "
+                              "compiler's layout of the buffer, so a viewed buffer takes no "
+                              "layout of the program's")
     return _tile_view(gen, node, src, shape, dt, "shared", "#gpu.address_space<workgroup>")
 
 

@@ -1224,8 +1224,9 @@ def call_annotate_layout(gen, node):
         if isinstance(layout, SwizzledLayout):
             if buf.value.owner.name == "tile.view" or viewed(buf):
                 raise gen.error(where, f"'{buf.name}' is viewed with T.reshape / T.view (or "
-                                       "is such a view), which addresses its bytes row-major; "
-                                       "a viewed buffer cannot take a swizzled layout")
+                                       "is such a view); a viewed buffer takes the compiler's "
+                                       "layout, it cannot take a swizzled layout of the "
+                                       "program's")
             buf.value.owner.attributes["layout"] = ir.Attribute.parse(
                 f"#tile.shared<swizzle = {layout.attr()}>")
         elif isinstance(layout, RowMajorLayout):

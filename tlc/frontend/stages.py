@@ -40,8 +40,8 @@ def stage_of(gen, node) -> BufferRef | None:
     if alloc.name != "tile.alloc_shared":
         return None
     if viewed(buf):
-        raise gen.error(node, f"'{buf.name}' is viewed with T.reshape / T.view, which "
-                              "addresses its bytes row-major; its stages cannot also be named "
+        raise gen.error(node, f"'{buf.name}' is viewed with T.reshape / T.view, and a viewed "
+                              "buffer is not multi-buffered: its stages cannot also be named "
                               "as buffers")
     want = ir.Attribute.parse(f"#tile.shared<stages = {stages}>")
     if "layout" in alloc.attributes and alloc.attributes["layout"] != want:

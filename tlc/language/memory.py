@@ -109,10 +109,12 @@ def reshape(src: Buffer, shape: int | tuple) -> Buffer:
     either name is read through the other.
 
     Of a tensor parameter (or a view of one): a view of its memory, as
-    `T.Tensor(shape, src.dtype, src.data)`. Of a shared buffer: its bytes
-    addressed row-major with the new shape; the buffer then keeps the plain
-    row-major layout (no swizzle, no pipeline stages), so it cannot also be a
-    T.gemm operand. Of a fragment: its registers indexed row-major with the
+    `T.Tensor(shape, src.dtype, src.data)`. Of a shared buffer: its bytes, in
+    the row-major order of its own elements, addressed row-major with the new
+    shape, wherever the compiler's layout of the buffer (a gemm operand's
+    swizzle) puts them, so a gemm operand's bytes may be reused as scratch of
+    another type; a buffer with stages or a T.annotate_layout cannot be
+    viewed. Of a fragment: its registers indexed row-major with the
     new shape (the compiler places the fragment, whichever name a loop or
     reduction uses). Local buffers and reducers: not supported.
 

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::tile;
 
@@ -155,7 +157,9 @@ struct StageLowering : TileOpLowering<StageOp> {
 /// tile.view: of a fragment, the allocation's registers themselves (accesses
 /// through the view find them by the view's layout, fragmentOf); of a shared
 /// buffer, the block's dynamic shared memory at the allocation's offset with
-/// the view's type (a viewed allocation keeps the plain layout).
+/// the view's type, or, where the allocation is laid out otherwise than row
+/// by row (a gemm operand's swizzle), a flat array of the view's elements,
+/// each addressed where the layout puts its bytes (sharedAddress).
 struct ViewLowering : TileOpLowering<ViewOp> {
   using TileOpLowering::TileOpLowering;
   LogicalResult matchAndRewrite(ViewOp op, OpAdaptor adaptor,
@@ -168,10 +172,30 @@ struct ViewLowering : TileOpLowering<ViewOp> {
     if (!alloc || !alloc.getOffset() || !info.smem)
       return op.emitOpError("views a shared allocation with no offset; run "
                             "tile-allocate-shared-memory first");
+    SharedLayoutAttr layout = sharedLayout(alloc);
+    if (!layout.isPlain()) {
+      // A view element must lie in bytes the layout keeps together: a
+      // swizzle moves 16-byte pieces, column blocks keep runs of a block's
+      // row, and no piece spans two of the allocation's rows.
+      MemRefType allocType = alloc.getType();
+      int64_t viewBytes = std::max<int64_t>(1, op.getType().getElementTypeBitWidth() / 8);
+      int64_t allocBytes = std::max<int64_t>(1, allocType.getElementTypeBitWidth() / 8);
+      int64_t together = allocType.getDimSize(allocType.getRank() - 1) * allocBytes;
+      if (SwizzleAttr swizzle = layout.getSwizzle(); swizzle && swizzle.getBits())
+        together = std::gcd(together, int64_t(1) << swizzle.getBase());
+      if (int64_t block = layout.getColumnBlock())
+        together = std::gcd(together, block * allocBytes);
+      if (layout.getStages() > 0 || (viewBytes > allocBytes && together % viewBytes != 0))
+        return op.emitOpError("views ")
+               << bufferName(alloc.getResult()) << " with elements of " << viewBytes
+               << " bytes, which its layout (" << layout
+               << ") does not keep together; view it with elements of at most " << together
+               << " bytes";
+    }
     Value byteOffset =
         arith::ConstantIndexOp::create(rewriter, op.getLoc(), *alloc.getOffset());
-    rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(), info.smem, byteOffset,
-                                                ValueRange{});
+    auto type = cast<MemRefType>(getTypeConverter()->convertType(op.getResult()));
+    rewriter.replaceOpWithNewOp<memref::ViewOp>(op, type, info.smem, byteOffset, ValueRange{});
     return success();
   }
 };

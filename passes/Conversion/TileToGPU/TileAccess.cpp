@@ -169,11 +169,45 @@ static int64_t splitConstant(Value v, SmallVector<Value> &terms) {
   return splitConstant(add.getLhs(), terms) + splitConstant(add.getRhs(), terms);
 }
 
+/// sharedAddress of an element of a view (SharedBuffer::allocType): the
+/// allocation element holding its first byte, addressed through the layout,
+/// plus the bytes before it in that element.
+static std::pair<Value, SmallVector<Value>>
+viewAddress(OpBuilder &b, Location loc, const SharedBuffer &view, Value buffer,
+            ValueRange indices) {
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  int64_t viewBytes = std::max<int64_t>(1, view.type.getElementTypeBitWidth() / 8);
+  int64_t allocBytes = std::max<int64_t>(1, view.allocType.getElementTypeBitWidth() / 8);
+  Value flat = cst(0);
+  for (auto [index, size] : llvm::zip(indices, view.type.getShape()))
+    flat = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, flat, cst(size)), index);
+  Value bytes = arith::MulIOp::create(b, loc, flat, cst(viewBytes));
+  Value element = arith::DivUIOp::create(b, loc, bytes, cst(allocBytes));
+  SmallVector<Value> allocIndices(view.allocType.getRank());
+  for (int64_t d = view.allocType.getRank() - 1; d >= 0; --d) {
+    int64_t size = view.allocType.getDimSize(d);
+    allocIndices[d] = d ? arith::RemUIOp::create(b, loc, element, cst(size)).getResult() : element;
+    if (d)
+      element = arith::DivUIOp::create(b, loc, element, cst(size));
+  }
+  SharedBuffer alloc = view;
+  alloc.type = view.allocType;
+  alloc.allocType = MemRefType();
+  auto [memref, at] = sharedAddress(b, loc, &alloc, buffer, allocIndices);
+  Value physical = arith::MulIOp::create(b, loc, at.front(), cst(allocBytes));
+  if (viewBytes < allocBytes)
+    physical = arith::AddIOp::create(b, loc, physical,
+                                     arith::RemUIOp::create(b, loc, bytes, cst(allocBytes)));
+  return {memref, SmallVector<Value>{arith::DivUIOp::create(b, loc, physical, cst(viewBytes))}};
+}
+
 std::pair<Value, SmallVector<Value>>
 mlir::tile::sharedAddress(OpBuilder &b, Location loc, const SharedBuffer *shared,
                           Value buffer, ValueRange indices) {
   if (!shared)
     return {buffer, SmallVector<Value>(indices)};
+  if (shared->allocType)
+    return viewAddress(b, loc, *shared, buffer, indices);
   // Linearize, swizzle the byte offset, and address the flat view.
   MemRefType type = shared->type;
   SwizzleAttr swizzle = shared->layout.getSwizzle();
@@ -535,7 +569,9 @@ std::optional<SharedBuffer> mlir::tile::sharedBufferOf(Value original, Value con
   if (layout.isPlain())
     return std::nullopt;
   SharedBuffer buffer{cast<MemRefType>(original.getType()), layout.withStages(0), converted,
-                      Value()};
+                      Value(), MemRefType()};
+  if (original.getDefiningOp<ViewOp>())
+    buffer.allocType = alloc.getType();
   // One stage: a subview of the allocation's flat view from its first element.
   if (auto stage = converted.getDefiningOp<memref::SubViewOp>()) {
     buffer.flat = stage.getSource();

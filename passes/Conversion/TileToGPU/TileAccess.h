@@ -26,6 +26,11 @@ struct SharedBuffer {
   SharedLayoutAttr layout; ///< of one stage: `stages` is 0
   Value flat;              ///< the allocation as a 1-d view of elements
   Value base;              ///< the stage's first element in `flat` (null: 0)
+  /// A tile.view's allocation type (null: the buffer is no view): element e
+  /// of the view (row-major in `type`) is bytes [e x its size, (e + 1) x its
+  /// size) of the allocation's elements in row-major order, each where
+  /// `layout` puts it; `flat` is then a 1-d view of the view's elements.
+  MemRefType allocType;
 };
 
 /// The shared buffer `converted` (the converted form of the tile-level shared
