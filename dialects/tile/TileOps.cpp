@@ -722,6 +722,12 @@ LogicalResult TmaLoadOp::verify() {
 }
 
 LogicalResult PipelineOp::verify() {
+  // Each stage holds a tile and two 8-byte mbarriers of a block's shared
+  // memory (at most 227 KB): far fewer than this many.
+  constexpr int64_t kMaxStages = 4096;
+  if (getStages() > kMaxStages)
+    return emitOpError("has at most ") << kMaxStages << " stages (each holds shared memory), got "
+                                       << getStages();
   if (getConsumers() % 32)
     return emitOpError("consumers must be whole warps (a multiple of 32 threads), got ")
            << getConsumers();

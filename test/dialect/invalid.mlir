@@ -2048,6 +2048,17 @@ func.func @pipeline_part_warp(%B: memref<1024x1024xf16>, %k: index) {
 
 // -----
 
+func.func @pipeline_too_many_stages() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.pipeline' op has at most 4096 stages (each holds shared memory), got 2147483648}}
+    %pipe = tile.pipeline stages = 2147483648, consumers = 128 : !tile.pipeline
+  }
+  return
+}
+
+// -----
+
 func.func @pipeline_no_stages(%B: memref<1024x1024xf16>, %k: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
