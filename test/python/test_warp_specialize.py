@@ -29,13 +29,19 @@ def _operands(m, n, k, seed):
     return a, b, a.astype(np.float32) @ b.astype(np.float32)
 
 
+def _interpreted_gemm(prim, m, n, k, seed):
+    """Runs the m x n x k GEMM `prim` in the interpreter against numpy."""
+    a, b, ref = _operands(m, n, k, seed)
+    c = np.zeros((m, n), np.float16)
+    tlc.interpret(prim, a, b, c)
+    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+
+
 @pytest.mark.parametrize("stages", [1, 2, 3])
 def test_producer_consumer_interpreted(stages):
     # K of 5 steps: the ring wraps, and the last round is partial.
-    a, b, ref = _operands(128, 256, 320, stages)
-    c = np.zeros((128, 256), np.float16)
-    tlc.interpret(producer_consumer.factory(128, 256, 320, stages=stages), a, b, c)
-    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+    _interpreted_gemm(producer_consumer.factory(128, 256, 320, stages=stages), 128, 256, 320,
+                      stages)
 
 
 @pytest.mark.parametrize("stages", [0, 1, 2, 3])
@@ -44,10 +50,8 @@ def test_pipelined_bodies_interpreted(stages):
     # copies. The interpreter runs the bodies concurrently, so the producer runs
     # ahead as far as the rewritten waits let it (a wait left as written reads a
     # tile no one stored: an error).
-    a, b, ref = _operands(128, 256, 320, 20 + stages)
-    c = np.zeros((128, 256), np.float16)
-    tlc.interpret(pipelined_bodies.factory(128, 256, 320, stages=stages), a, b, c)
-    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+    _interpreted_gemm(pipelined_bodies.factory(128, 256, 320, stages=stages), 128, 256, 320,
+                      20 + stages)
 
 
 def test_pipelined_bodies_ir_and_ptx(tmp_path):
@@ -68,10 +72,8 @@ def test_pipelined_bodies_ir_and_ptx(tmp_path):
 
 @pytest.mark.parametrize("stages", [2, 3])
 def test_staged_ring_interpreted(stages):
-    a, b, ref = _operands(256, 128, 448, 10 + stages)
-    c = np.zeros((256, 128), np.float16)
-    tlc.interpret(staged_ring.factory(256, 128, 448, stages=stages), a, b, c)
-    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+    _interpreted_gemm(staged_ring.factory(256, 128, 448, stages=stages), 256, 128, 448,
+                      10 + stages)
 
 
 def test_staged_ring_ptx(tmp_path):
@@ -91,20 +93,14 @@ def test_staged_ring_ptx(tmp_path):
 
 
 def test_split_columns_interpreted():
-    a, b, ref = _operands(256, 128, 192, 7)
-    c = np.zeros((256, 128), np.float16)
-    tlc.interpret(split_columns.factory(256, 128, 192), a, b, c)
-    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+    _interpreted_gemm(split_columns.factory(256, 128, 192), 256, 128, 192, 7)
 
 
 def test_branches_on_the_thread_index_are_warpgroup_bodies(tmp_path):
     # `if tx < 128: ... else: ...` with tile work in the branches: each branch is its
     # warpgroup's T.ws body, as split_columns writes with T.ws.
     prim = split_columns_by_thread.factory(256, 128, 192)
-    a, b, ref = _operands(256, 128, 192, 8)
-    c = np.zeros((256, 128), np.float16)
-    tlc.interpret(prim, a, b, c)
-    assert np.abs(c.astype(np.float32) - ref).max() < 0.1
+    _interpreted_gemm(prim, 256, 128, 192, 8)
     ir_text = str(prim.build_module())
     assert len(re.findall(r"tile\.ws warpgroups = \[0\]", ir_text)) == 2
     assert len(re.findall(r"tile\.ws warpgroups = \[1\]", ir_text)) == 2
