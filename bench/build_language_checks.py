@@ -13,7 +13,8 @@ test/gpu/run_artifacts.py runs against torch:
 - partial_fragment_rows: T.copy of one row of a fragment picked by a T.Pipelined index (the
   element loop of a fragment part), as TileLang's flash decoding combines its splits;
 - warp_roles, gemm_of_warps: tile work in branches over part of a warpgroup (bodies of warps:
-  warp 0 reducing beside a pipelined loop of warps 1-2; a gemm on warps 2-5, mma.sync).
+  warp 0 reducing beside a pipelined loop of warps 1-2; a gemm on warps 2-5, mma.sync);
+- halves_of_an_accumulator: a loop guarded by `i < 32` reading accumulator row i + 32 * s.
 """
 
 import os
@@ -26,6 +27,7 @@ from checks import save_checked_programs  # noqa: E402
 # programs' lines are the test's own).
 sys.path.insert(0, os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "..", "test", "python")))
+from test_fragment_views import halves_of_an_accumulator  # noqa: E402
 from test_warp_specialize import gemm_of_warps, warp_roles  # noqa: E402
 
 import tlc.language as T  # noqa: E402
@@ -100,6 +102,8 @@ CHECKS = [
                   "rtol": 1e-5, "seed": 5}),
     (gemm_of_warps, {"expect": {"C": "A.float() @ A.float().T"}, "atol": 1e-2, "rtol": 1e-3,
                      "seed": 6}),
+    (halves_of_an_accumulator, {"expect": {"C": "(A.float() @ B.float()).reshape(2, 32, 64)"},
+                                "atol": 1e-2, "rtol": 1e-3, "seed": 7}),
 ]
 
 

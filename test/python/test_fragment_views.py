@@ -333,3 +333,69 @@ def test_lightning_indexer_in_the_interpreter(repo):
     n = np.arange(seq_kv)
     want[(n[None, :] < starts[:, None]) | (n[None, :] >= ends[:, None])] = -np.inf
     np.testing.assert_allclose(logits, want, rtol=1e-5, atol=1e-4)
+
+
+@T.prim_func
+def halves_of_an_accumulator(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+                             C: T.Tensor((2, 32, 64), "float32")):
+    # TileLang's sparse MLA backward stores its dKV accumulator half by half:
+    # a loop over all rows guarded by `i < 32` reads row i + 32 * s.
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        b = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        half = T.alloc_shared((32, 64), "float32")
+        T.copy(A, a)
+        T.copy(B, b)
+        T.gemm(a, b, acc, clear_accum=True)
+        for s in range(2):
+            for i, j in T.Parallel(64, 64):
+                if i < 32:
+                    half[i, j] = acc[i + s * 32, j]
+            T.copy(half, C[s, 0, 0])
+
+
+def test_a_guarded_loop_reads_a_shifted_half():
+    """The loop runs over the 32 rows its guard lets through, reading the
+    accumulator as (2, 32, 64) at (s, i, j)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((2, 32, 64), np.float32)
+    tlc.interpret(halves_of_an_accumulator, a, b, c)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    assert np.abs(c.reshape(64, 64) - ref).max() < 1e-2
+    ir_text = str(halves_of_an_accumulator.build_module())
+    assert "tile.parallel" in ir_text and "in [32, 64]" in ir_text
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_a_guarded_loop_reads_a_shifted_half_compiles(arch, tmp_path):
+    assemble(tlc.compile(halves_of_an_accumulator, target=arch).get_kernel_source(), arch,
+             tmp_path)
+
+
+@T.prim_func
+def first_half_of_an_accumulator(A: T.Tensor((64, 64), "float16"),
+                                 C: T.Tensor((32, 64), "float32")):
+    with T.Kernel(1, threads=128):
+        a = T.alloc_shared((64, 64), "float16")
+        acc = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, a)
+        T.gemm(a, a, acc, clear_accum=True)
+        for i, j in T.Parallel(64, 64):
+            if i < 32:
+                C[i, j] = acc[i, j]
+
+
+def test_a_guarded_loop_reading_its_own_rows_keeps_its_extent():
+    # Only a shifted read (i + a * 32 under i < 32) shortens the loop: here the
+    # loop keeps the accumulator's 64 rows (its layout) and the guard.
+    ir_text = str(first_half_of_an_accumulator.build_module())
+    assert "in [64, 64]" in ir_text and "in [32, 64]" not in ir_text
+    a = np.random.default_rng(12).standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((32, 64), np.float32)
+    tlc.interpret(first_half_of_an_accumulator, a, c)
+    ref = a.astype(np.float32) @ a.astype(np.float32)
+    assert np.abs(c - ref[:32]).max() < 1e-2
+

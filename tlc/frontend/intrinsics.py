@@ -7,13 +7,14 @@ import inspect
 import math
 
 from .. import ir
+from ..errors import CompilationError
 from ..dialects import arith, memref, scf, tile
 from ..language import debug, loops, memory, tile_ops
 from ..language.policy import GemmWarpPolicy
 from . import dtypes, loop_exits, pipeline_schedule, variables, ws_pipeline
 from .intrinsic_args import batch_of_one
 from .intrinsic_args import bind_args as _args
-from .intrinsic_args import static_bool, static_shape
+from .intrinsic_args import known_int, static_bool, static_shape
 from .intrinsic_args import parse_dtype as _dtype
 from .values import Affine, BufferRef, Scalar, as_affine, index_value, simplify
 from .threads import (call_annotate_min_blocks_per_sm,  # noqa: F401
@@ -227,6 +228,9 @@ def _parallel(gen, node) -> None:
         if s <= 0:
             raise gen.error(a, f"a T.Parallel extent must be positive, got {s}")
     names = _loop_vars(gen, node, len(shape))
+    body = node.body
+    if (guarded := _guarded_rows(gen, node, names, shape)) is not None:
+        shape, body = guarded
     op = tile.ParallelOp(shape)
     block = op.body.blocks.append(*([ir.IndexType.get()] * len(shape)))
     gen.parallel_depth += 1
@@ -237,10 +241,66 @@ def _parallel(gen, node) -> None:
             for n, arg, extent in zip(names, block.arguments, shape):
                 gen.bind(n, Affine.leaf(arg))
                 gen.ranges[arg] = (0, extent - 1)
-            gen.visit_body(node.body)
+            gen.visit_body(body)
     finally:
         gen.parallel_depth -= 1
         gen.outer_parallel = outer
+
+
+def _guarded_rows(gen, node, names, shape):
+    """(shape, body) of a T.Parallel loop whose whole body is `if i < c:` (c a
+    compile-time integer below i's extent, no else) and which reads or
+    writes a fragment at `i + a * c` (a not from the loop): the loop over
+    [0, c) in that dimension, without the `if`, the same iterations doing
+    the same work. TileLang's sparse MLA backward writes
+    `if bi_i < BS // 2: ... acc[bi_i + s * (BS // 2), d_i]` in a loop over
+    BS rows; over BS // 2 rows the fragment index is one tlc places (a
+    dimension split in two, `(s, bi_i)`). None for any other loop."""
+    if len(node.body) != 1 or not isinstance(node.body[0], ast.If) or node.body[0].orelse:
+        return None
+    test = node.body[0].test
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or \
+            not isinstance(test.ops[0], (ast.Lt, ast.LtE)) or \
+            not isinstance(test.left, ast.Name) or test.left.id not in names:
+        return None
+    bound = test.comparators[0]
+    if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(bound)):
+        return None
+    c = known_int(gen, bound)
+    dim = names.index(test.left.id)
+    if c is None:
+        return None
+    c += isinstance(test.ops[0], ast.LtE)
+    if not 0 < c < shape[dim]:
+        return None
+    var = test.left.id
+
+    def split(x) -> bool:  # `a * c`, `c * a` (a not from the loop) or the constant c
+        if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(x)):
+            return False
+        if known_int(gen, x) == c:
+            return True
+        return isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult) and \
+            c in (known_int(gen, x.left), known_int(gen, x.right))
+
+    def shifted(index) -> bool:  # `var + a * c` / `a * c + var`
+        if not isinstance(index, ast.BinOp) or not isinstance(index.op, ast.Add):
+            return False
+        return any(isinstance(v, ast.Name) and v.id == var and split(x)
+                   for v, x in ((index.left, index.right), (index.right, index.left)))
+
+    for n in ast.walk(node.body[0]):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+            items = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            if not any(shifted(i) for i in items):
+                continue
+            try:
+                buf = gen.lookup(n.value.id, n)
+            except CompilationError:
+                continue
+            if isinstance(buf, BufferRef) and buf.place == "fragment":
+                return [c if d == dim else e for d, e in enumerate(shape)], node.body[0].body
+    return None
 
 
 def _bounds(gen, call, what: str, fn, unsupported: dict[str, str] | None = None):
