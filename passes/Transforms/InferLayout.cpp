@@ -556,12 +556,41 @@ LogicalResult inferParallel(ParallelOp loop) {
   };
   if (first)
     return finish(*first);
-  // No fragment: spread the iterations so consecutive threads take
-  // consecutive elements (coalesced when the body reads global memory), in
-  // runs of a 16-byte vector each where the body allows it.
   FailureOr<ThreadGroup> group = threadGroupOf(loop);
   if (failed(group))
     return failure();
+  // No fragment of the loop's shape, but one indexed in some dimensions by
+  // values the loop does not change already has a layout (a gemm's
+  // accumulator read half by half, acc[i + s * 16, j]): the loop takes that
+  // layout with those dimensions sliced out, where each element then has
+  // one thread, so each thread reads registers it holds (their order
+  // changed at most) instead of a conversion through shared memory.
+  int64_t elements = 1;
+  for (int64_t e : loop.getShape())
+    elements *= e;
+  for (Outer &o : outer) {
+    std::optional<LayoutAttr> placed = o.frag.getLayout();
+    if (!placed || !o.indexing.dropped.empty())
+      continue;
+    ArrayRef<int64_t> shape = o.frag.getType().getShape();
+    SmallVector<int64_t> split = o.indexing.splitShape(shape);
+    SmallVector<int64_t> rest;
+    for (auto [d, size] : llvm::enumerate(split))
+      if (!llvm::is_contained(o.indexing.outer, (int64_t)d))
+        rest.push_back(size);
+    if (ArrayRef<int64_t>(rest) != loop.getShape())
+      continue;
+    std::string why;
+    FailureOr<SlicedLayout> sliced =
+        sliceRows(reshapeLayout(*placed, shape, split), split, o.indexing.outer, why);
+    if (failed(sliced) || sliced->layout.getThreads() != group->count ||
+        sliced->layout.getThreads() * sliced->layout.getRegs() != elements)
+      continue;
+    return finish(sliced->layout);
+  }
+  // No fragment: spread the iterations so consecutive threads take
+  // consecutive elements (coalesced when the body reads global memory), in
+  // runs of a 16-byte vector each where the body allows it.
   std::string why;
   FailureOr<LayoutAttr> layout = LayoutAttr::getBlocked(
       loop.getContext(), loop.getShape(), group->count, parallelVectorWidth(loop), why);

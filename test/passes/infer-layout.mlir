@@ -1174,3 +1174,37 @@ func.func @shared_tile_add(%C: memref<16x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop over 32 rows reading a gemm's 64-row accumulator at i + 32 * s (a
+// dimension split in two, s outside the loop). With FullCol on mma.sync each
+// warp holds all 64 rows of its columns, so rows i and i + 32 are in one
+// thread: the loop takes the accumulator's layout with the halves sliced out
+// (an element a thread) and reads its registers: no converted copy.
+// CHECK-LABEL: func.func @shifted_half
+// CHECK: tile.alloc_fragment {layout = #tile.layout<threads = 128, regs = 32
+// CHECK-NOT: tile.alloc_fragment
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [32, 64] attributes {layout = #tile.layout<threads = 128, regs = 16
+// CHECK-NOT: tile.alloc_fragment
+func.func @shifted_half(%A: memref<64x64xf16>, %C: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %acc = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %half = tile.alloc_shared : memref<32x64xf32, #gpu.address_space<workgroup>>
+    tile.gemm %a, %a, %acc {clear_accum, policy = #tile.warp_policy<full_col>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    scf.for %s = %c0 to %c2 step %c1 {
+      tile.parallel (%i, %j) in [32, 64] {
+        %shift = arith.muli %s, %c32 : index
+        %row = arith.addi %i, %shift : index
+        %x = memref.load %acc[%row, %j] : memref<64x64xf32, #tile.space<fragment>>
+        memref.store %x, %half[%i, %j] : memref<32x64xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}

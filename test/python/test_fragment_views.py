@@ -399,3 +399,43 @@ def test_a_guarded_loop_reading_its_own_rows_keeps_its_extent():
     ref = a.astype(np.float32) @ a.astype(np.float32)
     assert np.abs(c - ref[:32]).max() < 1e-2
 
+
+def _halves(policy):
+    @T.prim_func
+    def halves(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+               C: T.Tensor((2, 32, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 64), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            half = T.alloc_shared((32, 64), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, acc, clear_accum=True, policy=policy)
+            for s in range(2):
+                for i, j in T.Parallel(64, 64):
+                    if i < 32:
+                        half[i, j] = acc[i + s * 32, j]
+                T.copy(half, C[s, 0, 0])
+
+    return halves
+
+
+def test_a_shifted_half_held_by_its_own_threads_needs_no_conversion():
+    """With FullCol each warp holds all 64 rows of its columns, so rows i and
+    i + 32 are in one thread: the loop takes the accumulator's layout with the
+    halves sliced out and reads its registers, no converted copy. Split
+    2 x 2, rows i and i + 32 are in different warps: a converted copy (through
+    shared memory)."""
+    full_col = tlc.compile(_halves(T.GemmWarpPolicy.FullCol), target="sm_80")
+    square = tlc.compile(_halves(T.GemmWarpPolicy.Square), target="sm_80")
+    # The converted copy is a fragment of its own (and a tile.copy into it).
+    assert full_col.get_mlir("optimized").count("tile.alloc_fragment") == 1
+    assert square.get_mlir("optimized").count("tile.alloc_fragment") == 2
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    for kernel in (full_col, square):  # the IR the passes leave, layouts and all
+        c = np.zeros((2, 32, 64), np.float32)
+        tlc.interpret(kernel.get_mlir("optimized"), a, b, c)
+        assert np.abs(c.reshape(64, 64) - a.astype(np.float32) @ b.astype(np.float32)).max() < 1e-2
