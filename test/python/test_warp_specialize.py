@@ -54,6 +54,60 @@ def test_pipelined_bodies_interpreted(stages):
                       20 + stages)
 
 
+@T.macro
+def load_step(A, B, a, b, k):
+    T.copy(A[0, k * 64], a)
+    T.copy(B[k * 64, 0], b)
+
+
+def pipelined_branches(stages):
+    """pipelined_bodies with `if tx < 128: ... else: ...` for T.ws, its loads
+    in a T.macro."""
+
+    @T.prim_func
+    def gemm(A: T.Tensor((128, 320), "float16"), B: T.Tensor((320, 128), "float16"),
+             C: T.Tensor((128, 128), "float16")):
+        with T.Kernel(1, threads=256) as _:
+            a = T.alloc_shared((128, 64), "float16")
+            b = T.alloc_shared((64, 128), "float16")
+            acc = T.alloc_fragment((128, 128), "float32")
+            loaded = T.alloc_barrier(128)
+            consumed = T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx >= 128:
+                T.clear(acc)
+            for k in T.Pipelined(5, num_stages=stages):
+                if tx < 128:
+                    T.barrier_wait(consumed, (k + 1) % 2)
+                    load_step(A, B, a, b, k)
+                    T.barrier_arrive(loaded)
+                else:
+                    T.barrier_wait(loaded, k % 2)
+                    T.gemm(a, b, acc)
+                    T.barrier_arrive(consumed)
+            if tx >= 128:
+                T.copy(acc, C)
+
+    return gemm
+
+
+@pytest.mark.parametrize("stages", [0, 2, 3])
+def test_pipelined_branches_interpreted(stages):
+    # The bodies are branches on the thread index; the tiles the macro loads
+    # are staged like those T.copy writes in the loop itself.
+    prim = pipelined_branches(stages)
+    if stages:
+        assert str(prim.build_module()).count(f"#tile.shared<stages = {stages}>") == 2
+    _interpreted_gemm(prim, 128, 128, 320, 30 + stages)
+
+
+def test_pipelined_branches_ptx(tmp_path):
+    for arch in ("sm_90a", "sm_80"):
+        ptx = tlc.compile(pipelined_branches(2), target=arch).get_kernel_source()
+        assert ("wgmma.mma_async" in ptx) == (arch == "sm_90a")
+        ptxas.assemble(ptx, arch, tmp_path)
+
+
 def test_pipelined_bodies_ir_and_ptx(tmp_path):
     prim = pipelined_bodies.factory(1024, 1024, 1024, stages=3)
     ir_text = str(prim.build_module())
@@ -419,15 +473,38 @@ def staged_before(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float
                 T.copy(s, C)
 
 
+@T.macro
+def producer_body(A, s):
+    with T.ws(0):
+        T.copy(A, s)
+
+
 @T.prim_func
-def branch_in_stages(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+def macro_in_stages(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
     with T.Kernel(1, threads=256) as _:
         s = T.alloc_shared((64, 64), "float16")
-        tx = T.get_thread_binding()
         for k in T.Pipelined(4, num_stages=2):
-            if tx < 128:  # E:branchstages
+            producer_body(A, s)  # E:macrostages
+            with T.ws(1):
+                T.copy(s, C)
+
+
+@T.macro
+def wait_for(bar, k):
+    T.barrier_wait(bar, k % 2)  # E:macrowait
+
+
+@T.prim_func
+def wait_in_a_macro(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float16")):
+    with T.Kernel(1, threads=256) as _:
+        s = T.alloc_shared((64, 64), "float16")
+        full = T.alloc_barrier(128)
+        for k in T.Pipelined(4, num_stages=2):
+            with T.ws(0):
                 T.copy(A, s)
-            else:
+                T.barrier_arrive(full)
+            with T.ws(1):
+                wait_for(full, k)
                 T.copy(s, C)
 
 
@@ -749,8 +826,11 @@ def max_nreg_over_budget(A: T.Tensor((128,), "float16")):
      "'s' is a shared buffer staged by the T.ws bodies of the T.Pipelined loop at line"),
     (staged_before, "stagedbefore", "T.Pipelined",
      "'s' is used before this loop, which gives it one copy per stage (num_stages=3)"),
-    (branch_in_stages, "branchstages", "if",
-     "a warpgroup body inside a T.Pipelined loop the compiler pipelines"),
+    (macro_in_stages, "macrostages", "producer_body",
+     "'producer_body' holds a T.ws body, and the T.Pipelined loop at line"),
+    (wait_in_a_macro, "macrowait", "k % 2",
+     "must be in the loop's own code, where tlc rewrites its parity from the loop's index "
+     "'k' (not in a T.macro)"),
     (staged_scheduled, "stagesched", "T.Pipelined", "a loop of T.ws bodies takes num_stages"),
     (ws_binds, "binds", "w:", "`with T.ws(...)` binds no name"),
     (fragment_of_two, "two", "T.alloc_fragment",

@@ -342,7 +342,7 @@ def _pipelined(gen, node) -> None:
     call = node.iter
     start, stop, step, a = _bounds(gen, call, "T.Pipelined", loops.Pipelined,
                                    _PIPELINED_UNSUPPORTED)
-    bodies = ws_pipeline.ws_statements(node)
+    bodies, _ = ws_pipeline.ws_bodies(gen, node)
     if bodies and any(k in a.given for k in ("order", "stage", "group")):
         raise gen.error(call, "T.Pipelined's order / stage / group annotations schedule "
                               "copies the compiler pipelines; a loop of T.ws bodies takes "

@@ -92,9 +92,9 @@ def build_ws(gen, call, groups: list[int], body, unit: str = "warpgroups") -> No
         if name == "tile.pipelined":
             raise gen.error(call, (
                 "a warpgroup body inside a T.Pipelined loop the compiler pipelines: tlc "
-                "stages a loop of T.ws bodies when `with T.ws(...)` is written in the loop's "
-                "own body, not built by a T.macro or a branch on the thread index (write "
-                "the T.ws in the loop, or use num_stages=0 and stage the buffers with "
+                "stages a loop of T.ws bodies when `with T.ws(...)` (or the `if` on the "
+                "thread index) is written in the loop's own body, not built by a T.macro "
+                "(write it in the loop, or use num_stages=0 and stage the buffers with "
                 "T.alloc_barrier barriers, or drop T.ws and let the compiler specialize the "
                 "loop)"))
     with gen.loc(call):

@@ -1,7 +1,8 @@
 """A T.Pipelined loop whose body the program splits into T.ws bodies.
 
 TileLang's hand-written producer/consumer GEMMs put their `with T.ws(...)`
-bodies inside `for ko in T.Pipelined(n, num_stages=S)`, with one shared tile
+bodies (or `if tx < 128: ... else: ...` branches over whole warpgroups)
+inside `for ko in T.Pipelined(n, num_stages=S)`, with one shared tile
 per operand and one barrier per direction, waited as if the loop ran one
 iteration at a time (`T.barrier_wait(compute_is_done, (ko + 1) % 2)`,
 `T.barrier_wait(data_is_ready, ko % 2)`). The bodies run on different
@@ -53,34 +54,77 @@ def _base(node) -> ast.Name | None:
     return node if isinstance(node, ast.Name) else None
 
 
-def ws_statements(loop: ast.For) -> list[ast.With]:
-    """The `with T.ws(...)` statements in the loop's body."""
-    return [n for stmt in loop.body for n in ast.walk(stmt) if isinstance(n, ast.With)
-            and n.items and _called(n.items[0].context_expr) == "ws"]
+def ws_bodies(gen, loop: ast.For) -> tuple[list, list]:
+    """The warpgroup bodies in the loop's body: those of its `with T.ws(...)`
+    statements and of its `if`s on the thread index that become bodies
+    (tlc.frontend.thread_ranges), as statement lists, and the statements of
+    the loop's body that hold them."""
+    from .thread_ranges import warp_branches
+
+    bodies, holders = [], []
+    for stmt in loop.body:
+        withs = [n for n in ast.walk(stmt) if isinstance(n, ast.With) and n.items
+                 and _called(n.items[0].context_expr) == "ws"]
+        if withs:
+            bodies += [w.body for w in withs]
+            holders.append(stmt)
+        elif isinstance(stmt, ast.If) and (branches := warp_branches(gen, stmt)) is not None:
+            bodies += [stmts for _, stmts in branches]
+            holders.append(stmt)
+    return bodies, holders
 
 
-def _written(body) -> set[str]:
-    """Names of the buffers `body` (statements) writes: copy destinations, gemm
-    accumulators, fills, element stores."""
-    names = set()
+def _macro_of(gen, call):
+    """The T.macro a call calls (by name), else None."""
+    from .prim_func import Macro
+
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return None
+    try:
+        fn = gen.lookup(call.func.id, call)
+    except Exception:
+        return None
+    return fn if isinstance(fn, Macro) else None
+
+
+def _accesses(gen, body, loop, depth: int = 0) -> tuple[set[str], set[str]]:
+    """(written, used): names of the buffers `body` (statements) writes (copy
+    destinations, gemm accumulators, fills, element stores) and all names it
+    uses, looking into the T.macro calls it makes (their parameters standing
+    for the call's arguments). A macro holding a T.ws body is an error: its
+    bodies' accesses could not be told apart."""
+    written, used = set(), set()
     for stmt in body:
         for n in ast.walk(stmt):
+            if isinstance(n, ast.Name):
+                used.add(n.id)
+            if (m := _macro_of(gen, n)) is not None and depth < 8:
+                params = [a.arg for a in m.node.args.args]
+                bound = dict(zip(params, n.args))
+                bound.update({k.arg: k.value for k in n.keywords if k.arg})
+                if any(isinstance(w, ast.With) and w.items and
+                       _called(w.items[0].context_expr) == "ws" for w in ast.walk(m.node)):
+                    raise gen.error(n, (
+                        f"'{m.name}' holds a T.ws body, and the T.Pipelined loop at line "
+                        f"{loop.lineno} gives its bodies' buffers one copy per stage: write "
+                        "the T.ws in the loop's own body (or use num_stages=0)"))
+                inner_w, inner_u = _accesses(gen, m.node.body, loop, depth + 1)
+                for name in inner_w:
+                    if name in bound and (b := _base(bound[name])) is not None:
+                        written.add(b.id)
+                continue
             if (pos := _WRITERS.get(_called(n))) is not None:
                 key = ("dst" if pos == 1 else "C" if pos == 2 else "buffer")
                 arg = n.args[pos] if len(n.args) > pos else next(
                     (k.value for k in n.keywords if k.arg == key), None)
                 if (b := _base(arg)) is not None:
-                    names.add(b.id)
+                    written.add(b.id)
             targets = n.targets if isinstance(n, ast.Assign) else \
                 [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
             for t in targets:
                 if isinstance(t, ast.Subscript) and (b := _base(t)) is not None:
-                    names.add(b.id)
-    return names
-
-
-def _used(body) -> set[str]:
-    return {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+                    written.add(b.id)
+    return written, used
 
 
 def _arrived(loop: ast.For) -> dict[str, ast.AST]:
@@ -116,9 +160,10 @@ class StagedBarriers:
     copies and what a wait's parity becomes."""
 
     def __init__(self, loop: ast.For, var: str, start, step: int, stages: int,
-                 iteration: ir.Value, offset: ir.Value):
+                 iteration: ir.Value, offset: ir.Value, depth: int):
         self.loop, self.var, self.start, self.step, self.stages = loop, var, start, step, stages
         self.iteration, self.offset = iteration, offset
+        self.depth = depth  # the T.macro calls the loop is built in
 
 
 def _alloc_of(buf: BufferRef):
@@ -129,11 +174,10 @@ def _alloc_of(buf: BufferRef):
 def _stage_buffers(gen, loop: ast.For, stages: int) -> tuple[list, list]:
     """The shared buffers and the barrier lists the loop stages, checked:
     [(name, BufferRef)] each."""
-    bodies = ws_statements(loop)
-    # Each T.ws body, and the loop's other statements (run by every thread).
-    groups = [w.body for w in bodies] + [[s for s in loop.body if s not in bodies]]
-    writes = [_written(g) for g in groups]
-    uses = [_used(g) for g in groups]
+    bodies, holders = ws_bodies(gen, loop)
+    # Each warpgroup body, and the loop's other statements (run by every thread).
+    groups = bodies + [[s for s in loop.body if s not in holders]]
+    writes, uses = zip(*[_accesses(gen, g, loop) for g in groups])
     buffers = []
     for name in sorted(set().union(*writes)):
         if not any(name in w and any(name in u for j, u in enumerate(uses) if j != i)
@@ -226,7 +270,8 @@ def build(gen, node: ast.For, start, stop, step: int, stages: int, sequential_lo
             gen.scopes[-1][name] = BufferRef(name, view, list(buf.shape), buf.dtype, "shared")
         for name, buf in barriers:
             offset = arith.muli(stage, cst(buf.shape[0]))
-            staged = StagedBarriers(node, var, start, step, stages, iteration, offset)
+            staged = StagedBarriers(node, var, start, step, stages, iteration, offset,
+                                    len(gen.macros))
             gen.scopes[-1][name] = BufferRef(name, values[name], list(buf.shape), buf.dtype,
                                              "barrier", stage=staged)
 
@@ -259,6 +304,11 @@ def staged_parity(gen, staged: StagedBarriers, parity_node) -> ir.Value:
     """The parity a wait for `parity_node` (a parity of the loop's index)
     waits for on this iteration's copy of a staged barrier list."""
     var, step = staged.var, staged.step
+    if len(gen.macros) != staged.depth or not any(var in scope for scope in gen.scopes):
+        raise gen.error(parity_node, (
+            f"a wait on a barrier the T.Pipelined loop at line {staged.loop.lineno} gives one "
+            f"copy per stage (num_stages={staged.stages}) must be in the loop's own code, "
+            f"where tlc rewrites its parity from the loop's index '{var}' (not in a T.macro)"))
     starts = [staged.start] if isinstance(staged.start, int) else [0, 1, 2, 3]
     for b in starts:
         got = [_with_var(gen, var, b + j * step, lambda: gen.eval(parity_node))
