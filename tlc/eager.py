@@ -206,7 +206,10 @@ class EagerJITFactory:
         self.node = _find_def(fn, self.filename)
         self.decl = _Declarations(self.node, self.filename)
         self.signature = inspect.signature(fn)
-        self.env = _closure_env(fn)
+        # Names the function reads: the module-level values among them key the
+        # kernels (a global set after the decorator, as TileLang's examples set
+        # `M = 8192` below the kernel, is read when the kernel is built).
+        self._names = sorted({n.id for n in ast.walk(self.node) if isinstance(n, ast.Name)})
         annotations = getattr(fn, "__annotations__", {}) or {}
         # `alpha: T.float32` is a launch argument; a Python type (`block_M: int
         # = 128`, `out_dtype: T.dtype = T.float16`) only hints a compile-time value.
@@ -309,6 +312,21 @@ class EagerJITFactory:
             raise TypeError(f"{self.__name__}.compile has no parameter or size "
                             f"'{next(iter(kwargs))}'")
         return EagerCall(values, {}, consts, {}, None, values)
+
+    @property
+    def env(self) -> dict:
+        """The factory's globals and closure as they are now."""
+        from .frontend.prim_func import _closure_env
+
+        return _closure_env(self.fn)
+
+    def _globals_key(self) -> tuple:
+        """The plain values (numbers, strings) of the module-level names the
+        function reads, as they are now: a kernel built for other values is
+        another kernel."""
+        g = self.fn.__globals__
+        return tuple((n, g[n]) for n in self._names
+                     if n in g and isinstance(g[n], (bool, int, float, str)))
 
     # -- sizes --------------------------------------------------------------------
 
@@ -443,7 +461,8 @@ class EagerJITFactory:
         statics = [(n, v) for n, v in values.items() if n not in self.runtime]
         try:
             key = (tuple(statics), tuple(sorted(consts.items())),
-                   tuple(sorted((n, str(d)) for n, d in dtypes.items())), target)
+                   tuple(sorted((n, str(d)) for n, d in dtypes.items())), target,
+                   self._globals_key())
             hash(key)
         except TypeError:
             key = repr(key)

@@ -164,6 +164,30 @@ def test_the_interpreter_takes_float32_arrays_for_bfloat16_tensors():
         compiled.get_kernel_source(x)
 
 
+def _late_rows(X, block=64):
+    X: T.Tensor((LATE_N,), "float32")  # noqa: F821  (a module-level name set below)
+    Y = T.empty((LATE_N,), "float32")  # noqa: F821
+    with T.Kernel(T.ceildiv(LATE_N, block), threads=64) as bx:  # noqa: F821
+        for i in T.Parallel(block):
+            if bx * block + i < LATE_N:  # noqa: F821
+                Y[bx * block + i] = X[bx * block + i] + LATE_N  # noqa: F821
+    return Y
+
+
+def test_module_level_names_are_read_when_the_kernel_is_built():
+    # TileLang's online-softmax example sets `M = 8192` below its kernel: the
+    # declaration reads the module's value at the call, and a kernel built for
+    # another value is not reused.
+    global LATE_N
+    late = tlc.jit(interpret=True)(_late_rows)
+    LATE_N = 100
+    np.testing.assert_array_equal(late(np.zeros(100, np.float32)), np.full(100, 100.0))
+    LATE_N = 70
+    np.testing.assert_array_equal(late(np.ones(70, np.float32)), np.full(70, 71.0))
+    with pytest.raises(ArgumentError, match="dim 0 must be 70, got 100"):
+        late(np.ones(100, np.float32))
+
+
 M_DYN = T.dynamic("m")
 
 
