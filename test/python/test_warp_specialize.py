@@ -108,6 +108,43 @@ def test_pipelined_branches_ptx(tmp_path):
         ptxas.assemble(ptx, arch, tmp_path)
 
 
+def pipelined_from(start, stages):
+    """A staged loop over [start, start + 5) whose waits' parities are written
+    from k (the rewrite evaluates them at the loop's first index)."""
+
+    @T.prim_func
+    def gemm(A: T.Tensor((128, 320), "float16"), B: T.Tensor((320, 128), "float16"),
+             C: T.Tensor((128, 128), "float16")):
+        with T.Kernel(1, threads=256) as _:
+            a = T.alloc_shared((128, 64), "float16")
+            b = T.alloc_shared((64, 128), "float16")
+            acc = T.alloc_fragment((128, 128), "float32")
+            loaded = T.alloc_barrier(128)
+            consumed = T.alloc_barrier(128)
+            with T.ws(1):
+                T.clear(acc)
+            for k in T.Pipelined(start, start + 5, num_stages=stages):
+                with T.ws(0):
+                    T.barrier_wait(consumed, (k - start + 1) % 2)
+                    T.copy(A[0, (k - start) * 64], a)
+                    T.copy(B[(k - start) * 64, 0], b)
+                    T.barrier_arrive(loaded)
+                with T.ws(1):
+                    T.barrier_wait(loaded, (k + start) % 2)
+                    T.gemm(a, b, acc)
+                    T.barrier_arrive(consumed)
+            with T.ws(1):
+                T.copy(acc, C)
+
+    return gemm
+
+
+@pytest.mark.parametrize("start", [1, 3])
+@pytest.mark.parametrize("stages", [2, 3])
+def test_pipelined_bodies_from_another_start(start, stages):
+    _interpreted_gemm(pipelined_from(start, stages), 128, 128, 320, start * 10 + stages)
+
+
 def test_pipelined_bodies_ir_and_ptx(tmp_path):
     prim = pipelined_bodies.factory(1024, 1024, 1024, stages=3)
     ir_text = str(prim.build_module())
