@@ -335,24 +335,31 @@ def test_lightning_indexer_in_the_interpreter(repo):
     np.testing.assert_allclose(logits, want, rtol=1e-5, atol=1e-4)
 
 
-@T.prim_func
-def halves_of_an_accumulator(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
-                             C: T.Tensor((2, 32, 64), "float32")):
-    # TileLang's sparse MLA backward stores its dKV accumulator half by half:
-    # a loop over all rows guarded by `i < 32` reads row i + 32 * s.
-    with T.Kernel(1, threads=128):
-        a = T.alloc_shared((64, 64), "float16")
-        b = T.alloc_shared((64, 64), "float16")
-        acc = T.alloc_fragment((64, 64), "float32")
-        half = T.alloc_shared((32, 64), "float32")
-        T.copy(A, a)
-        T.copy(B, b)
-        T.gemm(a, b, acc, clear_accum=True)
-        for s in range(2):
-            for i, j in T.Parallel(64, 64):
-                if i < 32:
-                    half[i, j] = acc[i + s * 32, j]
-            T.copy(half, C[s, 0, 0])
+def _halves(policy):
+    """TileLang's sparse MLA backward stores its dKV accumulator half by half:
+    a loop over all rows guarded by `i < 32` reads row i + 32 * s."""
+
+    @T.prim_func
+    def halves(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
+               C: T.Tensor((2, 32, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((64, 64), "float16")
+            b = T.alloc_shared((64, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            half = T.alloc_shared((32, 64), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, acc, clear_accum=True, policy=policy)
+            for s in range(2):
+                for i, j in T.Parallel(64, 64):
+                    if i < 32:
+                        half[i, j] = acc[i + s * 32, j]
+                T.copy(half, C[s, 0, 0])
+
+    return halves
+
+
+halves_of_an_accumulator = _halves(T.GemmWarpPolicy.Square)
 
 
 def test_a_guarded_loop_reads_a_shifted_half():
@@ -398,27 +405,6 @@ def test_a_guarded_loop_reading_its_own_rows_keeps_its_extent():
     tlc.interpret(first_half_of_an_accumulator, a, c)
     ref = a.astype(np.float32) @ a.astype(np.float32)
     assert np.abs(c - ref[:32]).max() < 1e-2
-
-
-def _halves(policy):
-    @T.prim_func
-    def halves(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"),
-               C: T.Tensor((2, 32, 64), "float32")):
-        with T.Kernel(1, threads=128):
-            a = T.alloc_shared((64, 64), "float16")
-            b = T.alloc_shared((64, 64), "float16")
-            acc = T.alloc_fragment((64, 64), "float32")
-            half = T.alloc_shared((32, 64), "float32")
-            T.copy(A, a)
-            T.copy(B, b)
-            T.gemm(a, b, acc, clear_accum=True, policy=policy)
-            for s in range(2):
-                for i, j in T.Parallel(64, 64):
-                    if i < 32:
-                        half[i, j] = acc[i + s * 32, j]
-                T.copy(half, C[s, 0, 0])
-
-    return halves
 
 
 def test_a_shifted_half_held_by_its_own_threads_needs_no_conversion():
