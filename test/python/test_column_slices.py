@@ -120,8 +120,8 @@ def sliced_and_indexed(Q: T.Tensor((64, 192), "float16"), K: T.Tensor((64, 128),
         acc = T.alloc_fragment([64, 64], "float32")
         T.copy(Q, Q_s)
         T.copy(K, K_s)
-        Q_s[0, 0] = 0  # an element access: Q_s stays one buffer
-        T.gemm(Q_s[:, :128], K_s, acc, transpose_B=True, clear_accum=True)  # E:indexed
+        Q_s[0, 0] = 0  # an element access: into the piece holding column 0
+        T.gemm(Q_s[:, :128], K_s, acc, transpose_B=True, clear_accum=True)
         T.copy(acc, S)
 
 
@@ -139,8 +139,21 @@ def overlapping_slices(Q: T.Tensor((64, 192), "float16"), K: T.Tensor((64, 128),
         T.copy(acc, S)
 
 
-@pytest.mark.parametrize("prim, marker", [(sliced_and_indexed, "indexed"),
-                                          (overlapping_slices, "overlap")])
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_element_accesses_of_a_split_buffer(target, tmp_path):
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((64, 192)).astype(np.float16)
+    k = rng.standard_normal((64, 128)).astype(np.float16)
+    s = np.zeros((64, 64), np.float32)
+    tlc.interpret(sliced_and_indexed, q, k, s)
+    q0 = q.copy()
+    q0[0, 0] = 0
+    assert np.abs(s - q0[:, :128].astype(np.float32) @ k.astype(np.float32).T).max() < 1e-2
+    assemble(tlc.compile(sliced_and_indexed, target=target).get_kernel_source(), target,
+             tmp_path)
+
+
+@pytest.mark.parametrize("prim, marker", [(overlapping_slices, "overlap")])
 def test_slices_of_a_buffer_used_otherwise_are_errors(prim, marker):
     with pytest.raises(tlc.CompilationError) as info:
         tlc.compile(prim, target="sm_90a")

@@ -22,7 +22,7 @@ THIS = str(Path(__file__).resolve())
 
 # Where TileLang itself takes any number of positional arguments.
 VARIADIC = {"Kernel": "blocks", "Parallel": "extents", "max": "more", "min": "more",
-            "alloc_var": "args", "ws": "warp_group_idx"}
+            "alloc_var": "args", "ws": "warp_group_idx", "access_ptr": "extents"}
 # Used only as loop iterators (`for k in T.serial(...)`), never called in an expression.
 LOOP_ONLY = {"serial", "unroll", "vectorized", "Persistent"}
 

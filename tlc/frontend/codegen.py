@@ -12,7 +12,7 @@ import copy
 import inspect
 
 from .. import ir
-from ..dialects import arith, func, scf
+from ..dialects import arith, func, scf, tile
 from ..errors import CompilationError, Diagnostic, SourceLocation
 from ..language.types import OnChipBuffer, SymbolicDim, SymbolicExpr, Tensor, dtype as DType
 from . import dtypes, loop_exits, reducers, thread_ranges, variables, warp_groups
@@ -606,6 +606,14 @@ class CodeGenerator(ExpressionMixin):
             raise self.error(node, f"{what} must be inside `with T.Kernel(...)`")
 
     def store(self, target: ast.Subscript, value) -> None:
+        from .column_split import ColumnPieces, route
+
+        if variables.named(self, target.value) is None and \
+                isinstance(pieces := self.eval(target.value), ColumnPieces):
+            # an element of a buffer split by its column slices: in its column's piece
+            route(self, target, pieces,
+                  lambda piece, at: self.store_element(piece, at, value, target))
+            return
         buf, indices = self.subscript(target)
         if buf.place == "barrier":
             raise self.error(target, f"'{buf.name}' holds mbarriers: use them with "
@@ -640,6 +648,43 @@ def _drop_unused_shared(module: ir.Module) -> None:
         op.erase()
 
 
+def _stage_element_accesses(module: ir.Module) -> None:
+    """Element loads and stores of a shared allocation laid out in stages (a
+    buffer some op named by its stages, `A_s[k % 2, :, :]`) reach it through
+    the tile.stage of their leading index, as every use of such an
+    allocation does (TileLang's per-thread producers store into
+    `KV_s[stage, row, col]`)."""
+    from ..dialects import memref
+
+    staged = []
+
+    def visit(op):
+        if op.name == "tile.alloc_shared" and "layout" in op.attributes and \
+                "stages" in str(op.attributes["layout"]):
+            staged.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for alloc in staged:
+        value = alloc.results[0]
+        t = ir.MemRefType(value.type)
+        stage_t = ir.MemRefType.get(t.shape[1:], t.element_type, memory_space=t.memory_space)
+        for use in list(value.uses):
+            user = use.owner
+            if user.name not in ("memref.load", "memref.store"):
+                continue
+            first = 1 if user.name == "memref.store" else 0  # the memref's operand
+            indices = list(user.operands)[first + 1:]
+            with ir.InsertionPoint(user), user.location:
+                stage = tile.stage(stage_t, value, indices[0])
+                if user.name == "memref.load":
+                    new = memref.load(stage, indices[1:])
+                    user.results[0].replace_all_uses_with(new)
+                else:
+                    memref.store(user.operands[0], stage, indices[1:])
+            user.erase()
+
+
 def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Module:
     """Builds the tile IR of `prim` into `module` (else a new module, in
     `context` or a new context)."""
@@ -656,6 +701,7 @@ def build_module(prim, context=None, module: ir.Module | None = None) -> ir.Modu
             try:
                 CodeGenerator(prim, module).build()
                 _drop_unused_shared(module)
+                _stage_element_accesses(module)
                 # Verify here, so that an invalid program (a T.gemm whose shapes do
                 # not agree) is reported at its line whatever is done with the IR.
                 module.operation.verify()

@@ -5,18 +5,23 @@ TileLang's DeepSeek sparse MLA keeps the query's two parts in one buffer,
 `T.copy(Q[..., :D], Q_shared[:, :D])` and `T.copy(Q[..., D:], Q_shared[:, D:])`,
 and multiplies each with its own gemm, `T.gemm(Q_shared[:, :D], KV_shared, S)`.
 
-When every use of a 2-d shared buffer in its function is such a column slice
-(all rows, compile-time bounds), the buffer itself as T.copy's (or
-T.tma_copy's) source or destination, or another name for it (`O_shared = Q_shared`), and any two
-slices are the same columns or disjoint ones, the buffer is allocated as one
-buffer per slice (and per gap between slices when a whole copy takes every
-column): each slice is then a whole buffer to every op (a gemm operand with
-a layout of its own, a copy's destination), a whole copy is one copy per
-slice, and no byte is shared between two of them, so the program means the
-same. A buffer used any other way (an element access, a slice overlapping
-another, a bound known only at run time, the buffer passed whole to another
-op) is allocated as written, and a slice of it given to an op that takes
-whole buffers is an error saying why.
+When every use of a shared buffer in its function is such a column slice
+(all rows, compile-time bounds; of a buffer of 3 or more dimensions also
+`KV_s[stage, :, :D]`, the columns of one stage), the buffer itself as
+T.copy's (or T.tma_copy's) source or destination, an element access
+(`KV_s[stage, r, c]`, TileLang's per-thread producers' copies), or another
+name for it (`O_shared = Q_shared`), and any two slices are the same
+columns or disjoint ones, the buffer is allocated as one buffer per slice
+(and per gap between slices when a whole copy or an element access may
+touch every column): each slice is then a whole buffer to every op (a gemm
+operand with a layout of its own, a copy's destination), a whole copy is
+one copy per slice, an element access reaches the piece holding its column
+(chosen by comparisons where the column is a run-time value), and no byte
+is shared between two of them, so the program means the same. A buffer
+used any other way (a slice overlapping another, a bound known only at run
+time, the buffer passed whole to another op) is allocated as written, and
+a slice of it given to an op that takes whole buffers is an error saying
+why.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:
     """The column slices `(start, stop)` of the 2-d shared buffer `name`, about
     to be allocated by the statement being built, when its function names it
     by those only (see the module's description); else None."""
-    if len(shape) != 2:
+    if len(shape) < 2:
         return None
     stmt = gen.statement
     scope = gen.macros[-1].node if gen.macros else gen.prim.node
@@ -89,19 +94,19 @@ def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:
                     names.append(parent.targets[0].id)
                     assigns.add(parent)
                 continue
-            if _copied_whole(parent, node):
-                whole = True
+            if _copied_whole(parent, node) or _element(parent, node, shape):
+                whole = True  # every column may be read or written: the gaps are pieces
                 continue
             if (col := _column_slice(gen, parent, node, shape)) is None:
                 return None
             ranges.add(col)
-    if not ranges or ranges == {(0, shape[1])}:
+    if not ranges or ranges == {(0, shape[-1])}:
         return None
     ordered = sorted(ranges)
     if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
         return None  # overlapping slices share bytes
     if whole:  # a whole copy takes every column: the gaps become pieces too
-        edges = sorted({0, shape[1], *(e for r in ordered for e in r)})
+        edges = sorted({0, shape[-1], *(e for r in ordered for e in r)})
         ordered = list(zip(edges, edges[1:]))
     return ordered
 
@@ -116,31 +121,99 @@ def _copied_whole(parent, node) -> bool:
         k.arg in ("src", "dst") and k.value is node for k in parent.keywords))
 
 
+def _element(sub, node, shape) -> bool:
+    """Whether `sub` is an element access `node[i, ..., c]` (one index a
+    dimension, no slice)."""
+    if not isinstance(sub, ast.Subscript) or sub.value is not node:
+        return False
+    items = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+    return len(items) == len(shape) and not any(isinstance(i, ast.Slice) for i in items)
+
+
 def _column_slice(gen, sub, node, shape):
-    """(start, stop) of `sub`, the subscript `node[:, a:b]`, else None."""
+    """(start, stop) of `sub`, the subscript `node[:, a:b]` (of an N-d buffer,
+    `node[:, ..., :, a:b]`, or `node[k, :, ..., a:b]`: columns of one stage),
+    else None."""
     if not isinstance(sub, ast.Subscript) or sub.value is not node \
-            or not isinstance(sub.slice, ast.Tuple) or len(sub.slice.elts) != 2:
+            or not isinstance(sub.slice, ast.Tuple) or len(sub.slice.elts) != len(shape):
         return None
-    rows, cols = sub.slice.elts
-    if not _whole(rows) or not isinstance(cols, ast.Slice) or cols.step is not None:
+    *lead, cols = sub.slice.elts
+    # `[:, ..., a:b]`, or `[k, :, ..., a:b]` of a buffer of 3 or more dimensions
+    # (its first one stages; of a 2-d buffer, `[i, a:b]` is part of a row)
+    stage = not isinstance(lead[0], ast.Slice) and len(shape) >= 3
+    if not all(map(_whole, lead[1:])) or not (stage or _whole(lead[0])):
         return None
-    lo, hi = _bound(gen, cols.lower, 0), _bound(gen, cols.upper, shape[1])
-    if lo is None or hi is None or not 0 <= lo < hi <= shape[1]:
+    if not isinstance(cols, ast.Slice) or cols.step is not None:
+        return None
+    lo, hi = _bound(gen, cols.lower, 0), _bound(gen, cols.upper, shape[-1])
+    if lo is None or hi is None or not 0 <= lo < hi <= shape[-1]:
         return None
     return lo, hi
 
 
 def piece_of(gen, node: ast.Subscript, pieces: ColumnPieces) -> BufferRef:
-    """The buffer holding the column slice `node` of `pieces`."""
+    """The buffer holding the column slice `node` of `pieces` (one stage of
+    it for `[k, :, ..., a:b]`)."""
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    cols = items[-1] if len(items) == 2 else None
-    if cols is not None and _whole(items[0]) and isinstance(cols, ast.Slice) \
-            and cols.step is None:
-        key = (_bound(gen, cols.lower, 0), _bound(gen, cols.upper, pieces.shape[1]))
+    cols = items[-1] if len(items) == len(pieces.shape) else None
+    if cols is not None and isinstance(cols, ast.Slice) and cols.step is None and \
+            all(map(_whole, items[1:-1])):
+        key = (_bound(gen, cols.lower, 0), _bound(gen, cols.upper, pieces.shape[-1]))
         if key in pieces.pieces:
-            return pieces.pieces[key]
+            piece = pieces.pieces[key]
+            if _whole(items[0]):
+                return piece
+            if not isinstance(items[0], ast.Slice) and len(pieces.shape) >= 3:
+                from .stages import stage_view
+
+                return stage_view(gen, node, piece, items[0])
     raise gen.error(node, f"this is not one of the column slices {pieces!r} was split "
                           "into when it was allocated")
+
+
+def route(gen, node: ast.Subscript, pieces: ColumnPieces, build, result_type=None,
+          indices=None):
+    """`build(piece, indices)` for the element `node` (`buf[i, ..., c]`) of a
+    buffer split by its column slices, in the piece holding column c at c's
+    place in it: chosen here for a compile-time c, else by comparisons of c
+    at run time. `result_type`: the type of the value `build` returns (a
+    load), else None (a store); `indices`: the element's indices where
+    already evaluated."""
+    from ..dialects import arith, scf
+    from .. import ir
+    from .values import Affine, Scalar, index_value
+
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(items) != len(pieces.shape) or any(isinstance(i, ast.Slice) for i in items):
+        raise gen.error(node, f"{pieces!r} is read or written an element at a time with one "
+                              f"index per dimension ({len(pieces.shape)})")
+    if indices is None:
+        indices = [gen.check_index(gen.eval(i), i, "an index") for i in items]
+    ordered = sorted(pieces.pieces.items())
+    col = indices[-1]
+    if isinstance(col, int):
+        for (lo, hi), piece in ordered:
+            if lo <= col < hi:
+                return build(piece, [*indices[:-1], col - lo])
+        raise gen.error(items[-1], f"column {col} is outside {pieces!r}")
+    c = index_value(col)
+
+    def chain(k):
+        (lo, hi), piece = ordered[k]
+        at = [*indices[:-1], Affine.leaf(c) - lo]
+        if k == len(ordered) - 1:
+            return build(piece, at)
+        below = arith.cmpi(arith.CmpIPredicate.ult, c, arith.constant(ir.IndexType.get(), hi))
+        branch = scf.IfOp(below, [result_type] if result_type else [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            v = build(piece, at)
+            scf.YieldOp([v.value] if result_type else [])
+        with ir.InsertionPoint(branch.else_block):
+            v = chain(k + 1)
+            scf.YieldOp([v.value if isinstance(v, Scalar) else v] if result_type else [])
+        return Scalar(branch.results[0], v.dtype) if result_type else None
+
+    return chain(0)
 
 
 def check_whole_operand(gen, node, what: str) -> None:

@@ -692,7 +692,14 @@ class ExpressionMixin:
         var = variables.named(self, node.value)
         base = var.buffer if var is not None else self.eval(node.value)
         if isinstance(base, ColumnPieces):  # `Q_s[:, :D]`: the buffer holding that slice
-            return piece_of(self, node, base)
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if any(isinstance(i, ast.Slice) for i in items):
+                return piece_of(self, node, base)
+            from .column_split import route  # an element: in the piece holding its column
+
+            return route(self, node, base, self.load_element,
+                         dtypes.storage_type(base.dtype) if base.dtype != "bool" else
+                         ir.IntegerType.get_signless(1))
         if isinstance(base, BufferRef) and var is None and whole_slices(self, node, base):
             return base  # `A_s[:M, :K]` of an M x K buffer: the buffer itself
         if not isinstance(base, BufferRef):

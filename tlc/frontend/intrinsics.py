@@ -42,6 +42,8 @@ from .im2col import call_c2d_im2col, call_im2col  # noqa: F401  (T.c2d_im2col, T
 from .tensor_views import call_make_tensor  # noqa: F401  (T.make_tensor)
 from .column_split import ColumnPieces, check_whole_operand, column_ranges, piece_of
 from .stages import stage_of
+from .cp_async import (call_access_ptr, call_cp_async_barrier_noinc,  # noqa: F401
+                       call_ptx_cp_async)
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
                           call_barrier_wait, call_dec_max_nreg, call_inc_max_nreg,
                           call_mbarrier_arrive, call_mbarrier_wait_parity,
@@ -480,11 +482,11 @@ def _alloc(gen, node, place: str, name_node=None):
     if place == "shared" and name and (ranges := column_ranges(gen, name, shape)):
         pieces = {}
         for lo, hi in ranges:  # one buffer per column slice the program names
-            piece = f"{name}[:, {lo}:{hi}]"
-            t = ir.MemRefType.get([shape[0], hi - lo], dtypes.storage_type(dt),
+            piece = f"{name}[{', '.join([':'] * (len(shape) - 1))}, {lo}:{hi}]"
+            t = ir.MemRefType.get([*shape[:-1], hi - lo], dtypes.storage_type(dt),
                                   memory_space=space)
             value = op(t, loc=ir.Location.name(piece, childLoc=ir.Location.current))
-            pieces[(lo, hi)] = BufferRef(piece, value, [shape[0], hi - lo], str(dt), place)
+            pieces[(lo, hi)] = BufferRef(piece, value, [*shape[:-1], hi - lo], str(dt), place)
         return ColumnPieces(name, shape, str(dt), pieces)
     loc = ir.Location.name(name, childLoc=ir.Location.current) if name else ir.Location.current
     return BufferRef("", op(t, loc=loc), list(shape), str(dt), place)

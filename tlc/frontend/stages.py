@@ -32,10 +32,17 @@ def stage_of(gen, node) -> BufferRef | None:
     buf = gen.eval(node.value)
     if not isinstance(buf, BufferRef) or buf.place != "shared" or buf.rank != len(items):
         return None
+    return stage_view(gen, node, buf, items[0])
+
+
+def stage_view(gen, node, buf: BufferRef, index_node) -> BufferRef | None:
+    """Stage `index_node` of the shared buffer `buf` (its leading dimension),
+    as a buffer of the remaining dimensions (see stage_of); None where `buf`
+    is not an allocation."""
     stages = buf.shape[0]
-    i = gen.check_index(gen.eval(items[0]), items[0], "a stage index")
+    i = gen.check_index(gen.eval(index_node), index_node, "a stage index")
     if isinstance(i, int) and not 0 <= i < stages:
-        raise gen.error(items[0], f"stage {i} is out of range: '{buf.name}' has {stages}")
+        raise gen.error(index_node, f"stage {i} is out of range: '{buf.name}' has {stages}")
     alloc = buf.value.owner
     if alloc.name != "tile.alloc_shared":
         return None

@@ -189,13 +189,15 @@ class _Divergence:
                 self.problems.append((op, f"{what} is work of the whole block, but only some "
                                           f"threads reach it here ({divergent})"))
             elif any(v in self.values or v in self.locals for v in (
-                    list(op.operands) if name == "tile.pipelined" else outside_operands(op))):
-                # (a T.Pipelined loop's body is walked below, op by op: only its
-                # bounds must agree)
+                    list(op.operands) if name in ("tile.pipelined", "tile.ws")
+                    else outside_operands(op))):
+                # (a T.Pipelined loop's body, and a warpgroup body, are walked
+                # below, op by op: only a loop's bounds must agree; a body's
+                # threads may compute their own values, e.g. per-thread copies)
                 self.problems.append((op, f"{what} reads a value that differs between the "
                                           "threads (computed from T.get_thread_binding); tile "
                                           "operations take values all threads agree on"))
-            if name == "tile.pipelined":
+            if name in ("tile.pipelined", "tile.ws"):
                 for region in op.regions:
                     for block in region.blocks:
                         self.walk(block, divergent)

@@ -186,13 +186,13 @@ def _wait(gen, node, fn, what: str) -> None:
         tile.BarrierWaitOp(buf.value, index, parity)
 
 
-def _arrive(gen, node, fn, what: str, unsupported=None) -> None:
+def _arrive(gen, node, fn, what: str, unsupported=None, mbarrier_arg: str = "mbarrier") -> None:
     gen.require_kernel(node, what)
     if gen.parallel_depth:
         raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
     a = bind_args(gen, node, fn, unsupported)
-    buf, index = _barrier(gen, a["mbarrier"], what)
-    key = (id(buf), ast.dump(a["mbarrier"]))
+    buf, index = _barrier(gen, a[mbarrier_arg], what)
+    key = (id(buf), ast.dump(a[mbarrier_arg]))
     for copy_node, copy_key in gen.pending_tma:
         if copy_key != key:
             raise gen.error(copy_node, "T.tma_copy's barrier is not the one the next arrival "

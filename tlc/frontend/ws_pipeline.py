@@ -37,7 +37,7 @@ from .values import Affine, BufferRef, NoFlow, index_value
 
 _WRITERS = {"copy": 1, "tma_copy": 1, "async_copy": 1, "c2d_im2col": 1, "im2col": 1,
             "fill": 0, "clear": 0, "gemm": 2, "wgmma_gemm": 2, "gemm_v1": 2, "gemm_v2": 2}
-_ARRIVALS = ("barrier_arrive", "mbarrier_arrive")
+_ARRIVALS = ("barrier_arrive", "mbarrier_arrive", "cp_async_barrier_noinc")
 
 
 def _called(node) -> str | None:
@@ -135,7 +135,7 @@ def _arrived(loop: ast.For) -> dict[str, ast.AST]:
         arg = None
         if called in _ARRIVALS:
             arg = n.args[0] if n.args else next(
-                (k.value for k in n.keywords if k.arg == "mbarrier"), None)
+                (k.value for k in n.keywords if k.arg in ("mbarrier", "barrier")), None)
         elif called == "tma_copy":
             arg = next((k.value for k in n.keywords if k.arg == "barrier"), None)
         if (b := _base(arg)) is not None:

@@ -155,10 +155,12 @@ class Compiler:
         step = handler(self, view)
         name = op.operation.name
         # (a T.Pipelined loop runs per thread like scf.for: its bounds must
-        # agree, its body's tile ops are each the block's)
+        # agree, its body's tile ops are each the block's; a tile.stage is a
+        # view, which a thread's own element access may take)
         if self.per_thread and step is not None and name.startswith("tile.") \
                 and not name.startswith("tile.alloc_") and name not in ("tile.kernel",
-                                                                        "tile.pipelined"):
+                                                                        "tile.pipelined",
+                                                                        "tile.stage"):
             from .threads import block_op
 
             return block_op(self, view, step)

@@ -45,7 +45,14 @@ def _stage(c, op):
     site = c.site(op)
 
     def step(st):
-        buf, i = st.env[src], int(st.env[index])
+        buf, i = st.env[src], st.env[index]
+        if np.ndim(i):  # a thread's own access (lanes): one stage for all of them
+            flat = np.ravel(i)
+            if (flat != flat[0]).any():
+                raise site.error("the threads name different stages of "
+                                 f"{buf.describe()} at once here", st.block)
+            i = flat[0]
+        i = int(i)
         if not 0 <= i < buf.shape[0]:
             raise site.error(f"stage {i} of {buf.describe()} is out of range", st.block)
         st.env[out] = buf.view(i)

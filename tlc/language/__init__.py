@@ -57,9 +57,10 @@ from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane
                    sync_grid, syncthreads_and, syncthreads_count, syncthreads_or,
                    tvm_warp_shuffle, warp_reduce_bitand, warp_reduce_bitor, warp_reduce_max,
                    warp_reduce_min, warp_reduce_sum)
-from .warp_specialize import (alloc_barrier, barrier_arrive, barrier_wait, dec_max_nreg,
-                              inc_max_nreg, mbarrier_arrive, mbarrier_wait_parity, set_max_nreg,
-                              tma_copy, ws)
+from .warp_specialize import (access_ptr, alloc_barrier, barrier_arrive, barrier_wait,
+                              cp_async_barrier_noinc, dec_max_nreg, inc_max_nreg,
+                              mbarrier_arrive, mbarrier_wait_parity, ptx_cp_async,
+                              set_max_nreg, tma_copy, ws)
 from .tile_ops import (cummax, cumsum, gemm, reduce_abssum, reduce_absmax, reduce_max, reduce_min,
                        reduce_sum, wait_wgmma, wgmma_gemm)
 from .types import (
@@ -154,6 +155,7 @@ INTRINSICS = [
     "reduce_abssum", "reduce_absmax", "cumsum", "cummax",
     "ws", "alloc_barrier", "barrier_wait", "barrier_arrive", "mbarrier_wait_parity",
     "mbarrier_arrive", "tma_copy", "set_max_nreg", "inc_max_nreg", "dec_max_nreg",
+    "access_ptr", "ptx_cp_async", "cp_async_barrier_noinc",
 ]
 
 # TileLang's other names for some of them: the same functions.

@@ -193,3 +193,65 @@ def dec_max_nreg(reg_count: int):
     Example: `T.dec_max_nreg(40)`
     """
     raise outside_prim_func("dec_max_nreg")
+
+
+@intrinsic
+def access_ptr(base, access_type="r", *extents, offset=0, extent=None, ignore_last_ndim=0):
+    """The address of a buffer element, for T.ptx_cp_async: `T.access_ptr(A[i, j], "r", 8)`.
+
+    In tlc such an address is only T.ptx_cp_async's operand (a copy of
+    consecutive elements along the last dimension from it), not a value of
+    its own.
+
+    Args:
+        base: an element of a shared buffer or a global tensor (`A[i, j]`).
+        access_type: "r", "w" or "rw" (or 1, 2, 3): reads through a "w"-only
+            pointer, or writes through an "r"-only one, are errors.
+        *extents: how many elements from `base` may be accessed (their
+            product; compile-time).
+        offset: an extra element offset; only 0 in tlc.
+        extent: the elements that may be accessed, overriding `*extents`.
+        ignore_last_ndim: only 0 in tlc.
+
+    Example: `T.access_ptr(KV_s[stage, row, col], "w", 8)`
+    """
+    raise outside_prim_func("access_ptr")
+
+
+@intrinsic
+def ptx_cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate=None):
+    """Copies `num_elems` consecutive elements (4, 8 or 16 bytes) from global
+    memory to shared memory, in the thread that runs it: TileLang's
+    per-thread `cp.async`.
+
+    tlc copies them when the call runs (a load and a store of the thread's
+    own), so the data is in shared memory once the thread goes on; a later
+    T.cp_async_barrier_noinc then only arrives. Where `predicate` is false
+    the destination is filled with zeros, as cp.async's source size 0 does.
+
+    Args:
+        dst_access_ptr: T.access_ptr of a shared-buffer element ("w").
+        src_access_ptr: T.access_ptr of a global-tensor element ("r"), of the
+            same dtype.
+        num_elems: a compile-time count; times the element size, 4, 8 or 16
+            bytes, within both pointers' extents.
+        predicate: an optional run-time condition.
+
+    Example: `T.ptx_cp_async(T.access_ptr(S[r, c], "w", 8), T.access_ptr(G[i, c], "r", 8), 8)`
+    """
+    raise outside_prim_func("ptx_cp_async")
+
+
+@intrinsic
+def cp_async_barrier_noinc(barrier):
+    """Arrives at `barrier` once the thread's earlier T.ptx_cp_async copies
+    are in shared memory (`cp.async.mbarrier.arrive.noinc`: the barrier's
+    count includes the arrival). tlc's copies are complete when they
+    return, so this is the thread's arrival (T.barrier_arrive).
+
+    Args:
+        barrier: a barrier of T.alloc_barrier: its name or `bars[i]`.
+
+    Example: `T.cp_async_barrier_noinc(bar_k_ready[stage])`
+    """
+    raise outside_prim_func("cp_async_barrier_noinc")
