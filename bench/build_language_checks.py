@@ -14,7 +14,9 @@ test/gpu/run_artifacts.py runs against torch:
   element loop of a fragment part), as TileLang's flash decoding combines its splits;
 - warp_roles, gemm_of_warps: tile work in branches over part of a warpgroup (bodies of warps:
   warp 0 reducing beside a pipelined loop of warps 1-2; a gemm on warps 2-5, mma.sync);
-- halves_of_an_accumulator: a loop guarded by `i < 32` reading accumulator row i + 32 * s.
+- halves_of_an_accumulator: a loop guarded by `i < 32` reading accumulator row i + 32 * s;
+- rows_by_thread, staged_column_halves: T.ptx_cp_async per-thread copies (with a predicate;
+  into the column pieces of a two-stage buffer read by gemms on its column slices).
 """
 
 import os
@@ -27,6 +29,7 @@ from checks import save_checked_programs  # noqa: E402
 # programs' lines are the test's own).
 sys.path.insert(0, os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "..", "test", "python")))
+from test_cp_async import rows_by_thread, staged_column_halves  # noqa: E402
 from test_fragment_views import halves_of_an_accumulator  # noqa: E402
 from test_warp_specialize import gemm_of_warps, warp_roles  # noqa: E402
 
@@ -104,6 +107,10 @@ CHECKS = [
                      "seed": 6}),
     (halves_of_an_accumulator, {"expect": {"C": "(A.float() @ B.float()).reshape(2, 32, 64)"},
                                 "atol": 1e-2, "rtol": 1e-3, "seed": 7}),
+    (rows_by_thread, {"expect": {"Y": "torch.cat([X[:60], torch.zeros_like(X[60:])])"},
+                      "atol": 0, "rtol": 0, "seed": 8}),
+    (staged_column_halves, {"expect": {"S": "torch.einsum('md,snd->smn', Q.float(), X.float())",
+                                       "E": "X"}, "atol": 1e-2, "rtol": 1e-3, "seed": 9}),
 ]
 
 

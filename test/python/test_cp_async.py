@@ -156,3 +156,42 @@ def test_staged_column_halves_compiles(arch, tmp_path):
     ptx = tlc.compile(staged_column_halves, target=arch).get_kernel_source()
     assert ("wgmma.mma_async" in ptx) == (arch == "sm_90a")
     ptxas.assemble(ptx, arch, tmp_path)
+
+
+@T.prim_func
+def producer_warpgroup(X: T.Tensor((64, 64), "float16"), Y: T.Tensor((64, 64), "float16")):
+    # Per-thread copies in a warpgroup body: its threads compute their own rows.
+    with T.Kernel(1, threads=256):
+        buf = T.alloc_shared((64, 64), "float16")
+        full = T.alloc_barrier(128)
+        tx = T.get_thread_binding()
+        with T.ws(1):
+            for r in T.serial(4):
+                row = r * 16 + (tx - 128) // 8
+                T.ptx_cp_async(T.access_ptr(buf[row, tx % 8 * 8], "w", 8),
+                               T.access_ptr(X[row, tx % 8 * 8], "r", 8), 8)
+            T.cp_async_barrier_noinc(full)
+        with T.ws(0):
+            T.barrier_wait(full, 0)
+            T.copy(buf, Y)
+
+
+@T.prim_func
+def tile_work_on_a_thread_value(X: T.Tensor((64, 64), "float16"),
+                                Y: T.Tensor((64, 128), "float16")):
+    with T.Kernel(1, threads=256):
+        f = T.alloc_fragment((128,), "float16")
+        tx = T.get_thread_binding()
+        with T.ws(1):
+            T.fill(f, tx)  # E:divergent
+            T.copy(f, Y[0, 0:128])
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_per_thread_copies_in_a_warpgroup_body_compile(arch, tmp_path):
+    ptxas.assemble(tlc.compile(producer_warpgroup, target=arch).get_kernel_source(), arch,
+                   tmp_path)
+    with pytest.raises(tlc.CompilationError) as info:
+        tlc.compile(tile_work_on_a_thread_value, target=arch)
+    assert_error_at(info.value, THIS, LINES, "divergent", "T.fill",
+                    "reads a value that differs between the threads")
