@@ -7,7 +7,7 @@
 # float32 scratch). Built with:
 #   python bench/build_atomics.py .gpu/atomics
 #   python bench/build_warp_specialize.py .gpu/ws
-#   python bench/build_language_checks.py .gpu/lang   (bodies of warps, the guarded shifted half)
+#   python bench/build_language_checks.py .gpu/lang   (bodies of warps, the guarded shifted half, per-thread cp.async copies)
 #   python bench/build_views.py .gpu/views
 export TLC_RUNTIME_LIB=$PWD/.gpu/lib/libtlc_runtime.so PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 for d in ws/checks lang views atomics; do
