@@ -187,6 +187,14 @@ def tile_work_on_a_thread_value(X: T.Tensor((64, 64), "float16"),
             T.copy(f, Y[0, 0:128])
 
 
+def test_per_thread_copies_in_a_warpgroup_body_interpreted():
+    # The body's code runs per thread on its 128 lanes; its tile ops are its work.
+    x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float16)
+    y = np.zeros_like(x)
+    tlc.interpret(producer_warpgroup, x, y)
+    np.testing.assert_array_equal(y, x)
+
+
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
 def test_per_thread_copies_in_a_warpgroup_body_compile(arch, tmp_path):
     ptxas.assemble(tlc.compile(producer_warpgroup, target=arch).get_kernel_source(), arch,

@@ -33,7 +33,8 @@ class State:
     """What a step sees: the value frame and where in the grid and loops it is."""
 
     __slots__ = ("env", "blocks", "block", "mask", "parallel_shape", "parallel_lanes",
-                 "private", "async_copies", "async_groups", "threads", "warpgroups")
+                 "private", "async_copies", "async_groups", "threads", "warpgroups",
+                 "ws_mask")
 
     def __init__(self, size: int, blocks=None):
         self.env = [None] * size
@@ -51,6 +52,9 @@ class State:
         # The scheduler of the concurrent T.ws bodies this code runs in, with
         # the body's task (tlc.interpreter.warp_groups), or None.
         self.warpgroups = None
+        # The lanes of the T.ws body this per-thread code runs in (its threads),
+        # or None: tile ops there are that body's work.
+        self.ws_mask = None
 
     def fork(self) -> "State":
         """A state for a T.ws body run as its own task: its own value frame
@@ -60,6 +64,9 @@ class State:
         other.env = list(self.env)
         other.block = self.block
         other.threads = self.threads
+        if self.threads is not None:  # a kernel's per-thread code: the same lanes
+            other.parallel_shape, other.parallel_lanes = self.parallel_shape, self.parallel_lanes
+            other.mask, other.ws_mask = self.mask, self.ws_mask
         return other
 
     @property
@@ -161,8 +168,10 @@ class Compiler:
                 and not name.startswith("tile.alloc_") and name not in ("tile.kernel",
                                                                         "tile.pipelined",
                                                                         "tile.stage"):
-            from .threads import block_op
+            from .threads import block_op, ws_lanes
 
+            if name == "tile.ws":  # its code runs per thread, on the body's lanes
+                return ws_lanes(self, view, step)
             return block_op(self, view, step)
         return step
 

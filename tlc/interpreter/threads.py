@@ -78,14 +78,16 @@ def block_op(c, op, step):
         if st.threads is None:  # inside a tile op already (a T.Pipelined's copies)
             return step(st)
         env = st.env
-        if st.mask is not None:
+        body = st.ws_mask  # a T.ws body's lanes: the op is that body's work
+        if st.mask is not None and (body is None or not np.array_equal(st.mask, body)):
             raise site.error(f"{what} is work of the whole block, but here only some threads "
                              "reach it (it is under an `if` or loop that depends on "
                              "T.get_thread_binding)", st.block)
         for s in values:
             v = env[s]
             if np.ndim(v):
-                flat = np.ravel(v)
+                flat = np.ravel(v) if body is None or np.shape(v) != np.shape(body) else \
+                    np.asarray(v)[body]
                 if (flat != flat[0]).any():
                     raise site.error(f"{what} reads a value that differs between the threads "
                                      "(computed from T.get_thread_binding); tile ops take "
@@ -98,12 +100,40 @@ def block_op(c, op, step):
             st.private = mine
             merge(site, st, per_thread=True)
             st.private = rest
-        saved = st.threads, st.parallel_shape, st.parallel_lanes, st.private
+        saved = st.threads, st.parallel_shape, st.parallel_lanes, st.private, st.mask, \
+            st.ws_mask
         st.threads, st.parallel_shape, st.parallel_lanes, st.private = None, None, (), {}
+        st.mask = st.ws_mask = None
         try:
             step(st)
         finally:
-            st.threads, st.parallel_shape, st.parallel_lanes, st.private = saved
+            (st.threads, st.parallel_shape, st.parallel_lanes, st.private, st.mask,
+             st.ws_mask) = saved
+
+    return run
+
+
+def ws_lanes(c, op, step):
+    """`step` of a tile.ws body in a kernel that reads the thread index: its
+    code runs per thread on the body's lanes (its threads), its tile ops as
+    the body's work."""
+    from .warp_groups import body_warps
+
+    warps = body_warps(op)
+    first, count = 32 * warps[0], 32 * len(warps)
+
+    def run(st):
+        if st.threads is None:
+            return step(st)
+        lanes = st.parallel_lanes[0]
+        mine = (lanes >= first) & (lanes < first + count)
+        saved = st.mask, st.ws_mask
+        st.mask = mine if st.mask is None else st.mask & mine
+        st.ws_mask = st.mask
+        try:
+            step(st)
+        finally:
+            st.mask, st.ws_mask = saved
 
     return run
 
