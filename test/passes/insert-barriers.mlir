@@ -723,3 +723,39 @@ func.func @uniform_if(%A: memref<64xf32>, %p: i1) {
   }
   return
 }
+
+// -----
+
+// Bodies of warps: warp 0 writes a buffer that warps 1 and 2 then read (a
+// block barrier between them); a barrier inside a body orders its own warps
+// only; the two bodies writing disjoint buffers need nothing between them.
+// CHECK-LABEL: func.func @warp_bodies
+// CHECK: tile.ws warps = [0] {
+// CHECK-NEXT: tile.fill
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.ws warps = [1, 2] {
+// CHECK-NEXT: tile.fill
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.ws warps = [1, 2] {
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: }
+func.func @warp_bodies(%Y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 96 {
+    %s = tile.alloc_shared {offset = 0 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared {offset = 256 : i64} : memref<64xf32, #gpu.address_space<workgroup>>
+    tile.ws warps = [0] {
+      tile.fill %s, %cst : memref<64xf32, #gpu.address_space<workgroup>>, f32
+    }
+    tile.ws warps = [1, 2] {
+      tile.fill %t, %cst : memref<64xf32, #gpu.address_space<workgroup>>, f32
+    }
+    tile.ws warps = [1, 2] {
+      tile.copy %s[%c0] [64] to %Y[%c0] [64] : memref<64xf32, #gpu.address_space<workgroup>> to memref<64xf32>
+    }
+  }
+  return
+}
