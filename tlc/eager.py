@@ -210,6 +210,9 @@ class EagerJITFactory:
         # kernels (a global set after the decorator, as TileLang's examples set
         # `M = 8192` below the kernel, is read when the kernel is built).
         self._names = sorted({n.id for n in ast.walk(self.node) if isinstance(n, ast.Name)})
+        self._env = _closure_env(fn)  # builtins, globals and closure at decoration
+        # The module-level names it reads (a closure's cell shadows a global).
+        self._globals = [n for n in self._names if n not in fn.__code__.co_freevars]
         annotations = getattr(fn, "__annotations__", {}) or {}
         # `alpha: T.float32` is a launch argument; a Python type (`block_M: int
         # = 128`, `out_dtype: T.dtype = T.float16`) only hints a compile-time value.
@@ -315,17 +318,19 @@ class EagerJITFactory:
 
     @property
     def env(self) -> dict:
-        """The factory's globals and closure as they are now."""
-        from .frontend.prim_func import _closure_env
-
-        return _closure_env(self.fn)
+        """The factory's globals and closure, the module-level names the
+        function reads as they are now (a fresh dict)."""
+        g = self.fn.__globals__
+        env = dict(self._env)
+        env.update({n: g[n] for n in self._globals if n in g})
+        return env
 
     def _globals_key(self) -> tuple:
         """The plain values (numbers, strings) of the module-level names the
         function reads, as they are now: a kernel built for other values is
         another kernel."""
         g = self.fn.__globals__
-        return tuple((n, g[n]) for n in self._names
+        return tuple((n, g[n]) for n in self._globals
                      if n in g and isinstance(g[n], (bool, int, float, str)))
 
     # -- sizes --------------------------------------------------------------------
@@ -336,7 +341,7 @@ class EagerJITFactory:
         before the declarations (`VD = H * D`, `m = T.dynamic("m")`); an
         assignment Python cannot run here (T.rsqrt of a size) is left to the
         kernel body, where it is compiled as usual."""
-        env = dict(self.env)
+        env = self.env
         env.update({n: v for n, v in values.items() if n not in self.runtime})
         env.update(consts)
         for stmt in self.decl.prelude:

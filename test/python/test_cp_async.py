@@ -203,3 +203,35 @@ def test_per_thread_copies_in_a_warpgroup_body_compile(arch, tmp_path):
         tlc.compile(tile_work_on_a_thread_value, target=arch)
     assert_error_at(info.value, THIS, LINES, "divergent", "T.fill",
                     "reads a value that differs between the threads")
+
+
+@T.prim_func
+def staged_per_thread_producer(X: T.Tensor((6, 32, 64), "float16"),
+                               Y: T.Tensor((6, 32, 64), "float16")):
+    # A loop of T.ws bodies written for one stage, its producer copying thread by
+    # thread: the tile its T.access_ptr writes is staged like a T.copy destination.
+    with T.Kernel(1, threads=256):
+        tile = T.alloc_shared((32, 64), "float16")
+        loaded = T.alloc_barrier(128)
+        consumed = T.alloc_barrier(128)
+        tx = T.get_thread_binding()
+        for k in T.Pipelined(6, num_stages=2):
+            with T.ws(1):
+                T.barrier_wait(consumed, (k + 1) % 2)
+                for r in T.serial(2):
+                    piece = r * 128 + tx - 128
+                    T.ptx_cp_async(T.access_ptr(tile[piece // 8, piece % 8 * 8], "w", 8),
+                                   T.access_ptr(X[k, piece // 8, piece % 8 * 8], "r", 8), 8)
+                T.cp_async_barrier_noinc(loaded)
+            with T.ws(0):
+                T.barrier_wait(loaded, k % 2)
+                T.copy(tile, Y[k, :, :])
+                T.barrier_arrive(consumed)
+
+
+def test_a_per_thread_producer_is_staged():
+    assert "#tile.shared<stages = 2>" in str(staged_per_thread_producer.build_module())
+    x = np.random.default_rng(3).standard_normal((6, 32, 64)).astype(np.float16)
+    y = np.zeros_like(x)
+    tlc.interpret(staged_per_thread_producer, x, y)
+    np.testing.assert_array_equal(y, x)

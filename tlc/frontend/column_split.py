@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 
-from .intrinsic_args import known_int
+from .intrinsic_args import called_name, known_int
 from .values import BufferRef
 
 
@@ -113,11 +113,7 @@ def column_ranges(gen, name: str, shape) -> list[tuple[int, int]] | None:
 
 def _copied_whole(parent, node) -> bool:
     """Whether `node` is T.copy's (or T.tma_copy's) source or destination itself."""
-    if not isinstance(parent, ast.Call):
-        return False
-    f = parent.func
-    called = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-    return called in ("copy", "tma_copy") and (node in parent.args[:2] or any(
+    return called_name(parent) in ("copy", "tma_copy") and (node in parent.args[:2] or any(
         k.arg in ("src", "dst") and k.value is node for k in parent.keywords))
 
 
@@ -171,6 +167,17 @@ def piece_of(gen, node: ast.Subscript, pieces: ColumnPieces) -> BufferRef:
                           "into when it was allocated")
 
 
+def element_indices(gen, node: ast.Subscript, pieces: ColumnPieces) -> list:
+    """The indices of the element `node` (`buf[i, ..., c]`) of a buffer split
+    by its column slices, checked; an error for anything but one index a
+    dimension."""
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(items) != len(pieces.shape) or any(isinstance(i, ast.Slice) for i in items):
+        raise gen.error(node, f"{pieces!r} is read or written an element at a time with one "
+                              f"index per dimension ({len(pieces.shape)})")
+    return [gen.check_index(gen.eval(i), i, "an index") for i in items]
+
+
 def route(gen, node: ast.Subscript, pieces: ColumnPieces, build, result_type=None,
           indices=None):
     """`build(piece, indices)` for the element `node` (`buf[i, ..., c]`) of a
@@ -183,12 +190,9 @@ def route(gen, node: ast.Subscript, pieces: ColumnPieces, build, result_type=Non
     from .. import ir
     from .values import Affine, Scalar, index_value
 
-    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if len(items) != len(pieces.shape) or any(isinstance(i, ast.Slice) for i in items):
-        raise gen.error(node, f"{pieces!r} is read or written an element at a time with one "
-                              f"index per dimension ({len(pieces.shape)})")
     if indices is None:
-        indices = [gen.check_index(gen.eval(i), i, "an index") for i in items]
+        indices = element_indices(gen, node, pieces)
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     ordered = sorted(pieces.pieces.items())
     col = indices[-1]
     if isinstance(col, int):

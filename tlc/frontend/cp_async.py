@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..dialects import scf
 from .. import ir
 from ..language import warp_specialize
-from .column_split import ColumnPieces, route
+from .column_split import ColumnPieces, element_indices, route
 from .intrinsic_args import bind_args
 from .values import Affine, BufferRef, Scalar, index_value
 from . import dtypes
@@ -37,6 +37,9 @@ class ElementPtr:
     extent: int | None
     node: ast.AST
     element: ast.Subscript  # the element's subscript
+
+    def __repr__(self) -> str:
+        return "a T.access_ptr pointer (in tlc only T.ptx_cp_async's operand)"
 
     @property
     def place(self) -> str:
@@ -62,11 +65,7 @@ def call_access_ptr(gen, node):
         raise gen.error(base, "T.access_ptr takes an element of a buffer (`A[i, j]`)")
     pieces = gen.eval(base.value) if isinstance(base.value, ast.Name) else None
     if isinstance(pieces, ColumnPieces):  # a buffer split by its column slices
-        items = base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]
-        if len(items) != len(pieces.shape) or any(isinstance(i, ast.Slice) for i in items):
-            raise gen.error(base, "T.access_ptr takes an element of a buffer (`A[i, j]`)")
-        buf = pieces
-        indices = [gen.check_index(gen.eval(i), i, "an index") for i in items]
+        buf, indices = pieces, element_indices(gen, base, pieces)
     else:
         buf, indices = gen.subscript(base)
     if not isinstance(buf, ColumnPieces) and buf.place not in ("shared", "global"):

@@ -100,6 +100,16 @@ def static_bool(gen, node, what: str) -> bool:
     raise gen.error(node, f"{what} must be True or False, got {value!r}")
 
 
+def called_name(node) -> str | None:
+    """The name a call's function is spelled with (`copy` for `T.copy(...)`
+    and `copy(...)`), else None (not a call, or a computed callee): for the
+    looks ahead at a function's statements before they are built."""
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+
+
 def known_int(gen, node):
     """The compile-time integer `node` is, or None: only names, constants and
     arithmetic are evaluated (nothing that would build IR or fail loudly)."""

@@ -344,7 +344,8 @@ def _pipelined(gen, node) -> None:
     call = node.iter
     start, stop, step, a = _bounds(gen, call, "T.Pipelined", loops.Pipelined,
                                    _PIPELINED_UNSUPPORTED)
-    bodies, _ = ws_pipeline.ws_bodies(gen, node)
+    found = ws_pipeline.ws_bodies(gen, node)
+    bodies = found[0]
     if bodies and any(k in a.given for k in ("order", "stage", "group")):
         raise gen.error(call, "T.Pipelined's order / stage / group annotations schedule "
                               "copies the compiler pipelines; a loop of T.ws bodies takes "
@@ -363,7 +364,8 @@ def _pipelined(gen, node) -> None:
     if bodies:  # without num_stages, TileLang's default: the loop as written
         if "num_stages" not in a.given or gen.eval(a["num_stages"]) is None:
             stages = 0
-        return ws_pipeline.build(gen, node, start, stop, step, stages, _sequential_loop)
+        return ws_pipeline.build(gen, node, start, stop, step, stages, found,
+                                 _sequential_loop)
     if stages == 0:  # TileLang's "no pipelining": a plain sequential loop
         return _sequential_loop(gen, node, start, stop, step)
     (name,) = _loop_vars(gen, node, 1)

@@ -43,6 +43,13 @@ def stage_view(gen, node, buf: BufferRef, index_node) -> BufferRef | None:
     i = gen.check_index(gen.eval(index_node), index_node, "a stage index")
     if isinstance(i, int) and not 0 <= i < stages:
         raise gen.error(index_node, f"stage {i} is out of range: '{buf.name}' has {stages}")
+    return stage_buffer(gen, node, buf, i)
+
+
+def stage_buffer(gen, node, buf: BufferRef, i) -> BufferRef | None:
+    """Stage `i` (an index, checked) of the shared buffer `buf`: a tile.stage
+    of its allocation, which is laid out in stages from then on."""
+    stages = buf.shape[0]
     alloc = buf.value.owner
     if alloc.name != "tile.alloc_shared":
         return None

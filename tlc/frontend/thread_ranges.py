@@ -27,7 +27,7 @@ import ast
 import math
 
 from ..errors import CompilationError
-from .intrinsic_args import known_int
+from .intrinsic_args import called_name, known_int
 from .values import Affine
 
 WARP = 32
@@ -40,23 +40,14 @@ _TILE_WORK = {"Parallel", "Pipelined", "copy", "gemm", "wgmma_gemm", "fill", "cl
 
 
 def _has_tile_work(stmts) -> bool:
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Call):
-                f = node.func
-                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-                if name in _TILE_WORK:
-                    return True
-    return False
+    return any(called_name(node) in _TILE_WORK for stmt in stmts for node in ast.walk(stmt))
 
 
 def _is_thread_index(gen, node) -> bool:
     """Whether `node` is the thread index: a name bound to it (`tx`), or the
     call `T.get_thread_binding()` itself."""
     if isinstance(node, ast.Call):
-        f = node.func
-        if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) != \
-                "get_thread_binding":
+        if called_name(node) != "get_thread_binding":
             return False
     elif not isinstance(node, ast.Name):
         return False

@@ -12,7 +12,7 @@ from ..dialects import tile
 from ..language import warp_specialize
 from .intrinsic_args import bind_args
 from . import ws_pipeline
-from .values import Affine, BufferRef, Scalar, index_value
+from .values import Affine, BufferRef, Scalar
 
 WARPGROUP = 128
 # mbarrier arrival counts are 20-bit.
@@ -155,9 +155,7 @@ def _barrier(gen, node, what: str):
             if isinstance(i, int) and not 0 <= i < buf.shape[0]:
                 raise gen.error(items[0], f"barrier {i} is out of range: '{buf.name}' has "
                                           f"{buf.shape[0]}")
-            index = index_value(i)
-            return buf, (index if buf.stage is None else
-                         ws_pipeline.staged_index(index, buf.stage))
+            return buf, ws_pipeline.barrier_index(buf, i)
     value = gen.eval(node)
     if not isinstance(value, BufferRef) or value.place != "barrier":
         raise gen.error(node, f"{what} takes a barrier of T.alloc_barrier (`bar` or "
@@ -165,9 +163,7 @@ def _barrier(gen, node, what: str):
     if value.shape[0] != 1:
         raise gen.error(node, f"'{value.name}' holds {value.shape[0]} barriers: name one, "
                               f"`{value.name}[i]`")
-    index = index_value(0)
-    return value, (index if value.stage is None else
-                   ws_pipeline.staged_index(index, value.stage))
+    return value, ws_pipeline.barrier_index(value, 0)
 
 
 def _wait(gen, node, fn, what: str) -> None:

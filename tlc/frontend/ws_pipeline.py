@@ -33,18 +33,16 @@ import ast
 
 from .. import ir
 from ..dialects import arith, tile
+from ..errors import CompilationError
+from .intrinsic_args import called_name
+from .stages import stage_buffer
 from .values import Affine, BufferRef, NoFlow, index_value
 
-_WRITERS = {"copy": 1, "tma_copy": 1, "async_copy": 1, "c2d_im2col": 1, "im2col": 1,
-            "fill": 0, "clear": 0, "gemm": 2, "wgmma_gemm": 2, "gemm_v1": 2, "gemm_v2": 2}
+# The T.* calls that write a buffer: the position (and keyword) of that buffer.
+_WRITERS = {"copy": (1, "dst"), "tma_copy": (1, "dst"), "c2d_im2col": (1, "dst"),
+            "im2col": (1, "dst"), "fill": (0, "buffer"), "clear": (0, "buffer"),
+            "gemm": (2, "C"), "wgmma_gemm": (2, "C"), "access_ptr": (0, "base")}
 _ARRIVALS = ("barrier_arrive", "mbarrier_arrive", "cp_async_barrier_noinc")
-
-
-def _called(node) -> str | None:
-    if not isinstance(node, ast.Call):
-        return None
-    f = node.func
-    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
 
 
 def _base(node) -> ast.Name | None:
@@ -64,7 +62,7 @@ def ws_bodies(gen, loop: ast.For) -> tuple[list, list]:
     bodies, holders = [], []
     for stmt in loop.body:
         withs = [n for n in ast.walk(stmt) if isinstance(n, ast.With) and n.items
-                 and _called(n.items[0].context_expr) == "ws"]
+                 and called_name(n.items[0].context_expr) == "ws"]
         if withs:
             bodies += [w.body for w in withs]
             holders.append(stmt)
@@ -82,7 +80,7 @@ def _macro_of(gen, call):
         return None
     try:
         fn = gen.lookup(call.func.id, call)
-    except Exception:
+    except CompilationError:
         return None
     return fn if isinstance(fn, Macro) else None
 
@@ -103,21 +101,20 @@ def _accesses(gen, body, loop, depth: int = 0) -> tuple[set[str], set[str]]:
                 bound = dict(zip(params, n.args))
                 bound.update({k.arg: k.value for k in n.keywords if k.arg})
                 if any(isinstance(w, ast.With) and w.items and
-                       _called(w.items[0].context_expr) == "ws" for w in ast.walk(m.node)):
+                       called_name(w.items[0].context_expr) == "ws" for w in ast.walk(m.node)):
                     raise gen.error(n, (
                         f"'{m.name}' holds a T.ws body, and the T.Pipelined loop at line "
                         f"{loop.lineno} gives its bodies' buffers one copy per stage: write "
                         "the T.ws in the loop's own body (or use num_stages=0)"))
-                inner_w, inner_u = _accesses(gen, m.node.body, loop, depth + 1)
-                for name in inner_w:
+                for name in _accesses(gen, m.node.body, loop, depth + 1)[0]:
                     if name in bound and (b := _base(bound[name])) is not None:
                         written.add(b.id)
                 continue
-            if (pos := _WRITERS.get(_called(n))) is not None:
-                key = ("dst" if pos == 1 else "C" if pos == 2 else "buffer")
+            if (writer := _WRITERS.get(called_name(n))) is not None:
+                pos, key = writer
                 arg = n.args[pos] if len(n.args) > pos else next(
                     (k.value for k in n.keywords if k.arg == key), None)
-                if (b := _base(arg)) is not None:
+                if (b := _base(arg)) is not None:  # (an access_ptr counts, read or not)
                     written.add(b.id)
             targets = n.targets if isinstance(n, ast.Assign) else \
                 [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
@@ -131,7 +128,7 @@ def _arrived(loop: ast.For) -> dict[str, ast.AST]:
     """Names of the barrier lists the loop arrives at -> the first such use."""
     names = {}
     for n in ast.walk(loop):
-        called = _called(n)
+        called = called_name(n)
         arg = None
         if called in _ARRIVALS:
             arg = n.args[0] if n.args else next(
@@ -171,10 +168,9 @@ def _alloc_of(buf: BufferRef):
     return owner if owner.name == "tile.alloc_shared" else None
 
 
-def _stage_buffers(gen, loop: ast.For, stages: int) -> tuple[list, list]:
+def _stage_buffers(gen, loop: ast.For, stages: int, bodies, holders) -> tuple[list, list]:
     """The shared buffers and the barrier lists the loop stages, checked:
-    [(name, BufferRef)] each."""
-    bodies, holders = ws_bodies(gen, loop)
+    [(name, BufferRef)] each (`bodies`, `holders`: ws_bodies)."""
     # Each warpgroup body, and the loop's other statements (run by every thread).
     groups = bodies + [[s for s in loop.body if s not in holders]]
     writes, uses = zip(*[_accesses(gen, g, loop) for g in groups])
@@ -185,7 +181,7 @@ def _stage_buffers(gen, loop: ast.For, stages: int) -> tuple[list, list]:
             continue
         try:
             buf = gen.lookup(name, loop)
-        except Exception:
+        except CompilationError:
             continue
         if isinstance(buf, BufferRef) and buf.place == "shared":
             buffers.append((name, buf))
@@ -241,19 +237,18 @@ def _restage(buf: BufferRef, stages: int) -> ir.Value:
             tile.InitBarriersOp(value, counts)
     if buf.place == "barrier":
         init.erase()
-    else:
-        value.owner.attributes["layout"] = ir.Attribute.parse(
-            f"#tile.shared<stages = {stages}>")
     old.erase()
     return value
 
 
-def build(gen, node: ast.For, start, stop, step: int, stages: int, sequential_loop) -> None:
-    """The loop `node` of T.ws bodies with `stages` stages (see the module's
-    description); `sequential_loop` builds a plain loop with a prologue."""
+def build(gen, node: ast.For, start, stop, step: int, stages: int, found,
+          sequential_loop) -> None:
+    """The loop `node` of T.ws bodies (`found`: its ws_bodies) with `stages`
+    stages (see the module's description); `sequential_loop` builds a plain
+    loop with a prologue."""
     if stages <= 1:
         return sequential_loop(gen, node, start, stop, step)
-    buffers, barriers = _stage_buffers(gen, node, stages)
+    buffers, barriers = _stage_buffers(gen, node, stages, *found)
     values = {name: _restage(buf, stages) for name, buf in [*buffers, *barriers]}
     var = node.target.id
 
@@ -263,11 +258,8 @@ def build(gen, node: ast.For, start, stop, step: int, stages: int, sequential_lo
         iteration = arith.divui(arith.subi(iv, index_value(start)), cst(step))
         stage = arith.remui(iteration, cst(stages))
         for name, buf in buffers:
-            staged_t = ir.MemRefType(values[name].type)
-            t = ir.MemRefType.get(list(buf.shape), staged_t.element_type,
-                                  memory_space=staged_t.memory_space)
-            view = tile.stage(t, values[name], stage)
-            gen.scopes[-1][name] = BufferRef(name, view, list(buf.shape), buf.dtype, "shared")
+            staged = BufferRef(name, values[name], [stages, *buf.shape], buf.dtype, "shared")
+            gen.scopes[-1][name] = stage_buffer(gen, node, staged, Affine.leaf(stage))
         for name, buf in barriers:
             offset = arith.muli(stage, cst(buf.shape[0]))
             staged = StagedBarriers(node, var, start, step, stages, iteration, offset,
@@ -295,9 +287,11 @@ def _with_var(gen, name: str, value, fn):
         scope[name] = saved
 
 
-def staged_index(index: ir.Value, staged: StagedBarriers) -> ir.Value:
-    """The barrier `index` of a staged list in this iteration's copy."""
-    return arith.addi(index, staged.offset)
+def barrier_index(buf: BufferRef, index) -> ir.Value:
+    """Barrier `index` (an index) of the list `buf`: in this iteration's copy
+    where a pipelined loop of T.ws bodies staged the list."""
+    value = index_value(index)
+    return value if buf.stage is None else arith.addi(value, buf.stage.offset)
 
 
 def staged_parity(gen, staged: StagedBarriers, parity_node) -> ir.Value:
