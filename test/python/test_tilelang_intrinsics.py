@@ -13,6 +13,7 @@ import pytest
 import tlc
 import tlc.language as T
 from tlc.cuda.intrinsics import make_mma_swizzle_layout
+from tlc.runtime.errors import ArgumentError
 
 from ptxas import assemble
 
@@ -473,6 +474,30 @@ def test_a_symbol_solved_from_a_sum():
     np.testing.assert_array_equal(b, np.full(64, 16))
     kernel = tlc.compile(plus_one, target="sm_90a")
     assert kernel.params[0]["shape"] == ["(n + 1)"]
+
+
+@T.prim_func
+def nested_sizes(A: T.Tensor((_n * 3 + 1,), "int32"), B: T.Tensor((20 - _n,), "int32")):
+    # n only in nested expressions (TileLang's `n * 3 + 1` annotation test): n = (16 - 1) // 3.
+    with T.Kernel(1, threads=1):
+        for i in T.serial(_n * 3 + 1):
+            A[i] = i + _n
+        for i in T.serial(20 - _n):
+            B[i] = _n
+
+
+def test_a_symbol_solved_from_a_nested_expression(tmp_path):
+    from ptxas import assemble
+
+    a, b = np.zeros(16, np.int32), np.zeros(15, np.int32)
+    tlc.interpret(nested_sizes, a, b)
+    np.testing.assert_array_equal(a, np.arange(16) + 5)
+    np.testing.assert_array_equal(b, np.full(15, 5))
+    kernel = tlc.compile(nested_sizes, target="sm_90a")
+    assert kernel.params[0]["shape"] == ["((n * 3) + 1)"]
+    assemble(kernel.get_kernel_source(), "sm_90a", tmp_path)
+    with pytest.raises(ArgumentError, match="gives no whole value of n"):
+        tlc.interpret(nested_sizes, np.zeros(17, np.int32), b)
 
 
 @T.prim_func

@@ -274,22 +274,40 @@ class CodeGenerator(ExpressionMixin):
         self.bind(name, BufferRef(name, value, shape, spec.dtype, "global"))
 
     def solve_symbol_exprs(self, node) -> None:
-        """Symbols no plain dimension gives, from `c * s` / `s * c` dimensions
-        (s = size // c; the launcher checks that c divides the size) and
-        `s + c` / `c + s` / `s - c` ones."""
+        """Symbols no plain dimension gives, from dimensions linear in one
+        symbol with int constants (`c * s`, `s + c`, `s - c`, `c - s`, nested:
+        `n * 3 + 1` gives n = (size - 1) // 3; the launcher checks that the
+        size is one the expression takes)."""
         for expr, dim in self.symbol_exprs:
-            if expr.op not in ("*", "+", "-"):
-                continue
-            for sym, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-                if type(sym) is not SymbolicDim or sym.name in self.symbols or \
-                        not isinstance(other, int) or isinstance(other, bool):
-                    continue
-                if expr.op == "*" and other > 0:
-                    self.symbols[sym.name] = self.binop(ast.FloorDiv(), dim, other, node)
-                elif expr.op == "+":  # s + c, c + s: s = size - c
-                    self.symbols[sym.name] = self.binop(ast.Sub(), dim, other, node)
-                elif expr.op == "-" and sym is expr.lhs:  # s - c: s = size + c
-                    self.symbols[sym.name] = self.binop(ast.Add(), dim, other, node)
+            solved = self._invert_size(expr, dim, node)
+            if solved is not None and solved[0].name not in self.symbols:
+                self.symbols[solved[0].name] = solved[1]
+
+    def _invert_size(self, expr, value, node):
+        """(symbol, its value) where `expr` of that one symbol equals `value`,
+        or None where `expr` is not of that form."""
+        if type(expr) is SymbolicDim:
+            return expr, value
+        if not isinstance(expr, SymbolicExpr) or expr.op not in ("*", "+", "-"):
+            return None
+        const = lambda x: isinstance(x, int) and not isinstance(x, bool)  # noqa: E731
+        if const(expr.rhs) and isinstance(expr.lhs, SymbolicDim):
+            inner, c, left = expr.lhs, expr.rhs, True
+        elif const(expr.lhs) and isinstance(expr.rhs, SymbolicDim):
+            inner, c, left = expr.rhs, expr.lhs, False
+        else:
+            return None
+        if expr.op == "*":
+            if c <= 0:
+                return None
+            value = self.binop(ast.FloorDiv(), value, c, node)
+        elif expr.op == "+":
+            value = self.binop(ast.Sub(), value, c, node)
+        elif left:  # s - c = size: s = size + c
+            value = self.binop(ast.Add(), value, c, node)
+        else:  # c - s = size: s = c - size
+            value = self.binop(ast.Sub(), c, value, node)
+        return self._invert_size(inner, value, node)
 
     def eval_python(self, node):
         """Evaluates an annotation as plain Python in the function's environment."""
