@@ -55,8 +55,9 @@ def owners(rows, cols, blocks, group):
 
 
 def expected_owners(rows, cols, blocks, group):
-    """The order of T.Persistent written out: row-major over the domain with the
-    last dimension padded to a multiple of the (clamped) group size."""
+    """The order of T.Persistent written out (TileLang's): the last dimension
+    cut into groups of the (clamped) group size, padded, the group index
+    outermost, so consecutive tiles walk a band of columns down the rows."""
     group = max(1, min(group, cols))
     groups = -(-cols // group)
     padded = rows * groups * group
@@ -66,8 +67,9 @@ def expected_owners(rows, cols, blocks, group):
             linear = w * blocks + b
             if linear >= padded:
                 continue
+            # TileLang's order: the group outermost, then the rows, then the offset
             offset, rest = linear % group, linear // group
-            g, i = rest % groups, rest // groups
+            i, g = rest % rows, rest // rows
             j = g * group + offset
             if j < cols:
                 out[i, j] = b

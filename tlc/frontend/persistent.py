@@ -3,9 +3,12 @@
     for bx, by in T.Persistent([tiles_m, tiles_n], wave_size, index):
 
 Each block walks the tiles `index`, `index + wave_size`, ... of the domain
-(wave_size is usually the grid size and index the block index), in row-major
-order over the domain with its last dimension padded to a multiple of
-`group_size` (clamped to [1, last extent]); a padded or past-the-end tile is
+(wave_size is usually the grid size and index the block index), in
+TileLang's order: the last dimension cut into groups of `group_size` tiles
+(clamped to [1, last extent], the last group padded), the group index
+outermost, then the other dimensions row-major, then the offset in the
+group, so that consecutive tiles walk a band of group_size columns down all
+rows (what makes the walk L2-friendly); a padded or past-the-end tile is
 skipped. The loop is an scf.for over the waves whose body runs under an
 scf.if guard when a tile can be out of range; the coordinates are index
 values bound to the loop's names.
@@ -95,15 +98,12 @@ def persistent_loop(gen, node) -> None:
         offset = arith.remui(rest, g_value)
         rest = arith.divui(rest, g_value)
         coords = [None] * len(sizes)
-        if len(sizes) > 1:
-            group_index = arith.remui(rest, groups_value)
-            rest = arith.divui(rest, groups_value)
-            for i in range(len(sizes) - 2, 0, -1):
-                coords[i] = arith.remui(rest, values[i])
-                rest = arith.divui(rest, values[i])
-            coords[0] = rest
-        else:
-            group_index = rest
+        # TileLang's order: the group of last-dimension tiles outermost, so
+        # consecutive tiles walk a band of group_size columns down the rows.
+        for i in range(len(sizes) - 2, -1, -1):
+            coords[i] = arith.remui(rest, values[i])
+            rest = arith.divui(rest, values[i])
+        group_index = rest
         coords[-1] = arith.addi(arith.muli(group_index, g_value), offset)
         cond = None
         if guard_total:
