@@ -550,3 +550,32 @@ def test_annotate_min_blocks_per_sm(tmp_path):
     ptx = tlc.compile(two_blocks_an_sm, target="sm_90a").get_kernel_source()
     assert ".minnctapersm 2" in ptx
     assemble(ptx, "sm_90a", tmp_path)
+
+
+@T.prim_func
+def nibbles(Q: T.Tensor((8,), "int32"), W: T.Tensor((8,), "int32"),
+            U: T.Tensor((8,), "uint8"), V: T.Tensor((8,), "uint8")):
+    # A shift amount from the loop index: the shift keeps the int32 value's width
+    # (TileLang's loop variables are int32), so `<< 28` wraps and `>> 28` sign-extends
+    # a 4-bit field; uint8 values stay 8-bit under `<<` with an index too.
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(8):
+            W[i] = (Q[i] << (28 - 4 * (i % 2))) >> 28
+            V[i] = (U[i] << (i % 4)) | (i & 1)
+
+
+def test_bit_operations_with_an_index_keep_the_sized_width(tmp_path):
+    from ptxas import assemble
+
+    q = np.array([-33, -33, 89, 89, 7, 7, -8, -8], np.int32)
+    u = np.arange(250, 258, dtype=np.int64).astype(np.uint8)
+    w, v = np.zeros(8, np.int32), np.zeros(8, np.uint8)
+    tlc.interpret(nibbles, q, w, u, v)
+    shift = 28 - 4 * (np.arange(8) % 2)
+    want = ((q.astype(np.int64) << shift) & 0xFFFFFFFF).astype(np.uint32).view(np.int32) >> 28
+    np.testing.assert_array_equal(w, want)
+    i = np.arange(8)
+    np.testing.assert_array_equal(v, ((u.astype(np.int64) << (i % 4)) | (i & 1)) & 0xFF)
+    ptx = tlc.compile(nibbles, target="sm_80").get_kernel_source()
+    assert "shl.b64" not in ptx and "shr.u64" not in ptx and "shr.s32" in ptx
+    assemble(ptx, "sm_80", tmp_path)

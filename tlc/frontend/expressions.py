@@ -31,6 +31,7 @@ _CMPI = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "
          ast.GtE: "sge"}
 _CMPF = {ast.Eq: "oeq", ast.NotEq: "une", ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt",
          ast.GtE: "oge"}
+_BIT_OPS = (ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
 def _cmpi(pred: str, a, b):
@@ -392,6 +393,14 @@ class ExpressionMixin:
             a, b = (self.index_leaf(x) if _is_int_scalar(x) else x for x in (a, b))
             return self.index_binop(op, a, b, node)
         dt = self.result_dtype(a, b, node)
+        if dt == "index" and isinstance(op, _BIT_OPS):
+            # Shifts and bit operations keep the sized integer's width (as
+            # TileLang's int32 loop variables do): `q << (28 - 4 * (i % 2))`
+            # of an int32 q wraps at 32 bits, then `>> 28` sign-extends.
+            sized = [d for d in (self.dtype_of(a), self.dtype_of(b))
+                     if d not in (None, "index", "bool") and dtypes.is_int(d)]
+            if sized:
+                dt = max(sized, key=dtypes.bits)
         va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
         if dtypes.is_float(dt):
             ops = {ast.Add: arith.addf, ast.Sub: arith.subf, ast.Mult: arith.mulf,
@@ -486,6 +495,14 @@ class ExpressionMixin:
         if _is_index(a) and _is_index(b):
             return Scalar(_cmpi(_CMPI[type(op)], index_value(a), index_value(b)), "bool")
         dt = self.result_dtype(a, b, node)
+        if dt == "index" and isinstance(op, _BIT_OPS):
+            # Shifts and bit operations keep the sized integer's width (as
+            # TileLang's int32 loop variables do): `q << (28 - 4 * (i % 2))`
+            # of an int32 q wraps at 32 bits, then `>> 28` sign-extends.
+            sized = [d for d in (self.dtype_of(a), self.dtype_of(b))
+                     if d not in (None, "index", "bool") and dtypes.is_int(d)]
+            if sized:
+                dt = max(sized, key=dtypes.bits)
         va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
         if dtypes.is_float(dt):
             return Scalar(_cmpf(_CMPF[type(op)], va, vb), "bool")
