@@ -913,6 +913,36 @@ void ParallelOp::print(OpAsmPrinter &p) {
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
 
+/// Whether `layout` is a padded cover of `shape`: more slots than elements,
+/// each element held by exactly one slot and every other slot past the first
+/// extent (the rest of its indices inside). A loop of no fragment may have
+/// one (tile-infer-layout gives it where the threads do not divide the
+/// loop); its lowering runs no iteration for those slots.
+static bool paddedCover(LayoutAttr layout, ArrayRef<int64_t> shape) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  if (layout.getRank() != shape.size() || layout.getThreads() * layout.getRegs() <= numel ||
+      layout.getThreads() * layout.getRegs() > 2 * numel + layout.getThreads() * 64)
+    return false;
+  SmallVector<int64_t> counts(numel, 0);
+  for (int64_t t = 0; t < layout.getThreads(); ++t)
+    for (int64_t r = 0; r < layout.getRegs(); ++r) {
+      SmallVector<int64_t> idx = layout.apply(t, r);
+      int64_t flat = 0;
+      for (auto [k, i, d] : llvm::enumerate(idx, shape)) {
+        if (i < 0 || (k > 0 && i >= d))
+          return false;
+        flat = flat * d + i;
+      }
+      if (idx.front() >= shape.front())
+        continue; // a padding slot
+      if (++counts[flat] > 1)
+        return false;
+    }
+  return llvm::all_of(counts, [](int64_t c) { return c == 1; });
+}
+
 LogicalResult ParallelOp::verify() {
   if (failed(getEnclosingThreads(*this)))
     return failure();
@@ -933,7 +963,7 @@ LogicalResult ParallelOp::verify() {
   }
   if (std::optional<LayoutAttr> layout = getLayout()) {
     std::string problem = layout->checkCovers(shape);
-    if (!problem.empty())
+    if (!problem.empty() && !paddedCover(*layout, shape))
       return emitOpError("layout does not cover the ")
              << shapeStr(shape) << " loop: " << problem;
   }

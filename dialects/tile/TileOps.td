@@ -983,6 +983,10 @@ def Tile_ParallelOp : Tile_Op<"parallel", [
     assignment (set by `tile-infer-layout`). Fragments are indexed by the
     loop indices themselves; shared and global buffers by any expression of
     them (global accesses outside the tensor are skipped, reading zero).
+    A loop that touches no fragment may have a padded layout: more
+    (thread, register) slots than iterations, each iteration held once and
+    every other slot past the first extent (`T.Parallel(129)` on 128
+    threads); those slots run no iteration.
 
     Example:
 

@@ -452,6 +452,47 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
 
 namespace {
 
+/// Whether `loop`'s body reads or writes any fragment.
+bool accessesFragment(ParallelOp loop) {
+  return loop.getBody()
+      .walk([](Operation *op) {
+        return getFragmentAccess(op) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The blocked layout of a loop whose iterations the threads do not divide
+/// (`T.Parallel(129)` on 128 threads), padded: each thread takes runs of
+/// `vector` consecutive elements (the largest power of two at most `vector`
+/// dividing the last extent) at a stride of threads x runs, so the last
+/// register holds elements past the extent for some threads, whose first
+/// index is then past the first extent; the loop's lowering runs those
+/// iterations under a guard. Only for loops that touch no fragment (a
+/// fragment's layout holds each element exactly once).
+LayoutAttr paddedBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, int64_t threads,
+                               int64_t vector) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  int64_t inner = shape.back();
+  int64_t v = std::max<int64_t>(1, std::min(vector, inner));
+  while (v > 1 && inner % v != 0)
+    v /= 2;
+  int64_t regs = llvm::divideCeil(numel, threads * v) * v;
+  AffineExpr t = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+  AffineExpr flat = r.floorDiv(v) * (threads * v) + t * v + r % v;
+  SmallVector<AffineExpr> results;
+  int64_t stride = numel;
+  for (auto [k, d] : llvm::enumerate(shape)) {
+    stride /= d;
+    AffineExpr idx = flat.floorDiv(stride);
+    if (k != 0)
+      idx = idx % d;
+    results.push_back(idx);
+  }
+  return LayoutAttr::get(ctx, threads, regs, AffineMap::get(2, 0, results, ctx));
+}
+
 LogicalResult inferParallel(ParallelOp loop) {
   if (loop.getLayout())
     return success();
@@ -594,6 +635,9 @@ LogicalResult inferParallel(ParallelOp loop) {
   std::string why;
   FailureOr<LayoutAttr> layout = LayoutAttr::getBlocked(
       loop.getContext(), loop.getShape(), group->count, parallelVectorWidth(loop), why);
+  if (failed(layout) && !accessesFragment(loop))
+    layout = paddedBlockedLayout(loop.getContext(), loop.getShape(), group->count,
+                                 parallelVectorWidth(loop));
   if (failed(layout))
     return loop.emitOpError("cannot spread its iterations over ")
            << group->count << " threads: " << why;

@@ -2808,3 +2808,16 @@ func.func @make_tensor_bits(%a: i64) {
   %t = tile.make_tensor %a() : memref<64xi4>
   return
 }
+
+// -----
+
+// More slots than iterations, but element 0 is held twice: not a padded cover.
+func.func @parallel_layout_padded_twice() {
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.parallel' op layout does not cover the 129 loop: layout holds 256 registers in all (threads 128 x regs 2), not a multiple of the tile's 129 elements}}
+    tile.parallel (%i) in [129] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> ((d1 * 128 + d0) mod 130)>} {
+    }
+  }
+  return
+}

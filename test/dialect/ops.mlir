@@ -283,6 +283,21 @@ func.func @fill(%v: f16) {
 // tile.parallel
 //===----------------------------------------------------------------------===//
 
+// A padded loop layout (a loop of no fragment): 129 iterations on 128
+// threads, thread t's second slot t + 128 past the end for t > 0.
+// CHECK-LABEL: func.func @parallel_padded
+// CHECK: tile.parallel (%{{.*}}) in [129] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d1 * 128 + d0)>}
+func.func @parallel_padded(%A: memref<129xf32>) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    tile.parallel (%i) in [129] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d1 * 128 + d0)>} {
+      memref.store %one, %A[%i] : memref<129xf32>
+    }
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @parallel(
 // CHECK-SAME: %[[A:.*]]: memref<?x?xf32>)
 // CHECK: tile.kernel blocks(%{{.*}}) in (%{{.*}}) threads = 4 {

@@ -1933,3 +1933,31 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
     }
   }
 }
+
+// -----
+
+// A padded loop layout (129 iterations on 128 threads): register 0 of every
+// thread is inside, so its iteration runs unguarded (the store's own bound
+// check on the tensor aside); register 1 (t + 128) only where t + 128 < 129.
+// CHECK-LABEL: gpu.func @padded_loop
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[OWN:.*]] = arith.cmpi ult, %[[TID]], %c129
+// CHECK: scf.if %[[OWN]] {
+// CHECK:   memref.store %{{.*}}, %{{.*}}[%[[TID]]] : memref<129xf32>
+// CHECK: }
+// CHECK: %[[SECOND:.*]] = affine.apply #{{.*}}()[%[[TID]]]
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[SECOND]], %c129
+// CHECK: scf.if %[[IN]] {
+// CHECK:   scf.if
+// CHECK:     memref.store %{{.*}}, %{{.*}}[%[[SECOND]]] : memref<129xf32>
+module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
+  gpu.module @padded_loop_kernel {
+    gpu.func @padded_loop(%arg0: memref<129xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64} {
+      %one = arith.constant 1.0 : f32
+      tile.parallel (%i) in [129] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d1 * 128 + d0)>} {
+        memref.store %one, %arg0[%i] : memref<129xf32>
+      }
+      gpu.return
+    }
+  }
+}

@@ -146,6 +146,49 @@ func.func @uneven() {
 
 // -----
 
+// A loop of no fragment whose extent the threads do not divide (129 on 128,
+// 1000 fp16 in runs of 8): a padded blocked layout; the slots past the end
+// have a first index past the extent.
+// CHECK-LABEL: func.func @padded_loops
+// CHECK: tile.parallel (%{{.*}}) in [129] attributes {layout = #tile.layout<threads = 128, regs = 2, map = (d0, d1) -> (d1 * 128 + d0)>}
+// CHECK: tile.parallel (%{{.*}}, %{{.*}}) in [5, 200] attributes {layout = #tile.layout<threads = 128, regs = 8, map = (d0, d1) -> (((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) floordiv 200, ((d1 floordiv 8) * 1024 + d0 * 8 + d1 mod 8) mod 200)>}
+func.func @padded_loops(%A: memref<129xf32>, %B: memref<5x200xf16>) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %h = arith.constant 1.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared : memref<129xf32, #gpu.address_space<workgroup>>
+    tile.parallel (%i) in [129] {
+      memref.store %one, %s[%i] : memref<129xf32, #gpu.address_space<workgroup>>
+    }
+    tile.parallel (%i, %j) in [5, 200] {
+      %x = memref.load %B[%i, %j] : memref<5x200xf16>
+      %y = arith.addf %x, %h : f16
+      memref.store %y, %B[%i, %j] : memref<5x200xf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// A loop that writes a fragment keeps the error: a fragment's layout holds
+// each element exactly once.
+func.func @uneven_loop_of_a_fragment() {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    // expected-error @+1 {{'tile.alloc_fragment' op has no layout for 128 threads: 129 elements cannot be spread evenly over 128 threads}}
+    %f = tile.alloc_fragment : memref<129xf32, #tile.space<fragment>>
+    tile.parallel (%i) in [129] {
+      memref.store %one, %f[%i] : memref<129xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @shifted_index() {
   %c1 = arith.constant 1 : index
   tile.kernel blocks(%bx) in (%c1) threads = 128 {

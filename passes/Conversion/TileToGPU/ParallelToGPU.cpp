@@ -129,7 +129,7 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     // Atomic adds a run of registers at a time (atomicRunWidth): the lanes
     // of each body add, collected over the run's registers.
     SmallVector<Operation *> runAtomics;
-    int64_t atomicWidth = atomicRunWidth(loop, *layout, runAtomics);
+    int64_t atomicWidth = padded(loop, *layout) ? 1 : atomicRunWidth(loop, *layout, runAtomics);
     SmallVector<Operation *> bodyOps = llvm::to_vector(llvm::make_pointer_range(body));
     DenseMap<Operation *, SmallVector<memref::AtomicRMWOp>> runLanes;
     // Each thread runs the iterations of the elements it holds, unrolled so
@@ -138,6 +138,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
       IRMapping mapping;
       SmallVector<Value> index =
           applyLayout(rewriter, loop.getLoc(), *layout, info.at(loop).tid, r);
+      OpBuilder::InsertionGuard guard(rewriter);
+      guardOverhang(rewriter, loop, *layout, r, index);
       for (auto [iv, value] : llvm::zip(body.getArguments(), index))
         mapping.map(iv, value);
       // Clone the whole body first: rewriting an access replaces its uses,
@@ -189,6 +191,36 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     }
     rewriter.eraseOp(loop);
     return success();
+  }
+
+  /// Whether the loop's layout has more thread-register slots than the loop
+  /// has iterations (tile-infer-layout pads loops of no fragment whose
+  /// extent the threads do not divide).
+  static bool padded(ParallelOp loop, LayoutAttr layout) {
+    int64_t numel = 1;
+    for (int64_t d : loop.getShape())
+      numel *= d;
+    return layout.getThreads() * layout.getRegs() != numel;
+  }
+
+  /// In a padded layout, register `r` of some threads lies past the loop's
+  /// extent (its first index past the first extent): the iterations of `r`
+  /// go inside an scf.if on the first index, where `b` is left.
+  static void guardOverhang(OpBuilder &b, ParallelOp loop, LayoutAttr layout, int64_t r,
+                            ArrayRef<Value> index) {
+    if (!padded(loop, layout))
+      return;
+    int64_t extent = loop.getShape().front();
+    bool over = false;
+    for (int64_t t = 0; t < layout.getThreads() && !over; ++t)
+      over = layout.apply(t, r).front() >= extent;
+    if (!over)
+      return;
+    Location loc = loop.getLoc();
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index.front(),
+                                         arith::ConstantIndexOp::create(b, loc, extent));
+    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
   }
 
   /// The run of consecutive registers a thread holds along the loop's last
@@ -290,9 +322,11 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     };
     for (int64_t r = 0; r < layout.getRegs(); r += width) {
       IRMapping mapping;
-      for (auto [iv, value] :
-           llvm::zip(body.getArguments(), applyLayout(b, loc, layout, info.at(loop).tid, r)))
+      SmallVector<Value> index = applyLayout(b, loc, layout, info.at(loop).tid, r);
+      for (auto [iv, value] : llvm::zip(body.getArguments(), index))
         mapping.map(iv, value);
+      OpBuilder::InsertionGuard guard(b);
+      guardOverhang(b, loop, layout, r, index); // a run is wholly inside or past the end
       DenseSet<Value> runs;  // values that are vectors of the run
       DenseSet<Value> fromJ{mapping.lookup(body.getArguments().back())}; // run indices
       auto varies = [&](ValueRange indices) {
