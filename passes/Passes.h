@@ -167,6 +167,19 @@ bool vectorReducibleAdd(Operation *op);
 /// as it is.
 SmallVector<Value> pipelinedBuffers(PipelinedOp loop);
 
+/// Gives a shared buffer that copies fill in several pipelined loops (two
+/// phases of a kernel reusing its tiles) one allocation per loop, where each
+/// loop starts by overwriting all of it, so that every loop can stage its
+/// own; tile-allocate-shared-memory gives them the same bytes (the pipeline
+/// drains after each loop). tile-select-mma runs it first, so that its gemm
+/// depths see the loops as tile-pipeline-loops will pipeline them.
+void splitBuffersPerLoop(ModuleOp module);
+
+/// The unit attribute on a multi-buffered allocation whose cp.async pipeline
+/// waits for all its copies, and meets the block, right after its loop: its
+/// bytes are free for other buffers from there on.
+inline constexpr llvm::StringLiteral kDrainedAttr = "tile.drained";
+
 /// Makes the copies of whole shared tiles to global tensors TMA stores
 /// (targets with TMA).
 LogicalResult selectTmaStores(ModuleOp module);

@@ -122,16 +122,36 @@ bool overlap(const Lifetime &a, const Lifetime &b, Positions &pos) {
 /// mbarriers) or not understood, or when it has none.
 Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
   SmallVector<Operation *> users;
-  // A view's accesses are the allocation's (T.reshape / T.view).
+  // A view's accesses are the allocation's (T.reshape / T.view), and so are
+  // a drained pipeline's stages'.
+  bool drained = alloc->hasAttr(kDrainedAttr);
   SmallVector<Operation *> accesses;
   SmallVector<Value> names = {alloc.getResult()};
   while (!names.empty()) {
     for (Operation *user : names.pop_back_val().getUsers()) {
       if (auto view = dyn_cast<ViewOp>(user))
         names.push_back(view.getResult());
+      else if (auto stage = dyn_cast<StageOp>(user); stage && drained)
+        names.push_back(stage.getResult());
       else
         accesses.push_back(user);
     }
+  }
+  if (drained) {
+    // A cp.async pipeline's stages (tile-pipeline-loops): in use from its
+    // first copy to the wait for all copies and the barrier after its loop.
+    Lifetime life = lifetimeOf(accesses, pos);
+    if (life.pinned)
+      return life;
+    Operation *last = nullptr;
+    for (Operation *access : accesses)
+      if (Operation *top = ancestorIn(life.block, access); pos.of(top) == life.last)
+        last = top;
+    for (Operation *next = last->getNextNode();
+         next && isa<NVVM::CpAsyncWaitGroupOp, NVVM::WgmmaWaitGroupSyncOp, gpu::BarrierOp>(next);
+         next = next->getNextNode())
+      life.last = pos.of(next);
+    return life;
   }
   for (Operation *user : accesses) {
     if (auto copy = dyn_cast<CopyOp>(user); copy && !copy.getAsync()) {

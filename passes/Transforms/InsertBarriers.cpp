@@ -120,6 +120,11 @@ struct Accesses {
   SmallVector<Interval> asyncReads, genericWrites, asyncCopyWrites;
   /// Of one op: the bytes a bulk (TMA) store reads after the op returns.
   SmallVector<Interval> bulkReads;
+  /// Of one op: bytes it writes that earlier accesses meet as writes but
+  /// later ones do not see as written since the last barrier (a cp.async
+  /// pipeline's first copies, before its loop: bytes another buffer may have
+  /// used before; the pipeline's own waits and barriers publish them).
+  SmallVector<Interval> entryWrites;
   /// Of the state: generic writes since the last barrier, async copies'
   /// writes the next barrier publishes, and writes ordered by a barrier but
   /// not fenced.
@@ -145,7 +150,7 @@ struct Accesses {
   Accesses by(Threads threads) const {
     Accesses a = *this;
     for (SmallVector<Interval> *v : {&a.reads, &a.writes, &a.asyncReads, &a.genericWrites,
-                                     &a.asyncCopyWrites, &a.bulkReads})
+                                     &a.asyncCopyWrites, &a.bulkReads, &a.entryWrites})
       for (Interval &i : *v)
         i.threads = threads;
     if (a.protocol)
@@ -191,6 +196,7 @@ struct Accesses {
     e.writes = writes;
     if (protocol)
       e.writes.push_back(*protocol);
+    llvm::append_range(e.writes, entryWrites);
     return e;
   }
   /// The barrier `next`, run by `threads`, needs after these accesses. With
@@ -478,8 +484,14 @@ private:
     };
     if (auto copy = dyn_cast<CopyOp>(op)) {
       if (copy.getAsync()) { // ordered by the pipeliner's wait + barrier
-        if (std::optional<Interval> i = sharedInterval(copy.getDst()))
+        if (std::optional<Interval> i = sharedInterval(copy.getDst())) {
           a.asyncCopyWrites.push_back(*i);
+          // Before the pipeline's loop (its prologue), the stages' bytes may
+          // have been another buffer's until now (tile.drained).
+          auto loop = op->getParentOfType<scf::ForOp>();
+          if (!loop || !loop->hasAttr("tile.num_stages"))
+            a.entryWrites.push_back(*i);
+        }
         return a;
       }
       read(copy.getSrc());

@@ -33,6 +33,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -361,10 +362,16 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
     gemm.setPrefetchWaitAttr(inside.getI32IntegerAttr(ahead - 1));
   }
 
+  // Drained: every thread's copies (those of iterations past the end too,
+  // which write zeros) and wgmma reads are done, and the block has met, so
+  // the stages' bytes are free for other buffers after the loop.
   b.setInsertionPointAfter(forOp);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
   if (pending > 0)
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+  for (auto &[buffer, all] : staged)
+    all->setAttr(kDrainedAttr, b.getUnitAttr());
   loop.erase();
   for (Producer p : producers)
     p.buffer.erase();
@@ -887,7 +894,55 @@ SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
   return buffers;
 }
 
+void mlir::tile::splitBuffersPerLoop(ModuleOp module) {
+  SmallVector<AllocSharedOp> allocs;
+  module.walk([&](AllocSharedOp alloc) { allocs.push_back(alloc); });
+  for (AllocSharedOp alloc : allocs) {
+    if (isViewed(alloc))
+      continue;
+    // The uses by the pipelined loop (of 2 or more stages) holding them.
+    llvm::MapVector<Operation *, SmallVector<OpOperand *>> byLoop;
+    bool ok = true;
+    for (OpOperand &use : alloc->getUses()) {
+      auto loop = use.getOwner()->getParentOfType<PipelinedOp>();
+      if (!loop || loop.getNumStages() < 2) {
+        ok = false;
+        break;
+      }
+      byLoop[loop].push_back(&use);
+    }
+    if (!ok || byLoop.size() < 2)
+      continue;
+    // Each loop's first use overwrites the whole buffer from global memory,
+    // so no value flows from one loop to another.
+    for (auto &[op, uses] : byLoop) {
+      Block &body = cast<PipelinedOp>(op).getBody().front();
+      Operation *first = nullptr;
+      for (OpOperand *use : uses) {
+        Operation *top = body.findAncestorOpInBlock(*use->getOwner());
+        if (!first || top->isBeforeInBlock(first))
+          first = top;
+      }
+      auto copy = dyn_cast<CopyOp>(first);
+      ArrayRef<int64_t> shape = alloc.getType().getShape();
+      ok &= copy && copy.getDst() == alloc.getResult() && !copy.getAsync() &&
+            getPlace(copy.getSrc().getType()) == Place::Global &&
+            copy.getDstSizes() == shape &&
+            llvm::all_of(copy.getDstOffsets(), [](Value v) { return isConstantIntValue(v, 0); });
+    }
+    if (!ok)
+      continue;
+    for (auto &[op, uses] : llvm::drop_begin(byLoop)) {
+      OpBuilder b(alloc);
+      Value own = b.clone(*alloc)->getResult(0);
+      for (OpOperand *use : uses)
+        use->set(own);
+    }
+  }
+}
+
 LogicalResult mlir::tile::pipelineLoops(ModuleOp module, bool streamK) {
+  splitBuffersPerLoop(module);
   SmallVector<PipelinedOp> loops;
   module.walk([&](PipelinedOp loop) { loops.push_back(loop); });
   for (PipelinedOp loop : loops) {

@@ -406,6 +406,7 @@ struct TileSelectMma : mlir::tile::impl::TileSelectMmaBase<TileSelectMma> {
 } // namespace
 
 LogicalResult mlir::tile::selectMma(ModuleOp module) {
+  splitBuffersPerLoop(module); // the loops as tile-pipeline-loops will see them
   WalkResult result = module.walk([&](GemmOp gemm) {
     // Each gemm's own target: nested modules may name different ones.
     FailureOr<TargetAttr> target = TargetAttr::require(gemm, DEBUG_TYPE);

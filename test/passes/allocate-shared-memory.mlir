@@ -382,3 +382,55 @@ func.func @view_lifetime(%A: memref<32x64xf16>, %F: memref<2048xf16>) {
   }
   return
 }
+
+// -----
+
+// A drained cp.async pipeline's stages (tile-pipeline-loops: the wait for
+// all groups and the barrier right after the loop) are free after that
+// barrier: the output tile staged after the loop takes the same bytes. The
+// same stages without tile.drained keep theirs for the whole kernel.
+// CHECK-LABEL: func.func @drained_stages
+// CHECK: tile.kernel {{.*}} attributes {tile.shared_bytes = 8192 : i64}
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 2>, offset = 0 : i64, tile.drained}
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16
+// CHECK-LABEL: func.func @undrained_stages
+// CHECK: tile.kernel {{.*}} attributes {tile.shared_bytes = 12288 : i64}
+func.func @drained_stages(%A: memref<256x256xf16>, %C: memref<64x32xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2>, tile.drained} : memref<2x64x32xf16, #gpu.address_space<workgroup>>
+    %out = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s0 = tile.stage %all[%c0] : memref<2x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %s0[%c0, %c0] [64, 32] if %true {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.commit.group
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.cp.async.wait.group 0
+      gpu.barrier
+      %s = tile.stage %all[%c0] : memref<2x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %s[%c0, %c0] [64, 32] to %C[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+    } {tile.num_stages = 2 : i64}
+    nvvm.cp.async.wait.group 0
+    gpu.barrier
+    tile.copy %A[%c0, %c0] [64, 32] to %out[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %out[%c0, %c0] [64, 32] to %C[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+  }
+  return
+}
+func.func @undrained_stages(%A: memref<256x256xf16>, %C: memref<64x32xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x32xf16, #gpu.address_space<workgroup>>
+    %out = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s0 = tile.stage %all[%c0] : memref<2x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %s0[%c0, %c0] [64, 32] if %true {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    nvvm.cp.async.wait.group 0
+    gpu.barrier
+    tile.copy %A[%c0, %c0] [64, 32] to %out[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %out[%c0, %c0] [64, 32] to %C[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+  }
+  return
+}

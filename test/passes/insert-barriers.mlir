@@ -759,3 +759,43 @@ func.func @warp_bodies(%Y: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A cp.async pipeline's first copies (before its loop) write bytes that a
+// buffer read before them held (the allocator gave a drained pipeline's
+// stages and that buffer the same bytes): a barrier before those copies.
+// Inside the pipeline's loop its own waits and barriers order its copies.
+// CHECK-LABEL: func.func @prologue_after_reuse
+// CHECK: tile.copy %{{.*}} to %{{.*}} : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+// CHECK-NEXT: tile.stage
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy {{.*}} {async}
+// CHECK: scf.for
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.stage
+// CHECK-NEXT: tile.copy {{.*}} {async}
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: }
+func.func @prologue_after_reuse(%A: memref<256x256xf16>, %C: memref<64x32xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %before = tile.alloc_shared {offset = 0 : i64} : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %all = tile.alloc_shared {layout = #tile.shared<stages = 2>, offset = 0 : i64, tile.drained} : memref<2x64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %before[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %before[%c0, %c0] [64, 32] to %C[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+    %s0 = tile.stage %all[%c0] : memref<2x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    tile.copy %A[%c0, %c0] [64, 32] to %s0[%c0, %c0] [64, 32] if %true {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+    scf.for %k = %c0 to %n step %c1 {
+      nvvm.cp.async.wait.group 0
+      gpu.barrier
+      %s = tile.stage %all[%c0] : memref<2x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] if %true {async} : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %s[%c0, %c0] [64, 32] to %C[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16>
+    } {tile.num_stages = 2 : i64}
+  }
+  return
+}

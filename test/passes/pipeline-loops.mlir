@@ -8,7 +8,7 @@
 // the copies ahead carry the predicate, so the body stays one block.
 // CHECK-LABEL: func.func @gemm_loop
 // CHECK-SAME: (%{{.*}}: memref<256x256xf16>, %[[N:.*]]: index)
-// CHECK: %[[A3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[A3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>, tile.drained} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: scf.if
 // CHECK: %[[P0:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : index
 // CHECK: %[[S0:.*]] = tile.stage %[[A3]][%{{.*}}] : memref<3x64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
@@ -30,6 +30,7 @@
 // CHECK:   tile.gemm %[[CUR]]
 // CHECK: } {tile.num_stages = 3 : i64}
 // CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
 // CHECK-NOT: scf.if
 // CHECK-NOT: tile.pipelined
 func.func @gemm_loop(%A: memref<256x256xf16>, %n: index) {
@@ -94,8 +95,8 @@ func.func @copies_last(%A: memref<256x256xf16>, %n: index) {
 // and the next iteration's stages ((i + 1) % 3) and the wait count, which its
 // lowering uses after reading its last K slice.
 // CHECK-LABEL: func.func @prefetch_loop
-// CHECK: %[[A3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x64x32xf16
-// CHECK: %[[B3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16
+// CHECK: %[[A3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>, tile.drained} : memref<3x64x32xf16
+// CHECK: %[[B3:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>, tile.drained} : memref<3x32x64xf16
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
@@ -268,7 +269,7 @@ func.func @used_after(%A: memref<256x256xf16>, %B: memref<64x32xf16>) {
 // A buffer stored as column blocks (#tile.shared column_block) keeps them in
 // its staged allocation's layout, which also records the stages.
 // CHECK-LABEL: func.func @column_blocks_staged
-// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64>} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 3, column_block = 64>, tile.drained} : memref<3x64x128xf16, #gpu.address_space<workgroup>>
 func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -294,7 +295,7 @@ func.func @column_blocks_staged(%B: memref<256x128xf16>, %n: index) {
 // wait for all groups follows the loop. (The module keeps the cp.async
 // pipeline: tile.no_warp_specialization.)
 // CHECK-LABEL: func.func @pending_wgmma
-// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 4>} : memref<4x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 4>, tile.drained} : memref<4x64x64xf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-2: nvvm.cp.async.commit.group
 // CHECK-NEXT: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %[[STEP:.*]] {
 // CHECK:   nvvm.cp.async.wait.group 1
@@ -833,7 +834,7 @@ func.func @stream_k_not_paying(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf
 // while the other copy is pipelined.
 // CHECK-LABEL: func.func @viewed_buffer
 // CHECK: %[[A:.*]] = tile.alloc_shared : memref<64x32xf16
-// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x64x32xf16
+// CHECK: tile.alloc_shared {layout = #tile.shared<stages = 2>, tile.drained} : memref<2x64x32xf16
 // CHECK: scf.for
 // CHECK: tile.copy %{{.*}} to %[[A]][%{{.*}}] [64, 32] : memref<256x256xf16>
 // CHECK-NOT: tile.copy {{.*}} to %[[A]]{{.*}}async
@@ -970,3 +971,52 @@ func.func @four_consumer_warpgroups(%A: memref<1024x1024xf16>, %n: index) {
   return
 }
 }
+
+// -----
+
+// Two pipelined loops filling the same shared tile (two phases of a kernel):
+// the tile gets one allocation per loop, so each loop stages its own and
+// both are pipelined; each drains (wait for all groups, barrier) after its
+// loop. A tile the second loop reads before overwriting it stays shared
+// (and unpipelined there).
+// CHECK-LABEL: func.func @two_loops
+// CHECK: %[[FIRST:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2>, tile.drained} : memref<2x64x32xf16
+// CHECK: %[[SECOND:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 2>, tile.drained} : memref<2x64x32xf16
+// CHECK: %[[KEPT:.*]] = tile.alloc_shared : memref<64x32xf16
+// CHECK: scf.for
+// CHECK:   tile.stage %[[FIRST]]
+// CHECK: } {tile.num_stages = 2 : i64}
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for
+// CHECK:   tile.stage %[[SECOND]]
+// CHECK: } {tile.num_stages = 2 : i64}
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: tile.copy {{.*}} to %[[KEPT]]{{.*}}{async}
+func.func @two_loops(%A: memref<256x256xf16>, %B: memref<64x64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %kept = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %f = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%c0, %kk] [64, 32] to %kept[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %a[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf32, #tile.space<fragment>>
+    }
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c32 : index
+      tile.copy %kept[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf32, #tile.space<fragment>>
+      tile.copy %A[%kk, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 32] to %kept[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.copy %a[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<64x32xf32, #tile.space<fragment>>
+    }
+    tile.copy %f[%c0, %c0] [64, 32] to %B[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<64x64xf32>
+  }
+  return
+}
+
