@@ -557,7 +557,7 @@ def nibbles(Q: T.Tensor((8,), "int32"), W: T.Tensor((8,), "int32"),
             U: T.Tensor((8,), "uint8"), V: T.Tensor((8,), "uint8")):
     # A shift amount from the loop index: the shift keeps the int32 value's width
     # (TileLang's loop variables are int32), so `<< 28` wraps and `>> 28` sign-extends
-    # a 4-bit field; uint8 values stay 8-bit under `<<` with an index too.
+    # a 4-bit field; a uint8 value with an index is computed in int32, as TileLang does.
     with T.Kernel(1, threads=32):
         for i in T.Parallel(8):
             W[i] = (Q[i] << (28 - 4 * (i % 2))) >> 28
@@ -576,6 +576,7 @@ def test_bit_operations_with_an_index_keep_the_sized_width(tmp_path):
     np.testing.assert_array_equal(w, want)
     i = np.arange(8)
     np.testing.assert_array_equal(v, ((u.astype(np.int64) << (i % 4)) | (i & 1)) & 0xFF)
+    # (the int32 result stored into uint8 V keeps its low byte)
     ptx = tlc.compile(nibbles, target="sm_80").get_kernel_source()
     assert "shl.b64" not in ptx and "shr.u64" not in ptx and "shr.s32" in ptx
     assemble(ptx, "sm_80", tmp_path)
