@@ -11,8 +11,10 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
 def load(name: str) -> ModuleType:
-    """examples/<name>.py as a module named example_<name>."""
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    """examples/<name>.py as a module named example_<name> (a name in a folder,
+    `families/gemv`, as example_families_gemv)."""
+    module_name = "example_" + name.replace("/", "_")
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
