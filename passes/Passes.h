@@ -175,6 +175,9 @@ SmallVector<Value> pipelinedBuffers(PipelinedOp loop);
 /// depths see the loops as tile-pipeline-loops will pipeline them.
 void splitBuffersPerLoop(ModuleOp module);
 
+/// Whether `v` depends on the thread index (gpu.thread_id, gpu.lane_id).
+bool dependsOnThread(Value v);
+
 /// The unit attribute on a multi-buffered allocation whose cp.async pipeline
 /// waits for all its copies, and meets the block, right after its loop: its
 /// bytes are free for other buffers from there on.

@@ -81,9 +81,15 @@ Threads threadsOf(WarpGroupsOp ws) {
 struct Interval {
   int64_t begin, end;
   Threads threads = kAllThreads;
+  /// Written by a per-thread element store at an index of the thread's own
+  /// (per-thread code, outside T.Parallel): two such stores need no barrier
+  /// between them, as in CUDA (threads storing to the same bytes without one
+  /// would race whatever barriers follow).
+  bool ownElement = false;
   bool overlaps(const Interval &o) const { return begin < o.end && o.begin < end; }
   bool operator==(const Interval &o) const {
-    return begin == o.begin && end == o.end && threads == o.threads;
+    return begin == o.begin && end == o.end && threads == o.threads &&
+           ownElement == o.ownElement;
   }
   /// Whether a barrier of `mask`'s threads orders this access.
   bool within(Threads mask) const { return (threads & ~mask) == 0; }
@@ -204,15 +210,19 @@ struct Accesses {
   /// bodies of disjoint warpgroups are the program's to order.
   Order orderFor(const Accesses &next, Threads threads, bool programOrders) const {
     Order order = Order::None;
-    auto check = [&](ArrayRef<Interval> earlier, ArrayRef<Interval> later) {
+    auto check = [&](ArrayRef<Interval> earlier, ArrayRef<Interval> later, bool bothWrites) {
       for (const Interval &x : earlier)
-        if (llvm::any_of(later, [&](const Interval &y) { return x.overlaps(y); }) &&
+        if (llvm::any_of(later,
+                         [&](const Interval &y) {
+                           return x.overlaps(y) &&
+                                  !(bothWrites && x.ownElement && y.ownElement);
+                         }) &&
             !programOrdered(x, threads, programOrders))
           order = std::max(order, x.within(threads) ? Order::Within : Order::Block);
     };
-    check(writes, next.reads);
-    check(writes, next.writes);
-    check(reads, next.writes);
+    check(writes, next.reads, false);
+    check(writes, next.writes, true);
+    check(reads, next.writes, false);
     return order;
   }
   static bool programOrdered(const Interval &x, Threads threads, bool programOrders) {
@@ -531,6 +541,22 @@ private:
       if (!reduce.getClear())
         read(reduce.getDst());
       protocol(op, "tile.scratch_offset", scratchBytes(reduce));
+      return a;
+    }
+    // A per-thread store at an index of the thread's own.
+    auto ownIndex = [](ValueRange indices) {
+      return llvm::any_of(indices, [](Value i) { return dependsOnThread(i); });
+    };
+    if (auto store = dyn_cast<memref::StoreOp>(op); store && ownIndex(store.getIndices())) {
+      write(store.getMemRef());
+      for (Interval &i : a.writes)
+        i.ownElement = true;
+      return a;
+    }
+    if (auto store = dyn_cast<vector::StoreOp>(op); store && ownIndex(store.getIndices())) {
+      write(store.getBase());
+      for (Interval &i : a.writes)
+        i.ownElement = true;
       return a;
     }
     // Element accesses, also inside T.Parallel bodies.

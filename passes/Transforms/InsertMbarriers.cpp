@@ -114,24 +114,6 @@ std::optional<int64_t> valueIn(Value v, int64_t tid) {
   return std::nullopt;
 }
 
-/// Whether `v` depends on the thread index.
-bool dependsOnThread(Value v) {
-  SmallVector<Value> work{v};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    Operation *op = x.getDefiningOp();
-    if (!op)
-      continue;
-    if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(op))
-      return true;
-    llvm::append_range(work, op->getOperands());
-  }
-  return false;
-}
-
 /// The threads of the block that run `op`, from the thread-dependent
 /// conditions of the scf.ifs around it (a condition that does not depend on
 /// the thread index lets all or none of them through, which changes no
@@ -717,3 +699,20 @@ struct TileInsertMbarriers : mlir::tile::impl::TileInsertMbarriersBase<TileInser
   }
 };
 } // namespace
+
+bool mlir::tile::dependsOnThread(Value v) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    Operation *op = x.getDefiningOp();
+    if (!op)
+      continue;
+    if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(op))
+      return true;
+    llvm::append_range(work, op->getOperands());
+  }
+  return false;
+}

@@ -799,3 +799,37 @@ func.func @prologue_after_reuse(%A: memref<256x256xf16>, %C: memref<64x32xf16>, 
   }
   return
 }
+
+// -----
+
+// Per-thread element stores at indices of the thread's own (TileLang's
+// fine-grained dequantizing: each thread writes its 8 values): no barrier
+// between them, as in CUDA; one before the tile copy that reads them. Stores
+// every thread makes to the same element keep their barrier (the later
+// store must land last).
+// CHECK-LABEL: func.func @own_element_stores
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[TID]]]
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[NEXT:.*]]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%c0]
+func.func @own_element_stores(%C: memref<256xf16>, %x: f16, %y: f16) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %s = tile.alloc_shared {offset = 0 : i64} : memref<256xf16, #gpu.address_space<workgroup>>
+    %t = tile.alloc_shared {offset = 512 : i64} : memref<256xf16, #gpu.address_space<workgroup>>
+    %tid = gpu.thread_id x
+    %next = arith.addi %tid, %c128 : index
+    memref.store %x, %s[%tid] : memref<256xf16, #gpu.address_space<workgroup>>
+    memref.store %y, %s[%next] : memref<256xf16, #gpu.address_space<workgroup>>
+    tile.copy %s[%c0] [256] to %C[%c0] [256] : memref<256xf16, #gpu.address_space<workgroup>> to memref<256xf16>
+    memref.store %x, %t[%c0] : memref<256xf16, #gpu.address_space<workgroup>>
+    memref.store %y, %t[%c0] : memref<256xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
