@@ -16,7 +16,10 @@ test/gpu/run_artifacts.py runs against torch:
   warp 0 reducing beside a pipelined loop of warps 1-2; a gemm on warps 2-5, mma.sync);
 - halves_of_an_accumulator: a loop guarded by `i < 32` reading accumulator row i + 32 * s;
 - rows_by_thread, staged_column_halves: T.ptx_cp_async per-thread copies (with a predicate;
-  into the column pieces of a two-stage buffer read by gemms on its column slices).
+  into the column pieces of a two-stage buffer read by gemms on its column slices);
+- own_stores: each thread stores its 8 values into a shared tile (T.vectorized, TileLang's
+  fine-grained dequantizing), no barrier between the stores, then one tile copy reads it;
+- padded_loops: T.Parallel(129) and a 5 x 200 fp16 loop on 128 threads (padded layouts).
 """
 
 import os
@@ -85,6 +88,32 @@ def partial_fragment_rows(L: T.Tensor((4, 128), "float32"), S: T.Tensor((128,), 
         T.copy(total, S)
 
 
+@T.prim_func
+def own_stores(X: T.Tensor((16, 64), "float16"), W: T.Tensor((16, 64), "float16")):
+    with T.Kernel(1, threads=128):
+        w_s = T.alloc_shared((16, 64), "float16")
+        w_l = T.alloc_local((8,), "float16")
+        tx = T.get_thread_binding()
+        for v in T.serial(8):
+            w_l[v] = X[tx // 8, (tx % 8) * 8 + v] * T.float16(2)
+        for v in T.vectorized(8):
+            w_s[15 - tx // 8, (tx % 8) * 8 + v] = w_l[v]
+        T.copy(w_s, W)
+
+
+@T.prim_func
+def padded_loops(A: T.Tensor((129,), "float32"), B: T.Tensor((129,), "float32"),
+                 X: T.Tensor((5, 200), "float16"), Y: T.Tensor((5, 200), "float16")):
+    with T.Kernel(1, threads=128):
+        s = T.alloc_shared((129,), "float32")
+        for r in T.Parallel(129):
+            s[r] = A[r] * 2
+        for r in T.Parallel(129):
+            B[r] = s[128 - r] + 1
+        for i, j in T.Parallel(5, 200):
+            Y[i, j] = X[i, j] + T.float16(1)
+
+
 CHECKS = [
     (scalar_math, {
         "inputs": {"X": "randn"},
@@ -111,6 +140,9 @@ CHECKS = [
                       "atol": 0, "rtol": 0, "seed": 8}),
     (staged_column_halves, {"expect": {"S": "torch.einsum('md,snd->smn', Q.float(), X.float())",
                                        "E": "X"}, "atol": 1e-2, "rtol": 1e-3, "seed": 9}),
+    (own_stores, {"expect": {"W": "(X * 2).flip(0)"}, "atol": 0, "rtol": 0, "seed": 10}),
+    (padded_loops, {"expect": {"B": "A.flip(0) * 2 + 1", "Y": "X + 1"}, "atol": 0, "rtol": 0,
+                    "seed": 11}),
 ]
 
 

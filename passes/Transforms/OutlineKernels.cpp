@@ -393,24 +393,32 @@ FailureOr<ArrayAttr> tensorMapParams(gpu::GPUFuncOp gpuFunc, func::FuncOp func) 
   MLIRContext *ctx = gpuFunc.getContext();
   Builder b(ctx);
   SmallVector<Attribute> described;
-  SmallVector<std::pair<TensorMapOp, BlockArgument>> params;
+  // The maps made so far: (tensor, box, swizzle) and their parameter (the
+  // ops themselves are erased as they are replaced).
+  struct Made {
+    Value src;
+    SmallVector<int64_t> box;
+    int64_t swizzle;
+    BlockArgument param;
+  };
+  SmallVector<Made> params;
   Block &entry = gpuFunc.getBody().front();
   for (TensorMapOp op : maps) {
     auto arg = dyn_cast<BlockArgument>(op.getSrc());
     if (!arg || arg.getOwner() != &entry)
       return op.emitOpError("maps a tensor that is not an argument of the kernel");
     BlockArgument param;
-    for (auto &[seen, p] : params)
-      if (seen.getSrc() == op.getSrc() && seen.getBox() == op.getBox() &&
-          seen.getSwizzle() == op.getSwizzle())
-        param = p;
+    for (const Made &seen : params)
+      if (seen.src == op.getSrc() && ArrayRef<int64_t>(seen.box) == op.getBox() &&
+          seen.swizzle == op.getSwizzle())
+        param = seen.param;
     if (!param) {
       unsigned index = gpuFunc.getNumArguments();
       if (failed(gpuFunc.insertArguments({index}, {op.getType()}, {DictionaryAttr()},
                                          {op.getLoc()})))
         return failure();
       param = gpuFunc.getArgument(index);
-      params.push_back({op, param});
+      params.push_back({op.getSrc(), llvm::to_vector(op.getBox()), op.getSwizzle(), param});
       NamedAttrList d;
       d.set("param", b.getStringAttr(paramName(func, arg.getArgNumber())));
       d.set("box", b.getI64ArrayAttr(op.getBox()));
