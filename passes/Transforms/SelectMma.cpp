@@ -44,12 +44,31 @@ constexpr int64_t kOverlapMinStages = 4;
 /// and before it only ops that follow a gemm waiting for every group (the
 /// next iteration's Q K^T, whose wait covers the P V left pending, before
 /// the softmax rescales the output and recomputes P).
+/// Whether `a` and `b` compute the same value: the same Value, or the same
+/// pure op (name, attributes, result) of operands that do, so that two
+/// spellings of a stage index (`A_s[k % 2, :, :]` at each use) are one.
+bool sameExpression(Value a, Value b, int depth = 8) {
+  if (a == b)
+    return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || depth == 0 || x->getName() != y->getName() ||
+      x->getAttrDictionary() != y->getAttrDictionary() ||
+      x->getNumOperands() != y->getNumOperands() || x->getNumRegions() || !isPure(x) ||
+      cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
+    return false;
+  for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
+    if (!sameExpression(p, q, depth - 1))
+      return false;
+  return true;
+}
+
 /// The stages of the allocation `v` is one stage of, when the loop's body
 /// picks it by its own iteration: `tile.stage %buf[i mod S]` for i the
 /// loop's induction variable or its iteration number ((iv - lb) / step), as
 /// the K-major copy of an fp8 operand (the frontend's) or a hand-pipelined
 /// program (`A_s[k % 2, :, :]`) write it, each access to the allocation in
-/// the loop through that same index; 0 otherwise. Consecutive iterations
+/// the loop through that same index (the same expression, however often
+/// spelled); 0 otherwise. Consecutive iterations
 /// then use different stages, and a gemm left pending in one reads a stage
 /// the next does not write.
 int64_t iterationStages(PipelinedOp loop, Value v) {
@@ -85,7 +104,7 @@ int64_t iterationStages(PipelinedOp loop, Value v) {
     if (!loop->isAncestor(user))
       continue;
     auto other = dyn_cast<StageOp>(user);
-    if (!other || other.getIndex() != stage.getIndex())
+    if (!other || !sameExpression(other.getIndex(), stage.getIndex()))
       return 0;
   }
   return stages;
@@ -160,8 +179,19 @@ int64_t maxDepth(GemmOp gemm, std::string &why) {
 /// (an fp8 operand made K-major): the wgmma should then run on while the
 /// next iteration transposes, whatever the pipeline's depth.
 bool readsTransposedCopy(GemmOp gemm) {
-  return llvm::any_of(ValueRange{gemm.getA(), gemm.getB()}, [](Value v) {
+  auto transposed = [](Value v) {
     return llvm::any_of(v.getUsers(), [](Operation *u) { return isa<TransposeOp>(u); });
+  };
+  return llvm::any_of(ValueRange{gemm.getA(), gemm.getB()}, [&](Value v) {
+    if (transposed(v))
+      return true;
+    // A stage of a buffer named again by the same index (`bt[k % 2]` spelled twice).
+    auto stage = v.getDefiningOp<StageOp>();
+    return stage && llvm::any_of(stage.getSource().getUsers(), [&](Operation *u) {
+             auto other = dyn_cast<StageOp>(u);
+             return other && sameExpression(other.getIndex(), stage.getIndex()) &&
+                    transposed(other.getResult());
+           });
   });
 }
 

@@ -827,6 +827,39 @@ func.func @own_stages(%A: memref<256x1024xf8E4M3FN>, %B: memref<1024x128xf8E4M3F
 
 // -----
 
+// The stage index spelled at each use (`bt2[k % 2]` twice: two remui of the
+// same operands) is one index: multi-buffered, one group left pending.
+// CHECK-LABEL: func.func @own_stages_spelled_twice
+// CHECK: tile.gemm {{.*}}kind = wgmma, {{.*}}depth = 1>
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @own_stages_spelled_twice(%A: memref<256x1024xf8E4M3FN>, %B: memref<1024x128xf8E4M3FN>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %bt2 = tile.alloc_shared {layout = #tile.shared<stages = 2>} : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c128 : index
+      tile.copy %A[%c0, %kk] [64, 128] to %a[%c0, %c0] [64, 128] : memref<256x1024xf8E4M3FN> to memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.copy %B[%kk, %c0] [128, 128] to %b[%c0, %c0] [128, 128] : memref<1024x128xf8E4M3FN> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      %s = arith.remui %k, %c2 : index
+      %bt = tile.stage %bt2[%s] : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.transpose %b to %bt : memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      %s2 = arith.remui %k, %c2 : index
+      %bt_again = tile.stage %bt2[%s2] : memref<2x128x128xf8E4M3FN, #gpu.address_space<workgroup>> to memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+      tile.gemm %a, %bt_again, %c {transpose_b} : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<128x128xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
 // The same stage index over a loop of step 2 without the division by the
 // step picks stage 0 in every iteration: not multi-buffered, nothing left
 // pending.
