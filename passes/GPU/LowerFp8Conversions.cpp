@@ -10,6 +10,8 @@
 //
 // Rounding is to nearest even and out-of-range values saturate to the largest
 // finite fp8 value (PTX's cvt.rn.satfinite), as the interpreter models it.
+// Before sm_89 (no such cvt) the same conversions are integer arithmetic on
+// the values' bits (truncateToFp8Soft, extendFp8Soft).
 // Any other arithmetic on fp8 values is an error: convert to a wider type
 // first.
 //
@@ -18,6 +20,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <cmath>
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILELOWERFP8CONVERSIONS
@@ -77,6 +81,100 @@ Value truncateToFp8(OpBuilder &b, Location loc, Value v, Type to) {
   return arith::BitcastOp::create(b, loc, to, byte);
 }
 
+/// The fp8 format of `t` (f8E4M3FN or f8E5M2): mantissa bits, exponent bias,
+/// largest finite code.
+struct Fp8Format {
+  int64_t mantissa, bias, maxCode;
+};
+Fp8Format formatOf(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return {3, 7, 0x7e}; // 448
+  return {2, 15, 0x7b};  // 57344
+}
+
+/// Without the hardware's cvt (before sm_89): `v` -> fp8 `to` in integer
+/// arithmetic on the f32 bits, as cvt.rn.satfinite does it: round to nearest
+/// even, magnitudes past the largest finite value (infinities too) saturate
+/// to it, NaN -> 0x7f (with the sign), subnormals kept.
+Value truncateToFp8Soft(OpBuilder &b, Location loc, Value v, Type to) {
+  Fp8Format fmt = formatOf(to);
+  Type i32 = b.getI32Type();
+  FloatType f32 = b.getF32Type();
+  auto c = [&](int64_t x) { return arith::ConstantIntOp::create(b, loc, i32, x).getResult(); };
+  Value bits = arith::BitcastOp::create(b, loc, i32, castFloat(b, loc, v, f32));
+  Value sign = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, bits, c(24)),
+                                     c(0x80));
+  Value mag = arith::AndIOp::create(b, loc, bits, c(0x7fffffff));
+  // Normal results: drop 23 - M mantissa bits rounding to nearest even (a
+  // carry moves into the exponent), then rebias the exponent.
+  int64_t shift = 23 - fmt.mantissa;
+  Value lsb = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, mag, c(shift)), c(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, mag, arith::AddIOp::create(b, loc, c((int64_t(1) << (shift - 1)) - 1), lsb));
+  Value normal = arith::SubIOp::create(b, loc, arith::ShRUIOp::create(b, loc, rounded, c(shift)),
+                                       c((127 - fmt.bias) << fmt.mantissa));
+  // Below the smallest normal (2^(1 - bias)): multiples of 2^(1 - bias - M),
+  // rounded to nearest even in f32 (adding and taking away 2^23).
+  Value absF = arith::BitcastOp::create(b, loc, f32, mag);
+  Value scaled = arith::MulFOp::create(
+      b, loc, absF,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(std::ldexp(1.0f, int(fmt.bias + fmt.mantissa - 1)))));
+  Value big = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(8388608.0f));
+  Value units = arith::SubFOp::create(b, loc, arith::AddFOp::create(b, loc, scaled, big), big);
+  Value sub = arith::FPToUIOp::create(b, loc, i32, units);
+  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, mag,
+                                      c((127 + 1 - fmt.bias) << 23));
+  Value code = arith::SelectOp::create(b, loc, isSub, sub, normal);
+  code = arith::MinUIOp::create(b, loc, code, c(fmt.maxCode)); // satfinite (infinities too)
+  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, mag, c(0x7f800000));
+  code = arith::SelectOp::create(b, loc, isNaN, c(0x7f), code);
+  Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(),
+                                       arith::OrIOp::create(b, loc, code, sign));
+  return arith::BitcastOp::create(b, loc, to, byte);
+}
+
+/// Without the hardware's cvt: fp8 `v` -> `to` from its bits (exact).
+Value extendFp8Soft(OpBuilder &b, Location loc, Value v, FloatType to) {
+  Fp8Format fmt = formatOf(v.getType());
+  Type i32 = b.getI32Type();
+  FloatType f32 = b.getF32Type();
+  auto c = [&](int64_t x) { return arith::ConstantIntOp::create(b, loc, i32, x).getResult(); };
+  Value byte = arith::ExtUIOp::create(b, loc, i32,
+                                      arith::BitcastOp::create(b, loc, b.getI8Type(), v));
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         arith::AndIOp::create(b, loc, byte, c(0x80)), c(0));
+  Value mag = arith::AndIOp::create(b, loc, byte, c(0x7f));
+  Value exp = arith::ShRUIOp::create(b, loc, mag, c(fmt.mantissa));
+  Value man = arith::AndIOp::create(b, loc, mag, c((1 << fmt.mantissa) - 1));
+  // Normal: the exponent rebiased, the mantissa at the top of f32's.
+  Value normalBits = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, exp, c(127 - fmt.bias)), c(23)),
+      arith::ShLIOp::create(b, loc, man, c(23 - fmt.mantissa)));
+  Value normal = arith::BitcastOp::create(b, loc, f32, normalBits);
+  // Subnormal (and zero): mantissa x 2^(1 - bias - M), exact in f32.
+  Value subnormal = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, f32, man),
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(std::ldexp(1.0f, int(1 - fmt.bias - fmt.mantissa)))));
+  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c(0));
+  Value value = arith::SelectOp::create(b, loc, isSub, subnormal, normal);
+  // Specials: e4m3fn's 0x7f is NaN (no infinities); e5m2's top exponent is
+  // infinity (mantissa 0) or NaN.
+  Value nan = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(std::nanf("")));
+  if (fmt.mantissa == 3) {
+    Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mag, c(0x7f));
+    value = arith::SelectOp::create(b, loc, isNaN, nan, value);
+  } else {
+    Value top = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c(31));
+    Value inf = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(INFINITY));
+    Value zeroMan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, man, c(0));
+    value = arith::SelectOp::create(b, loc, top,
+                                    arith::SelectOp::create(b, loc, zeroMan, inf, nan), value);
+  }
+  value = arith::SelectOp::create(b, loc, negative, arith::NegFOp::create(b, loc, value), value);
+  return castFloat(b, loc, value, to);
+}
+
 struct TileLowerFp8Conversions
     : mlir::tile::impl::TileLowerFp8ConversionsBase<TileLowerFp8Conversions> {
   void runOnOperation() final {
@@ -127,22 +225,28 @@ LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
     if (auto vec = dyn_cast<VectorType>(op->getResult(0).getType()); vec && vec.getRank() != 1)
       return op->emitOpError("converts an fp8 vector of rank ") << vec.getRank()
                                                                  << "; only 1-d vectors lower";
-  if (!conversions.empty()) {
-    TargetAttr target = TargetAttr::lookup(root);
-    if (target && target.getArch() < StringRef("sm_89"))
-      return conversions.front()->emitOpError("converts fp8 values, which needs sm_89 or "
-                                              "later; the target is ")
-             << target.getArch();
-  }
+  // The hardware's paired cvt from sm_89; before it, the same conversions
+  // in integer arithmetic on the bits.
+  bool hardware = true;
+  if (!conversions.empty())
+    if (TargetAttr target = TargetAttr::lookup(root))
+      hardware = target.getArch().drop_front(3).take_while(llvm::isDigit) >= "89" ||
+                 target.getArch().drop_front(3).take_while(llvm::isDigit).size() > 2;
   for (Operation *op : conversions) {
     OpBuilder b(op);
     Location loc = op->getLoc();
+    auto extend = [&](Value in, FloatType to) {
+      return hardware ? extendFp8(b, loc, in, to) : extendFp8Soft(b, loc, in, to);
+    };
+    auto truncate = [&](Value in, Type to) {
+      return hardware ? truncateToFp8(b, loc, in, to) : truncateToFp8Soft(b, loc, in, to);
+    };
     auto convert = [&](Value in, Type to) -> Value {
       if (isFp8(in.getType()) && isFp8(to))
-        return truncateToFp8(b, loc, extendFp8(b, loc, in, b.getF32Type()), to);
+        return truncate(extend(in, b.getF32Type()), to);
       if (isFp8(in.getType()))
-        return extendFp8(b, loc, in, cast<FloatType>(to));
-      return truncateToFp8(b, loc, in, to);
+        return extend(in, cast<FloatType>(to));
+      return truncate(in, to);
     };
     Value in = op->getOperand(0);
     Type to = op->getResult(0).getType();

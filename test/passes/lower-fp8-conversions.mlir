@@ -42,11 +42,27 @@ func.func @fp8_arithmetic(%x: f8E4M3FN) -> f8E4M3FN {
 
 // -----
 
+// Before sm_89 (no fp8 cvt): integer arithmetic on the bits. Widening:
+// exponent rebiased (+120 for e4m3), mantissa shifted to f32's top, a
+// subnormal as its mantissa times 2^-9, 0x7f NaN. Narrowing: round to
+// nearest even at bit 20 of the f32 (e4m3: 3 mantissa bits), saturate at
+// 0x7e (448), NaN -> 0x7f, subnormals through 2^9 x |x| rounded in f32.
+// CHECK-LABEL: func.func @before_sm89
+// CHECK-NOT: nvvm.convert
+// CHECK-DAG: arith.constant 120 : i32
+// CHECK-DAG: arith.constant 0.001953125 : f32
+// CHECK-DAG: arith.constant 524287 : i32
+// CHECK-DAG: arith.constant 960 : i32
+// CHECK-DAG: arith.constant 5.120000e+02 : f32
+// CHECK-DAG: arith.constant 126 : i32
+// CHECK: arith.minui
+// CHECK-NOT: nvvm.convert
+// CHECK: return
 module attributes {tile.target = #tile.target<"sm_80">} {
-func.func @needs_sm89(%x: f8E4M3FN) -> f32 {
-  // expected-error @+1 {{'arith.extf' op converts fp8 values, which needs sm_89 or later; the target is sm_80}}
+func.func @before_sm89(%x: f8E4M3FN, %y: f32) -> (f32, f8E4M3FN) {
   %a = arith.extf %x : f8E4M3FN to f32
-  return %a : f32
+  %b = arith.truncf %y : f32 to f8E4M3FN
+  return %a, %b : f32, f8E4M3FN
 }
 }
 
