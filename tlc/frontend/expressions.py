@@ -498,17 +498,6 @@ class ExpressionMixin:
         if _is_index(a) and _is_index(b):
             return Scalar(_cmpi(_CMPI[type(op)], index_value(a), index_value(b)), "bool")
         dt = self.result_dtype(a, b, node)
-        if dt == "index" and isinstance(op, _BIT_OPS):
-            # Shifts and bit operations of a sized integer with an index run
-            # as TileLang runs them with its int32 loop variables: in the
-            # integer's type when it has 32 bits or more (`q << (28 - 4 *
-            # (i % 2))` of an int32 q wraps at 32 bits, then `>> 28`
-            # sign-extends), else in int32 (a uint8 byte shifted by an index).
-            sized = [d for d in (self.dtype_of(a), self.dtype_of(b))
-                     if d not in (None, "index", "bool") and dtypes.is_int(d)]
-            if sized:
-                widest = max(sized, key=dtypes.bits)
-                dt = widest if dtypes.bits(widest) >= 32 else "int32"
         va, vb = self.to_value(a, dt, node), self.to_value(b, dt, node)
         if dtypes.is_float(dt):
             return Scalar(_cmpf(_CMPF[type(op)], va, vb), "bool")
