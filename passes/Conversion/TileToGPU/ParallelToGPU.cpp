@@ -193,29 +193,36 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     return success();
   }
 
-  /// Whether the loop's layout has more thread-register slots than the loop
-  /// has iterations (tile-infer-layout pads loops of no fragment whose
-  /// extent the threads do not divide).
-  static bool padded(ParallelOp loop, LayoutAttr layout) {
+  /// Whether register `r` of some thread lies past the loop's extent (its
+  /// first index past the first extent): a padded layout, which
+  /// tile-infer-layout gives loops of no fragment whose extent the threads
+  /// do not divide. (A replicated layout has more slots than iterations too,
+  /// each inside.)
+  static bool overhangs(ParallelOp loop, LayoutAttr layout, int64_t r) {
     int64_t numel = 1;
     for (int64_t d : loop.getShape())
       numel *= d;
-    return layout.getThreads() * layout.getRegs() != numel;
+    if (layout.getThreads() * layout.getRegs() == numel) // each slot an iteration
+      return false;
+    int64_t extent = loop.getShape().front();
+    for (int64_t t = 0; t < layout.getThreads(); ++t)
+      if (layout.apply(t, r).front() >= extent)
+        return true;
+    return false;
   }
 
-  /// In a padded layout, register `r` of some threads lies past the loop's
-  /// extent (its first index past the first extent): the iterations of `r`
-  /// go inside an scf.if on the first index, where `b` is left.
+  /// A padded layout (its last register overhangs: see overhangs).
+  static bool padded(ParallelOp loop, LayoutAttr layout) {
+    return overhangs(loop, layout, layout.getRegs() - 1);
+  }
+
+  /// Where register `r` overhangs, its iterations go inside an scf.if on the
+  /// first index, where `b` is left.
   static void guardOverhang(OpBuilder &b, ParallelOp loop, LayoutAttr layout, int64_t r,
                             ArrayRef<Value> index) {
-    if (!padded(loop, layout))
+    if (!overhangs(loop, layout, r))
       return;
     int64_t extent = loop.getShape().front();
-    bool over = false;
-    for (int64_t t = 0; t < layout.getThreads() && !over; ++t)
-      over = layout.apply(t, r).front() >= extent;
-    if (!over)
-      return;
     Location loc = loop.getLoc();
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index.front(),
                                          arith::ConstantIndexOp::create(b, loc, extent));
