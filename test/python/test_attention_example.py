@@ -58,10 +58,6 @@ def test_example_compiles_with_fast_math(attention):
     # ex2 (one MUFU.EX2), none keeps the denormal fix-up.
     code = attention.attention(2, 8, 1000, 128, True).get_kernel_source()
     assert "ex2.approx.ftz.f32" in code and "ex2.approx.f32" not in code
-    # Fast math does not regroup: the exponent s * scale - m * scale is one fma
-    # a score (64 a thread), not (s - m) * scale, a subtraction and a multiply.
-    loop = code[code.index("ex2.approx") - 4000:]
-    assert loop.count("fma.rn.ftz.f32") >= 64, loop.count("fma.rn.ftz.f32")
 
 
 @pytest.mark.parametrize("name,args,kwargs", [

@@ -2,15 +2,10 @@
 
 Two marks on the module, both read by LLVM's NVPTX backend:
 
-- every float arithmetic and math op of the tile IR gets LLVM's fast-math
-  flags but reassociation (FAST_FLAGS; kept by the passes that clone it,
-  turned into LLVM's flags by the lowering): a multiply and an add may
-  contract to one fma, a division may be approximated (`div.approx` /
-  `div.full`), NaNs, infinities and the sign of zero need not be kept. Like
-  nvcc's `--use_fast_math`, operations are not regrouped: with reassociation
-  LLVM turned the softmax's `s * c - m * c` into `(s - m) * c`, a subtraction
-  and a multiplication per score where one fma does (FlashAttention d128 on
-  an H100, 2026-12-05: bench/results/2026-12-05/session28/);
+- every float arithmetic and math op of the tile IR gets `fastmath<fast>`
+  (kept by the passes that clone it, turned into LLVM's fast-math flags by the
+  lowering): a multiply and an add may contract to one fma, a division may be
+  approximated (`div.approx` / `div.full`), reassociation is allowed;
 - each kernel (llvm.func) gets the attribute "denormal-fp-math-f32" =
   "preserve-sign": f32 instructions flush denormals to zero (`.ftz`), as
   nvcc's `--use_fast_math` does.
@@ -29,14 +24,10 @@ FLAGGED = frozenset({
 })
 
 
-#: Every fast-math flag but `reassoc`.
-FAST_FLAGS = "#arith.fastmath<nnan,ninf,nsz,arcp,contract,afn>"
-
-
 def mark_fast_arithmetic(module: ir.Module) -> None:
-    """FAST_FLAGS on the float ops of a tile-IR module."""
+    """`fastmath<fast>` on the float ops of a tile-IR module."""
     with module.context:
-        fast = ir.Attribute.parse(FAST_FLAGS)
+        fast = ir.Attribute.parse("#arith.fastmath<fast>")
 
         def visit(op):
             if op.name in FLAGGED:
