@@ -381,7 +381,8 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     default) where that pays: where a share plus an estimated 48 iterations
     of fix-up is at most a tile's K iterations (decided here on 132 SMs
     when the tile and iteration counts are constants, leaving out grids of
-    one row or column of tiles; else by the kernel at each launch, which
+    one row or column of more than 132 / 8 tiles, which stream the other
+    operand once; else by the kernel at each launch, which
     then also carries the plain persistent loop, an `scf.if` choosing one
     per launch). The kernel runs on one block per SM; after the full waves
     of tiles, the remaining tiles' K iterations are shared evenly by the

@@ -277,14 +277,15 @@ SmallVector<AllocFragmentOp> mlir::tile::streamKAccumulators(PipelinedOp loop,
 
 std::optional<bool> mlir::tile::streamKPaysAtCompileTime(KernelOp kernel, PipelinedOp loop) {
   int64_t tiles = 1;
-  bool known = true;
+  bool known = true, line = false; // line: a single row or column of tiles
   for (Value size : kernel.getGrid()) {
     std::optional<int64_t> n = getConstantIntValue(size);
-    if (n && *n == 1)
-      return false;
+    line |= n && *n == 1;
     known &= n.has_value();
     tiles *= n.value_or(1);
   }
+  if (line && (!known || tiles * kLineTilesPerSMs > kStreamKPlanningSMs))
+    return false;
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());

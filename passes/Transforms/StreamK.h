@@ -82,11 +82,19 @@ constexpr int64_t kStreamKPlanningSMs = 132;
 SmallVector<AllocFragmentOp> streamKAccumulators(PipelinedOp loop,
                                                  ArrayRef<Operation *> copies);
 
+/// The most tiles, as a share of kStreamKPlanningSMs, of a grid of a single
+/// row or column of tiles that takes stream-K. Such a grid streams the other
+/// operand once and is bound by memory where its tiles keep most SMs busy
+/// (a decode shape's M = 64 or 128 in 64 to 128 tiles: sharing its K loop
+/// measured 4-19% slower on the H200, 2026-12-03); one of at most 132 / 8 =
+/// 16 tiles (a K-heavy GEMM whose M fits one block row: 256 x 1024 x 32768
+/// in 256 x 128 tiles is 8) would leave at least seven SMs in eight idle.
+constexpr int64_t kLineTilesPerSMs = 8;
+
 /// Whether stream-K may pay for `loop`'s persistent kernel: unknown tile or
-/// iteration counts may; known ones must on kStreamKPlanningSMs blocks, in
-/// a grid of more than one row and column of tiles (with one, a decode
-/// shape's M = 64 or 128, the kernel streams the other operand once and is
-/// bound by memory: sharing its K loop measured 4-19% slower).
+/// iteration counts may; known ones must on kStreamKPlanningSMs blocks. A
+/// grid of a single row or column of tiles takes it only with known counts
+/// and at most kStreamKPlanningSMs / kLineTilesPerSMs tiles.
 bool streamKMayPay(KernelOp kernel, PipelinedOp loop);
 
 /// Whether stream-K pays for `loop`'s kernel when its tile and iteration

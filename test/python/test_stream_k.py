@@ -66,6 +66,36 @@ def test_persistent_kernel_without_stream_k(off, shape):
     assert "tile.semaphore" not in kernel.get_mlir("optimized")
 
 
+@pytest.mark.parametrize("shape,config,tiles", [
+    ((256, 1024, 32768), dict(block_M=256, block_N=128, block_K=64, threads=256,
+                              num_stages=3, panel=8), 8),
+    ((128, 2048, 16384), dict(block_M=128, block_N=128, block_K=64, threads=128,
+                              num_stages=4), 16),
+    ((4096, 128, 8192), dict(block_M=256, block_N=128, block_K=64, threads=256,
+                             num_stages=3), 16),
+])
+def test_k_heavy_single_row_of_tiles_is_stream_k(shape, config, tiles, tmp_path):
+    # M (or N) fits one block row: 8 to 16 tiles, at most 132 / 8, would keep at
+    # most one SM in eight busy, so their K iterations are shared.
+    kernel = compile_gemm(*shape, **config)
+    assert kernel.artifact["version"] == 2, tiles
+    assert kernel.artifact["kernels"][0]["grid"][0] == "__sm_count__"
+    assert "tile.stream_k" in kernel.get_mlir("optimized")
+    ptxas.assemble(kernel.get_kernel_source(), "sm_90a", tmp_path)
+
+
+@pytest.mark.parametrize("shape,config", [
+    ((128, 8192, 8192), WIDE),  # 32 tiles: a decode shape, bound by memory
+    ((64, 8192, 8192), dict(block_M=64, block_N=128, block_K=64, threads=128, num_stages=8)),
+    ((128, 4352, 16384), dict(block_M=128, block_N=256, block_K=64, threads=256,
+                              num_stages=3)),  # 17 tiles: more than 132 / 8
+])
+def test_single_row_of_many_tiles_stays_data_parallel(shape, config):
+    kernel = compile_gemm(*shape, **config)
+    assert kernel.artifact["version"] == 1
+    assert "tile.semaphore" not in kernel.get_mlir("optimized")
+
+
 @pytest.mark.parametrize("config", [
     WIDE,
     dict(block_M=128, block_N=128, block_K=64, threads=128, num_stages=4, panel=8),

@@ -14,6 +14,7 @@ for d in nn_float16 nt_float16 nn_bfloat16 nt_bfloat16; do
   timeout 130 python bench/gemm_gpu.py .gpu/g9/$d 3 $flag 2>&1 | tee $OUT/gemm_$d.txt
 done
 # K-heavy shapes (stream-K), 128x128 tiles (the configs measured before) beside
-# 128x256 and 256x128 (a quarter less operand traffic per SM), fp16 NN.
+# 128x256 and 256x128 (a quarter less operand traffic per SM; 256x128 on
+# 256 x 1024 x 32768 is a single row of 8 tiles, stream-K since this session), fp16 NN.
 echo "== kheavy"
 timeout 130 python bench/gemm_gpu.py .gpu/g9/kheavy 3 2>&1 | tee $OUT/gemm_kheavy.txt
