@@ -243,11 +243,13 @@ def TileLowerFp8Conversions : Pass<"tile-lower-fp8-conversions"> {
   let description = [{
     LLVM has no fp8 type, so `arith.extf` and `arith.truncf` involving
     `f8E4M3FN` or `f8E5M2` have no upstream lowering to NVVM. This pass
-    rewrites them (sm_89 and later; an error naming the target otherwise):
+    rewrites them. On a target with the `fp8_convert` feature (sm_89 on):
     an extension puts the byte in a pair and converts it with
     `nvvm.convert.f8x2.to.f16x2`, then widens the f16; a truncation narrows
     to f32 and converts with `nvvm.convert.f32x2.to.f8x2` (round to nearest
     even, saturating to the largest finite value), taking the upper byte.
+    Without it (sm_80, sm_86), the same conversions in integer arithmetic on
+    the bits: the same rounding and saturation, subnormals and NaN kept.
     Other arithmetic on fp8 values is an error.
 
     Before:

@@ -104,7 +104,10 @@ def Tile_TargetFeature : I32BitEnumAttr<"TargetFeature", "hardware feature of a 
     I32BitEnumAttrCaseBit<"SetMaxNReg", 4, "setmaxnreg">,
     I32BitEnumAttrCaseBit<"Cluster", 5, "cluster">,
     // red.global.add.v2/v4/v8 of f32 / f16 / bf16 (PTX 8.1, sm_90)
-    I32BitEnumAttrCaseBit<"VectorReduce", 6, "vector_reduce">
+    I32BitEnumAttrCaseBit<"VectorReduce", 6, "vector_reduce">,
+    // cvt.rn.satfinite between f32 / f16 pairs and e4m3x2 / e5m2x2 (sm_89);
+    // without it fp8 conversions are integer arithmetic on the bits
+    I32BitEnumAttrCaseBit<"Fp8Convert", 7, "fp8_convert">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";
@@ -297,13 +300,13 @@ def Tile_TargetAttr : Tile_Attr<"Target", "target"> {
     Written with the architecture alone, the features and limits are the
     architecture's own (from one table in TileTarget.cpp):
 
-    | arch   | features                                          | shared bytes |
-    | ------ | ------------------------------------------------- | ------------ |
-    | sm_80  | cp_async, mma_sync                                | 166912       |
-    | sm_86  | cp_async, mma_sync                                | 101376       |
-    | sm_89  | cp_async, mma_sync                                | 101376       |
-    | sm_90  | cp_async, mma_sync, tma, cluster                  | 232448       |
-    | sm_90a | cp_async, mma_sync, tma, wgmma, setmaxnreg, cluster | 232448     |
+    | arch   | features                                                   | shared bytes |
+    | ------ | ---------------------------------------------------------- | ------------ |
+    | sm_80  | cp_async, mma_sync                                         | 166912       |
+    | sm_86  | cp_async, mma_sync                                         | 101376       |
+    | sm_89  | cp_async, mma_sync, fp8_convert                            | 101376       |
+    | sm_90  | cp_async, mma_sync, tma, cluster, vector_reduce, fp8_convert | 232448     |
+    | sm_90a | sm_90's, wgmma, setmaxnreg                                 | 232448       |
 
     Every architecture allows 255 registers per thread and 65536 per block.
     `features = [...]` narrows the feature set (a feature the architecture

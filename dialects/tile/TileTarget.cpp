@@ -24,8 +24,9 @@ struct KnownTarget {
 };
 
 constexpr TargetFeature kAmpere = TargetFeature::CpAsync | TargetFeature::MmaSync;
+constexpr TargetFeature kAda = kAmpere | TargetFeature::Fp8Convert;
 constexpr TargetFeature kHopper =
-    kAmpere | TargetFeature::Tma | TargetFeature::Cluster | TargetFeature::VectorReduce;
+    kAda | TargetFeature::Tma | TargetFeature::Cluster | TargetFeature::VectorReduce;
 
 // Shared memory per block (opt-in maximum) from the CUDA programming guide's
 // compute-capability table: 227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86/89.
@@ -33,7 +34,7 @@ constexpr TargetFeature kHopper =
 constexpr KnownTarget kTargets[] = {
     {"sm_80", kAmpere, 166912},
     {"sm_86", kAmpere, 101376},
-    {"sm_89", kAmpere, 101376},
+    {"sm_89", kAda, 101376},
     {"sm_90", kHopper, 232448},
     {"sm_90a", kHopper | TargetFeature::Wgmma | TargetFeature::SetMaxNReg, 232448},
 };
@@ -160,7 +161,9 @@ void TargetAttr::print(AsmPrinter &printer) const {
         llvm::make_filter_range(
             llvm::ArrayRef<TargetFeature>{TargetFeature::CpAsync, TargetFeature::MmaSync,
                                           TargetFeature::Tma, TargetFeature::Wgmma,
-                                          TargetFeature::SetMaxNReg, TargetFeature::Cluster},
+                                          TargetFeature::SetMaxNReg, TargetFeature::Cluster,
+                                          TargetFeature::VectorReduce,
+                                          TargetFeature::Fp8Convert},
             [&](TargetFeature f) { return has(f); }),
         printer, [&](TargetFeature f) { printer << stringifyTargetFeature(f); });
     printer << "]";

@@ -10,8 +10,9 @@
 //
 // Rounding is to nearest even and out-of-range values saturate to the largest
 // finite fp8 value (PTX's cvt.rn.satfinite), as the interpreter models it.
-// Before sm_89 (no such cvt) the same conversions are integer arithmetic on
-// the values' bits (truncateToFp8Soft, extendFp8Soft).
+// On a target without that cvt (its fp8_convert feature: before sm_89) the
+// same conversions are integer arithmetic on the values' bits
+// (truncateToFp8Soft, extendFp8Soft).
 // Any other arithmetic on fp8 values is an error: convert to a wider type
 // first.
 //
@@ -225,13 +226,10 @@ LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
     if (auto vec = dyn_cast<VectorType>(op->getResult(0).getType()); vec && vec.getRank() != 1)
       return op->emitOpError("converts an fp8 vector of rank ") << vec.getRank()
                                                                  << "; only 1-d vectors lower";
-  // The hardware's paired cvt from sm_89; before it, the same conversions
-  // in integer arithmetic on the bits.
-  bool hardware = true;
-  if (!conversions.empty())
-    if (TargetAttr target = TargetAttr::lookup(root))
-      hardware = target.getArch().drop_front(3).take_while(llvm::isDigit) >= "89" ||
-                 target.getArch().drop_front(3).take_while(llvm::isDigit).size() > 2;
+  // The hardware's paired cvt where the target has it (sm_89 on); else the
+  // same conversions in integer arithmetic on the bits.
+  TargetAttr target = TargetAttr::lookup(root);
+  bool hardware = !target || target.has(TargetFeature::Fp8Convert);
   for (Operation *op : conversions) {
     OpBuilder b(op);
     Location loc = op->getLoc();

@@ -804,9 +804,13 @@ func.func @predicated_async_copy(%A: memref<?x?xf16>, %p: i1) {
 // CHECK: module @targets attributes {tile.target = #tile.target<"sm_90a">}
 // CHECK: module @narrowed attributes {tile.target = #tile.target<"sm_90", features = [cp_async, mma_sync], shared = 49152, registers = 128, block_registers = 32768>}
 // CHECK: module @ampere attributes {tile.target = #tile.target<"sm_80">}
+// CHECK: module @no_wgmma attributes {tile.target = #tile.target<"sm_90a", features = [cp_async, mma_sync, tma, cluster, vector_reduce, fp8_convert]>}
+// CHECK: module @ada attributes {tile.target = #tile.target<"sm_89">}
 module @targets attributes {tile.target = #tile.target<"sm_90a">} {}
 module @narrowed attributes {tile.target = #tile.target<"sm_90", features = [mma_sync, cp_async], shared = 49152, registers = 128, block_registers = 32768>} {}
 module @ampere attributes {tile.target = #tile.target<"sm_80", features = [cp_async, mma_sync]>} {}
+module @no_wgmma attributes {tile.target = #tile.target<"sm_90a", features = [fp8_convert, vector_reduce, cluster, tma, mma_sync, cp_async]>} {}
+module @ada attributes {tile.target = #tile.target<"sm_89", features = [cp_async, mma_sync, fp8_convert]>} {}
 
 // CHECK-LABEL: func.func @gemm_with_mma
 // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 0>, transpose_b, wg_wait = 0 : i64}

@@ -68,6 +68,31 @@ func.func @before_sm89(%x: f8E4M3FN, %y: f32) -> (f32, f8E4M3FN) {
 
 // -----
 
+// The target's fp8_convert feature decides, not its name: sm_89 has the cvt,
+// an sm_90a narrowed to features without it takes the integer arithmetic.
+// CHECK-LABEL: func.func @on_sm89
+// CHECK: nvvm.convert
+module attributes {tile.target = #tile.target<"sm_89">} {
+func.func @on_sm89(%y: f32) -> f8E4M3FN {
+  %b = arith.truncf %y : f32 to f8E4M3FN
+  return %b : f8E4M3FN
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @narrowed_without_the_cvt
+// CHECK-NOT: nvvm.convert
+// CHECK: arith.minui
+module attributes {tile.target = #tile.target<"sm_90a", features = [cp_async, mma_sync, wgmma]>} {
+func.func @narrowed_without_the_cvt(%y: f32) -> f8E4M3FN {
+  %b = arith.truncf %y : f32 to f8E4M3FN
+  return %b : f8E4M3FN
+}
+}
+
+// -----
+
 // Vectors (a copy's 16-byte accesses) convert element by element.
 // CHECK-LABEL: func.func @vector
 // CHECK-COUNT-4: nvvm.convert.f32x2.to.f8x2

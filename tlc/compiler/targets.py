@@ -29,7 +29,7 @@ PTX_FEATURES = "+ptx81"
 #: then keep the cp.async pipeline instead of a warp-specialized TMA producer.
 
 #: sm_90a's features without TMA, as #tile.target spells them.
-_NO_TMA_FEATURES = "[cp_async, mma_sync, wgmma, setmaxnreg, cluster, vector_reduce]"
+_NO_TMA_FEATURES = "[cp_async, mma_sync, wgmma, setmaxnreg, cluster, vector_reduce, fp8_convert]"
 
 
 @dataclass(frozen=True)
