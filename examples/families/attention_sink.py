@@ -216,13 +216,6 @@ def _torch_reference(torch, q, k, v, sinks, window, layout):
     return out.transpose(1, 2) if layout == "BSHD" else out
 
 
-def _torch_with_gpu():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
-
 
 # (batch, heads, heads_kv, seq_len, dim, window, layout)
 GPU_SHAPES = [
@@ -247,7 +240,7 @@ def gpu_kernels() -> list:
 
 
 def gpu_check() -> list[str]:
-    torch = _torch_with_gpu()
+    torch = tilelang.runtime.torch_if_gpu()
     assert torch is not None, "gpu_check needs torch and a CUDA GPU"
     lines = []
     for batch, heads, heads_kv, seq, dim, window, layout in GPU_SHAPES:
@@ -282,7 +275,7 @@ def main() -> int:
     ptx = kernel.get_kernel_source()
     print(f"compiled sink_attn_fwd: {ptx.count('wgmma.mma_async')} wgmma, "
           f"{ptx.count('cp.async.bulk.tensor')} TMA, {ptx.count('mma.sync')} mma.sync")
-    if _torch_with_gpu() is None:
+    if tilelang.runtime.torch_if_gpu() is None:
         print("no torch with a CUDA GPU here: not run")
         return 0
     for line in gpu_check():

@@ -134,13 +134,6 @@ def _torch_reference(torch, q, k, v, scale):
     return scale * scores @ v, k.transpose(-1, -2) @ v
 
 
-def _torch_with_gpu():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
-
 
 # (batch, heads, seq_len, dim_k, dim_v)
 GPU_SHAPES = [
@@ -164,7 +157,7 @@ def gpu_kernels() -> list:
 
 
 def gpu_check() -> list[str]:
-    torch = _torch_with_gpu()
+    torch = tilelang.runtime.torch_if_gpu()
     assert torch is not None, "gpu_check needs torch and a CUDA GPU"
     lines = []
     for batch, heads, seq, dk, dv in GPU_SHAPES:
@@ -204,7 +197,7 @@ def main() -> int:
     ptx = kernel.get_kernel_source()
     print(f"compiled linear_attn_fwd: {ptx.count('wgmma.mma_async')} wgmma, "
           f"{ptx.count('cp.async.bulk.tensor')} TMA, {ptx.count('mma.sync')} mma.sync")
-    if _torch_with_gpu() is None:
+    if tilelang.runtime.torch_if_gpu() is None:
         print("no torch with a CUDA GPU here: not run")
         return 0
     for line in gpu_check():

@@ -168,13 +168,6 @@ def _torch_reference(torch, q, k, v, gamma, scale):
     return out, state
 
 
-def _torch_with_gpu():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
-
 
 # (batch, heads, seq_len, dim_k, dim_v)
 GPU_SHAPES = [
@@ -198,7 +191,7 @@ def gpu_kernels() -> list:
 
 
 def gpu_check() -> list[str]:
-    torch = _torch_with_gpu()
+    torch = tilelang.runtime.torch_if_gpu()
     assert torch is not None, "gpu_check needs torch and a CUDA GPU"
     lines = []
     for batch, heads, seq, dk, dv in GPU_SHAPES:
@@ -235,7 +228,7 @@ def main() -> int:
     ptx = kernel.get_kernel_source()
     print(f"compiled retention_fwd: {ptx.count('wgmma.mma_async')} wgmma, "
           f"{ptx.count('cp.async.bulk.tensor')} TMA, {ptx.count('mma.sync')} mma.sync")
-    if _torch_with_gpu() is None:
+    if tilelang.runtime.torch_if_gpu() is None:
         print("no torch with a CUDA GPU here: not run")
         return 0
     for line in gpu_check():

@@ -50,6 +50,7 @@
 #include "passes/Passes.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::tile {
@@ -543,18 +544,14 @@ private:
       protocol(op, "tile.scratch_offset", scratchBytes(reduce));
       return a;
     }
-    // A per-thread store at an index of the thread's own.
-    auto ownIndex = [](ValueRange indices) {
-      return llvm::any_of(indices, [](Value i) { return dependsOnThread(i); });
-    };
-    if (auto store = dyn_cast<memref::StoreOp>(op); store && ownIndex(store.getIndices())) {
-      write(store.getMemRef());
-      for (Interval &i : a.writes)
-        i.ownElement = true;
-      return a;
-    }
-    if (auto store = dyn_cast<vector::StoreOp>(op); store && ownIndex(store.getIndices())) {
-      write(store.getBase());
+    // A per-thread store (an element or a vector) at an index of the thread's own.
+    auto [stored, indices] =
+        llvm::TypeSwitch<Operation *, std::pair<Value, ValueRange>>(op)
+            .Case([](memref::StoreOp s) { return std::make_pair(s.getMemRef(), s.getIndices()); })
+            .Case([](vector::StoreOp s) { return std::make_pair(s.getBase(), s.getIndices()); })
+            .Default([](Operation *) { return std::make_pair(Value(), ValueRange()); });
+    if (stored && llvm::any_of(indices, [](Value i) { return dependsOnThread(i); })) {
+      write(stored);
       for (Interval &i : a.writes)
         i.ownElement = true;
       return a;

@@ -35,31 +35,21 @@ namespace {
 /// else in the loop touches its accumulator.
 constexpr int64_t kOverlapMinStages = 4;
 
-/// The most wgmma groups `gemm` may leave pending, and why not more (in
-/// `why`): it must sit directly in a pipelined loop that multi-buffers its
-/// shared operands (A may come from registers), and the loop needs a stage
-/// for each pending group besides the one being read and the one being
-/// loaded. Nothing else of the loop may touch its accumulator (or A in
-/// registers) while its groups can be pending: no op after it in the body,
-/// and before it only ops that follow a gemm waiting for every group (the
-/// next iteration's Q K^T, whose wait covers the P V left pending, before
-/// the softmax rescales the output and recomputes P).
 /// Whether `a` and `b` compute the same value: the same Value, or the same
-/// pure op (name, attributes, result) of operands that do, so that two
-/// spellings of a stage index (`A_s[k % 2, :, :]` at each use) are one.
+/// result of equivalent pure ops (OperationEquivalence: name, attributes,
+/// types) of operands that do, so that two spellings of a stage index
+/// (`A_s[k % 2, :, :]` at each use) are one.
 bool sameExpression(Value a, Value b, int depth = 8) {
   if (a == b)
     return true;
   Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
-  if (!x || !y || depth == 0 || x->getName() != y->getName() ||
-      x->getAttrDictionary() != y->getAttrDictionary() ||
-      x->getNumOperands() != y->getNumOperands() || x->getNumRegions() || !isPure(x) ||
+  if (!x || !y || depth == 0 || x->getNumRegions() || !isPure(x) ||
       cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
     return false;
-  for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
-    if (!sameExpression(p, q, depth - 1))
-      return false;
-  return true;
+  return OperationEquivalence::isEquivalentTo(
+      x, y,
+      [&](Value p, Value q) { return success(sameExpression(p, q, depth - 1)); },
+      /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
 /// The stages of the allocation `v` is one stage of, when the loop's body
@@ -110,6 +100,15 @@ int64_t iterationStages(PipelinedOp loop, Value v) {
   return stages;
 }
 
+/// The most wgmma groups `gemm` may leave pending, and why not more (in
+/// `why`): it must sit directly in a pipelined loop that multi-buffers its
+/// shared operands (A may come from registers), and the loop needs a stage
+/// for each pending group besides the one being read and the one being
+/// loaded. Nothing else of the loop may touch its accumulator (or A in
+/// registers) while its groups can be pending: no op after it in the body,
+/// and before it only ops that follow a gemm waiting for every group (the
+/// next iteration's Q K^T, whose wait covers the P V left pending, before
+/// the softmax rescales the output and recomputes P).
 int64_t maxDepth(GemmOp gemm, std::string &why) {
   auto loop = dyn_cast<PipelinedOp>(gemm->getParentOp());
   if (!loop) {
