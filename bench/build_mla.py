@@ -11,7 +11,13 @@ bench/mla_gpu.py runs on sequences of mixed lengths; the checks also built
 for sm_90 (`_sm90`: mma.sync and the cp.async pipeline, whose prefetch reads
 the page table ahead of the iterations, guarded past the end). Each bench
 and sm_90a check is also built from examples/mla_decode_ws.py (the
-warpgroups' roles written out), named `_ws`.
+warpgroups' roles written out), named `_ws`, and from
+examples/mla_decode_seesaw.py (both warpgroups computing scores), named
+`_seesaw`.
+
+    python bench/build_mla.py OUT_DIR [fullcol] [ws] [seesaw]
+
+builds only the programs named (all three by default).
 """
 
 import os
@@ -20,6 +26,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
 import mla_decode  # noqa: E402
+import mla_decode_seesaw  # noqa: E402
 import mla_decode_ws  # noqa: E402
 
 import tlc  # noqa: E402
@@ -33,36 +40,39 @@ CHECKS = [(4, 64), (3, 2), (8, 130)]  # (batch, max pages)
 SPLIT_CHECKS = [(4, 64, 2), (4, 64, 3), (3, 2, 5), (8, 130, 16), (8, 130, 7)]
 
 
-def main(out: str) -> None:
+PROGRAMS = {"fullcol": ("", mla_decode.mla_decode), "ws": ("_ws", mla_decode_ws.mla_decode_ws),
+            "seesaw": ("_seesaw", mla_decode_seesaw.mla_decode_seesaw)}
+
+
+def main(out: str, programs=tuple(PROGRAMS)) -> None:
     os.makedirs(out, exist_ok=True)
     pages = T.dynamic("pages")
-    for batch, kv_len, split in BENCH:
-        mla_decode.mla_decode(batch, HEADS, pages, kv_len // PAGE, num_split=split).save(
-            os.path.join(out, f"mla_bench_b{batch}_s{kv_len}"
-                              f"{f'_split{split}' if split > 1 else ''}.tlcart"))
-    sm90 = tlc.jit(out_idx=[4], target="sm_90", pass_configs={"tl.enable_fast_math": True})(
-        mla_decode.mla_decode.factory)
-    for batch, max_pages in CHECKS:
-        mla_decode.mla_decode(batch, HEADS, pages, max_pages).save(
-            os.path.join(out, f"mla_check_b{batch}_p{max_pages}.tlcart"))
-        sm90(batch, HEADS, pages, max_pages).save(
-            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_sm90.tlcart"))
-    for batch, max_pages, split in SPLIT_CHECKS:
-        mla_decode.mla_decode(batch, HEADS, pages, max_pages, num_split=split).save(
-            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_split{split}.tlcart"))
-    # examples/mla_decode_ws.py (the warpgroups' roles written out): `_ws` beside each.
-    for batch, kv_len, split in BENCH:
-        mla_decode_ws.mla_decode_ws(batch, HEADS, pages, kv_len // PAGE, num_split=split).save(
-            os.path.join(out, f"mla_bench_b{batch}_s{kv_len}"
-                              f"{f'_split{split}' if split > 1 else ''}_ws.tlcart"))
-    for batch, max_pages in CHECKS:
-        mla_decode_ws.mla_decode_ws(batch, HEADS, pages, max_pages).save(
-            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_ws.tlcart"))
-    for batch, max_pages, split in SPLIT_CHECKS:
-        mla_decode_ws.mla_decode_ws(batch, HEADS, pages, max_pages, num_split=split).save(
-            os.path.join(out, f"mla_check_b{batch}_p{max_pages}_split{split}_ws.tlcart"))
-    print("wrote", 2 * (len(BENCH) + len(SPLIT_CHECKS)) + 3 * len(CHECKS), "artifacts to", out)
+    written = 0
+    for program in programs:
+        suffix, build = PROGRAMS[program]
+        for batch, kv_len, split in BENCH:
+            build(batch, HEADS, pages, kv_len // PAGE, num_split=split).save(
+                os.path.join(out, f"mla_bench_b{batch}_s{kv_len}"
+                                  f"{f'_split{split}' if split > 1 else ''}{suffix}.tlcart"))
+        for batch, max_pages in CHECKS:
+            build(batch, HEADS, pages, max_pages).save(
+                os.path.join(out, f"mla_check_b{batch}_p{max_pages}{suffix}.tlcart"))
+        for batch, max_pages, split in SPLIT_CHECKS:
+            build(batch, HEADS, pages, max_pages, num_split=split).save(
+                os.path.join(out, f"mla_check_b{batch}_p{max_pages}_split{split}{suffix}.tlcart"))
+        written += len(BENCH) + len(CHECKS) + len(SPLIT_CHECKS)
+        if program == "fullcol":  # the sm_90 path: mma.sync and the cp.async pipeline
+            sm90 = tlc.jit(out_idx=[4], target="sm_90",
+                           pass_configs={"tl.enable_fast_math": True})(build.factory)
+            for batch, max_pages in CHECKS:
+                sm90(batch, HEADS, pages, max_pages).save(
+                    os.path.join(out, f"mla_check_b{batch}_p{max_pages}_sm90.tlcart"))
+            written += len(CHECKS)
+    print("wrote", written, "artifacts to", out)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    for name in sys.argv[2:]:
+        if name not in PROGRAMS:
+            sys.exit(f"unknown program {name!r}: one of {', '.join(PROGRAMS)}")
+    main(sys.argv[1], tuple(sys.argv[2:]) or tuple(PROGRAMS))
