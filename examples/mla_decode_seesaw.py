@@ -23,16 +23,29 @@ pages go in pairs (a, b):
 Each warpgroup does half of the tensor-core work of every pair; only the two
 softmaxes wait for each other. Each warpgroup sums its own probabilities'
 rows (both kept relative to the latest maximum), and the two sums meet once,
-after the loop. Warpgroup 2, the producer, loads each page with TMA into a
-ring of two stages (a pair's two pages), as in mla_decode_ws.py. A page's
-probabilities are written over its rope keys (64 x 64 fp16 both, when the
-page holds as many tokens as the rope has dimensions): the keys are dead once
-the page's scores are computed, and a 232 KB kernel would not fit otherwise.
+after the loop. Warpgroup 2, the producer, loads the queries and then each
+page with TMA into a ring of two stages (a pair's two pages). Both consumers
+read the queries, so neither may copy them in itself: nothing but the
+program's barriers orders one `T.ws` body's writes before another's reads
+(warpgroup 1's first gemm could read them before warpgroup 0 wrote them).
 
-Barriers: `full[s]` (stage s landed), `empty[s]` (both warpgroups are done
-with stage s), `p_a` / `p_b` (the pair's probabilities and maximum are
-published by warpgroup 0 / 1), `sums` (both warpgroups' row sums are in
-shared memory).
+A page's probabilities are written over its rope keys (64 x 64 fp16 both,
+when the page holds as many tokens as the rope has dimensions): the keys are
+dead once the page's scores are computed, and a 232 KB kernel would not fit
+otherwise.
+
+Measured on an H100 (2026-12-05, bench/results/2026-12-05/session29/): batch
+132, context 8192, 603-613 us = 0.86-0.87x a device copy of the same cache,
+against 572-582 us = 0.91-0.92x for mla_decode_ws.py in the same runs. The
+ring has two stages and a pair uses both, so the next pair's page b loads
+only after both warpgroups are done with this pair's; mla_decode_ws.py frees
+each page one page ahead. (Session 18's seesaw, which kept the query's rope
+part in registers instead, measured 13% slower than mla_decode_ws.py.)
+
+Barriers: `q_full` (the queries landed), `full[s]` (stage s landed),
+`empty[s]` (both warpgroups are done with stage s), `p_a` / `p_b` (the
+pair's probabilities and maximum are published by warpgroup 0 / 1), `sums`
+(both warpgroups' row sums are in shared memory).
 """
 
 import math
@@ -99,6 +112,7 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
             m_sh = T.alloc_shared([2, block_H], acc)  # the maximum after page a / page b
             l_sh = T.alloc_shared([2, block_H], acc)  # each warpgroup's row sums
 
+            q_full = T.alloc_barrier(128)
             full = T.alloc_barrier([128, 128])
             empty = T.alloc_barrier([256, 256])
             p_a = T.alloc_barrier(128)
@@ -111,8 +125,12 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
             steps = T.max(T.min(pages - first, per_chunk), 0)
             pairs = T.ceildiv(steps, 2)
 
-            with T.ws(2):  # the producer: TMA loads of each page into the ring
+            with T.ws(2):  # the producer: TMA loads of the queries, then of each page into the ring
                 T.dec_max_nreg(56)
+                T.tma_copy(q[b, h0:h0 + block_H, 0:half], q_l, barrier=q_full)
+                T.tma_copy(q[b, h0:h0 + block_H, half:kv_dim], q_r, barrier=q_full)
+                T.tma_copy(q[b, h0:h0 + block_H, kv_dim:width], q_rope, barrier=q_full)
+                T.barrier_arrive(q_full)
                 for i in T.serial(steps):
                     st = i % 2
                     page = block_table[b, first + i]
@@ -128,12 +146,10 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
                 T.inc_max_nreg(224)  # 224 + 224 + 56 = 3 x 168, the registers at launch
                 s, p_local, o, m, m_old, correction, l, l_block = consumer_fragments(
                     block_H, block_N, half, dtype, acc)
-                T.copy(q[b, h0:h0 + block_H, 0:half], q_l)
-                T.copy(q[b, h0:h0 + block_H, half:kv_dim], q_r)
-                T.copy(q[b, h0:h0 + block_H, kv_dim:width], q_rope)
                 T.fill(m, neg_inf)
                 T.fill(l, 0)
                 T.fill(o, 0)
+                T.barrier_wait(q_full, 0)
                 for t in T.serial(pairs):
                     page_scores(q_l, q_r, q_rope, kv_l, kv_r, k_rope, s, 0, t,
                                 (first + 2 * t) * block_N, kv_len, full, neg_inf)
@@ -170,6 +186,7 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
                 T.fill(m, neg_inf)
                 T.fill(l, 0)
                 T.fill(o, 0)
+                T.barrier_wait(q_full, 0)
                 for t in T.serial(pairs):
                     if 2 * t + 1 < steps:
                         page_scores(q_l, q_r, q_rope, kv_l, kv_r, k_rope, s, 1, t,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import races
 from .numerics import ElementType
 
 SPACE_WORDS = {"global": "tensor", "shared": "shared buffer", "fragment": "fragment",
@@ -16,10 +17,15 @@ class Buffer:
 
     `written` marks the elements of an on-chip buffer that some op of the
     current block has written (buffers are allocated afresh for every block);
-    tensors have none. `stored` records that the program wrote a tensor."""
+    tensors have none. `stored` records that the program wrote a tensor.
+
+    A view (tile.stage, tile.view) knows the allocation it shares storage
+    with (`root`) and how its elements map onto the allocation's (`cells`),
+    for tlc.interpreter.races, which keeps its records per allocation."""
 
     def __init__(self, name: str, space: str, etype: ElementType, data: np.ndarray,
-                 written: np.ndarray | None = None):
+                 written: np.ndarray | None = None, root: Buffer | None = None,
+                 cells=None):
         self.name = name
         self.space = space
         self.etype = etype
@@ -27,6 +33,9 @@ class Buffer:
         self.written = written
         self.stored = False
         self.divergent = None  # (mask, site of the T.Parallel) for local buffers
+        self.root = root  # None: this buffer is an allocation
+        self._cells = cells  # a view's: () -> its elements' cells in the root
+        self._shadow = None  # an allocation's races.Shadow
 
     @classmethod
     def allocate(cls, name: str, space: str, etype: ElementType, shape) -> Buffer:
@@ -36,7 +45,8 @@ class Buffer:
     def view(self, index) -> Buffer:
         """A buffer sharing this one's storage (tile.stage)."""
         return Buffer(self.name, self.space, self.etype, self.data[index],
-                      None if self.written is None else self.written[index])
+                      None if self.written is None else self.written[index],
+                      self.root or self, lambda: self.cells()[index])
 
     def reinterpret(self, etype: ElementType, shape) -> Buffer:
         """The same storage with another shape and element type (tile.view of
@@ -50,9 +60,36 @@ class Buffer:
             if self.written is not None:
                 self.written[...] = True
             written = None if self.written is None else np.ones(shape, dtype=bool)
+            # Each element maps to the cell holding its first byte.
+            ratio = (etype.dtype.itemsize, self.data.dtype.itemsize)
+            cells = lambda: self.cells().reshape(-1)[  # noqa: E731
+                np.arange(int(np.prod(shape))) * ratio[0] // ratio[1]].reshape(shape)
         else:
             written = None if self.written is None else self.written.reshape(shape)
-        return Buffer(self.name, self.space, etype, data.reshape(shape), written)
+            cells = lambda: self.cells().reshape(shape)  # noqa: E731
+        return Buffer(self.name, self.space, etype, data.reshape(shape), written,
+                      self.root or self, cells)
+
+    def cells(self) -> np.ndarray:
+        """Each element's index in its allocation's storage (row-major)."""
+        if callable(self._cells):
+            self._cells = self._cells()
+        if self._cells is None:
+            self._cells = np.arange(self.data.size).reshape(self.data.shape)
+        return self._cells
+
+    def race_shadow(self, tracker) -> races.Shadow:
+        """The allocation's access records for this run of concurrent T.ws bodies."""
+        root = self.root or self
+        if root._shadow is None or root._shadow.tracker is not tracker:
+            root._shadow = races.Shadow(tracker, root.data.size)
+        return root._shadow
+
+    def root_shape(self) -> tuple:
+        return (self.root or self).shape
+
+    def root_describe(self) -> str:
+        return (self.root or self).describe()
 
     @property
     def shape(self) -> tuple:
@@ -76,6 +113,7 @@ class Buffer:
             return out
         index = self._exact(site, block, offsets, sizes, "reads")
         self.check_written(site, block, index, offsets)
+        races.note(self, index, False, site, block)
         return self.data[index].copy()
 
     def write_region(self, site, block, offsets, sizes, values) -> None:
@@ -88,6 +126,7 @@ class Buffer:
                 self.data[dst] = values[src]
             return
         index = self._exact(site, block, offsets, sizes, "writes")
+        races.note(self, index, True, site, block)
         self.data[index] = values
         self.written[index] = True
 
@@ -136,7 +175,9 @@ class Buffer:
             index = tuple(indices)
             if self.written is not None and not self.written[index]:
                 raise self.unwritten_error(site, state.block, [int(i) for i in index])
+            races.note(self, index, False, site, state.block)
             return self.data[index]
+        races.note(self, _active_elements(index, active), False, site, state.block)
         values = self.data[index]
         if self.written is not None:
             unwritten = ~self.written[index]
@@ -156,6 +197,7 @@ class Buffer:
         if self.space == "global":
             self.stored = True
         if index is None and np.ndim(value) == 0:
+            races.note(self, tuple(indices), True, site, state.block)
             self.data[tuple(indices)] = value
             if self.written is not None:
                 self.written[tuple(indices)] = True
@@ -165,6 +207,7 @@ class Buffer:
         index, values, lanes = _running_lanes(index, inside, active, value)
         if values.size > 1:
             self._check_race(site, state, index, values, lanes)
+        races.note(self, index, True, site, state.block)
         self.data[index] = values
         if self.written is not None:
             self.written[index] = True
@@ -272,6 +315,15 @@ class Buffer:
 
 _COMBINE = {"add": lambda a, b: a + b, "max": np.maximum, "min": np.minimum,
             "assign": lambda a, b: b}
+
+
+def _active_elements(index, active):
+    """The elements an access at `index` (index arrays) touches in the lanes that run."""
+    if active is None:
+        return index
+    shape = np.broadcast_shapes(*[np.shape(i) for i in index], np.shape(active))
+    lanes = np.broadcast_to(active, shape)
+    return tuple(np.broadcast_to(i, shape)[lanes] for i in index)
 
 
 def _running_lanes(index, inside, active, value):

@@ -13,7 +13,7 @@ from .. import ir
 from ..frontend.atomics import TMA_REDUCE_ADD
 from .buffers import Buffer
 from .numerics import convert, round_tf32
-from . import private
+from . import private, races
 from .async_copies import complete_async_groups
 from .program import handles
 
@@ -119,6 +119,7 @@ def _load(c, op):
             return
         view = _view_shape(st, b, axes)
         if view is not None and b.written.all():  # f[i, j], m[i]: no gather needed
+            races.note(b, None, False, site, st.block)
             env[out] = b.data.reshape(view).copy()
         else:
             env[out] = b.load(site, st, [env[i] for i in indices])
@@ -142,6 +143,7 @@ def _store(c, op):
             private.store(site, st, b, [env[i] for i in indices], env[value])
             return
         if full and _view_shape(st, b, axes) is not None:  # f[i, j] = ...: every element
+            races.note(b, None, True, site, st.block)
             b.data[...] = env[value]
             b.written[...] = True
         else:
@@ -272,24 +274,25 @@ def _transpose(c, op):
 @handles("tile.fill")
 def _fill(c, op):
     dst, value = c.slot(op.operands[0]), c.slot(op.operands[1])
+    site = c.site(op)
 
     def step(st):
         buf = st.env[dst]
+        races.note(buf, None, True, site, st.block)
         buf.data[...] = st.env[value]
         buf.written[...] = True
 
     return step
 
 
-@handles("tile.wait_wgmma", "nvvm.setmaxregister", "nvvm.memory.barrier", "nvvm.barrier",
-         "nvvm.barrier.arrive", "nvvm.bar.warp.sync")
+@handles("tile.wait_wgmma", "nvvm.setmaxregister", "nvvm.memory.barrier", "nvvm.bar.warp.sync")
 def _nothing_to_do(c, op):
     """The interpreter runs each gemm to completion, so a T.wait_wgmma has
     nothing left to wait for; T.set_max_nreg moves registers between
     warpgroups, which the interpreter has none of; a memory fence (an
     atomic's memory_order) orders nothing in a run that is sequential, and
-    the lanes run in lockstep, so T.sync_threads / T.sync_warp wait for
-    nothing."""
+    the lanes run in lockstep, so T.sync_warp waits for nothing (named
+    barriers: tlc.interpreter.warp_groups)."""
 
     def step(st):
         pass
@@ -314,6 +317,8 @@ def _gemm(c, op):
         A, B, C = env[a], env[b], env[acc]
         for buf in (A, B) if clear else (A, B, C):
             buf.check_written(site, st.block)
+            races.note(buf, None, False, site, st.block)
+        races.note(C, None, True, site, st.block)
         x, y = _operand(A), _operand(B)
         # Contiguous operands keep numpy on its BLAS path (a transposed view is slower
         # by 100x there).
@@ -357,8 +362,11 @@ def _reduce(c, op):
         env = st.env
         S, D = env[src], env[dst]
         S.check_written(site, st.block)
+        races.note(S, None, False, site, st.block)
         if not clear:
             D.check_written(site, st.block)
+            races.note(D, None, False, site, st.block)
+        races.note(D, None, True, site, st.block)
         work = np.float32 if S.etype.is_float and S.etype.bits <= 32 else \
             (np.int64 if not S.etype.is_float else S.data.dtype)
         x = S.data.astype(work)

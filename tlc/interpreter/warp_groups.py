@@ -27,23 +27,46 @@ import numpy as np
 
 from .. import ir
 from .program import handles
+from .races import Tracker
 
 
 
 class _Barriers:
     """The state of a buffer of mbarriers: per barrier, its arrival count,
-    the arrivals its current phase still needs, and the phases completed."""
+    the arrivals its current phase still needs, and the phases completed.
+    For tlc.interpreter.races, per barrier the clock its current phase has
+    gathered from the bodies' arrivals and the clocks of completed phases."""
 
     def __init__(self, counts):
         self.counts = list(counts)
         self.pending = list(counts)
         self.completed = [0] * len(counts)
+        self.tracker = None  # the races.Tracker the clocks below belong to
+        self.gathered = {}  # barrier -> the current phase's clock
+        self.phase_clocks = {}  # (barrier, phase) -> a completed phase's clock
 
-    def arrive(self, i: int, n: int) -> None:
+    def clocks_of(self, tracker) -> None:
+        if self.tracker is not tracker:
+            self.tracker, self.gathered, self.phase_clocks = tracker, {}, {}
+
+    def arrive(self, i: int, n: int, tracker=None, task=None) -> None:
+        if tracker is not None:
+            self.clocks_of(tracker)
+            tracker.arrive(task, self.gathered.setdefault(
+                i, np.zeros(len(tracker.names), np.int64)))
         self.pending[i] -= n
         while self.pending[i] <= 0:
+            if i in self.gathered:
+                self.phase_clocks[(i, self.completed[i])] = self.gathered.pop(i)
+                self.phase_clocks.pop((i, self.completed[i] - 2), None)
             self.completed[i] += 1
             self.pending[i] += self.counts[i]
+
+    def acquire(self, i: int, tracker, task) -> None:
+        """A wait of body `task` on barrier i returned: it takes in the clock of
+        the latest completed phase."""
+        self.clocks_of(tracker)
+        tracker.acquire(task, self.phase_clocks.get((i, self.completed[i] - 1)))
 
 
 def body_warps(ws) -> tuple:
@@ -79,6 +102,22 @@ def _ws(c, op):
     return run
 
 
+class _Named:
+    """A named barrier (bar.sync / bar.arrive with an id and a thread count)
+    used by concurrent bodies: the threads its current generation still
+    needs, the generations completed, the clock the current one gathers and
+    the completed ones' clocks."""
+
+    __slots__ = ("count", "pending", "completed", "gathered", "clocks")
+
+    def __init__(self, count: int, tasks: int):
+        self.count = count
+        self.pending = count
+        self.completed = 0
+        self.gathered = np.zeros(tasks, np.int64)
+        self.clocks = {}
+
+
 class _Abort(BaseException):
     """Unwinds a task whose group failed in another task."""
 
@@ -95,13 +134,17 @@ class _Task:
 
 class _Scheduler:
     """Runs the tasks of consecutive T.ws bodies one at a time (see the
-    module's docstring). `current` is the task allowed to run."""
+    module's docstring). `current` is the task allowed to run; `tracker`
+    keeps their clocks for tlc.interpreter.races (`names`: each task's words
+    in its messages)."""
 
-    def __init__(self, count: int):
+    def __init__(self, names: list[str]):
         self.cv = threading.Condition()
-        self.tasks = [_Task(i) for i in range(count)]
+        self.tasks = [_Task(i) for i in range(len(names))]
         self.current = None
         self.error = None  # the first error of any task (raised by the caller)
+        self.tracker = Tracker(names)
+        self.named = {}  # named barrier id -> _Named
 
     def _next(self, after: int):
         """The next task (round robin after `after`) that can run, or None."""
@@ -144,6 +187,7 @@ class _Scheduler:
                 if self.error is None:
                     forked = st.fork()
                     forked.warpgroups = (self, task)
+                    self.tracker.enter(task.index)
                     with np.errstate(**errors):
                         body(forked)
             except _Abort:
@@ -151,6 +195,8 @@ class _Scheduler:
             except BaseException as e:  # noqa: BLE001 - re-raised by the caller
                 with self.cv:
                     self.error = self.error or e
+            finally:
+                Tracker.leave()
             with self.cv:
                 task.done = True
                 self._hand_over(task)
@@ -179,9 +225,65 @@ def concurrent_bodies(c, groups):
 
     tasks = [sequence([s for s in (c.op(op) for op in ops) if s is not None])
              for ops in groups]
+    names = [_describe(c, ops[0]) for ops in groups]
 
     def step(st):
-        _Scheduler(len(tasks)).run(tasks, st)
+        _Scheduler(names).run(tasks, st)
+
+    return step
+
+
+def _describe(c, ws) -> str:
+    """'the T.ws body at FILE:LINE:COL (warpgroup 1)', for race messages."""
+    warps = body_warps(ws)
+    if len(warps) % 4 == 0 and all(warps[k] == warps[0] + k for k in range(len(warps))):
+        groups = [w // 4 for w in warps[::4]]
+        who = (f"warpgroup {groups[0]}" if len(groups) == 1 else
+               "warpgroups " + ", ".join(str(g) for g in groups))
+    else:
+        who = "warps " + ", ".join(str(w) for w in warps)
+    location = c.site(ws).location
+    return f"the T.ws body{f' at {location}' if location is not None else ''} ({who})"
+
+
+@handles("nvvm.barrier", "nvvm.barrier.arrive")
+def _named_barrier(c, op):
+    """T.sync_threads(id, count) (nvvm.barrier: arrive and wait) and
+    T.named_barrier_arrive(id, count). Outside concurrent T.ws bodies the
+    lanes run in lockstep: nothing to wait for. Between concurrent bodies a
+    generation completes when `count` threads arrived (each body arrives with
+    all its threads); a sync waits for its generation as a barrier_wait
+    does, and orders what the arriving bodies did before it (races.py)."""
+    operands = list(op.operands)
+    if len(operands) < 2:  # the block's barrier: the lanes run in lockstep
+        return None
+    bar, count = c.slot(operands[0]), c.slot(operands[1])
+    waits = op.operation.name == "nvvm.barrier"
+    threads = _threads_running(op)
+    site = c.site(op)
+
+    def step(st):
+        if st.warpgroups is None:
+            return
+        scheduler, task = st.warpgroups
+        i, n = int(st.env[bar]), int(st.env[count])
+        named = scheduler.named.setdefault(i, _Named(n, len(scheduler.tasks)))
+        generation = named.completed
+        scheduler.tracker.arrive(task.index, named.gathered)
+        named.pending -= threads
+        while named.pending <= 0:
+            named.clocks[named.completed] = named.gathered
+            named.gathered = np.zeros(len(scheduler.tasks), np.int64)
+            named.completed += 1
+            named.pending += named.count
+        if not waits:
+            return
+        if named.completed <= generation:
+            scheduler.wait(task, lambda: named.completed > generation, site.error(
+                f"waits at named barrier {i} for {named.pending} more of its {named.count} "
+                f"threads while every other T.ws body beside it has finished or waits too: "
+                f"on the GPU the block would hang", st.block))
+        scheduler.tracker.acquire(task.index, named.clocks.get(generation))
 
     return step
 
@@ -226,6 +328,9 @@ def _wait(c, op):
         # Phase p (0, 1, ...) has parity p % 2; the wait returns once the
         # latest phase of that parity before the current one completed.
         if state.completed[i] % 2 != want:
+            if st.warpgroups is not None:
+                scheduler, task = st.warpgroups
+                state.acquire(i, scheduler.tracker, task.index)
             return
         if st.warpgroups is None:
             raise site.error(
@@ -239,6 +344,7 @@ def _wait(c, op):
             f"{state.pending[i]} of its {state.counts[i]} arrivals missing) while every "
             f"other T.ws body beside it has finished or waits too: on the GPU the block "
             f"would hang", st.block))
+        state.acquire(i, scheduler.tracker, task.index)
 
     return step
 
@@ -252,7 +358,11 @@ def _arrive(c, op):
     def step(st):
         state = _state(site, st, st.env[bars])
         i = _index(site, st, state, st.env[index])
-        state.arrive(i, threads)
+        if st.warpgroups is None:
+            state.arrive(i, threads)
+        else:
+            scheduler, task = st.warpgroups
+            state.arrive(i, threads, scheduler.tracker, task.index)
 
     return step
 
