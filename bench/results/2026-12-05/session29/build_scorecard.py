@@ -15,6 +15,10 @@ examples/gemm.py and examples/fp8_gemm.py unchanged, sm_90a:
   8 tiles: stream-K since session 28);
 - OUT/fp8: e4m3 NT (A M x K, B N x K: what torch._scaled_mm takes) at 4096^3
   and 8192^3, 128x256x128 s3 and 128x128x128 s4;
+- OUT/attention: issue 10's FlashAttention configs (examples/attention.py's
+  defaults, B = 8, H = 32, S = 4096 fp16: head dim 128 and causal, GQA 4,
+  head dim 64 on 192 x 128 blocks, head dim 256 on 128 x 64) for
+  bench/attention_gpu.py, named as bench/build_attention_bench.py names them;
 - OUT/sass: the 4096^3 fp16 NN 128x256x64 kernel and the fp8 one assembled by
   ptxas (sm_90a) into cubins, for cuobjdump on the GPU machine, and ptxas's
   registers and spills for them (OUT/sass/ptxas.txt).
@@ -27,6 +31,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "examples"))
 
+sys.path.insert(0, os.path.join(HERE, "..", "..", ".."))
+
+import attention  # noqa: E402
+import build_attention_bench  # noqa: E402
 import fp8_gemm  # noqa: E402
 import gemm  # noqa: E402
 import tlc  # noqa: E402
@@ -70,6 +78,15 @@ def main(out: str) -> None:
                         os.path.join(out, "fp8"), f"bench_{bm}x{bn}x128s{stages}_{size}")
             if (size, bm) == (4096, 128) and stages == 3:
                 for_sass["fp8_nt_128x256x128s3_4096"] = kern
+    for config in ((128, 32, 128, 128, 2, 256, False), (128, 32, 128, 128, 2, 256, True, True),
+                   (128, 8, 128, 128, 2, 256, False), (64, 32, 192, 128, 2, 384, False),
+                   (64, 32, 192, 128, 2, 384, True, True), (256, 32, 128, 64, 2, 256, False),
+                   (256, 32, 128, 64, 2, 256, True, True)):
+        dim, heads_kv, bm, bn, stages, threads, causal, *branch = config
+        save(attention.attention(8, 32, 4096, dim, causal, heads_kv=heads_kv, block_M=bm,
+                                 block_N=bn, num_stages=stages, threads=threads,
+                                 branch_masks=bool(branch)),
+             os.path.join(out, "attention"), build_attention_bench.name(*config))
     sass = os.path.join(out, "sass")
     os.makedirs(sass, exist_ok=True)
     report = []

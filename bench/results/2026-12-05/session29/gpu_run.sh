@@ -7,12 +7,13 @@
 #   cp build/python_packages/tlc/runtime/libtlc_runtime.so .gpu/lib/
 # carry .gpu; bash bench/results/2026-12-05/session29/gpu_run.sh PART
 #   PART: mla | gemm16 (fp16 NN and NT) | rest (bf16, small, decode, K-heavy, fp8, SASS)
+#         | all (mla, the four 4096/8192 folders in 5 rounds, attention, then rest's others)
 export TLC_RUNTIME_LIB=$PWD/.gpu/lib/libtlc_runtime.so PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 export PATH=$PATH:/usr/local/cuda/bin
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader
-gemm() {  # folder [flag]
+gemm() {  # folder [flag] [rounds]
   echo "== $1"
-  timeout 130 python bench/gemm_gpu.py .gpu/s29/$1 3 $2 2>&1 | tee $OUT/gemm_$1.txt
+  timeout 130 python bench/gemm_gpu.py .gpu/s29/$1 ${3:-3} $2 2>&1 | tee $OUT/gemm_$1.txt
 }
 case "$1" in
 mla)
@@ -35,4 +36,21 @@ rest)
       | sort | uniq -c
   done 2>&1 | tee $OUT/sass.txt
   ;;
+all)
+  bash $0 mla
+  gemm nn_float16 "" 5; gemm nt_float16 --nt 5; gemm nn_bfloat16 "" 5; gemm nt_bfloat16 --nt 5
+  echo "== attention"
+  timeout 150 python bench/attention_gpu.py .gpu/s29/attention 3 2>&1 | tee $OUT/attention.txt
+  gemm small_nn; gemm decode_nn; gemm decode_nt --nt; gemm kheavy
+  echo "== fp8"
+  timeout 90 python bench/fp8_gemm_gpu.py .gpu/s29/fp8 3 2>&1 | tee $OUT/fp8.txt
+  ;;
 esac
+# compute-sanitizer on two small seesaw checks (.gpu/san: mla_check_b3_p2_seesaw and
+# mla_check_b4_p9_split2_seesaw, built by examples/mla_decode_seesaw.py's mla_decode_seesaw).
+if [ "$1" = sanitizer ]; then
+  for tool in racecheck synccheck memcheck; do
+    echo "== compute-sanitizer $tool"
+    timeout 170 compute-sanitizer --tool $tool python bench/mla_gpu.py .gpu/san 2>&1 | tail -4
+  done 2>&1 | tee $OUT/sanitizer.txt
+fi
