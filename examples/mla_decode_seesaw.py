@@ -56,8 +56,10 @@ import tlc
 import tlc.language as T
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# The split-KV combine kernel, a T.macro of mla_decode.py.
-from mla_decode import combine_chunks  # noqa: E402
+# The online softmax step and the split-KV combine kernel, T.macros of mla_decode.py; the
+# argument checks and the producer's loop, mla_decode_ws.py's.
+from mla_decode import combine_chunks, online_softmax  # noqa: E402
+from mla_decode_ws import check_arguments, load_pages  # noqa: E402
 
 
 @tlc.jit(out_idx=[4], pass_configs={"tl.enable_fast_math": True})
@@ -67,12 +69,7 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
     block_table: [batch, max_pages] int32, seq_lens: [batch] int32 (each from 1 to
     max_pages * page_size) -> out: [batch, heads, kv_dim], as examples/mla_decode.py's
     mla_decode (sm_90a: TMA, mbarriers, wgmma, setmaxnreg)."""
-    if block_H != 64:
-        raise ValueError(f"block_H must be 64 (one m64 row block a warpgroup), not {block_H}")
-    if heads % block_H:
-        raise ValueError(f"block_H ({block_H}) must divide heads ({heads})")
-    if num_split < 1:
-        raise ValueError(f"num_split must be at least 1, not {num_split}")
+    check_arguments(heads, block_H, num_split)
     width = kv_dim + rope_dim
     half = kv_dim // 2
     sm_scale = 1.0 / math.sqrt(width) if sm_scale is None else sm_scale
@@ -131,49 +128,22 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
                 T.tma_copy(q[b, h0:h0 + block_H, half:kv_dim], q_r, barrier=q_full)
                 T.tma_copy(q[b, h0:h0 + block_H, kv_dim:width], q_rope, barrier=q_full)
                 T.barrier_arrive(q_full)
-                for i in T.serial(steps):
-                    st = i % 2
-                    page = block_table[b, first + i]
-                    T.barrier_wait(empty[st], (i // 2 + 1) % 2)
-                    T.tma_copy(cache[page, 0:block_N, 0:half], kv_l[st, :, :], barrier=full[st])
-                    T.tma_copy(cache[page, 0:block_N, half:kv_dim], kv_r[st, :, :],
-                               barrier=full[st])
-                    T.tma_copy(cache[page, 0:block_N, kv_dim:width], k_rope[st, :, :],
-                               barrier=full[st])
-                    T.barrier_arrive(full[st])
+                load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps)
 
             with T.ws(0):  # pages a: scores and softmax; the left output columns
                 T.inc_max_nreg(224)  # 224 + 224 + 56 = 3 x 168, the registers at launch
                 s, p_local, o, m, m_old, correction, l, l_block = consumer_fragments(
                     block_H, block_N, half, dtype, acc)
-                T.fill(m, neg_inf)
-                T.fill(l, 0)
-                T.fill(o, 0)
                 T.barrier_wait(q_full, 0)
                 for t in T.serial(pairs):
                     page_scores(q_l, q_r, q_rope, kv_l, kv_r, k_rope, s, 0, t,
                                 (first + 2 * t) * block_N, kv_len, full, neg_inf)
                     # m: the maximum after the previous pair's page b (warpgroup 1's).
-                    T.copy(m, m_old)
-                    T.reduce_max(s, m, dim=1, clear=False)
-                    probabilities(s, m, m_old, correction, l, l_block, scale)
-                    T.copy(s, p_local)
-                    T.copy(p_local, p_sh[0, :, :])
-                    T.copy(m, m_sh[0, :])
-                    T.barrier_arrive(p_a)
-                    for r, j in T.Parallel(block_H, half):
-                        o[r, j] *= correction[r]
-                    T.gemm(p_local, kv_l[0, :, :], o)
-                    T.barrier_arrive(empty[0])
+                    own_page(s, p_local, o, m, m_old, correction, l, l_block, p_sh, m_sh, 0,
+                             p_a, kv_l, empty, scale)
                     if 2 * t + 1 < steps:
                         T.barrier_wait(p_b, t % 2)
-                        T.copy(m, m_old)
-                        T.copy(m_sh[1, :], m)
-                        for r in T.Parallel(block_H):
-                            correction[r] = T.exp2((m_old[r] - m[r]) * scale)
-                            l[r] *= correction[r]
-                        for r, j in T.Parallel(block_H, half):
-                            o[r, j] *= correction[r]
+                        take_maximum(m_sh, 1, m, m_old, correction, l, o, scale)
                         T.gemm(p_sh[1, :, :], kv_l[1, :, :], o)
                         T.barrier_arrive(empty[1])
                 finish(o, m, l, l_sh, sums, 0, out, o_partial if split else None,
@@ -183,9 +153,6 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
                 T.inc_max_nreg(224)
                 s, p_local, o, m, m_old, correction, l, l_block = consumer_fragments(
                     block_H, block_N, half, dtype, acc)
-                T.fill(m, neg_inf)
-                T.fill(l, 0)
-                T.fill(o, 0)
                 T.barrier_wait(q_full, 0)
                 for t in T.serial(pairs):
                     if 2 * t + 1 < steps:
@@ -193,27 +160,12 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
                                     (first + 2 * t + 1) * block_N, kv_len, full, neg_inf)
                     # Warpgroup 0's maximum after page a, and its probabilities.
                     T.barrier_wait(p_a, t % 2)
-                    T.copy(m, m_old)
-                    T.copy(m_sh[0, :], m)
-                    for r in T.Parallel(block_H):
-                        correction[r] = T.exp2((m_old[r] - m[r]) * scale)
-                        l[r] *= correction[r]
-                    for r, j in T.Parallel(block_H, half):
-                        o[r, j] *= correction[r]
+                    take_maximum(m_sh, 0, m, m_old, correction, l, o, scale)
                     T.gemm(p_sh[0, :, :], kv_r[0, :, :], o)
                     T.barrier_arrive(empty[0])
                     if 2 * t + 1 < steps:
-                        T.copy(m, m_old)
-                        T.reduce_max(s, m, dim=1, clear=False)
-                        probabilities(s, m, m_old, correction, l, l_block, scale)
-                        T.copy(s, p_local)
-                        T.copy(p_local, p_sh[1, :, :])
-                        T.copy(m, m_sh[1, :])
-                        T.barrier_arrive(p_b)
-                        for r, j in T.Parallel(block_H, half):
-                            o[r, j] *= correction[r]
-                        T.gemm(p_local, kv_r[1, :, :], o)
-                        T.barrier_arrive(empty[1])
+                        own_page(s, p_local, o, m, m_old, correction, l, l_block, p_sh, m_sh,
+                                 1, p_b, kv_r, empty, scale)
                 finish(o, m, l, l_sh, sums, 1, out, o_partial if split else None,
                        lse if split else None, b, h0, sp, half, kv_dim, block_H, scale, neg_inf)
 
@@ -227,7 +179,8 @@ def mla_decode_seesaw(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=6
 def consumer_fragments(block_H, block_N, half, dtype, acc):
     """A consumer warpgroup's registers: the scores s, P (wgmma's A in registers), its 256
     output columns, the running maximum it knows (m; m_old, the one before), the rescale
-    factor, its own probabilities' row sums (l) and a page's (l_block)."""
+    factor, its own probabilities' row sums (l) and a page's (l_block); m, l and the
+    output start at -inf, 0 and 0."""
     s = T.alloc_fragment([block_H, block_N], acc)
     p_local = T.alloc_fragment([block_H, block_N], dtype)
     o = T.alloc_fragment([block_H, half], acc)
@@ -236,6 +189,9 @@ def consumer_fragments(block_H, block_N, half, dtype, acc):
     correction = T.alloc_fragment([block_H], acc)
     l = T.alloc_fragment([block_H], acc)
     l_block = T.alloc_fragment([block_H], acc)
+    T.fill(m, -math.inf)
+    T.fill(l, 0)
+    T.fill(o, 0)
     return s, p_local, o, m, m_old, correction, l, l_block
 
 
@@ -256,17 +212,36 @@ def page_scores(q_l, q_r, q_rope, kv_l, kv_r, k_rope, s, st, t, k0, kv_len, full
 
 
 @T.macro
-def probabilities(s, m, m_old, correction, l, l_block, scale):
-    """With m already the new maximum: `correction` = 2^((m_old - m) * scale), s =
-    2^((s - m) * scale) in place, and l = l * correction + the rows' sums of s."""
-    rows, columns = s.shape
+def own_page(s, p_local, o, m, m_old, correction, l, l_block, p_sh, m_sh, w, published, kv,
+             empty, scale):
+    """Warpgroup w's own page of the pair (in stage w), its scores in s: the online softmax,
+    P and the new maximum published for the other warpgroup (p_sh[w], m_sh[w], then an
+    arrival on `published`), and P V on this warpgroup's columns (kv: its half of the
+    stages) with P from registers; then the stage is released."""
+    rows, columns = o.shape
+    online_softmax(s, m, m_old, correction, l, l_block, scale)
+    T.copy(s, p_local)
+    T.copy(p_local, p_sh[w, :, :])
+    T.copy(m, m_sh[w, :])
+    T.barrier_arrive(published)
+    for r, j in T.Parallel(rows, columns):
+        o[r, j] *= correction[r]
+    T.gemm(p_local, kv[w, :, :], o)
+    T.barrier_arrive(empty[w])
+
+
+@T.macro
+def take_maximum(m_sh, w, m, m_old, correction, l, o, scale):
+    """The row maximum warpgroup w published (m_sh[w, :]) becomes this one's: its sums
+    l and output columns o are rescaled by 2^((m_old - m) * scale)."""
+    rows, columns = o.shape
+    T.copy(m, m_old)
+    T.copy(m_sh[w, :], m)
     for r in T.Parallel(rows):
         correction[r] = T.exp2((m_old[r] - m[r]) * scale)
+        l[r] *= correction[r]
     for r, j in T.Parallel(rows, columns):
-        s[r, j] = T.exp2(s[r, j] * scale - m[r] * scale)
-    T.reduce_sum(s, l_block, dim=1)
-    for r in T.Parallel(rows):
-        l[r] = l[r] * correction[r] + l_block[r]
+        o[r, j] *= correction[r]
 
 
 @T.macro

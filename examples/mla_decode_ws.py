@@ -52,12 +52,7 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
     block_table: [batch, max_pages] int32, seq_lens: [batch] int32 (each from 1 to
     max_pages * page_size) -> out: [batch, heads, kv_dim], as examples/mla_decode.py's
     mla_decode (sm_90a: TMA, mbarriers, wgmma, setmaxnreg)."""
-    if block_H != 64:
-        raise ValueError(f"block_H must be 64 (one m64 row block a warpgroup), not {block_H}")
-    if heads % block_H:
-        raise ValueError(f"block_H ({block_H}) must divide heads ({heads})")
-    if num_split < 1:
-        raise ValueError(f"num_split must be at least 1, not {num_split}")
+    check_arguments(heads, block_H, num_split)
     width = kv_dim + rope_dim
     half = kv_dim // 2
     sm_scale = 1.0 / math.sqrt(width) if sm_scale is None else sm_scale
@@ -114,16 +109,7 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
 
             with T.ws(2):  # the producer: TMA loads of each page into the ring
                 T.dec_max_nreg(56)
-                for i in T.serial(steps):
-                    st = i % num_stages
-                    page = block_table[b, first + i]
-                    T.barrier_wait(empty[st], (i // num_stages + 1) % 2)
-                    T.tma_copy(cache[page, 0:block_N, 0:half], kv_l[st, :, :], barrier=full[st])
-                    T.tma_copy(cache[page, 0:block_N, half:kv_dim], kv_r[st, :, :],
-                               barrier=full[st])
-                    T.tma_copy(cache[page, 0:block_N, kv_dim:width], k_rope[st, :, :],
-                               barrier=full[st])
-                    T.barrier_arrive(full[st])
+                load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps)
 
             with T.ws(0):  # scores, softmax, left half of the output
                 T.inc_max_nreg(240)  # 240 + 208 + 56 = 3 x 168, the registers at launch
@@ -195,6 +181,36 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
             combine_chunks(o_partial, lse, out, batch, heads, kv_dim, chunks)
 
     return decode
+
+
+def check_arguments(heads, block_H, num_split) -> None:
+    """ValueError for a block of other than 64 heads, heads it does not divide, or no
+    split (examples/mla_decode_seesaw.py's too)."""
+    if block_H != 64:
+        raise ValueError(f"block_H must be 64 (one m64 row block a warpgroup), not {block_H}")
+    if heads % block_H:
+        raise ValueError(f"block_H ({block_H}) must divide heads ({heads})")
+    if num_split < 1:
+        raise ValueError(f"num_split must be at least 1, not {num_split}")
+
+
+@T.macro
+def load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps):
+    """The producer's loop (examples/mla_decode_seesaw.py's too): page `first + i` of
+    sequence b's table, i < steps, into stage i % S of the ring (S: kv_l's first
+    dimension) as its left and right latent halves and its rope keys, once both
+    consumers released the stage (`empty`, waited one phase back) and under `full`."""
+    num_stages, block_N, half = kv_l.shape
+    kv_dim = 2 * half
+    width = kv_dim + k_rope.shape[2]
+    for i in T.serial(steps):
+        st = i % num_stages
+        page = block_table[b, first + i]
+        T.barrier_wait(empty[st], (i // num_stages + 1) % 2)
+        T.tma_copy(cache[page, 0:block_N, 0:half], kv_l[st, :, :], barrier=full[st])
+        T.tma_copy(cache[page, 0:block_N, half:kv_dim], kv_r[st, :, :], barrier=full[st])
+        T.tma_copy(cache[page, 0:block_N, kv_dim:width], k_rope[st, :, :], barrier=full[st])
+        T.barrier_arrive(full[st])
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
 and two consumers that each run one page's m64n64 scores and both pages' P V on their half of
 the output, assembles without spills, and the interpreter matches a numpy reference (the same
 cases as mla_decode's, with odd page counts, and pages of 64 tokens, whose probabilities go
-over the page's rope keys)."""
+over the page's rope keys). Its split-KV and argument tests are test_mla_decode_ws_example.py's."""
 
 
 import pytest
@@ -36,15 +36,6 @@ def test_roles(mla, tmp_path):
     assemble(code, "sm_90a", tmp_path)  # no spills, every setmaxnreg kept
 
 
-def test_split_kv_is_two_kernels(mla, tmp_path):
-    kernel = tlc.compile(mla.mla_decode_seesaw.factory(8, 128, T.dynamic("pages"), 128,
-                                                       num_split=4), target="sm_90a")
-    first, combine = kernel.artifact["kernels"]
-    assert first["grid"] == ["4", "2", "8"] and combine["grid"] == ["128", "8", "1"]
-    for k in (first, combine):
-        assemble(k["ptx"], "sm_90a", tmp_path)
-
-
 @pytest.mark.parametrize("lens,split", SMALL_CASES)
 def test_interpreter_matches_numpy(mla, lens, split):
     interpret_against_numpy(mla.mla_decode_seesaw.factory, lens, split)
@@ -53,12 +44,3 @@ def test_interpreter_matches_numpy(mla, lens, split):
 @pytest.mark.parametrize("lens,split", [([200, 64], 1), ([130, 300], 2)])
 def test_interpreter_probabilities_over_rope_keys(mla, lens, split):
     interpret_against_numpy(mla.mla_decode_seesaw.factory, lens, split, page=64)
-
-
-def test_arguments_are_checked(mla):
-    with pytest.raises(ValueError, match="block_H must be 64"):
-        mla.mla_decode_seesaw.factory(1, 128, 16, 16, block_H=128)
-    with pytest.raises(ValueError, match=r"block_H \(64\) must divide heads \(96\)"):
-        mla.mla_decode_seesaw.factory(1, 96, 16, 16)
-    with pytest.raises(ValueError, match="num_split must be at least 1, not 0"):
-        mla.mla_decode_seesaw.factory(1, 64, 16, 16, num_split=0)

@@ -1,5 +1,5 @@
 """examples/mla_decode_ws.py, MLA decode with the warpgroups' roles written out (FlashMLA's
-schedule): it compiles to one TMA producer and two consumers, warpgroup 0 computing every
+schedule; the split-KV and argument tests also run examples/mla_decode_seesaw.py): it compiles to one TMA producer and two consumers, warpgroup 0 computing every
 score with m64n64 wgmma and warpgroup 1 only its half of P V, assembles without spills, and
 the interpreter matches a numpy reference (the same cases as mla_decode's)."""
 
@@ -38,9 +38,10 @@ def test_roles(mla, tmp_path):
     assemble(code, "sm_90a", tmp_path)  # no spills, every setmaxnreg kept
 
 
-def test_split_kv_is_two_kernels(mla, tmp_path):
-    kernel = tlc.compile(mla.mla_decode_ws.factory(8, 128, T.dynamic("pages"), 128,
-                                                   num_split=4), target="sm_90a")
+@pytest.mark.parametrize("program", ["mla_decode_ws", "mla_decode_seesaw"])
+def test_split_kv_is_two_kernels(program, tmp_path):
+    factory = getattr(example_modules.load(program), program).factory
+    kernel = tlc.compile(factory(8, 128, T.dynamic("pages"), 128, num_split=4), target="sm_90a")
     first, combine = kernel.artifact["kernels"]
     assert first["grid"] == ["4", "2", "8"] and combine["grid"] == ["128", "8", "1"]
     for k in (first, combine):
@@ -52,10 +53,12 @@ def test_interpreter_matches_numpy(mla, lens, split):
     interpret_against_numpy(mla.mla_decode_ws.factory, lens, split)
 
 
-def test_arguments_are_checked(mla):
+@pytest.mark.parametrize("program", ["mla_decode_ws", "mla_decode_seesaw"])
+def test_arguments_are_checked(program):
+    factory = getattr(example_modules.load(program), program).factory
     with pytest.raises(ValueError, match="block_H must be 64"):
-        mla.mla_decode_ws.factory(1, 128, 16, 16, block_H=128)
+        factory(1, 128, 16, 16, block_H=128)
     with pytest.raises(ValueError, match=r"block_H \(64\) must divide heads \(96\)"):
-        mla.mla_decode_ws.factory(1, 96, 16, 16)
+        factory(1, 96, 16, 16)
     with pytest.raises(ValueError, match="num_split must be at least 1, not 0"):
-        mla.mla_decode_ws.factory(1, 64, 16, 16, num_split=0)
+        factory(1, 64, 16, 16, num_split=0)
