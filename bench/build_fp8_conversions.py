@@ -13,6 +13,8 @@ For each format (float8_e4m3fn, float8_e5m2) and target:
   clamped to the largest finite fp8 (tlc's casts saturate, as cvt.rn.satfinite;
   torch's give NaN past the range). NaN inputs are left out (tlc keeps NaN;
   its byte differs from torch's by the sign).
+Each also as `_pairs` on sm_90a: 32 threads, so each converts a run of 8
+consecutive elements as one vector, two elements a cvt.
 """
 
 import os
@@ -32,10 +34,10 @@ TARGETS = ("sm_90a", "sm_80")
 N = 6144
 
 
-def widen(fmt: str):
+def widen(fmt: str, threads: int = 256):
     @T.prim_func
     def widen_codes(X: T.Tensor((256,), "uint8"), Y: T.Tensor((256,), "int32")):
-        with T.Kernel(1, threads=256):
+        with T.Kernel(1, threads=threads):
             for i in T.Parallel(256):
                 v = T.cast(T.reinterpret(X[i], fmt), "float32")
                 Y[i] = T.if_then_else(v != v, 0, T.reinterpret(v, "int32"))
@@ -43,10 +45,10 @@ def widen(fmt: str):
     return widen_codes
 
 
-def narrow(fmt: str):
+def narrow(fmt: str, threads: int = 256):
     @T.prim_func
     def narrow_values(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "uint8")):
-        with T.Kernel(N // 256, threads=256) as bx:
+        with T.Kernel(N // 256, threads=threads) as bx:
             for i in T.Parallel(256):
                 Y[bx * 256 + i] = T.reinterpret(T.cast(X[bx * 256 + i], fmt), "uint8")
 
@@ -108,6 +110,10 @@ def main(out: str) -> None:
                          os.path.join(out, f"widen_{fmt}_{arch}.tlcart"))
             save_checked(tlc.compile(narrow(fmt), target=arch).artifact, narrow_check,
                          os.path.join(out, f"narrow_{fmt}_{arch}.tlcart"))
+        save_checked(tlc.compile(widen(fmt, 32), target="sm_90a").artifact, widen_check,
+                     os.path.join(out, f"widen_{fmt}_sm_90a_pairs.tlcart"))
+        save_checked(tlc.compile(narrow(fmt, 32), target="sm_90a").artifact, narrow_check,
+                     os.path.join(out, f"narrow_{fmt}_sm_90a_pairs.tlcart"))
 
 
 if __name__ == "__main__":

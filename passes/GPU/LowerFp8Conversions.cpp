@@ -8,6 +8,9 @@
 //   extf  f8 -> T:  [byte, 0] --nvvm.convert.f8x2.to.f16x2--> f16 -> T
 //   truncf S -> f8: S -> f32 --nvvm.convert.f32x2.to.f8x2 (rn, satfinite)--> byte
 //
+// A 1-d vector converts two elements a cvt ([byte i, byte i + 1], the pair
+// of f32s i and i + 1); a scalar takes a pair with a zero.
+//
 // Rounding is to nearest even and out-of-range values saturate to the largest
 // finite fp8 value (PTX's cvt.rn.satfinite), as the interpreter models it.
 // On a target without that cvt (its fp8_convert feature: before sm_89) the
@@ -52,34 +55,52 @@ Value castFloat(OpBuilder &b, Location loc, Value v, FloatType to) {
   return arith::TruncFOp::create(b, loc, to, v);
 }
 
-/// fp8 -> `to`: the byte through cvt.f16x2.e4m3x2 / e5m2x2, then f16 -> `to`.
-Value extendFp8(OpBuilder &b, Location loc, Value v, FloatType to) {
+/// fp8 `lo` and `hi` (null: a zero byte) -> `to`: both bytes through one
+/// cvt.f16x2.e4m3x2 / e5m2x2, then f16 -> `to`. One result per value given.
+SmallVector<Value> extendFp8Pair(OpBuilder &b, Location loc, Value lo, Value hi, FloatType to) {
   Type i8 = b.getI8Type();
-  Value byte = arith::BitcastOp::create(b, loc, i8, v);
-  Value zero = arith::ConstantIntOp::create(b, loc, i8, 0);
+  Value loByte = arith::BitcastOp::create(b, loc, i8, lo);
+  Value hiByte = hi ? arith::BitcastOp::create(b, loc, i8, hi).getResult()
+                    : arith::ConstantIntOp::create(b, loc, i8, 0).getResult();
   Value pair = vector::FromElementsOp::create(b, loc, VectorType::get({2}, i8),
-                                              ValueRange{byte, zero});
+                                              ValueRange{loByte, hiByte});
   Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
       b, loc, VectorType::get({2}, b.getF16Type()), pair, /*relu=*/false,
-      v.getType());
-  Value half = vector::ExtractOp::create(b, loc, halves, ArrayRef<int64_t>{0});
-  if (to.isBF16()) // f16 -> bf16 through f32 (no direct conversion)
-    return arith::TruncFOp::create(b, loc, to, castFloat(b, loc, half, b.getF32Type()));
-  return castFloat(b, loc, half, to);
+      lo.getType());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < (hi ? 2 : 1); ++i) {
+    Value half = vector::ExtractOp::create(b, loc, halves, ArrayRef<int64_t>{i});
+    if (to.isBF16()) // f16 -> bf16 through f32 (no direct conversion)
+      out.push_back(
+          arith::TruncFOp::create(b, loc, to, castFloat(b, loc, half, b.getF32Type())));
+    else
+      out.push_back(castFloat(b, loc, half, to));
+  }
+  return out;
 }
 
-/// `v` -> fp8 `to`: through f32 and cvt.rn.satfinite.e4m3x2.f32 (the value in
-/// the pair's upper byte).
-Value truncateToFp8(OpBuilder &b, Location loc, Value v, Type to) {
-  Value f = castFloat(b, loc, v, b.getF32Type());
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+/// `lo` and `hi` (null: zero) -> fp8 `to`: through f32 and one
+/// cvt.rn.satfinite.e4m3x2.f32 / e5m2x2, `lo` in the pair's lower byte. One
+/// result per value given.
+SmallVector<Value> truncatePairToFp8(OpBuilder &b, Location loc, Value lo, Value hi, Type to) {
+  Value low = castFloat(b, loc, lo, b.getF32Type());
+  Value high = hi ? castFloat(b, loc, hi, b.getF32Type())
+                  : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)).getResult();
+  // PTX puts the first operand's code in the upper byte.
   Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
-      b, loc, b.getI16Type(), f, zero, NVVM::FPRoundingMode::RN,
+      b, loc, b.getI16Type(), high, low, NVVM::FPRoundingMode::RN,
       NVVM::SaturationMode::SATFINITE, /*relu=*/false, to);
-  Value upper = arith::ShRUIOp::create(b, loc, packed,
-                                       arith::ConstantIntOp::create(b, loc, b.getI16Type(), 8));
-  Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(), upper);
-  return arith::BitcastOp::create(b, loc, to, byte);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < (hi ? 2 : 1); ++i) {
+    Value bits = i ? arith::ShRUIOp::create(
+                         b, loc, packed,
+                         arith::ConstantIntOp::create(b, loc, b.getI16Type(), 8))
+                         .getResult()
+                   : packed;
+    Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(), bits);
+    out.push_back(arith::BitcastOp::create(b, loc, to, byte));
+  }
+  return out;
 }
 
 /// The fp8 format of `t` (f8E4M3FN or f8E5M2): mantissa bits, exponent bias,
@@ -233,11 +254,13 @@ LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
   for (Operation *op : conversions) {
     OpBuilder b(op);
     Location loc = op->getLoc();
-    auto extend = [&](Value in, FloatType to) {
-      return hardware ? extendFp8(b, loc, in, to) : extendFp8Soft(b, loc, in, to);
+    auto extend = [&](Value in, FloatType to) -> Value {
+      return hardware ? extendFp8Pair(b, loc, in, Value(), to)[0]
+                      : extendFp8Soft(b, loc, in, to);
     };
-    auto truncate = [&](Value in, Type to) {
-      return hardware ? truncateToFp8(b, loc, in, to) : truncateToFp8Soft(b, loc, in, to);
+    auto truncate = [&](Value in, Type to) -> Value {
+      return hardware ? truncatePairToFp8(b, loc, in, Value(), to)[0]
+                      : truncateToFp8Soft(b, loc, in, to);
     };
     auto convert = [&](Value in, Type to) -> Value {
       if (isFp8(in.getType()) && isFp8(to))
@@ -250,11 +273,26 @@ LogicalResult mlir::tile::lowerFp8Conversions(Operation *root) {
     Type to = op->getResult(0).getType();
     Value out;
     if (auto vec = dyn_cast<VectorType>(to)) {
-      // Element by element (1-d vectors of copies' 16-byte accesses).
+      // 1-d vectors (copies' 16-byte accesses, vectorized T.Parallel bodies):
+      // on the hardware's cvt two elements at a time, one cvt a pair; else
+      // element by element.
+      Type elem = vec.getElementType();
+      bool paired = hardware && isFp8(in.getType()) != isFp8(elem);
       SmallVector<Value> parts;
-      for (int64_t i = 0; i < vec.getNumElements(); ++i)
-        parts.push_back(convert(vector::ExtractOp::create(b, loc, in, ArrayRef<int64_t>{i}),
-                                vec.getElementType()));
+      auto element = [&](int64_t i) {
+        return vector::ExtractOp::create(b, loc, in, ArrayRef<int64_t>{i}).getResult();
+      };
+      for (int64_t i = 0, n = vec.getNumElements(); i < n; i += paired ? 2 : 1) {
+        if (!paired) {
+          parts.push_back(convert(element(i), elem));
+          continue;
+        }
+        Value hi = i + 1 < n ? element(i + 1) : Value();
+        llvm::append_range(parts, isFp8(elem)
+                                      ? truncatePairToFp8(b, loc, element(i), hi, elem)
+                                      : extendFp8Pair(b, loc, element(i), hi,
+                                                      cast<FloatType>(elem)));
+      }
       out = vector::FromElementsOp::create(b, loc, vec, parts);
     } else {
       out = convert(in, to);

@@ -1,17 +1,20 @@
 // RUN: tlc-opt %s -split-input-file -tile-lower-fp8-conversions -verify-diagnostics | FileCheck %s
 
-// fp8 -> f32: the byte in a pair through cvt.f16x2.e4m3x2, then f16 -> f32.
-// f32 -> fp8: cvt.rn.satfinite.e5m2x2.f32 with 0, the value in the upper byte.
+// fp8 -> f32: the byte in a pair with a zero through cvt.f16x2.e4m3x2, then
+// f16 -> f32. f32 -> fp8: cvt.rn.satfinite.e5m2x2.f32 of 0 and the value,
+// which lands in the lower byte.
 // CHECK-LABEL: func.func @both_ways
 // CHECK-SAME: (%[[X:.*]]: f8E4M3FN, %[[Y:.*]]: f32)
 // CHECK: %[[B:.*]] = arith.bitcast %[[X]] : f8E4M3FN to i8
-// CHECK: %[[P:.*]] = vector.from_elements %[[B]], %{{.*}} : vector<2xi8>
+// CHECK: %[[Z:.*]] = arith.constant 0 : i8
+// CHECK: %[[P:.*]] = vector.from_elements %[[B]], %[[Z]] : vector<2xi8>
 // CHECK: %[[H:.*]] = nvvm.convert.f8x2.to.f16x2 %[[P]] : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
 // CHECK: %[[E:.*]] = vector.extract %[[H]][0] : f16 from vector<2xf16>
 // CHECK: %[[W:.*]] = arith.extf %[[E]] : f16 to f32
-// CHECK: %[[Q:.*]] = nvvm.convert.f32x2.to.f8x2 %[[Y]], %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E5M2)
-// CHECK: %[[U:.*]] = arith.shrui %[[Q]], %{{.*}} : i16
-// CHECK: %[[T:.*]] = arith.trunci %[[U]] : i16 to i8
+// CHECK: %[[ZF:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[Q:.*]] = nvvm.convert.f32x2.to.f8x2 %[[ZF]], %[[Y]] {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E5M2)
+// CHECK-NOT: arith.shrui
+// CHECK: %[[T:.*]] = arith.trunci %[[Q]] : i16 to i8
 // CHECK: %[[R:.*]] = arith.bitcast %[[T]] : i8 to f8E5M2
 // CHECK: return %[[W]], %[[R]]
 // CHECK-NOT: arith.extf %{{.*}} : f8
@@ -19,6 +22,35 @@ func.func @both_ways(%x: f8E4M3FN, %y: f32) -> (f32, f8E5M2) {
   %a = arith.extf %x : f8E4M3FN to f32
   %b = arith.truncf %y : f32 to f8E5M2
   return %a, %b : f32, f8E5M2
+}
+
+// -----
+
+// A 1-d vector (a copy's 16-byte access, a vectorized T.Parallel body)
+// converts two elements a cvt: elements 2k and 2k + 1 as the
+// pair's lower and upper byte (f32 -> fp8: the pair of f32s with 2k + 1 first,
+// PTX's upper byte), an odd last element with a zero.
+// CHECK-LABEL: func.func @vectors
+// CHECK-SAME: (%[[X:.*]]: vector<3xf32>, %[[Y:.*]]: vector<4xf8E4M3FN>)
+// CHECK-DAG: %[[X1:.*]] = vector.extract %[[X]][1] : f32 from vector<3xf32>
+// CHECK-DAG: %[[X0:.*]] = vector.extract %[[X]][0] : f32 from vector<3xf32>
+// CHECK: %[[Q:.*]] = nvvm.convert.f32x2.to.f8x2 %[[X1]], %[[X0]]
+// CHECK: %[[L:.*]] = arith.trunci %[[Q]] : i16 to i8
+// CHECK: %[[A0:.*]] = arith.bitcast %[[L]] : i8 to f8E4M3FN
+// CHECK: %[[S:.*]] = arith.shrui %[[Q]], %{{.*}} : i16
+// CHECK: %[[U:.*]] = arith.trunci %[[S]] : i16 to i8
+// CHECK: %[[A1:.*]] = arith.bitcast %[[U]] : i8 to f8E4M3FN
+// CHECK: %[[X2:.*]] = vector.extract %[[X]][2] : f32 from vector<3xf32>
+// CHECK: %[[Q2:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %[[X2]]
+// CHECK: %[[A2:.*]] = arith.bitcast %{{.*}} : i8 to f8E4M3FN
+// CHECK: %[[A:.*]] = vector.from_elements %[[A0]], %[[A1]], %[[A2]] : vector<3xf8E4M3FN>
+// CHECK-COUNT-2: nvvm.convert.f8x2.to.f16x2
+// CHECK-NOT: nvvm.convert
+// CHECK: return %[[A]]
+func.func @vectors(%x: vector<3xf32>, %y: vector<4xf8E4M3FN>) -> (vector<3xf8E4M3FN>, vector<4xf16>) {
+  %a = arith.truncf %x : vector<3xf32> to vector<3xf8E4M3FN>
+  %b = arith.extf %y : vector<4xf8E4M3FN> to vector<4xf16>
+  return %a, %b : vector<3xf8E4M3FN>, vector<4xf16>
 }
 
 // -----
@@ -89,18 +121,6 @@ func.func @narrowed_without_the_cvt(%y: f32) -> f8E4M3FN {
   %b = arith.truncf %y : f32 to f8E4M3FN
   return %b : f8E4M3FN
 }
-}
-
-// -----
-
-// Vectors (a copy's 16-byte accesses) convert element by element.
-// CHECK-LABEL: func.func @vector
-// CHECK-COUNT-4: nvvm.convert.f32x2.to.f8x2
-// CHECK: %[[V:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf8E4M3FN>
-// CHECK: return %[[V]]
-func.func @vector(%x: vector<4xf32>) -> vector<4xf8E4M3FN> {
-  %a = arith.truncf %x : vector<4xf32> to vector<4xf8E4M3FN>
-  return %a : vector<4xf8E4M3FN>
 }
 
 // -----

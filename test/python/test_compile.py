@@ -549,6 +549,26 @@ def test_fp8_conversions_use_the_hardware_cvt(repo, tmp_path):
     ptxas_ok(ptx, tmp_path)
 
 
+def test_fp8_conversions_of_a_run_share_a_cvt(repo, tmp_path):
+    # 32 threads over 256 elements: each converts a run of 8 consecutive ones as
+    # one vector, two elements a cvt, 4 cvt a thread both ways (8 before). The
+    # same kernels ran bit-exact against torch on an H100 (2026-12-05,
+    # bench/build_fp8_conversions.py's `_pairs` checks).
+    import importlib.util
+    import re
+
+    spec = importlib.util.spec_from_file_location(
+        "build_fp8_conversions", repo / "bench/build_fp8_conversions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for make, cvt in ((module.narrow, r"cvt\.rn\.satfinite\.e4m3x2\.f32"),
+                      (module.widen, r"cvt\.rn\.f16x2\.e4m3x2")):
+        ptx = tlc.compile(make("float8_e4m3fn", 32), target="sm_90a").get_kernel_source()
+        assert len(re.findall(cvt, ptx)) == 4
+        assert re.search(r"ld\.global\S*\.v[24]", ptx)  # the run is one vector
+        ptxas_ok(ptx, tmp_path)
+
+
 def test_every_dtype_of_the_table_is_a_kernel_parameter(tmp_path):
     # One table (tlc.dtypes) for the language, the compiler's parameters and
     # the runtime: every dtype is a tensor parameter named as the runtime (and
