@@ -85,12 +85,6 @@ class Buffer:
             root._shadow = races.Shadow(tracker, root.data.size)
         return root._shadow
 
-    def root_shape(self) -> tuple:
-        return (self.root or self).shape
-
-    def root_describe(self) -> str:
-        return (self.root or self).describe()
-
     @property
     def shape(self) -> tuple:
         return self.data.shape
@@ -177,7 +171,7 @@ class Buffer:
                 raise self.unwritten_error(site, state.block, [int(i) for i in index])
             races.note(self, index, False, site, state.block)
             return self.data[index]
-        races.note(self, _active_elements(index, active), False, site, state.block)
+        races.note(self, index, False, site, state.block, active)
         values = self.data[index]
         if self.written is not None:
             unwritten = ~self.written[index]
@@ -315,15 +309,6 @@ class Buffer:
 
 _COMBINE = {"add": lambda a, b: a + b, "max": np.maximum, "min": np.minimum,
             "assign": lambda a, b: b}
-
-
-def _active_elements(index, active):
-    """The elements an access at `index` (index arrays) touches in the lanes that run."""
-    if active is None:
-        return index
-    shape = np.broadcast_shapes(*[np.shape(i) for i in index], np.shape(active))
-    lanes = np.broadcast_to(active, shape)
-    return tuple(np.broadcast_to(i, shape)[lanes] for i in index)
 
 
 def _running_lanes(index, inside, active, value):

@@ -114,8 +114,9 @@ class Tracker:
 
     def _race(self, buf, cell, verb, other, other_verb, other_site, site, block):
         task = _current.task[1]
-        at = [int(i) for i in np.unravel_index(int(cell), buf.root_shape())]
-        element = (f"element {at} of {buf.root_describe()}")
+        root = buf.root or buf  # the records are the allocation's
+        at = [int(i) for i in np.unravel_index(int(cell), root.shape)]
+        element = f"element {at} of {root.describe()}"
         where = f" at {other_site.location}" if other_site.location is not None else ""
         return site.error(
             f"{self.names[task]} {verb} {element}, which {self.names[other]} {other_verb}"
@@ -140,12 +141,18 @@ class Shadow:
         self.read_site = np.zeros((n, size), np.int32)
 
 
-def note(buf, index, write: bool, site, block) -> None:
-    """Records an access of `buf` (its elements `index`, None: all of them)
-    by the T.ws body the calling thread runs, if any, raising at a race."""
+def note(buf, index, write: bool, site, block, active=None) -> None:
+    """Records an access of `buf` (its elements `index`, None: all of them;
+    index arrays of lanes, of which only those `active` marks run) by the
+    T.ws body the calling thread runs, if any, raising at a race. Costs a
+    check and nothing more outside concurrent bodies."""
     if buf.space != "shared":
         return
     task = getattr(_current, "task", None)
     if task is None:
         return
+    if active is not None:
+        shape = np.broadcast_shapes(*[np.shape(i) for i in index], np.shape(active))
+        lanes = np.broadcast_to(active, shape)
+        index = tuple(np.broadcast_to(i, shape)[lanes] for i in index)
     task[0].access(buf, index, write, site, block)

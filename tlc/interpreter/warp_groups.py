@@ -62,11 +62,12 @@ class _Barriers:
             self.completed[i] += 1
             self.pending[i] += self.counts[i]
 
-    def acquire(self, i: int, tracker, task) -> None:
+    def acquire(self, i: int, tracker, task, phase: int | None = None) -> None:
         """A wait of body `task` on barrier i returned: it takes in the clock of
-        the latest completed phase."""
+        `phase` (by default the latest completed one)."""
         self.clocks_of(tracker)
-        tracker.acquire(task, self.phase_clocks.get((i, self.completed[i] - 1)))
+        phase = self.completed[i] - 1 if phase is None else phase
+        tracker.acquire(task, self.phase_clocks.get((i, phase)))
 
 
 def body_warps(ws) -> tuple:
@@ -102,22 +103,6 @@ def _ws(c, op):
     return run
 
 
-class _Named:
-    """A named barrier (bar.sync / bar.arrive with an id and a thread count)
-    used by concurrent bodies: the threads its current generation still
-    needs, the generations completed, the clock the current one gathers and
-    the completed ones' clocks."""
-
-    __slots__ = ("count", "pending", "completed", "gathered", "clocks")
-
-    def __init__(self, count: int, tasks: int):
-        self.count = count
-        self.pending = count
-        self.completed = 0
-        self.gathered = np.zeros(tasks, np.int64)
-        self.clocks = {}
-
-
 class _Abort(BaseException):
     """Unwinds a task whose group failed in another task."""
 
@@ -144,7 +129,7 @@ class _Scheduler:
         self.current = None
         self.error = None  # the first error of any task (raised by the caller)
         self.tracker = Tracker(names)
-        self.named = {}  # named barrier id -> _Named
+        self.named = {}  # named barrier id -> _Barriers (one barrier: its generations)
 
     def _next(self, after: int):
         """The next task (round robin after `after`) that can run, or None."""
@@ -267,23 +252,18 @@ def _named_barrier(c, op):
             return
         scheduler, task = st.warpgroups
         i, n = int(st.env[bar]), int(st.env[count])
-        named = scheduler.named.setdefault(i, _Named(n, len(scheduler.tasks)))
-        generation = named.completed
-        scheduler.tracker.arrive(task.index, named.gathered)
-        named.pending -= threads
-        while named.pending <= 0:
-            named.clocks[named.completed] = named.gathered
-            named.gathered = np.zeros(len(scheduler.tasks), np.int64)
-            named.completed += 1
-            named.pending += named.count
+        # A generation of the named barrier is a phase of a one-barrier _Barriers.
+        named = scheduler.named.setdefault(i, _Barriers([n]))
+        generation = named.completed[0]
+        named.arrive(0, threads, scheduler.tracker, task.index)
         if not waits:
             return
-        if named.completed <= generation:
-            scheduler.wait(task, lambda: named.completed > generation, site.error(
-                f"waits at named barrier {i} for {named.pending} more of its {named.count} "
-                f"threads while every other T.ws body beside it has finished or waits too: "
-                f"on the GPU the block would hang", st.block))
-        scheduler.tracker.acquire(task.index, named.clocks.get(generation))
+        if named.completed[0] <= generation:
+            scheduler.wait(task, lambda: named.completed[0] > generation, site.error(
+                f"waits at named barrier {i} for {named.pending[0]} more of its "
+                f"{named.counts[0]} threads while every other T.ws body beside it has "
+                f"finished or waits too: on the GPU the block would hang", st.block))
+        named.acquire(0, scheduler.tracker, task.index, generation)
 
     return step
 
