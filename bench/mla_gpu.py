@@ -93,8 +93,9 @@ def main(art_dir: str) -> None:
         copy_bw = 2 * cache.numel() * 2 / (t_copy * 1e-3) / 1e9
         tflops = 2 * batch * heads * kv_len * (WIDTH + KV_DIM) / (t_tlc * 1e-3) / 1e12
         name = os.path.basename(path)[:-len(".tlcart")]
-        # build_mla.PROGRAMS' suffixes (that module compiles: not importable here)
-        program = next((p for p in ("ws", "seesaw") if name.endswith("_" + p)), "")
+        # build_mla.PROGRAMS' suffixes (that module compiles: not importable here), and
+        # session 30's `_undivided` (mla_decode.py without tile-divide-warpgroup-roles)
+        program = next((p for p in ("ws", "seesaw", "undivided") if name.endswith("_" + p)), "")
         split = (name.removesuffix("_" + program) if program else name).partition(
             "_split")[2] or "1"
         print(f"B={batch:3d} S={kv_len:6d} split {split:>2s} {program:6s} tlc {t_tlc * 1e3:8.1f} us  "

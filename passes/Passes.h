@@ -194,6 +194,10 @@ void swizzleSharedMemory(ModuleOp module);
 /// of a shared buffer of `type` conflict-free, if it needs one.
 std::optional<std::array<int64_t, 3>> chooseSwizzle(MemRefType type);
 
+/// Rewrites kernels whose FullCol row-block gemm is too narrow to split into
+/// warpgroup roles written out (FlashMLA's division; sm_90a targets).
+void divideWarpgroupRoles(ModuleOp module);
+
 /// Outlines every tile program of `module` into a gpu.func kernel.
 LogicalResult outlineKernels(ModuleOp module);
 

@@ -272,6 +272,88 @@ def TileLowerFp8Conversions : Pass<"tile-lower-fp8-conversions"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileDivideWarpgroupRoles : Pass<"tile-divide-warpgroup-roles", "ModuleOp"> {
+  let summary = "Give a FullCol row-block gemm too narrow to split to one warpgroup";
+  let description = [{
+    FlashMLA's division, derived from a program that splits every gemm of
+    its two warpgroups by columns (`GemmWarpPolicy.FullCol`). In a kernel of
+    256 threads whose one `tile.pipelined` loop (from 0, step 1) holds FullCol
+    gemms of one m64 row block, some narrow (the scores: N < 128, so each
+    warpgroup's half would be under 64 columns, m64n32 wgmmas that read the
+    row block's A twice for half the work each) and one wide (the output:
+    `P x B -> O`, N a multiple of 128 up to 512), where P is a 16-bit
+    shared tile written in the loop by one copy of a fragment, the kernel is
+    rewritten into three `tile.ws` bodies with mbarriers of its own
+    (`tile.init_barriers`, waited and arrived as a program would):
+
+    - warpgroup 2 loads each iteration's tiles (the loop's copies of global
+      tiles into whole shared buffers) into rings of `num_stages` stages
+      (`full` / `empty` barriers per stage);
+    - warpgroup 0 runs the narrow gemms whole (m64nN), every op on the other
+      fragments (the online softmax: row maxima, sums, the rescale factor),
+      and the left half of the wide gemm with P from registers; before it
+      overwrites P it waits for warpgroup 1 to be done with the last one
+      (`p_free`), then publishes P and the row vectors the output's column
+      loops read in shared memory (`p_ready`), and after the loop the row
+      vectors read there (`l_ready`);
+    - warpgroup 1 runs the right half of every op on the wide accumulator,
+      reading the published row vectors, one iteration behind warpgroup 0.
+
+    The wide gemm's B, and the A of each narrow gemm that reads it
+    transposed (contracting over its columns), are cut into left and right
+    column halves (separate buffers; each narrow gemm on them becomes two);
+    the wide accumulator becomes two fragments; its copy out through a
+    shared staging tile becomes each half's copy to the tensor. The kernel
+    gets 384 threads, and setmaxnreg of 56 / 240 / 208 registers.
+
+    Anything else stays as written (the FullCol split): other thread counts,
+    loops or barriers of the program's own, thread indices, ops this pass
+    does not follow, column loops reading other than row vectors of the
+    other fragments, a row vector written after the column role reads it.
+    sm_90a only (wgmma, setmaxnreg); runs before `tile-select-mma`.
+
+    Before (inside `tile.kernel ... threads = 256`, abridged):
+
+    ```mlir
+    tile.pipelined %i = %c0 to %n step %c1 num_stages = 2 {
+      tile.copy %cache[...] [1, 64, 512] to %kv[%c0, %c0] [64, 512] : ...
+      tile.gemm %q, %kv, %s {policy = #tile.warp_policy<full_col>, transpose_b} : ...
+      tile.reduce %s to %m {dim = 1 : i64, kind = #tile.reduce_kind<max>} : ...
+      tile.parallel (%r, %j) in [64, 512] { ... %o[%r, %j] * %corr[%r] ... }
+      tile.copy %s[%c0, %c0] [64, 64] to %p[%c0, %c0] [64, 64] : ...
+      tile.gemm %p, %kv, %o {policy = #tile.warp_policy<full_col>} : ...
+    }
+    ```
+
+    After (threads = 384):
+
+    ```mlir
+    tile.ws warpgroups = [2] {  // the loads, into %kv_l / %kv_r rings
+    tile.ws warpgroups = [0] {
+      scf.for %i = %c0 to %n step %c1 {
+        tile.barrier_wait %full[%st], %round : ...
+        tile.gemm %q_l, %kv_l_st, %s {transpose_b} : ...
+        tile.gemm %q_r, %kv_r_st, %s {transpose_b} : ...
+        ...  // the softmax; o_l *= corr
+        tile.barrier_wait %p_free[%c0], %was : ...
+        tile.copy %s ... to %p_local ...; tile.copy %p_local ... to %p ...
+        tile.copy %corr ... to %corr_shared ...
+        tile.barrier_arrive %p_ready[%c0] : ...
+        tile.gemm %p_local, %kv_l_st, %o_l : ...
+        tile.barrier_arrive %empty[%st] : ...
+    tile.ws warpgroups = [1] {
+      scf.for %i = %c0 to %n step %c1 {
+        tile.barrier_wait %p_ready[%c0], %parity : ...
+        tile.parallel (%r, %j) in [64, 256] { ... %o_r[%r, %j] * %corr_shared[%r] ... }
+        tile.gemm %p, %kv_r_st, %o_r : ...
+        tile.barrier_arrive %p_free[%c0] : ...
+        tile.barrier_arrive %empty[%st] : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileGridConstantParams : Pass<"tile-grid-constant-params"> {
   let summary = "Pass tensor maps as 128-byte __grid_constant__ kernel parameters";
   let description = [{

@@ -1,6 +1,7 @@
-"""examples/mla_decode.py: the paged, variable-length program compiles to the warp-specialized
-wgmma pipeline (the producer reading the page table) with the two warpgroups splitting every
-gemm by columns, assembles without spills, and the interpreter matches a numpy reference."""
+"""examples/mla_decode.py: the paged, variable-length program, written with the two warpgroups
+splitting every gemm by columns, compiles to FlashMLA's division (a TMA producer reading the page
+table, warpgroup 0 computing the scores whole, both warpgroups half the output), assembles
+without spills, and the interpreter matches a numpy reference."""
 
 
 import numpy as np
@@ -24,20 +25,28 @@ def compiled(mla, *args, target="sm_90a", **kwargs):
 
 
 @pytest.mark.parametrize("pages", [16896, T.dynamic("pages")])
-def test_warpgroups_split_columns(mla, pages, tmp_path):
+def test_warpgroups_take_flashmla_roles(mla, pages, tmp_path):
+    # Written with every gemm FullCol on two warpgroups; tile-divide-warpgroup-roles
+    # gives the 64 x 64 scores to warpgroup 0 whole (split by columns each warpgroup
+    # would run m64n32), the output's halves to both, and a TMA producer the loads.
     kernel = compiled(mla, 132, 128, pages, 128)
-    gemms = kernel.get_mlir("tile").count("tile.gemm")
-    assert gemms == 3
-    # Each gemm: two warpgroups side by side along N (FullCol), one m64 row block.
-    assert kernel.get_mlir("optimized").count("warps_m = 4, warps_n = 2") == 3
+    assert kernel.get_mlir("tile").count("tile.gemm") == 3
+    optimized = kernel.get_mlir("optimized")
+    assert "warps_n = 2" not in optimized
+    assert optimized.count("tile.ws warpgroups") == 3
     code = kernel.get_kernel_source()
-    for marker in ("cp.async.bulk.tensor", "setmaxnreg", "mbarrier.try_wait"):
+    assert ".maxntid 384" in code
+    for marker in ("cp.async.bulk.tensor", "mbarrier.try_wait"):
         assert marker in code, marker
-    # Scores: 64 x 32 per warpgroup over K = 512 (latent) + 64 (rope), 16 deep each;
-    # output: 64 x 256 per warpgroup over the 64 tokens of a block.
-    assert code.count("wgmma.mma_async.sync.aligned.m64n32k16") == 512 // 16 + 64 // 16
-    assert code.count("wgmma.mma_async.sync.aligned.m64n256k16") == 64 // 16
-    assert "mma.sync" not in code
+    # Warpgroup 0: the scores over K = 256 + 256 (the latent halves) + 64 (rope), 16
+    # deep; both warpgroups: 64 x 256 of the output over the page's 64 tokens,
+    # warpgroup 0's with P from registers.
+    assert code.count("wgmma.mma_async.sync.aligned.m64n64k16") == (256 + 256 + 64) // 16
+    assert code.count("wgmma.mma_async.sync.aligned.m64n256k16") == 2 * 64 // 16
+    assert "m64n32k16" not in code and "mma.sync" not in code
+    assert [line.split()[0] for line in code.splitlines() if "setmaxnreg" in line] == [
+        "setmaxnreg.dec.sync.aligned.u32", "setmaxnreg.inc.sync.aligned.u32",
+        "setmaxnreg.inc.sync.aligned.u32"]
     # The page of each step is read from the table by the producer, ahead of the consumers.
     producer = code[code.index("setmaxnreg.dec"):code.index("setmaxnreg.inc")]
     assert "ld.global" in producer and "cp.async.bulk.tensor" in producer

@@ -20,7 +20,7 @@ from .targets import PTX_FEATURES, Target, get_target
 
 
 OPTIMIZE_PIPELINE = (
-    "builtin.module(tile-select-mma,tile-infer-layout,tile-pipeline-loops,"
+    "builtin.module(tile-divide-warpgroup-roles,tile-select-mma,tile-infer-layout,tile-pipeline-loops,"
     "tile-insert-mbarriers,tile-select-tma-stores,tile-swizzle-shared-memory,tile-allocate-shared-memory,tile-insert-barriers)"
 )
 
