@@ -13,13 +13,15 @@ what a user without a kernel writes), and a device copy of the cache's bytes
 (the copy ceiling: bytes read + written / time). Bandwidth = bytes the
 kernel must move (cache + q + out) / time; TFLOP/s = 2 * B * H * S * (576 +
 512). Artifacts of examples/mla_decode_ws.py (`_ws`, bench/build_mla.py) and
-examples/mla_decode_seesaw.py (`_seesaw`) run the same way; each timing line
+examples/mla_decode_seesaw.py (`_seesaw`), and variants a session's build
+script names `mla_bench_..._{variant}`, run the same way; each timing line
 ends with the artifact's name. A failed check is reported, not timed, and
 makes the run exit non-zero.
 """
 
 import glob
 import os
+import re
 import sys
 
 import torch
@@ -93,11 +95,10 @@ def main(art_dir: str) -> None:
         copy_bw = 2 * cache.numel() * 2 / (t_copy * 1e-3) / 1e9
         tflops = 2 * batch * heads * kv_len * (WIDTH + KV_DIM) / (t_tlc * 1e-3) / 1e12
         name = os.path.basename(path)[:-len(".tlcart")]
-        # build_mla.PROGRAMS' suffixes (that module compiles: not importable here), and
-        # session 30's `_undivided` (mla_decode.py without tile-divide-warpgroup-roles)
-        program = next((p for p in ("ws", "seesaw", "undivided") if name.endswith("_" + p)), "")
-        split = (name.removesuffix("_" + program) if program else name).partition(
-            "_split")[2] or "1"
+        # mla_bench_b{B}_s{S}[_split{N}][_{program}]: build_mla.PROGRAMS' suffixes, or a
+        # variant's that a session's build script names
+        parts = re.fullmatch(r"mla_bench_b\d+_s\d+(?:_split(\d+))?(?:_(\w+))?", name)
+        split, program = (parts[1] or "1", parts[2] or "") if parts else ("?", name)
         print(f"B={batch:3d} S={kv_len:6d} split {split:>2s} {program:6s} tlc {t_tlc * 1e3:8.1f} us  "
               f"{bw:6.0f} GB/s = "
               f"{bw / copy_bw:.2f}x copy ({copy_bw:.0f} GB/s)  {tflops:5.1f} TFLOP/s  "

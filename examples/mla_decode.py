@@ -13,15 +13,18 @@ same split. For each sequence b and head h:
 Each block takes `block_H` heads of one sequence (64: an m64 row block) and
 walks the cache `block_N` tokens at a time with an online softmax, like
 FlashAttention. Its two warpgroups split every gemm by columns
-(`GemmWarpPolicy.FullCol`): each computes half of the scores (32 of 64
-tokens), the softmax row statistics combine both halves through shared
-memory, the probabilities go to shared memory where both warpgroups read all
-of them, and each accumulates its 256-column half of the 64 x 512 output
-(128 fp32 registers a thread; the whole 512 columns in one warpgroup would
-spill). None of that is written below: the policy asks for it and the
-compiler derives the layouts, the cross-warpgroup reductions and the
-synchronisation. On sm_90a the loop is warp-specialized (a TMA producer
-warpgroup loads the cache tiles under mbarriers; the consumers run wgmma).
+(`GemmWarpPolicy.FullCol`), and the compiler divides the work as FlashMLA
+does (tile-divide-warpgroup-roles, sm_90a): split by columns, the 64 x 64
+scores would give each warpgroup 32 columns (m64n32 wgmmas, each reading the
+query tile again), so warpgroup 0 computes them whole, with the softmax,
+publishes P and the rows' rescale factors in shared memory, and accumulates
+the left 256 columns of the 64 x 512 output with P from its registers;
+warpgroup 1 accumulates the right 256 (128 fp32 registers a thread each; the
+whole 512 columns in one warpgroup would spill), one page behind. A TMA
+producer warpgroup loads the pages into a ring under mbarriers. None of that
+is written below: examples/mla_decode_ws.py writes the same kernel out by
+hand (the two compile to the same instructions but for a few integer
+conversions and loads of the page table).
 
 The cache is paged, as inference engines keep it (vLLM, SGLang, FlashMLA's
 interface): `cache[num_pages, page_size, 576]`, sequence b's token t in page
