@@ -23,6 +23,7 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Debug.h"
 
 namespace mlir::tile {
@@ -163,7 +164,8 @@ LogicalResult columnLoopReads(ParallelOp loop, const Division &d, SetVector<Valu
         if (idx.size() != 2 || idx[0] != i || idx[1] != j)
           ok = skip("the wide accumulator read at other than its loop's indices");
       } else if (placeOf(m) == Place::Fragment) {
-        if (idx.size() != 1 || idx[0] != i)
+        if (idx.size() != 1 || idx[0] != i ||
+            cast<MemRefType>(m.getType()).getShape() != ArrayRef<int64_t>{kRows})
           ok = skip("a fragment the column loop reads is not a row vector");
         else
           vectors.insert(m);
@@ -182,7 +184,7 @@ LogicalResult columnLoopReads(ParallelOp loop, const Division &d, SetVector<Valu
 }
 
 /// Finds the division in `kernel`, or failure (kernel kept as written).
-FailureOr<Division> analyze(KernelOp kernel) {
+FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
   Division d;
   d.kernel = kernel;
   if (kernel.getThreads() != 2 * kWarpgroup)
@@ -325,7 +327,7 @@ FailureOr<Division> analyze(KernelOp kernel) {
         }
       } else if (copy) { // X -> global of a staged X
         if (!d.staged.count(copy.getSrc()) || d.staged[copy.getSrc()] != copy)
-          return skip("a staging buffer copied twice");
+          return skip("a copy into the wide accumulator, or of its staging tile twice");
       } else if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm != d.wide) {
         return skip("another gemm of the wide accumulator");
       } else if (!isa<FillOp, GemmOp>(op)) {
@@ -379,15 +381,34 @@ FailureOr<Division> analyze(KernelOp kernel) {
         return skip("a loaded buffer used outside the loop");
 
   // Rows: fragments other than o belong to warpgroup 0; ops of the row role
-  // must not touch o or what the column role writes.
+  // must not touch o or what the column role writes. No op but its load
+  // writes a loaded buffer (warpgroup 1 reads a stage unsynchronized with
+  // warpgroup 0's writes), and a tensor one role writes the other does not
+  // touch.
+  DenseMap<Value, Role> tensorWriter;
   for (auto &[op, role] : d.roles) {
-    if (role != Role::Row)
+    if (role != Role::Row && role != Role::Column)
       continue;
     SetVector<Value> reads, writes;
     (void)accesses(op, reads, writes);
     for (Value v : both(reads, writes))
-      if (v == d.o || d.staged.count(v))
+      if (role == Role::Row && (v == d.o || d.staged.count(v)))
         return skip("a row op touches what the column role owns");
+    for (Value w : writes) {
+      if (d.loaded.contains(w))
+        return skip("a loaded buffer written in the loop");
+      if (placeOf(w) == Place::Global && tensorWriter.try_emplace(w, role).first->second != role)
+        return skip("a tensor both roles write");
+    }
+  }
+  for (auto &[op, role] : d.roles) {
+    if (role != Role::Row && role != Role::Column)
+      continue;
+    SetVector<Value> reads, writes;
+    (void)accesses(op, reads, writes);
+    for (Value r : reads)
+      if (auto it = tensorWriter.find(r); it != tensorWriter.end() && it->second != role)
+        return skip("a tensor one role writes and the other reads");
   }
 
   // Column halves: the wide gemm's B, then the A of each narrow gemm whose
@@ -410,7 +431,8 @@ FailureOr<Division> analyze(KernelOp kernel) {
     for (Operation *user : x.getUsers()) {
       if (auto copy = dyn_cast<CopyOp>(user)) {
         if (copy.getDst() != x || placeOf(copy.getSrc()) != Place::Global ||
-            copy.getSrcSizes().back() != d.width)
+            copy.getSrcSizes().back() != d.width ||
+            !whole(x, copy.getDstOffsets(), copy.getDstSizes()))
           return skip("a split buffer copied other than whole from a tensor");
         continue;
       }
@@ -424,6 +446,25 @@ FailureOr<Division> analyze(KernelOp kernel) {
         return skip("a gemm reads one split buffer with an unsplit one");
     }
   }
+
+  // The shared bytes of the division (no buffer shares bytes with another in
+  // warp-specialized bodies) fit the target's.
+  int64_t bytes = 0;
+  auto add = [&](MemRefType type, int64_t copies) {
+    bytes += copies * static_cast<int64_t>(llvm::alignTo(bufferBytes(type), 128));
+  };
+  kernel.walk([&](AllocSharedOp alloc) {
+    Value v = alloc.getResult();
+    if (!d.staged.count(v)) // staging tiles go; loaded buffers become rings
+      add(alloc.getType(), d.loaded.contains(v) ? d.stages : 1);
+  });
+  for (Value v : d.inLoop)
+    add(cast<MemRefType>(v.getType()), 1);
+  for (Value v : d.afterLoop)
+    add(cast<MemRefType>(v.getType()), 1);
+  bytes += 5 * 128; // the barriers
+  if (bytes > target.getSharedBytes())
+    return skip("the division's shared buffers would not fit");
 
   // Row vectors the column role reads: in the loop, written before it
   // publishes them and before any column op reads them; after it, not written.
@@ -893,7 +934,7 @@ void mlir::tile::divideWarpgroupRoles(ModuleOp module) {
   SmallVector<KernelOp> kernels;
   module.walk([&](KernelOp k) { kernels.push_back(k); });
   for (KernelOp kernel : kernels) {
-    FailureOr<Division> d = analyze(kernel);
+    FailureOr<Division> d = analyze(kernel, target);
     if (succeeded(d))
       Divider(*d).run();
   }

@@ -369,3 +369,67 @@ func.func @column_index(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16>, %bias:
   return
 }
 }
+
+// -----
+
+// The division's buffers (each ring num_stages deep, nothing sharing bytes
+// in warp-specialized bodies) would not fit the target's shared memory: kept.
+// CHECK-LABEL: func.func @over_budget
+// CHECK: threads = 256
+// CHECK: tile.pipelined
+// CHECK-NOT: tile.ws
+module attributes {tile.target = #tile.target<"sm_90a", shared = 32768>} {
+func.func @over_budget(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %q = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %p = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %i = %c0 to %c8 step %c1 num_stages = 2 {
+      tile.copy %kv[%i, %c0, %c0] [1, 32, 128] to %k[%c0, %c0] [32, 128] : memref<8x32x128xf16> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %q, %k, %s {policy = #tile.warp_policy<full_col>, transpose_b, clear_accum} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x32xf32, #tile.space<fragment>>
+      tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.gemm %p, %k, %o {policy = #tile.warp_policy<full_col>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A loop op other than its load writes a loaded buffer (warpgroup 1 would
+// read the stage unordered with warpgroup 0's write): kept.
+// CHECK-LABEL: func.func @loaded_buffer_written
+// CHECK: threads = 256
+// CHECK: tile.pipelined
+// CHECK-NOT: tile.ws
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @loaded_buffer_written(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %q = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %p = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %i = %c0 to %c8 step %c1 num_stages = 2 {
+      tile.copy %kv[%i, %c0, %c0] [1, 32, 128] to %k[%c0, %c0] [32, 128] : memref<8x32x128xf16> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %q, %k, %s {policy = #tile.warp_policy<full_col>, transpose_b, clear_accum} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x32xf32, #tile.space<fragment>>
+      tile.parallel (%r) in [32] {
+        memref.store %zero, %k[%r, %c0] : memref<32x128xf16, #gpu.address_space<workgroup>>
+      }
+      tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.gemm %p, %k, %o {policy = #tile.warp_policy<full_col>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
