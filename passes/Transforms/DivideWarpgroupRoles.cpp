@@ -546,7 +546,15 @@ private:
   void buildProducer(OpBuilder &b);
   void buildRow(OpBuilder &b);
   void buildColumn(OpBuilder &b);
-  scf::ForOp loopOf(OpBuilder &b);
+  /// A body's loop over the pipelined loop's iterations, at `b`: its builder
+  /// (at the end of the loop body), index, stage, and `outer` extended with the
+  /// old loop's index and the staged buffers' views.
+  struct BodyLoop {
+    OpBuilder b;
+    Value i, st;
+    IRMapping map;
+  };
+  BodyLoop openLoop(OpBuilder &b, const IRMapping &outer);
   /// The parity of round i / stages of a ring barrier (plus `ahead`), mod 2.
   Value roundParity(OpBuilder &b, Value i, int64_t ahead);
 
@@ -622,8 +630,13 @@ Value Divider::stageViews(OpBuilder &b, Value i, IRMapping &map) {
   return st;
 }
 
-scf::ForOp Divider::loopOf(OpBuilder &b) {
-  return scf::ForOp::create(b, loc, idx(b, 0), d.loop.getUpperBound(), idx(b, 1));
+Divider::BodyLoop Divider::openLoop(OpBuilder &b, const IRMapping &outer) {
+  auto loop = scf::ForOp::create(b, loc, idx(b, 0), d.loop.getUpperBound(), idx(b, 1));
+  BodyLoop body{OpBuilder::atBlockTerminator(loop.getBody()), loop.getInductionVar(), Value(),
+                outer};
+  body.map.map(d.loop.getBody().front().getArgument(0), body.i);
+  body.st = stageViews(body.b, body.i, body.map);
+  return body;
 }
 
 Value Divider::roundParity(OpBuilder &b, Value i, int64_t ahead) {
@@ -635,12 +648,10 @@ Value Divider::roundParity(OpBuilder &b, Value i, int64_t ahead) {
 
 void Divider::buildProducer(OpBuilder &b) {
   NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
-  scf::ForOp loop = loopOf(b);
-  OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
-  Value i = loop.getInductionVar();
-  IRMapping map;
-  map.map(d.loop.getBody().front().getArgument(0), i);
-  Value st = stageViews(lb, i, map);
+  BodyLoop l = openLoop(b, IRMapping());
+  OpBuilder &lb = l.b;
+  Value i = l.i, st = l.st;
+  IRMapping &map = l.map;
   for (Operation &op : d.loop.getBody().front())
     if (d.roles[&op] == Role::Scalar)
       lb.clone(op, map);
@@ -758,12 +769,10 @@ void Divider::buildRow(OpBuilder &b) {
   };
   for (Operation &op : top.without_terminator()) {
     if (&op == d.loop.getOperation()) {
-      scf::ForOp loop = loopOf(b);
-      OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
-      Value i = loop.getInductionVar();
-      IRMapping lm = map;
-      lm.map(d.loop.getBody().front().getArgument(0), i);
-      Value st = stageViews(lb, i, lm);
+      BodyLoop l = openLoop(b, map);
+      OpBuilder &lb = l.b;
+      Value i = l.i, st = l.st;
+      IRMapping &lm = l.map;
       BarrierWaitOp::create(lb, loc, full, st, roundParity(lb, i, 0));
       for (Operation &inner : d.loop.getBody().front()) {
         if (d.roles[&inner] == Role::Scalar)
@@ -788,12 +797,10 @@ void Divider::buildColumn(OpBuilder &b) {
   IRMapping map;
   for (Operation &op : top.without_terminator()) {
     if (&op == d.loop.getOperation()) {
-      scf::ForOp loop = loopOf(b);
-      OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
-      Value i = loop.getInductionVar();
-      IRMapping lm = map;
-      lm.map(d.loop.getBody().front().getArgument(0), i);
-      Value st = stageViews(lb, i, lm);
+      BodyLoop l = openLoop(b, map);
+      OpBuilder &lb = l.b;
+      Value i = l.i, st = l.st;
+      IRMapping &lm = l.map;
       for (Value v : d.inLoop)
         lm.map(v, inLoopShared[v]);
       Value parity = arith::RemSIOp::create(lb, loc, i, idx(lb, 2));

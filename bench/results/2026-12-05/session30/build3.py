@@ -1,7 +1,8 @@
 """Session 30's third MLA run (no GPU needed): examples/mla_decode.py as divided by
 tile-divide-warpgroup-roles, and with warpgroup 0's column ops of the loop (the output's
 rescale) moved after it publishes P (`_pubfirst`, an experiment switched on by
-TLC_EXPERIMENT_PUBLISH_FIRST in a build of the pass that reads it), each with its checks.
+TLC_EXPERIMENT_PUBLISH_FIRST in a build with publish_first_experiment.patch applied), each
+with its checks.
 
     python bench/results/2026-12-05/session30/build3.py OUT_DIR
 """
