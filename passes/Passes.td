@@ -281,8 +281,10 @@ def TileDivideWarpgroupRoles : Pass<"tile-divide-warpgroup-roles", "ModuleOp"> {
     gemms of one m64 row block, some narrow (the scores: N < 128, so each
     warpgroup's half would be under 64 columns, m64n32 wgmmas that read the
     row block's A twice for half the work each) and one wide (the output:
-    `P x B -> O`, N a multiple of 128 up to 512), where P is a 16-bit
-    shared tile written in the loop by one copy of a fragment, the kernel is
+    `P x B -> O`, N a multiple of 128 up to 512), where P is 16-bit and
+    written in the loop by one copy of a fragment (into the shared tile the
+    gemm reads, into the fragment it reads, or into a shared tile copied into
+    that fragment: TileLang's `acc_s_cast`), the kernel is
     rewritten into three `tile.ws` bodies with mbarriers of its own
     (`tile.init_barriers`, waited and arrived as a program would):
 
@@ -293,9 +295,11 @@ def TileDivideWarpgroupRoles : Pass<"tile-divide-warpgroup-roles", "ModuleOp"> {
       fragments (the online softmax: row maxima, sums, the rescale factor),
       and the left half of the wide gemm with P from registers; before it
       overwrites P it waits for warpgroup 1 to be done with the last one
-      (`p_free`), then publishes P and the row vectors the output's column
-      loops read in shared memory (`p_ready`), and after the loop the row
-      vectors read there (`l_ready`);
+      (`p_free`), then publishes P (in the program's shared tile, or one the
+      pass adds) and the row vectors the output's column loops read in
+      shared memory (`p_ready`), and after the loop the row vectors read
+      there (`l_ready`; the row role may write them again after the column
+      role's last read, as TileLang's log-sum-exp does);
     - warpgroup 1 runs the right half of every op on the wide accumulator,
       reading the published row vectors, one iteration behind warpgroup 0.
 

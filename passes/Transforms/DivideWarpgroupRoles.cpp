@@ -134,9 +134,13 @@ struct Division {
   KernelOp kernel;
   PipelinedOp loop;
   int64_t stages = 1;
-  Value s, o, pbuf; // the narrow accumulator, the wide one, the wide gemm's A
-  GemmOp wide;      // pbuf x B -> o, FullCol
-  CopyOp publish;   // some fragment -> pbuf, in the loop
+  Value s, o;   // the narrow accumulator, the wide one
+  GemmOp wide;  // P x B -> o, FullCol
+  // P: the shared tile warpgroup 1 reads (null: the pass makes one), written
+  // at `publish` from a fragment; `reload` a copy of it back into the
+  // fragment `pFragment` that the wide gemm reads, when it does.
+  Value pbuf, pFragment;
+  CopyOp publish, reload;
   SmallVector<GemmOp> narrow;
   int64_t width = 0, half = 0;
   SetVector<Value> split;  // shared buffers cut into left and right column halves
@@ -218,12 +222,12 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
         gemm.getTransposeA() || gemm.getWgWait() || gemm.getMma() ||
         !gemm.getPrefetch().empty() || c.getRank() != 2 || c.getDimSize(0) != kRows ||
         !isAlloc(gemm.getA()) || !isAlloc(gemm.getB()) || !isAlloc(gemm.getC()) ||
-        placeOf(gemm.getA()) != Place::Shared || placeOf(gemm.getB()) != Place::Shared) {
+        placeOf(gemm.getB()) != Place::Shared) {
       ok = false;
       return;
     }
     int64_t n = c.getDimSize(1);
-    if (n < 2 * 64) {
+    if (n < 2 * 64 && placeOf(gemm.getA()) == Place::Shared) {
       d.narrow.push_back(gemm);
     } else if (!d.wide && n % (2 * 64) == 0 && n <= 2 * 256 && !gemm.getTransposeB()) {
       d.wide = gemm;
@@ -237,28 +241,54 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
   if (llvm::any_of(d.narrow, [&](GemmOp g) { return g.getC() != d.s; }))
     return skip("the narrow gemms accumulate into different fragments");
   d.o = d.wide.getC();
-  d.pbuf = d.wide.getA();
   d.width = cast<MemRefType>(d.o.getType()).getDimSize(1);
   d.half = d.width / 2;
   auto btype = cast<MemRefType>(d.wide.getB().getType());
   if ((d.half * btype.getElementTypeBitWidth() / 8) % 128)
     return skip("the wide gemm's column halves are not whole 128-byte blocks");
 
-  // P: written once, by a copy of a whole fragment in the loop before the gemm.
-  for (Operation *user : d.pbuf.getUsers()) {
-    if (user == d.wide.getOperation())
-      continue;
-    auto copy = dyn_cast<CopyOp>(user);
-    if (!copy || d.publish || copy.getDst() != d.pbuf || copy->getBlock() != &body ||
-        !copy->isBeforeInBlock(d.wide) || placeOf(copy.getSrc()) != Place::Fragment ||
-        !isAlloc(copy.getSrc()) || !whole(copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes()) ||
-        !whole(copy.getDst(), copy.getDstOffsets(), copy.getDstSizes()) || copy.getPred())
-      return skip("the wide gemm's A is not written once by a copy of a fragment");
-    d.publish = copy;
+  // P: written once, by a copy of a whole fragment in the loop before the
+  // gemm, into the shared tile the gemm reads, or into the fragment it reads
+  // (TileLang's `T.copy(acc_s, acc_s_cast)`), or into a shared tile copied
+  // into that fragment (`T.copy(acc_s, S_shared); T.copy(S_shared, acc_s_cast)`).
+  auto onlyWriter = [&](Value buffer, Operation *reader) -> CopyOp {
+    CopyOp writer;
+    for (Operation *user : buffer.getUsers()) {
+      if (user == reader)
+        continue;
+      auto copy = dyn_cast<CopyOp>(user);
+      if (!copy || writer || copy.getDst() != buffer || copy->getBlock() != &body ||
+          !copy->isBeforeInBlock(reader) || !isAlloc(copy.getSrc()) ||
+          !whole(copy.getSrc(), copy.getSrcOffsets(), copy.getSrcSizes()) ||
+          !whole(buffer, copy.getDstOffsets(), copy.getDstSizes()))
+        return CopyOp();
+      writer = copy;
+    }
+    return writer;
+  };
+  Value a = d.wide.getA();
+  CopyOp toA = onlyWriter(a, d.wide);
+  if (!toA)
+    return skip("the wide gemm's A is not written once by a copy in the loop");
+  if (placeOf(a) == Place::Shared) {
+    d.pbuf = a;
+    d.publish = toA;
+  } else {
+    d.pFragment = a;
+    if (placeOf(toA.getSrc()) == Place::Shared) { // through a shared tile
+      d.pbuf = toA.getSrc();
+      d.reload = toA;
+      d.publish = onlyWriter(d.pbuf, toA);
+      if (!d.publish)
+        return skip("P's shared tile is not written once by a copy in the loop");
+    } else {
+      d.publish = toA; // the pass adds the shared tile
+    }
   }
-  if (!d.publish || d.publish.getSrc() == d.o)
-    return skip("nothing writes the wide gemm's A");
-  if (cast<MemRefType>(d.pbuf.getType()).getElementTypeBitWidth() != 16)
+  if (placeOf(d.publish.getSrc()) != Place::Fragment || d.publish.getSrc() == d.o ||
+      d.publish.getSrc() == d.pFragment)
+    return skip("P is not copied from a fragment of the row role");
+  if (cast<MemRefType>(a.getType()).getElementTypeBitWidth() != 16)
     return skip("the wide gemm's A is not 16-bit");
 
   // Every op: what it is and who runs it.
@@ -462,6 +492,10 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
     add(cast<MemRefType>(v.getType()), 1);
   for (Value v : d.afterLoop)
     add(cast<MemRefType>(v.getType()), 1);
+  if (!d.pbuf) // the tile P goes through
+    add(MemRefType::get(cast<MemRefType>(d.pFragment.getType()).getShape(),
+                        cast<MemRefType>(d.pFragment.getType()).getElementType()),
+        1);
   bytes += 5 * 128; // the barriers
   if (bytes > target.getSharedBytes())
     return skip("the division's shared buffers would not fit");
@@ -481,14 +515,26 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
         return skip("a row vector written after the column role reads it");
     }
   }
-  for (Operation &op : top.without_terminator()) {
-    if (!d.loop->isBeforeInBlock(&op))
-      continue;
-    SetVector<Value> reads, writes;
-    (void)accesses(&op, reads, writes);
-    for (Value v : d.afterLoop)
-      if (writes.contains(v))
-        return skip("a row vector written after the loop");
+  // After the loop, warpgroup 0 publishes the row vectors as the loop left
+  // them: nothing writes one before the column role's last read of it (a
+  // write after that, TileLang's log-sum-exp into the row sums, is warpgroup
+  // 0's own).
+  for (Value v : d.afterLoop) {
+    Operation *lastRead = nullptr;
+    for (Operation &op : top.without_terminator()) {
+      SetVector<Value> reads, writes;
+      if (d.loop->isBeforeInBlock(&op) && d.roles[&op] == Role::Column &&
+          succeeded(accesses(&op, reads, writes)) && reads.contains(v))
+        lastRead = &op;
+    }
+    for (Operation &op : top.without_terminator()) {
+      if (&op == lastRead)
+        break;
+      SetVector<Value> reads, writes;
+      (void)accesses(&op, reads, writes);
+      if (d.loop->isBeforeInBlock(&op) && writes.contains(v))
+        return skip("a row vector written after the loop before the column role reads it");
+    }
   }
   return d;
 }
@@ -564,7 +610,7 @@ private:
   DenseMap<Value, std::array<Value, 2>> halves; // split buffers, and o -> o_l, o_r
   llvm::MapVector<Value, Value> stagedAlloc;    // loaded (or piece of one) -> its ring
   DenseMap<Value, Value> inLoopShared, afterLoopShared;
-  Value pLocal, full, empty, pReady, pFree, lReady;
+  Value pLocal, pShared, full, empty, pReady, pFree, lReady;
   DenseMap<int64_t, Value> constants;
 };
 
@@ -688,6 +734,8 @@ void Divider::cloneRow(OpBuilder &b, Operation *op, IRMapping &map, Value i) {
       splitCopy(b, copy, map, h, map.lookupOrDefault(copy.getSrc()), piece(copy.getDst(), h, map));
     return;
   }
+  if (op == d.reload.getOperation())
+    return; // warpgroup 0 keeps P in registers (pLocal); warpgroup 1 reads the tile
   if (op == d.publish.getOperation()) {
     // Warpgroup 1 is done with the previous iteration's P and row vectors.
     Value parity = arith::RemSIOp::create(
@@ -696,7 +744,7 @@ void Divider::cloneRow(OpBuilder &b, Operation *op, IRMapping &map, Value i) {
     auto p = cast<MemRefType>(pLocal.getType()).getShape();
     SmallVector<Value> zeros{idx(b, 0), idx(b, 0)};
     ::copy(b, loc, map.lookupOrDefault(d.publish.getSrc()), zeros, p, pLocal, zeros, p);
-    ::copy(b, loc, pLocal, zeros, p, d.pbuf, zeros, p);
+    ::copy(b, loc, pLocal, zeros, p, pShared, zeros, p);
     publishVectors(b, d.inLoop, inLoopShared);
     BarrierArriveOp::create(b, loc, pReady, idx(b, 0));
     return;
@@ -711,7 +759,7 @@ void Divider::cloneColumn(OpBuilder &b, Operation *op, IRMapping &map, int h) {
     return;
   }
   if (auto gemm = dyn_cast<GemmOp>(op)) { // the wide gemm, one half
-    Value a = h == 0 ? pLocal : d.pbuf;
+    Value a = h == 0 ? pLocal : pShared;
     ::gemm(b, loc, a, piece(gemm.getB(), h, map), oh, false, gemm.getClearAccum());
     return;
   }
@@ -860,9 +908,18 @@ void Divider::run() {
       stagedAlloc[x] = allocShared(b, x.getLoc(), type, type.getShape(), d.stages);
     }
   }
-  auto ptype = cast<MemRefType>(d.pbuf.getType());
+  Value a = d.wide.getA();
+  auto ptype = cast<MemRefType>(a.getType());
+  pShared = d.pbuf ? d.pbuf
+                   : AllocSharedOp::create(
+                         b, a.getLoc(),
+                         MemRefType::get(ptype.getShape(), ptype.getElementType(),
+                                         MemRefLayoutAttrInterface(),
+                                         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)),
+                         SharedLayoutAttr(), IntegerAttr())
+                         .getResult();
   pLocal = AllocFragmentOp::create(
-      b, d.pbuf.getLoc(), MemRefType::get(ptype.getShape(), ptype.getElementType(), MemRefLayoutAttrInterface(),
+      b, a.getLoc(), MemRefType::get(ptype.getShape(), ptype.getElementType(), MemRefLayoutAttrInterface(),
                               getPlaceAttr(ctx, Place::Fragment)), LayoutAttr()).getResult();
   auto vectorType = [&](Value v) {
     auto t = cast<MemRefType>(v.getType());
@@ -904,6 +961,8 @@ void Divider::run() {
     op->erase();
   SetVector<Value> gone;
   gone.insert(d.o);
+  if (d.pFragment)
+    gone.insert(d.pFragment);
   gone.insert(d.split.begin(), d.split.end());
   gone.insert(d.loaded.begin(), d.loaded.end());
   for (auto &[x, out] : d.staged)
@@ -913,6 +972,14 @@ void Divider::run() {
   for (Value v : gone)
     if (v.use_empty())
       v.getDefiningOp()->erase();
+  // A fragment nothing uses would be laid out over the 384 threads, which
+  // may not divide it (the program's 256 did).
+  SmallVector<Operation *> unused;
+  for (Operation &op : top)
+    if (auto frag = dyn_cast<AllocFragmentOp>(op); frag && frag->use_empty())
+      unused.push_back(frag);
+  for (Operation *op : unused)
+    op->erase();
   d.kernel.setThreads(3 * kWarpgroup);
   // Scalars each body cloned and does not use.
   bool changed = true;

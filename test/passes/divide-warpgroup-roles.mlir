@@ -433,3 +433,41 @@ func.func @loaded_buffer_written(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16
   return
 }
 }
+
+// -----
+
+// P reaches the output's gemm as a cast fragment (registers) rather than a
+// shared tile: warpgroup 0 keeps using its registers, and warpgroup 1 reads a
+// shared tile the pass adds, which warpgroup 0 fills at the cast; the
+// fragment is gone.
+// CHECK-LABEL: func.func @p_in_registers
+// CHECK-NOT: memref<64x32xf16, #tile.space<fragment>>
+// CHECK: %[[PS:.*]] = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[PL:.*]] = tile.alloc_fragment : memref<64x32xf16, #tile.space<fragment>>
+// CHECK: tile.ws warpgroups = [0] {
+// CHECK: tile.copy %{{.*}} to %[[PL]]
+// CHECK-NEXT: tile.copy %[[PL]]{{.*}} to %[[PS]]
+// CHECK: tile.gemm %[[PL]], %{{.*}}, %{{.*}} :
+// CHECK: tile.ws warpgroups = [1] {
+// CHECK: tile.gemm %[[PS]], %{{.*}}, %{{.*}} :
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @p_in_registers(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %q = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    %p = tile.alloc_fragment : memref<64x32xf16, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %i = %c0 to %c8 step %c1 num_stages = 2 {
+      tile.copy %kv[%i, %c0, %c0] [1, 32, 128] to %k[%c0, %c0] [32, 128] : memref<8x32x128xf16> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %q, %k, %s {policy = #tile.warp_policy<full_col>, transpose_b, clear_accum} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x32xf32, #tile.space<fragment>>
+      tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<64x32xf16, #tile.space<fragment>>
+      tile.gemm %p, %k, %o {policy = #tile.warp_policy<full_col>} : memref<64x32xf16, #tile.space<fragment>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
