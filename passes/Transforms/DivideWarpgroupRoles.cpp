@@ -695,9 +695,7 @@ Value Divider::roundParity(OpBuilder &b, Value i, int64_t ahead) {
 void Divider::buildProducer(OpBuilder &b) {
   NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
   BodyLoop l = openLoop(b, IRMapping());
-  OpBuilder &lb = l.b;
-  Value i = l.i, st = l.st;
-  IRMapping &map = l.map;
+  auto &[lb, i, st, map] = l;
   for (Operation &op : d.loop.getBody().front())
     if (d.roles[&op] == Role::Scalar)
       lb.clone(op, map);
@@ -818,9 +816,7 @@ void Divider::buildRow(OpBuilder &b) {
   for (Operation &op : top.without_terminator()) {
     if (&op == d.loop.getOperation()) {
       BodyLoop l = openLoop(b, map);
-      OpBuilder &lb = l.b;
-      Value i = l.i, st = l.st;
-      IRMapping &lm = l.map;
+      auto &[lb, i, st, lm] = l;
       BarrierWaitOp::create(lb, loc, full, st, roundParity(lb, i, 0));
       for (Operation &inner : d.loop.getBody().front()) {
         if (d.roles[&inner] == Role::Scalar)
@@ -846,9 +842,7 @@ void Divider::buildColumn(OpBuilder &b) {
   for (Operation &op : top.without_terminator()) {
     if (&op == d.loop.getOperation()) {
       BodyLoop l = openLoop(b, map);
-      OpBuilder &lb = l.b;
-      Value i = l.i, st = l.st;
-      IRMapping &lm = l.map;
+      auto &[lb, i, st, lm] = l;
       for (Value v : d.inLoop)
         lm.map(v, inLoopShared[v]);
       Value parity = arith::RemSIOp::create(lb, loc, i, idx(lb, 2));
