@@ -6,7 +6,10 @@ The same kernel as examples/mla_decode.py (same arguments, same paged cache,
 same split-KV), written the way TileLang's hand-specialized MLA examples and
 FlashMLA lay out the work, with `T.ws` bodies and barriers of the program's
 own (`T.alloc_barrier`) instead of one `T.Pipelined` loop the compiler
-specializes:
+specializes. Since 2026-12-05 the compiler derives this division from
+examples/mla_decode.py itself (tile-divide-warpgroup-roles): the two compile
+to the same instructions but for a few integer conversions and page-table
+loads. Written out, the roles are:
 
 - warpgroup 2, the producer, loads each page's latent and rope rows with TMA
   (`T.tma_copy`) into a ring of `num_stages` stages;
@@ -28,7 +31,9 @@ the current page are published / warpgroup 1 is done with them), `l_ready`
 H200, fp16, 128 heads, batch 132, context 8192 (bench/results/2026-12-04/):
 580-604 us over four leases, 0.77-0.82x a device copy of the same 1.2 GB
 measured in the same run (2.2 TB/s; smaller copies run at 4.2 TB/s),
-502-519 TFLOP/s, against 655-682 us for examples/mla_decode.py. Nsight
+502-519 TFLOP/s, against 655-682 us for examples/mla_decode.py as it then
+compiled (each gemm split by columns; 2026-12-05, divided: 597-620 us, this
+program 599-617 us in the same runs, bench/results/2026-12-05/session30/). Nsight
 Compute: about 3270 SM cycles a page at any clock, bound on chip (the
 scores' m64n64 wgmma fed from shared memory), not by DRAM.
 """
