@@ -175,6 +175,15 @@ SmallVector<Value> pipelinedBuffers(PipelinedOp loop);
 /// depths see the loops as tile-pipeline-loops will pipeline them.
 void splitBuffersPerLoop(ModuleOp module);
 
+/// Whether `op` loads an element of a global tensor that nothing in its
+/// kernel writes (a paged cache's block table): reading it ahead of the
+/// iteration that asked, or in a producer warpgroup, reads the same value.
+bool isReadOnlyGlobalLoad(Operation *op);
+
+/// A `stages`-deep copy of `buffer` (its layout with stages, and its
+/// discardable attributes), allocated just before it.
+AllocSharedOp allocateStages(AllocSharedOp buffer, int64_t stages);
+
 /// Whether `v` depends on the thread index (gpu.thread_id, gpu.lane_id).
 bool dependsOnThread(Value v);
 

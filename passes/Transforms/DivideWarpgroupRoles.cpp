@@ -18,6 +18,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -62,18 +63,12 @@ Place placeOf(Value v) {
   return type ? getPlace(type) : Place::Unknown;
 }
 
-std::optional<int64_t> constIndex(Value v) {
-  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
-    return c.value();
-  return std::nullopt;
-}
-
 /// Whether a copy side covers all of `buffer` (offsets 0, sizes its shape).
 bool whole(Value buffer, ValueRange offsets, ArrayRef<int64_t> sizes) {
   auto shape = cast<MemRefType>(buffer.getType()).getShape();
   if (shape != sizes)
     return false;
-  return llvm::all_of(offsets, [](Value o) { return constIndex(o) == 0; });
+  return llvm::all_of(offsets, [](Value o) { return getConstantIntValue(o) == 0; });
 }
 
 SmallVector<Value> both(const SetVector<Value> &reads, const SetVector<Value> &writes) {
@@ -208,7 +203,8 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
   if (bad || !d.loop)
     return skip("not one pipelined loop directly in the kernel, or warpgroups, "
                 "barriers, other loops or thread indices of its own");
-  if (constIndex(d.loop.getLowerBound()) != 0 || constIndex(d.loop.getStep()) != 1 ||
+  if (getConstantIntValue(d.loop.getLowerBound()) != 0 ||
+      getConstantIntValue(d.loop.getStep()) != 1 ||
       d.loop.getCopiesLast())
     return skip("the loop does not count from 0 by 1");
   d.stages = std::max<int64_t>(1, d.loop.getNumStages());
@@ -292,7 +288,6 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
     return skip("the wide gemm's A is not 16-bit");
 
   // Every op: what it is and who runs it.
-  SetVector<Value> globalWrites;
   auto classify = [&](Operation *op, bool inLoop) -> LogicalResult {
     if (isa<AllocSharedOp, AllocFragmentOp>(op)) {
       d.roles[op] = Role::Alloc;
@@ -302,10 +297,10 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
       d.roles[op] = Role::Scalar;
       return success();
     }
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      if (placeOf(load.getMemRef()) != Place::Global)
-        return skip("a scalar load of other than a global tensor");
-      d.roles[op] = Role::Scalar; // checked against the kernel's writes below
+    if (isa<memref::LoadOp>(op)) { // every body may read it (a page table)
+      if (!isReadOnlyGlobalLoad(op))
+        return skip("a scalar load of other than a tensor the kernel never writes");
+      d.roles[op] = Role::Scalar;
       return success();
     }
     SetVector<Value> reads, writes;
@@ -315,9 +310,6 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
     for (Value v : both(reads, writes))
       if (placeOf(v) != Place::Global && !isAlloc(v))
         return skip("a buffer that is not an allocation of the kernel");
-    for (Value w : writes)
-      if (placeOf(w) == Place::Global)
-        globalWrites.insert(w);
     bool touchesO = reads.contains(d.o) || writes.contains(d.o);
     auto copy = dyn_cast<CopyOp>(op);
     if (inLoop && copy && placeOf(copy.getSrc()) == Place::Global &&
@@ -382,10 +374,6 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
     if (failed(classify(&op, true)))
       return failure();
 
-  // Scalar loads must not read what the kernel writes.
-  for (auto &[op, role] : d.roles)
-    if (auto load = dyn_cast<memref::LoadOp>(op); load && globalWrites.contains(load.getMemRef()))
-      return skip("a scalar load of a tensor the kernel writes");
   // Column ops before the loop read no row vector (nothing is published yet).
   for (Operation &op : top.without_terminator()) {
     if (!op.isBeforeInBlock(d.loop))
@@ -441,6 +429,13 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
         return skip("a tensor one role writes and the other reads");
   }
 
+  // Layouts of the program's own (T.annotate_layout) would not carry over to
+  // fragments now laid out over one warpgroup, or to a buffer's column halves.
+  bool annotated = false;
+  kernel.walk([&](AllocFragmentOp f) { annotated |= bool(f.getLayoutAttr()); });
+  if (annotated)
+    return skip("a fragment with a layout of the program's");
+
   // Column halves: the wide gemm's B, then the A of each narrow gemm whose
   // transposed B is split (the contraction cut in two).
   d.split.insert(d.wide.getB());
@@ -458,6 +453,9 @@ FailureOr<Division> analyze(KernelOp kernel, TargetAttr target) {
     auto type = cast<MemRefType>(x.getType());
     if (type.getRank() != 2 || type.getDimSize(1) != d.width)
       return skip("a buffer to split is not 2-d of the wide gemm's width");
+    auto alloc = x.getDefiningOp<AllocSharedOp>();
+    if (!alloc || !sharedLayout(alloc).isPlain() || alloc->hasAttr("tile.row_major"))
+      return skip("a buffer to split has a layout of the program's");
     for (Operation *user : x.getUsers()) {
       if (auto copy = dyn_cast<CopyOp>(user)) {
         if (copy.getDst() != x || placeOf(copy.getSrc()) != Place::Global ||
@@ -567,10 +565,9 @@ private:
     }
     return c;
   }
-  /// A shared buffer of `like`'s element type (at the location of the
-  /// buffer it replaces, which messages name).
-  Value allocShared(OpBuilder &b, Location loc, MemRefType like, ArrayRef<int64_t> shape,
-                    int64_t stages);
+  /// A column half of the shared buffer `x` (at its location, which
+  /// messages name).
+  Value halfOf(OpBuilder &b, Value x);
   Value barriers(OpBuilder &b, ArrayRef<int64_t> counts);
   /// Clones `op` of the row role (warpgroup 0) into `b`.
   void cloneRow(OpBuilder &b, Operation *op, IRMapping &map, Value i);
@@ -614,18 +611,11 @@ private:
   DenseMap<int64_t, Value> constants;
 };
 
-Value Divider::allocShared(OpBuilder &b, Location loc, MemRefType like, ArrayRef<int64_t> shape,
-                           int64_t stages) {
-  SmallVector<int64_t> dims;
-  if (stages)
-    dims.push_back(stages);
-  dims.append(shape.begin(), shape.end());
-  auto type = MemRefType::get(dims, like.getElementType(), MemRefLayoutAttrInterface(),
-                              like.getMemorySpace());
-  auto alloc = AllocSharedOp::create(b, loc, type, stages ? SharedLayoutAttr::get(ctx, stages, 0, SwizzleAttr())
-                                                          : SharedLayoutAttr(),
-                                     IntegerAttr());
-  return alloc.getResult();
+Value Divider::halfOf(OpBuilder &b, Value x) {
+  auto type = cast<MemRefType>(x.getType());
+  auto half = MemRefType::get({type.getDimSize(0), d.half}, type.getElementType(),
+                              MemRefLayoutAttrInterface(), type.getMemorySpace());
+  return AllocSharedOp::create(b, x.getLoc(), half, SharedLayoutAttr(), IntegerAttr()).getResult();
 }
 
 Value Divider::barriers(OpBuilder &b, ArrayRef<int64_t> counts) {
@@ -880,27 +870,22 @@ void Divider::run() {
   b.setInsertionPointAfter(allocs.back());
 
   for (Value x : d.split) {
-    auto type = cast<MemRefType>(x.getType());
     for (int h = 0; h < 2; ++h)
-      halves[x][h] = allocShared(b, x.getLoc(), type, {type.getDimSize(0), d.half}, 0);
+      halves[x][h] = halfOf(b, x);
   }
   auto otype = cast<MemRefType>(d.o.getType());
   for (int h = 0; h < 2; ++h)
     halves[d.o][h] = AllocFragmentOp::create(
         b, d.o.getLoc(), MemRefType::get({kRows, d.half}, otype.getElementType(), MemRefLayoutAttrInterface(),
                                 otype.getMemorySpace()), LayoutAttr()).getResult();
-  // The rings: the loaded buffers (their halves where split), S stages each.
+  // The rings: the loaded buffers (their halves where split), S stages each,
+  // in the layout the program gave them.
   for (Value x : d.loaded) {
-    auto type = cast<MemRefType>(x.getType());
-    if (d.split.contains(x)) {
-      for (int h = 0; h < 2; ++h) {
-        Value p = halves[x][h];
-        stagedAlloc[p] = allocShared(b, x.getLoc(), type, cast<MemRefType>(p.getType()).getShape(),
-                                     d.stages);
-      }
-    } else {
-      stagedAlloc[x] = allocShared(b, x.getLoc(), type, type.getShape(), d.stages);
-    }
+    SmallVector<Value> pieces{x};
+    if (d.split.contains(x))
+      pieces.assign(halves[x].begin(), halves[x].end());
+    for (Value p : pieces)
+      stagedAlloc[p] = allocateStages(p.getDefiningOp<AllocSharedOp>(), d.stages).getResult();
   }
   Value a = d.wide.getA();
   auto ptype = cast<MemRefType>(a.getType());

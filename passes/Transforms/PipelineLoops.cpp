@@ -62,25 +62,6 @@ struct Producer {
   SetVector<Operation *> slice;
 };
 
-/// Whether `op` loads an element of a global tensor that nothing in its
-/// kernel writes (a paged cache's block table): reading it ahead of the
-/// iteration that asked, or in a producer warpgroup, reads the same value.
-bool isReadOnlyGlobalLoad(Operation *op) {
-  auto load = dyn_cast<memref::LoadOp>(op);
-  if (!load || getPlace(load.getMemRefType()) != Place::Global)
-    return false;
-  Value tensor = load.getMemRef();
-  auto kernel = op->getParentOfType<KernelOp>();
-  return kernel && llvm::all_of(tensor.getUsers(), [&](Operation *user) {
-    if (!kernel->isAncestor(user))
-      return true;
-    if (isa<memref::LoadOp>(user))
-      return true;
-    auto copy = dyn_cast<CopyOp>(user);
-    return copy && copy.getSrc() == tensor && copy.getDst() != tensor;
-  });
-}
-
 /// The local buffer (T.alloc_var / T.alloc_local: per-thread) `op` loads
 /// from, or null.
 Value localLoaded(Operation *op) {
@@ -223,18 +204,8 @@ void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
 DenseMap<Operation *, AllocSharedOp> stageBuffers(ArrayRef<Producer> producers,
                                                   int64_t stages) {
   DenseMap<Operation *, AllocSharedOp> staged;
-  for (Producer p : producers) {
-    OpBuilder ab(p.buffer);
-    MemRefType type = p.buffer.getType();
-    SmallVector<int64_t> shape{stages};
-    llvm::append_range(shape, type.getShape());
-    auto all = AllocSharedOp::create(
-        ab, p.buffer.getLoc(),
-        MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
-                        type.getMemorySpace()),
-        sharedLayout(p.buffer).withStages(stages), IntegerAttr());
-    staged[p.buffer] = all;
-  }
+  for (Producer p : producers)
+    staged[p.buffer] = allocateStages(p.buffer, stages);
   return staged;
 }
 
@@ -884,6 +855,41 @@ LogicalResult checkDepth(PipelinedOp loop, MutableArrayRef<Producer> producers) 
 }
 
 } // namespace
+
+/// Whether `op` loads an element of a global tensor that nothing in its
+/// kernel writes (a paged cache's block table): reading it ahead of the
+/// iteration that asked, or in a producer warpgroup, reads the same value.
+bool mlir::tile::isReadOnlyGlobalLoad(Operation *op) {
+  auto load = dyn_cast<memref::LoadOp>(op);
+  if (!load || getPlace(load.getMemRefType()) != Place::Global)
+    return false;
+  Value tensor = load.getMemRef();
+  auto kernel = op->getParentOfType<KernelOp>();
+  return kernel && llvm::all_of(tensor.getUsers(), [&](Operation *user) {
+    if (!kernel->isAncestor(user))
+      return true;
+    if (isa<memref::LoadOp>(user))
+      return true;
+    auto copy = dyn_cast<CopyOp>(user);
+    return copy && copy.getSrc() == tensor && copy.getDst() != tensor;
+  });
+}
+
+AllocSharedOp mlir::tile::allocateStages(AllocSharedOp buffer, int64_t stages) {
+  OpBuilder ab(buffer);
+  MemRefType type = buffer.getType();
+  SmallVector<int64_t> shape{stages};
+  llvm::append_range(shape, type.getShape());
+  auto all = AllocSharedOp::create(
+      ab, buffer.getLoc(),
+      MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface(),
+                      type.getMemorySpace()),
+      sharedLayout(buffer).withStages(stages), IntegerAttr());
+  // The program's marks on the buffer (T.annotate_layout's row-major pin,
+  // its name) hold for its stages.
+  all->setDiscardableAttrs(buffer->getDiscardableAttrDictionary());
+  return all;
+}
 
 SmallVector<Value> mlir::tile::pipelinedBuffers(PipelinedOp loop) {
   SmallVector<Value> buffers;

@@ -15,13 +15,13 @@
 // CHECK-DAG: %[[M:.*]] = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
 // CHECK-DAG: %[[CORR:.*]] = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
 // CHECK-DAG: %[[L:.*]] = tile.alloc_fragment : memref<64xf32, #tile.space<fragment>>
-// CHECK: %[[QL:.*]] = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[QR:.*]] = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[OL:.*]] = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-// CHECK: %[[OR:.*]] = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
-// CHECK: %[[KVL:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x128xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[KVR:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x128xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[KR:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[QL:.*]] = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[QR:.*]] = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[OL:.*]] = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+// CHECK-DAG: %[[OR:.*]] = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+// CHECK-DAG: %[[KVL:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x128xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[KVR:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x128xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[KR:.*]] = tile.alloc_shared {layout = #tile.shared<stages = 3>} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[PL:.*]] = tile.alloc_fragment : memref<64x32xf16, #tile.space<fragment>>
 // CHECK: %[[CORRS:.*]] = tile.alloc_shared : memref<64xf32, #gpu.address_space<workgroup>>
 // CHECK: %[[LS:.*]] = tile.alloc_shared : memref<64xf32, #gpu.address_space<workgroup>>
@@ -466,6 +466,37 @@ func.func @p_in_registers(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16>) {
       tile.gemm %q, %k, %s {policy = #tile.warp_policy<full_col>, transpose_b, clear_accum} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x32xf32, #tile.space<fragment>>
       tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<64x32xf16, #tile.space<fragment>>
       tile.gemm %p, %k, %o {policy = #tile.warp_policy<full_col>} : memref<64x32xf16, #tile.space<fragment>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// The query tile the scores contract over carries a swizzle of the
+// program's (T.annotate_layout): its column halves could not keep it, so
+// the kernel keeps the column split.
+// CHECK-LABEL: func.func @annotated_split_buffer
+// CHECK: threads = 256
+// CHECK: tile.pipelined
+// CHECK-NOT: tile.ws
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @annotated_split_buffer(%a: memref<64x64xf16>, %kv: memref<8x32x128xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 256 {
+    %q = tile.alloc_shared {layout = #tile.shared<swizzle = <bits = 3, base = 4, shift = 3>>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<32x128xf16, #gpu.address_space<workgroup>>
+    %p = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x32xf32, #tile.space<fragment>>
+    %o = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    tile.pipelined %i = %c0 to %c8 step %c1 num_stages = 2 {
+      tile.copy %kv[%i, %c0, %c0] [1, 32, 128] to %k[%c0, %c0] [32, 128] : memref<8x32x128xf16> to memref<32x128xf16, #gpu.address_space<workgroup>>
+      tile.gemm %q, %k, %s {policy = #tile.warp_policy<full_col>, transpose_b, clear_accum} : memref<64x128xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x32xf32, #tile.space<fragment>>
+      tile.copy %s[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf32, #tile.space<fragment>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+      tile.gemm %p, %k, %o {policy = #tile.warp_policy<full_col>} : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
     }
   }
   return
