@@ -396,10 +396,11 @@ LogicalResult linkWaits(Block &block) {
 }
 
 /// The op after `op` in its block past pure ops without regions (the
-/// stage views and index arithmetic between two gemms), or null.
+/// stage views and index arithmetic between two gemms) and waits on the
+/// program's mbarriers (for the next gemm's operands to land), or null.
 Operation *nextEffectful(Operation *op) {
   Operation *next = op->getNextNode();
-  while (next && isPure(next) && next->getNumRegions() == 0)
+  while (next && ((isPure(next) && next->getNumRegions() == 0) || isa<BarrierWaitOp>(next)))
     next = next->getNextNode();
   return next;
 }

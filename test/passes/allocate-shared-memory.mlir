@@ -334,6 +334,37 @@ func.func @chain_lifetime(%O: memref<64x128xf16>) {
 
 // -----
 
+// The same across a wait on one of the program's mbarriers between the
+// chain's gemms: %q and %k are free after the second gemm, %o takes their
+// bytes.
+// CHECK-LABEL: func.func @chain_lifetime_past_barrier_wait
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x64xf16
+// CHECK: tile.alloc_shared {offset = 8192 : i64} : memref<64x64xf16
+// CHECK: tile.alloc_shared {offset = 0 : i64} : memref<64x128xf16
+func.func @chain_lifetime_past_barrier_wait(%O: memref<64x128xf16>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h0 = arith.constant 0.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_shared : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128] : memref<1xi64, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.fill %q, %h0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.fill %k, %h0 : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+    tile.gemm %q, %k, %s {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = -1>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.barrier_wait %bars[%c0], %i : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.gemm %q, %k, %s {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.fill %o, %h0 : memref<64x128xf16, #gpu.address_space<workgroup>>, f16
+    tile.copy %o[%c0, %c0] [64, 128] to %O[%c0, %c0] [64, 128] : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x128xf16>
+  }
+  return
+}
+
+// -----
+
 // A TMA-stored tile has an ordinary lifetime (tile-insert-barriers waits for
 // the store's read before the bytes are written again): %later takes the
 // bytes of %o once its store is issued.

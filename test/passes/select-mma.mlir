@@ -728,6 +728,34 @@ func.func @chain_past_stage_views(%i: index) {
 
 // -----
 
+// A chain across a wait on one of the program's mbarriers (the next gemm's
+// piece of a ring landing): the wait touches neither operands nor
+// accumulator, so the first gemm keeps running through it.
+// CHECK-LABEL: func.func @chain_past_barrier_wait
+// CHECK: tile.gemm {{.*}}depth = -1>, transpose_b}
+// CHECK-NEXT: tile.barrier_wait
+// CHECK-NEXT: tile.gemm {{.*}}depth = 0>, transpose_b}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @chain_past_barrier_wait(%i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %q = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k0 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %k1 = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [128] : memref<1xi64, #gpu.address_space<workgroup>>
+    %s = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.gemm %q, %k0, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    tile.barrier_wait %bars[%c0], %i : memref<1xi64, #gpu.address_space<workgroup>>
+    tile.gemm %q, %k1, %s {transpose_b} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+  }
+  return
+}
+}
+
+// -----
+
 // A gemm operand that a tile.view also names is laid out for the gemm like
 // any other (N-major B: column blocks of 64); the view addresses its bytes
 // through that layout.
