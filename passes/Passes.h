@@ -192,6 +192,12 @@ bool dependsOnThread(Value v);
 /// bytes are free for other buffers from there on.
 inline constexpr llvm::StringLiteral kDrainedAttr = "tile.drained";
 
+/// On a tile.pipelined loop (tile-select-mma): how many wgmma groups the
+/// program leaves running over its back edge (gemms with wg_wait = -1 that a
+/// T.wait_wgmma of the next iteration completes). tile-pipeline-loops keeps
+/// a stage that many iterations longer, as for a gemm's own depth.
+inline constexpr llvm::StringLiteral kCarriedWgmmaAttr = "tile.carried_wgmma";
+
 /// Makes the copies of whole shared tiles to global tensors TMA stores
 /// (targets with TMA).
 LogicalResult selectTmaStores(ModuleOp module);

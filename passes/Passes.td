@@ -622,7 +622,15 @@ def TileSelectMma : Pass<"tile-select-mma", "ModuleOp"> {
     gemm runs on mma.sync m16n8k16 with the warps split by its policy. A
     gemm's `wg_wait` becomes the wgmma depth when the loop allows it (else
     an error at the gemm saying why), as is a positive `wg_wait` on a gemm
-    that runs on mma.sync.
+    that runs on mma.sync. A gemm with `wg_wait = -1` is completed by a
+    later `tile.wait_wgmma`, which gets the accumulators it completes as
+    operands; nothing may touch those or write the gemm's operands before it
+    (an error naming both). In a loop's body the wait may be in the next
+    iteration (then also after the loop; under an `if` on the iteration not
+    being the first, as a K loop writes it): the body is checked again with
+    the gemms its end leaves running, and a `tile.pipelined` loop records
+    their groups (`tile.carried_wgmma`) so that tile-pipeline-loops keeps
+    their stages that much longer (at most `num_stages - 2`).
 
     Before (sm_90a, 256 threads):
 

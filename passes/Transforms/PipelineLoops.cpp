@@ -209,12 +209,15 @@ DenseMap<Operation *, AllocSharedOp> stageBuffers(ArrayRef<Producer> producers,
   return staged;
 }
 
-/// The most wgmma groups a gemm of `loop`'s body leaves pending.
+/// The most wgmma groups a gemm of `loop`'s body leaves pending, or the
+/// program leaves running into the next iteration (kCarriedWgmmaAttr).
 int64_t pendingWgmma(PipelinedOp loop) {
   int64_t depth = 0;
   for (auto gemm : loop.getBody().front().getOps<GemmOp>())
     if (MmaAttr mma = gemm.getMmaAttr())
       depth = std::max(depth, mma.getDepth());
+  if (auto carried = loop->getAttrOfType<IntegerAttr>(kCarriedWgmmaAttr))
+    depth = std::max(depth, carried.getInt());
   return depth;
 }
 

@@ -322,24 +322,195 @@ bool deferred(GemmOp gemm) {
   return wait && *wait == -1;
 }
 
+/// The error for a gemm of depth -1 that no wait completes.
+LogicalResult neverWaited(GemmOp gemm) {
+  return gemm.emitError("this gemm (wg_wait = -1) is never waited for: add "
+                        "T.wait_wgmma(0) after it, before the end of its block");
+}
+
+/// A gemm still running at some point of a walk; `carried`: issued in the
+/// previous iteration of the loop whose body is walked (left running over
+/// the back edge).
+struct Pending {
+  GemmOp gemm;
+  bool carried = false;
+};
+
+/// The loop whose body a walk of linkWaits is in (second pass: with the
+/// gemms the previous iteration left running).
+struct LoopWalk {
+  Operation *loop = nullptr;
+  Value iv, lowerBound;
+  bool second = false;
+};
+
+/// Whether `cond` holds in every iteration of `walk`'s loop but its first
+/// (`iv > lb`, `iv != lb`, `iv >= lb + 1` for a constant lb, either operand
+/// order): 1; in its first only (`iv == lb`, `iv <= lb`): -1; else 0.
+int notFirstIteration(Value cond, const LoopWalk &walk) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp || !walk.iv)
+    return 0;
+  Value lhs = cmp.getLhs(), rhs = cmp.getRhs();
+  arith::CmpIPredicate pred = cmp.getPredicate();
+  using P = arith::CmpIPredicate;
+  if (rhs == walk.iv) { // lb < iv: iv > lb
+    std::swap(lhs, rhs);
+    switch (pred) {
+    case P::sgt: pred = P::slt; break;
+    case P::slt: pred = P::sgt; break;
+    case P::sge: pred = P::sle; break;
+    case P::sle: pred = P::sge; break;
+    case P::ugt: pred = P::ult; break;
+    case P::ult: pred = P::ugt; break;
+    case P::uge: pred = P::ule; break;
+    case P::ule: pred = P::uge; break;
+    default: break; // eq, ne
+    }
+  }
+  if (lhs != walk.iv)
+    return 0;
+  std::optional<int64_t> lb = getConstantIntValue(walk.lowerBound);
+  std::optional<int64_t> c = getConstantIntValue(rhs);
+  bool isLb = rhs == walk.lowerBound || (lb && c && *lb == *c);
+  bool isLbPlus1 = lb && c && *c == *lb + 1;
+  if ((isLb && (pred == P::sgt || pred == P::ugt || pred == P::ne)) ||
+      (isLbPlus1 && (pred == P::sge || pred == P::uge)))
+    return 1;
+  if ((isLb && (pred == P::eq || pred == P::sle || pred == P::ule)) ||
+      (isLbPlus1 && (pred == P::slt || pred == P::ult)))
+    return -1;
+  return 0;
+}
+
+/// The most groups the gemms `carried` of `loop`'s body may leave running
+/// over its back edge: a pipelined loop needs a stage for each besides the
+/// one being read and the one being loaded (an operand the program stages
+/// itself, S stages indexed by the iteration: S - 1); unlimited otherwise
+/// (writes of their operands in the next iteration are errors of the walk).
+int64_t carriedLimit(Operation *loop, ArrayRef<GemmOp> carried) {
+  auto pipelined = dyn_cast<PipelinedOp>(loop);
+  if (!pipelined)
+    return std::numeric_limits<int64_t>::max();
+  SmallVector<Value> buffers = pipelinedBuffers(pipelined);
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  for (GemmOp g : carried)
+    for (Value v : {g.getA(), g.getB()}) {
+      if (int64_t s = iterationStages(pipelined, v))
+        limit = std::min(limit, s - 1);
+      else if (llvm::is_contained(buffers, v))
+        limit = std::min<int64_t>(limit, pipelined.getNumStages() - 2);
+    }
+  return limit;
+}
+
 /// Follows the wgmma groups of one block in program order: which gemms are
-/// still running at each op. A gemm left running (depth -1, or a depth the
-/// pipeliner allows) completes at the first wgmma wait that leaves fewer
+/// still running at each op (`pending`, in issue order, updated to those
+/// running at the block's end). A gemm left running (depth -1, or a depth
+/// the pipeliner allows) completes at the first wgmma wait that leaves fewer
 /// groups pending than were issued after it. Until then nothing may touch
 /// its accumulator, write its A fragment or its shared operands (the tensor
 /// cores are still reading them), except a wgmma accumulating onto the same
 /// accumulator (a chain). Each tile.wait_wgmma gets the accumulators it
-/// completes as operands; a gemm of depth -1 must be completed in its block.
-LogicalResult linkWaits(Block &block) {
-  SmallVector<GemmOp> pending; // in issue order
+/// completes as operands. A gemm of depth -1 is completed in its block, or,
+/// in a loop's body (T.serial, T.Pipelined), by a wait of the next iteration
+/// (and after the loop): the body is walked a second time with the gemms its
+/// end leaves running, so that their accumulators and operands are checked
+/// until that wait; a pipelined loop then keeps its stages that much longer
+/// (`tile.carried_wgmma`, for tile-pipeline-loops). A wait under an `if` on
+/// the iteration not being the first completes them on that path (the first
+/// iteration has none).
+LogicalResult linkWaits(Block &block, SmallVector<Pending> &pending, const LoopWalk &walk);
+
+/// A loop op: its body walked once as is and, when that leaves gemms of
+/// depth -1 running, again with them carried in; they stay pending after it.
+LogicalResult linkLoopWaits(Operation *op, Block &body, Value iv, Value lowerBound,
+                            SmallVector<Pending> &pending) {
+  LoopWalk first{op, iv, lowerBound, false};
+  SmallVector<Pending> left;
+  if (failed(linkWaits(body, left, first)))
+    return failure();
+  SmallVector<GemmOp> carried;
+  for (Pending &p : left)
+    if (deferred(p.gemm))
+      carried.push_back(p.gemm);
+  if (carried.empty())
+    return success();
+  // A wait under an `if` on the iteration not being the first runs in every
+  // iteration instead, before the `if` (in the first it completes early
+  // gemms that iteration issued before it, all but its `pending` latest):
+  // ptxas, which cannot tell the first iteration's path from the others,
+  // would otherwise serialize the wgmmas whose accumulators are read after
+  // it (C7514).
+  bool hoisted = false;
+  for (auto branch : llvm::make_early_inc_range(body.getOps<scf::IfOp>())) {
+    int f = notFirstIteration(branch.getCondition(), first);
+    Region &later = f > 0 ? branch.getThenRegion() : branch.getElseRegion();
+    if (!f || later.empty())
+      continue;
+    for (auto wait : llvm::make_early_inc_range(later.front().getOps<WaitWgmmaOp>())) {
+      wait->moveBefore(branch);
+      hoisted = true;
+    }
+  }
+  if (hoisted) {
+    left.clear();
+    carried.clear();
+    if (failed(linkWaits(body, left, first)))
+      return failure();
+    for (Pending &p : left)
+      if (deferred(p.gemm))
+        carried.push_back(p.gemm);
+  }
+  SmallVector<Pending> again;
+  for (Pending &p : left)
+    again.push_back({p.gemm, true});
+  LoopWalk second{op, iv, lowerBound, true};
+  if (failed(linkWaits(body, again, second)))
+    return failure();
+  for (Pending &p : again)
+    if (p.carried && deferred(p.gemm))
+      return p.gemm.emitError("this gemm (wg_wait = -1) is still running at the end of the "
+                              "next iteration: a gemm may stay running into the next "
+                              "iteration only, where a T.wait_wgmma must complete it");
+  // mma.sync completes in program order: only wgmma groups stay running.
+  int64_t groups = llvm::count_if(left, [](const Pending &p) {
+    MmaAttr mma = const_cast<GemmOp &>(p.gemm).getMmaAttr();
+    return mma && mma.getKind() == MmaKind::Wgmma;
+  });
+  int64_t limit = carriedLimit(op, carried);
+  if (groups > limit)
+    return carried.front().emitError("this gemm (wg_wait = -1) stays running into the next "
+                                     "iteration, with ")
+           << groups << " wgmma group(s) in all, but its loop's stages allow " << limit
+           << ": each group running over the back edge needs a stage of its operands "
+              "besides the one read and the one loaded (raise num_stages)";
+  if (auto pipelined = dyn_cast<PipelinedOp>(op); pipelined && groups)
+    pipelined->setAttr(kCarriedWgmmaAttr,
+                       IntegerAttr::get(IntegerType::get(op->getContext(), 64), groups));
+  for (GemmOp g : carried)
+    pending.push_back({g, false}); // the last iteration's, after the loop
+  return success();
+}
+
+LogicalResult linkWaits(Block &block, SmallVector<Pending> &pending, const LoopWalk &walk) {
+  // Writes of a buffer the loop stages go to another stage than the one a
+  // gemm of the previous iteration still reads.
+  auto restaged = [&](Value v) {
+    auto pipelined = dyn_cast_or_null<PipelinedOp>(walk.loop);
+    return pipelined && (iterationStages(pipelined, v) >= 2 ||
+                         llvm::is_contained(pipelinedBuffers(pipelined), v));
+  };
   auto check = [&](Operation *op, GemmOp chainedOnto) -> LogicalResult {
-    for (GemmOp g : pending) {
+    for (Pending &p : pending) {
+      GemmOp g = p.gemm;
       auto report = [&](Operation *at, StringRef what, Value v) {
         InFlightDiagnostic d = at->emitError()
                                << what << " " << bufferName(v)
                                << " while the wgmma of the gemm issued with wg_wait = -1 (or "
-                                  "left pending) may still be running: wait for it first "
-                                  "(T.wait_wgmma)";
+                                  "left pending) may still be running"
+                               << (p.carried ? " (issued in the previous iteration)" : "")
+                               << ": wait for it first (T.wait_wgmma)";
         d.attachNote(g.getLoc()) << "the gemm";
         return failure();
       };
@@ -347,7 +518,7 @@ LogicalResult linkWaits(Block &block) {
         if (Operation *use = firstUse(op, g.getC()))
           return report(use, "touches the accumulator", g.getC());
       for (Value v : {g.getA(), g.getB()})
-        if (writes(op, v))
+        if (writes(op, v) && !(p.carried && restaged(v)))
           return report(firstUse(op, v), "writes the operand", v);
     }
     return success();
@@ -366,7 +537,7 @@ LogicalResult linkWaits(Block &block) {
       // A gemm with wg_wait = -1 is checked alike on mma.sync (which
       // completes it in program order), so a program that is wrong on sm_90a
       // is an error on every target.
-      pending.push_back(gemm);
+      pending.push_back({gemm, false});
       if (wgmma && mma.getDepth() >= 0 && int64_t(pending.size()) > mma.getDepth())
         pending.erase(pending.begin(), pending.end() - mma.getDepth());
       continue;
@@ -374,24 +545,74 @@ LogicalResult linkWaits(Block &block) {
     if (auto wait = dyn_cast<WaitWgmmaOp>(&op)) {
       int64_t keep = std::min<int64_t>(wait.getPending(), pending.size());
       SmallVector<Value> done;
-      for (GemmOp g : ArrayRef(pending).drop_back(keep))
-        if (g.getMmaAttr().getKind() == MmaKind::Wgmma && !llvm::is_contained(done, g.getC()))
-          done.push_back(g.getC());
+      if (walk.second) // the first pass's, and those of the carried gemms
+        llvm::append_range(done, wait.getFragments());
+      for (Pending p : ArrayRef(pending).drop_back(keep))
+        if (p.gemm.getMmaAttr().getKind() == MmaKind::Wgmma && !llvm::is_contained(done, p.gemm.getC()))
+          done.push_back(p.gemm.getC());
       wait.getFragmentsMutable().assign(done);
       pending.erase(pending.begin(), pending.end() - keep);
+      continue;
+    }
+    if (auto loop = dyn_cast<PipelinedOp>(&op)) {
+      if (failed(check(&op, nullptr)) ||
+          failed(linkLoopWaits(&op, loop.getBody().front(), loop.getBody().front().getArgument(0),
+                               loop.getLowerBound(), pending)))
+        return failure();
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(&op)) {
+      if (failed(check(&op, nullptr)) ||
+          failed(linkLoopWaits(&op, *loop.getBody(), loop.getInductionVar(),
+                               loop.getLowerBound(), pending)))
+        return failure();
+      continue;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(&op)) {
+      // Each branch walked with what is running: a wait in one completes
+      // gemms on its path only. Gemms a branch issues are completed in it.
+      int first = notFirstIteration(branch.getCondition(), walk);
+      SmallVector<Pending> after;
+      for (Region *r : {&branch.getThenRegion(), &branch.getElseRegion()}) {
+        bool onlyFirst = (r == &branch.getThenRegion()) ? first < 0 : first > 0;
+        SmallVector<Pending> path;
+        for (Pending &p : pending)
+          if (!(onlyFirst && p.carried)) // the first iteration has none
+            path.push_back(p);
+        if (!r->empty()) {
+          if (failed(linkWaits(r->front(), path, walk)))
+            return failure();
+          for (Pending &p : path)
+            if (deferred(p.gemm) && !llvm::any_of(ArrayRef(pending), [&](const Pending &q) {
+                  return q.gemm == p.gemm && q.carried == p.carried;
+                }))
+              return neverWaited(p.gemm);
+        }
+        // Completion is in issue order: each path leaves a suffix of what
+        // ran before; after the `if`, the longer one may still run.
+        if (path.size() > after.size())
+          after = path;
+      }
+      llvm::erase_if(after, [&](const Pending &p) {
+        return !llvm::any_of(ArrayRef(pending), [&](const Pending &q) {
+          return q.gemm == p.gemm && q.carried == p.carried;
+        });
+      });
+      pending = after;
       continue;
     }
     if (failed(check(&op, nullptr)))
       return failure();
     for (Region &r : op.getRegions())
-      for (Block &inner : r)
-        if (failed(linkWaits(inner)))
+      for (Block &inner : r) {
+        SmallVector<Pending> own;
+        if (failed(linkWaits(inner, own, LoopWalk())))
           return failure();
+        for (Pending &p : own)
+          if (deferred(p.gemm))
+            return neverWaited(p.gemm);
+      }
   }
-  for (GemmOp g : pending)
-    if (deferred(g))
-      return g.emitError("this gemm (wg_wait = -1) is never waited for: add "
-                         "T.wait_wgmma(0) after it, before the end of its block");
   return success();
 }
 
@@ -449,8 +670,15 @@ LogicalResult mlir::tile::selectMma(ModuleOp module) {
     return failure();
   chainGemms(module);
   result = module.walk([&](KernelOp kernel) {
-    return failed(linkWaits(kernel.getBody().front())) ? WalkResult::interrupt()
-                                                        : WalkResult::advance();
+    SmallVector<Pending> pending;
+    if (failed(linkWaits(kernel.getBody().front(), pending, LoopWalk())))
+      return WalkResult::interrupt();
+    for (Pending &p : pending)
+      if (deferred(p.gemm)) {
+        (void)neverWaited(p.gemm);
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }

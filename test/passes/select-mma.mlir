@@ -968,3 +968,198 @@ func.func @int8_sm80() {
   return
 }
 }
+
+// -----
+
+// A wait in the next iteration (a K loop's T.wait_wgmma(1): the previous
+// iteration's gemm done, this one running) and after the loop: the loop
+// records the one group it leaves running over its back edge, and each wait
+// gets the accumulator.
+// CHECK-LABEL: func.func @carried_k_loop
+// CHECK: tile.pipelined {{.*}} attributes {tile.carried_wgmma = 1 : i64}
+// CHECK: tile.gemm {{.*}}depth = -1>
+// CHECK-NEXT: tile.wait_wgmma %[[C:.*]] {pending = 1 : i64}
+// CHECK-NEXT: {{^ *}}}
+// CHECK-NEXT: tile.wait_wgmma %[[C]] {pending = 0 : i64}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_k_loop(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.wait_wgmma {pending = 1 : i64}
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// The next iteration's wait under an `if` on the iteration not being the
+// first (the first has no gemm of an earlier one running), in a serial loop:
+// P V left running at the end of the body, completed before the next
+// iteration rescales the output. The wait moves before the `if` (in the
+// first iteration it has nothing to wait for; ptxas, which cannot tell that
+// iteration's path, would serialize the wgmmas otherwise).
+// CHECK-LABEL: func.func @carried_under_if
+// CHECK: tile.wait_wgmma %[[O:.*]] {pending = 0 : i64}
+// CHECK-NEXT: scf.if
+// CHECK: tile.gemm {{.*}}depth = -1>
+// CHECK-NEXT: {{^ *}}}
+// CHECK-NEXT: tile.wait_wgmma %[[O]] {pending = 0 : i64}
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_under_if(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %i = %c0 to %n step %c1 {
+      %later = arith.cmpi sgt, %i, %c0 : index
+      scf.if %later {
+        tile.wait_wgmma {pending = 0 : i64}
+      }
+      tile.parallel (%r, %j) in [64, 64] {
+        %x = memref.load %o[%r, %j] : memref<64x64xf32, #tile.space<fragment>>
+        %y = arith.mulf %x, %two : f32
+        memref.store %y, %o[%r, %j] : memref<64x64xf32, #tile.space<fragment>>
+      }
+      tile.gemm %p, %v, %o {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// Touching the accumulator in the next iteration before the wait.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_touched_early(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %i = %c0 to %n step %c1 {
+      // expected-error @+1 {{touches the accumulator a buffer while the wgmma of the gemm issued with wg_wait = -1 (or left pending) may still be running (issued in the previous iteration): wait for it first (T.wait_wgmma)}}
+      tile.fill %o, %zero : memref<64x64xf32, #tile.space<fragment>>, f32
+      tile.wait_wgmma {pending = 0 : i64}
+      // expected-note @+1 {{the gemm}}
+      tile.gemm %p, %v, %o {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// Writing a shared operand the serial loop does not stage, in the next
+// iteration before the wait (the tensor cores may still read it).
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_operand_rewritten(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 1.0 : f16
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %i = %c0 to %n step %c1 {
+      // expected-error @+1 {{writes the operand a buffer while the wgmma}}
+      tile.fill %v, %h : memref<64x64xf16, #gpu.address_space<workgroup>>, f16
+      // expected-note @+1 {{the gemm}}
+      tile.gemm %p, %v, %o {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.wait_wgmma {pending = 1 : i64}
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// Left running through the whole next iteration: no wait in the body.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_two_iterations(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %i = %c0 to %n step %c1 {
+      // expected-error @+1 {{this gemm (wg_wait = -1) is still running at the end of the next iteration: a gemm may stay running into the next iteration only, where a T.wait_wgmma must complete it}}
+      tile.gemm %p, %v, %o {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}
+
+// -----
+
+// Waited in the next iteration but not after the loop.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_never_waited_after(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %p = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %v = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %o = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    scf.for %i = %c0 to %n step %c1 {
+      tile.wait_wgmma {pending = 0 : i64}
+      // expected-error @+1 {{this gemm (wg_wait = -1) is never waited for: add T.wait_wgmma(0) after it, before the end of its block}}
+      tile.gemm %p, %v, %o {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// A pipelined loop of 2 stages has none to spare for a group running over
+// its back edge (the next iteration's copy goes to the stage it reads).
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @carried_too_few_stages(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%c0, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %A[%kk, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{this gemm (wg_wait = -1) stays running into the next iteration, with 1 wgmma group(s) in all, but its loop's stages allow 0: each group running over the back edge needs a stage of its operands besides the one read and the one loaded (raise num_stages)}}
+      tile.gemm %a, %b, %c {wg_wait = -1 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      tile.wait_wgmma {pending = 1 : i64}
+    }
+    tile.wait_wgmma {pending = 0 : i64}
+  }
+  return
+}
+}

@@ -29,8 +29,10 @@ def gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
             - 2 in a T.Pipelined loop that copies A and B, the rest waited for
             after the loop; -1: wait for none, a later T.wait_wgmma completes
             the gemm, and nothing may touch C, write A or B in between: an
-            error otherwise). Not given, the compiler leaves one group in
-            flight in pipelined loops of 4 or more stages.
+            error otherwise; at the end of a loop's body, that wait may be
+            in the next iteration, then also after the loop). Not given, the
+            compiler leaves one group in flight in pipelined loops of 4 or
+            more stages.
 
     Example: `T.gemm(A_s, B_s, C_f, transpose_B=True)`
     """
@@ -45,8 +47,9 @@ def wgmma_gemm(A, B, C, transpose_A: bool = False, transpose_B: bool = False,
 
     T.gemm(..., wg_wait=-1) that never falls back to mma.sync: where wgmma
     cannot run the gemm (another target, operands it cannot read), an error.
-    A later `T.wait_wgmma(n)` in the same block completes it; touching C or
-    writing A or B before that wait is an error.
+    A later `T.wait_wgmma(n)` in the same block (or, at the end of a loop's
+    body, in the next iteration) completes it; touching C or writing A or B
+    before that wait is an error.
 
     Args:
         A, B, C, transpose_A, transpose_B, policy, clear_accum: as T.gemm's.
@@ -64,8 +67,12 @@ def wait_wgmma(id: int) -> None:  # noqa: A002 (TileLang's name)
     Completes the gemms issued with `wg_wait=-1` before it, all but the last
     `id` of them (each gemm is one group), so that the code between a
     gemm and its wait runs while the tensor cores work (FlashAttention-3's
-    softmax beside the next block's Q K^T). On mma.sync (sm_80) gemms
-    complete in program order and the wait does nothing.
+    softmax beside the next block's Q K^T). In a loop, it may complete a
+    gemm the previous iteration left running (a K loop's `T.wait_wgmma(1)`
+    after its gemm; also under `if k > 0:`, which is run before the `if`);
+    a T.Pipelined loop then keeps each stage an iteration longer, so it
+    needs `num_stages` of at least the groups left running + 2. On mma.sync
+    (sm_80) gemms complete in program order and the wait does nothing.
 
     Args:
         id: how many of the most recent wgmma groups may keep running
