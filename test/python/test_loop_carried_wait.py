@@ -80,6 +80,24 @@ def test_k_loop_keeps_one_group_running(tmp_path):
     assert "1" in waits, waits
     report = assemble(ptx, "sm_90a", tmp_path)
     assert "serialized" not in report, report
+    # The consumers release the stage of the iteration before (its gemm was
+    # still running when this one's began), not this iteration's.
+    opt = kernel.get_mlir("optimized")
+    after = opt[opt.index("tile.wait_wgmma"):]
+    release = after[:after.index("nvvm.mbarrier.arrive")]
+    assert re.search(r"(%\w+) = arith.constant 1 : index\s+%\w+ = arith.subi %\w+, \1", release), \
+        release
+
+
+def test_k_loop_on_the_cp_async_pipeline(tmp_path):
+    # Without warp specialization: the copies run one stage less ahead.
+    kernel = tlc.compile(k_loop(512, 512, 1024), target="sm_90a",
+                         pass_configs={"tl.disable_warp_specialized": True})
+    ptx = kernel.get_kernel_source()
+    assert "cp.async.cg.shared.global" in ptx or "cp.async.ca.shared.global" in ptx
+    assert "1" in re.findall(r"wgmma\.wait_group\.sync\.aligned\s+(\d+)", loop_body(ptx))
+    report = assemble(ptx, "sm_90a", tmp_path)
+    assert "serialized" not in report, report
 
 
 def test_rescale_after_wait_in_next_iteration(tmp_path):
