@@ -187,6 +187,13 @@ AllocSharedOp allocateStages(AllocSharedOp buffer, int64_t stages);
 /// Whether `v` depends on the thread index (gpu.thread_id, gpu.lane_id).
 bool dependsOnThread(Value v);
 
+/// The op after `op` in its block past pure ops without regions (stage views,
+/// index arithmetic) and waits on the program's mbarriers, or null: where a
+/// wgmma chain's next gemm would be (tile-select-mma chains gemms across
+/// them; tile-allocate-shared-memory ends their operands' lifetimes at the
+/// chain's last).
+Operation *nextEffectful(Operation *op);
+
 /// The unit attribute on a multi-buffered allocation whose cp.async pipeline
 /// waits for all its copies, and meets the block, right after its loop: its
 /// bytes are free for other buffers from there on.

@@ -168,12 +168,7 @@ Lifetime bufferLifetime(AllocSharedOp alloc, Positions &pos) {
       // accumulator) runs until its last gemm's wait.
       GemmOp last = gemm;
       while (last.getMmaAttr() && last.getMmaAttr().getDepth() == -1) {
-        // Past index arithmetic and mbarrier waits (a piece of a ring landing).
-        Operation *after = last->getNextNode();
-        while (after && ((isPure(after) && after->getNumRegions() == 0) ||
-                         isa<BarrierWaitOp>(after)))
-          after = after->getNextNode();
-        auto next = dyn_cast_or_null<GemmOp>(after);
+        auto next = dyn_cast_or_null<GemmOp>(nextEffectful(last));
         if (!next || next.getC() != last.getC())
           break;
         last = next;

@@ -342,6 +342,7 @@ struct LoopWalk {
   Operation *loop = nullptr;
   Value iv, lowerBound;
   bool second = false;
+  SmallVector<Value> staged; // the buffers a pipelined loop stages (pipelinedBuffers)
 };
 
 /// Whether `cond` holds in every iteration of `walk`'s loop but its first
@@ -383,16 +384,15 @@ int notFirstIteration(Value cond, const LoopWalk &walk) {
   return 0;
 }
 
-/// The most groups the gemms `carried` of `loop`'s body may leave running
+/// The most groups the gemms `carried` of `loop`'s body (staging `buffers`) may leave running
 /// over its back edge: a pipelined loop needs a stage for each besides the
 /// one being read and the one being loaded (an operand the program stages
 /// itself, S stages indexed by the iteration: S - 1); unlimited otherwise
 /// (writes of their operands in the next iteration are errors of the walk).
-int64_t carriedLimit(Operation *loop, ArrayRef<GemmOp> carried) {
+int64_t carriedLimit(Operation *loop, ArrayRef<Value> buffers, ArrayRef<GemmOp> carried) {
   auto pipelined = dyn_cast<PipelinedOp>(loop);
   if (!pipelined)
     return std::numeric_limits<int64_t>::max();
-  SmallVector<Value> buffers = pipelinedBuffers(pipelined);
   int64_t limit = std::numeric_limits<int64_t>::max();
   for (GemmOp g : carried)
     for (Value v : {g.getA(), g.getB()}) {
@@ -426,7 +426,9 @@ LogicalResult linkWaits(Block &block, SmallVector<Pending> &pending, const LoopW
 /// depth -1 running, again with them carried in; they stay pending after it.
 LogicalResult linkLoopWaits(Operation *op, Block &body, Value iv, Value lowerBound,
                             SmallVector<Pending> &pending) {
-  LoopWalk first{op, iv, lowerBound, false};
+  LoopWalk first{op, iv, lowerBound, false, {}};
+  if (auto pipelined = dyn_cast<PipelinedOp>(op))
+    first.staged = pipelinedBuffers(pipelined);
   SmallVector<Pending> left;
   if (failed(linkWaits(body, left, first)))
     return failure();
@@ -465,7 +467,8 @@ LogicalResult linkLoopWaits(Operation *op, Block &body, Value iv, Value lowerBou
   SmallVector<Pending> again;
   for (Pending &p : left)
     again.push_back({p.gemm, true});
-  LoopWalk second{op, iv, lowerBound, true};
+  LoopWalk second = first;
+  second.second = true;
   if (failed(linkWaits(body, again, second)))
     return failure();
   for (Pending &p : again)
@@ -474,11 +477,11 @@ LogicalResult linkLoopWaits(Operation *op, Block &body, Value iv, Value lowerBou
                               "next iteration: a gemm may stay running into the next "
                               "iteration only, where a T.wait_wgmma must complete it");
   // mma.sync completes in program order: only wgmma groups stay running.
-  int64_t groups = llvm::count_if(left, [](const Pending &p) {
-    MmaAttr mma = const_cast<GemmOp &>(p.gemm).getMmaAttr();
-    return mma && mma.getKind() == MmaKind::Wgmma;
-  });
-  int64_t limit = carriedLimit(op, carried);
+  int64_t groups = 0;
+  for (Pending &p : left)
+    if (MmaAttr mma = p.gemm.getMmaAttr(); mma && mma.getKind() == MmaKind::Wgmma)
+      ++groups;
+  int64_t limit = carriedLimit(op, first.staged, carried);
   if (groups > limit)
     return carried.front().emitError("this gemm (wg_wait = -1) stays running into the next "
                                      "iteration, with ")
@@ -498,8 +501,8 @@ LogicalResult linkWaits(Block &block, SmallVector<Pending> &pending, const LoopW
   // gemm of the previous iteration still reads.
   auto restaged = [&](Value v) {
     auto pipelined = dyn_cast_or_null<PipelinedOp>(walk.loop);
-    return pipelined && (iterationStages(pipelined, v) >= 2 ||
-                         llvm::is_contained(pipelinedBuffers(pipelined), v));
+    return pipelined &&
+           (llvm::is_contained(walk.staged, v) || iterationStages(pipelined, v) >= 2);
   };
   auto check = [&](Operation *op, GemmOp chainedOnto) -> LogicalResult {
     for (Pending &p : pending) {
@@ -616,15 +619,6 @@ LogicalResult linkWaits(Block &block, SmallVector<Pending> &pending, const LoopW
   return success();
 }
 
-/// The op after `op` in its block past pure ops without regions (the
-/// stage views and index arithmetic between two gemms) and waits on the
-/// program's mbarriers (for the next gemm's operands to land), or null.
-Operation *nextEffectful(Operation *op) {
-  Operation *next = op->getNextNode();
-  while (next && ((isPure(next) && next->getNumRegions() == 0) || isa<BarrierWaitOp>(next)))
-    next = next->getNextNode();
-  return next;
-}
 
 /// A wgmma gemm followed right away (only pure ops between) by a wgmma gemm
 /// of the same shape accumulating onto the same registers (MLA's latent,
@@ -681,4 +675,11 @@ LogicalResult mlir::tile::selectMma(ModuleOp module) {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+Operation *mlir::tile::nextEffectful(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && ((isPure(next) && next->getNumRegions() == 0) || isa<BarrierWaitOp>(next)))
+    next = next->getNextNode();
+  return next;
 }

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tlc
+import tlc.errors
 import tlc.language as T
 from ptxas import assemble
 
@@ -64,6 +65,44 @@ def rescaled(M, N, steps, dtype="float16"):
             T.copy(O_f, O)
 
     return main
+
+
+def touched_early(M, N, steps, dtype="float16"):
+    """The rescale runs before the wait for the previous iteration's P V."""
+
+    @T.prim_func
+    def main(P: T.Tensor((M, 64), dtype), V: T.Tensor((steps * 64, N), dtype),
+             O: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            P_s = T.alloc_shared((M, 64), dtype)
+            V_s = T.alloc_shared((64, N), dtype)
+            O_f = T.alloc_fragment((M, N), "float")
+            T.copy(P, P_s)
+            T.clear(O_f)
+            for i in T.serial(steps):
+                for r, c in T.Parallel(M, N):
+                    O_f[r, c] = O_f[r, c] * 2  # EARLY
+                T.wait_wgmma(0)
+                T.copy(V[i * 64, 0], V_s)
+                T.gemm(P_s, V_s, O_f, wg_wait=-1)  # GEMM
+            T.wait_wgmma(0)
+            T.copy(O_f, O)
+
+    return main
+
+
+def line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(n for n, line in enumerate(f, 1) if line.rstrip().endswith(marker))
+
+
+def test_touching_before_the_next_iterations_wait_names_both_lines():
+    with pytest.raises(tlc.errors.CompilationError) as e:
+        tlc.compile(touched_early(64, 128, 4), target="sm_90a")
+    message = str(e.value)
+    assert f"test_loop_carried_wait.py:{line_of('# EARLY')}:" in message, message
+    assert "(issued in the previous iteration)" in message, message
+    assert f"test_loop_carried_wait.py:{line_of('# GEMM')}:" in message, message
 
 
 def loop_body(ptx: str) -> str:
