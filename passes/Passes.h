@@ -52,6 +52,12 @@ constexpr llvm::StringLiteral kNoWarpSpecializationAttr = "tile.no_warp_speciali
 /// lowered by tile-insert-mbarriers), so tile-insert-barriers leaves the
 /// ordering of tile.ws bodies of disjoint warpgroups to them.
 constexpr llvm::StringLiteral kProgramBarriersAttr = "tile.program_barriers";
+/// T.Kernel(..., cluster_dims=...): the tile.kernel's cluster sizes (x, y, z,
+/// a DenseI32ArrayAttr); tile-outline-kernels makes them nvvm.cluster_dim.
+constexpr llvm::StringLiteral kClusterDimsAttr = "tile.cluster_dims";
+/// T.tma_copy(..., cluster_mask=m): the copy's multicast mask (an integer):
+/// the lowest block of the mask loads the tile into every block of it.
+constexpr llvm::StringLiteral kClusterMaskAttr = "tile.cluster_mask";
 
 /// The alignment, in bytes, of every tensor data pointer a kernel is
 /// launched with (the runtime's contract: tlc/runtime/args.py ALIGNMENT).

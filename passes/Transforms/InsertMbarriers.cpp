@@ -277,7 +277,7 @@ struct Barriers {
 /// `coordinates` (outermost first), one cp.async.bulk.tensor per column
 /// block of `columns`, completing on the mbarrier `bar`.
 void issueTmaLoad(OpBuilder &b, Location loc, Value map, ValueRange coordinates, Value dst,
-                  int64_t columns, Value bar) {
+                  int64_t columns, Value bar, Value multicast = Value()) {
   MLIRContext *ctx = b.getContext();
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
   auto clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
@@ -295,7 +295,7 @@ void issueTmaLoad(OpBuilder &b, Location loc, Value map, ValueRange coordinates,
         SharedPtrOp::create(b, loc, sharedPtr, dst, ValueRange{index(0), index(j * columns)});
     Value toCluster = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, to);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, toCluster, map, at, bar, ValueRange{}, Value(), Value(), NVVM::TMALoadMode::TILE,
+        b, loc, toCluster, map, at, bar, ValueRange{}, multicast, Value(), NVVM::TMALoadMode::TILE,
         false, NVVM::CTAGroupKindAttr(), Value());
   }
 }
@@ -500,7 +500,35 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
       buffer.setLayoutAttr(layout.withSwizzle(tmaSwizzleForRows(ctx, t.swizzleBytes)));
       Value map = TensorMapOp::create(lb, loc, LLVM::LLVMPointerType::get(ctx), copy.getSrc(),
                                       t.box, t.swizzleBytes);
-      issueTmaLoad(lb, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar);
+      auto mask = copy->getAttrOfType<IntegerAttr>(kClusterMaskAttr);
+      if (!mask) {
+        issueTmaLoad(lb, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar);
+      } else { // every block of the mask expects the bytes; its lowest issues them to all
+        int64_t bits = mask.getInt();
+        Value rank = NVVM::ClusterId::create(lb, loc, lb.getI32Type());
+        auto i32c = [&](int64_t v) {
+          return arith::ConstantIntOp::create(lb, loc, lb.getI32Type(), v).getResult();
+        };
+        Value inMask = arith::CmpIOp::create(
+            lb, loc, arith::CmpIPredicate::ne,
+            arith::AndIOp::create(lb, loc, arith::ShRUIOp::create(lb, loc, i32c(bits), rank),
+                                  i32c(1)),
+            i32c(0));
+        Value lowest = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, rank,
+                                             i32c(llvm::countr_zero(uint64_t(bits))));
+        Value issue = arith::OrIOp::create(
+            lb, loc, lowest,
+            arith::XOrIOp::create(lb, loc, inMask,
+                                  arith::ConstantIntOp::create(lb, loc, lb.getI1Type(), 1)));
+        // A block outside the mask loads its own copy (a mask of itself).
+        Value own = arith::ShLIOp::create(lb, loc, i32c(1), rank);
+        Value to = arith::SelectOp::create(lb, loc, inMask, i32c(bits), own);
+        Value multicast = arith::TruncIOp::create(lb, loc, lb.getI16Type(), to);
+        auto once = scf::IfOp::create(lb, loc, issue, /*withElseRegion=*/false);
+        OpBuilder ob = OpBuilder::atBlockTerminator(once.thenBlock());
+        issueTmaLoad(ob, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar,
+                     multicast);
+      }
       copy.erase();
     }
     OpBuilder eb = OpBuilder::atBlockTerminator(branch.elseBlock());
@@ -544,8 +572,13 @@ void lowerProgramBarriers(KernelOp kernel) {
                                      bars.i32(ib, count), Value());
       if (hopper)
         NVVM::FenceMbarrierInitOp::create(ib, loc);
-      NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
-                              Value());
+      if (kernel->hasAttr(kClusterDimsAttr)) { // the other blocks may arrive or multicast here
+        NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+        NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+      } else {
+        NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
+                                Value());
+      }
     } else if (auto wait = dyn_cast<BarrierWaitOp>(op)) {
       Value low = arith::AndIOp::create(b, loc, wait.getParity(), bars.index(b, 1));
       Value parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), low);
@@ -581,6 +614,8 @@ void lowerProgramBarriers(KernelOp kernel) {
 
 /// The buffer a tile.shared_ptr addresses (through a stage view), if any.
 static Operation *barrierArray(Value ptr) {
+  if (auto mapa = ptr.getDefiningOp<NVVM::MapaOp>()) // another block's copy of it
+    ptr = mapa.getA();
   auto sp = ptr.getDefiningOp<SharedPtrOp>();
   return sp ? sp.getBuffer().getDefiningOp() : nullptr;
 }
@@ -605,19 +640,26 @@ LogicalResult mlir::tile::verifyMbarrierProtocol(KernelOp kernel) {
     } else if (auto expect = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
       arrived.insert(barrierArray(expect.getAddr()));
       std::optional<int64_t> bytes = getConstantIntValue(expect.getTxcount());
+      // The loads after it (a multicast one in the branch of the block that
+      // issues it).
       int64_t loaded = 0;
-      for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
-        auto load = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(next);
-        if (!load || load.getMbar() != expect.getAddr())
-          continue;
-        auto map = load.getTmaDescriptor().getDefiningOp<TensorMapOp>();
-        if (!map) // a parameter already: outlined, nothing more to check here
-          return WalkResult::advance();
-        int64_t box = map.getSrc().getType().getElementTypeBitWidth() / 8;
-        for (int64_t extent : map.getBox())
-          box *= extent;
-        loaded += box;
-      }
+      bool outlined = false;
+      for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+        next->walk([&](NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp load) {
+          if (load.getMbar() != expect.getAddr())
+            return;
+          auto map = load.getTmaDescriptor().getDefiningOp<TensorMapOp>();
+          if (!map) { // a parameter already: outlined, nothing more to check here
+            outlined = true;
+            return;
+          }
+          int64_t box = map.getSrc().getType().getElementTypeBitWidth() / 8;
+          for (int64_t extent : map.getBox())
+            box *= extent;
+          loaded += box;
+        });
+      if (outlined)
+        return WalkResult::advance();
       if (!bytes || *bytes != loaded)
         return expect.emitOpError("expects ")
                    << (bytes ? std::to_string(*bytes) : std::string("a run-time count of"))

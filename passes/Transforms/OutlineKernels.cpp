@@ -456,6 +456,23 @@ FailureOr<DictionaryAttr> outlineKernel(func::FuncOp func, KernelOp kernel,
     gpuFunc->setAttr(kProducerThreadsAttr, producers);
   }
   gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  // T.Kernel(..., cluster_dims=...): PTX's .reqnctapercluster, and the
+  // launcher's check that the grid is whole clusters.
+  if (auto dims = kernel->getAttrOfType<DenseI32ArrayAttr>(kClusterDimsAttr)) {
+    TargetAttr target = TargetAttr::lookup(kernel);
+    if (target && !target.has(TargetFeature::Cluster))
+      return kernel.emitOpError("is launched in thread-block clusters (cluster_dims), which "
+                                "need sm_90a; the target is ")
+             << target.getArch();
+    gpuFunc->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(), dims);
+    // ptxas gives a cluster kernel with no register bound fewer registers than
+    // the launch leaves it (80 at 256 threads, spilling where 111 fit): bound
+    // it by the launch's share, as a kernel without clusters gets.
+    if (!kernel->hasAttr("tile.min_blocks_per_sm"))
+      gpuFunc->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                       b.getI32IntegerAttr(std::min<int32_t>(255, 65536 / threads / 8 * 8)));
+    meta->set("cluster_dims", b.getI64ArrayAttr(SmallVector<int64_t>(dims.asArrayRef())));
+  }
   if (auto bytes = kernel->getAttr("tile.shared_bytes"))
     gpuFunc->setAttr("tile.shared_bytes", bytes);
   // T.annotate_min_blocks_per_sm: PTX's .minnctapersm (ptxas then keeps the

@@ -452,6 +452,10 @@ DenseSet<Operation *> blockDependent(Block &body) {
 /// number of iterations, so the mbarrier phases continue across tiles).
 bool isPersistent(PipelinedOp loop, const DenseSet<Operation *> &fromBlock) {
   auto kernel = cast<KernelOp>(loop->getParentOp());
+  // A kernel launched in clusters keeps its grid: its clusters' blocks share
+  // tiles by their block indices.
+  if (kernel->hasAttr(kClusterDimsAttr))
+    return false;
   return kernel.getGrid().size() <= 2 && llvm::none_of(loop->getOperands(), [&](Value v) {
            return v.getDefiningOp() && fromBlock.contains(v.getDefiningOp());
          });

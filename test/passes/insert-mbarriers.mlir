@@ -1074,6 +1074,55 @@ func.func @tma_in_every_thread(%A: memref<1024x1024xf16>, %n: index) {
 
 // -----
 
+// T.tma_copy(..., cluster_mask = 3) in a kernel launched in clusters of two
+// blocks: the body's first thread expects the tile's bytes on its own block's
+// barrier, and the mask's lowest block (rank 0) issues one multicast load
+// into both (a block outside the mask would load its own: mask 1 << rank).
+// The program's barriers are initialised before a cluster barrier, not a
+// block one. The producer's wait on a barrier only the other block's
+// consumers arrive at (through mapa) is a wait something arrives on.
+// CHECK-LABEL: func.func @multicast
+// CHECK:       nvvm.mbarrier.init
+// CHECK:       nvvm.fence.mbarrier.init
+// CHECK:       }
+// CHECK-NEXT:  nvvm.cluster.arrive {aligned}
+// CHECK-NEXT:  nvvm.cluster.wait {aligned}
+// CHECK:       tile.ws warpgroups = [1]
+// CHECK:       nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// CHECK:       %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK:       %[[LOWEST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32
+// CHECK:       %[[ISSUE:.*]] = arith.ori %[[LOWEST]]
+// CHECK:       %[[MASK:.*]] = arith.trunci %{{.*}} : i32 to i16
+// CHECK:       scf.if %[[ISSUE]] {
+// CHECK:         nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = %[[MASK]]
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @multicast(%A: memref<1024x64xf16>, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1 : i32
+  tile.kernel blocks(%bx) in (%c2) threads = 256 attributes {tile.cluster_dims = array<i32: 2, 1, 1>} {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %bars = tile.alloc_shared : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.init_barriers %bars counts = [1, 128] : memref<2xi64, #gpu.address_space<workgroup>>
+    tile.ws warpgroups = [1] {
+      tile.barrier_wait %bars[%c1], %k : memref<2xi64, #gpu.address_space<workgroup>>
+      tile.copy %A[%k, %c0] [64, 64] to %a[%c0, %c0] [64, 64] {tile.cluster_mask = 3 : i64, tile.tma_required} : memref<1024x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.barrier_arrive %bars[%c0] : memref<2xi64, #gpu.address_space<workgroup>>
+    }
+    tile.ws warpgroups = [0] {
+      tile.barrier_wait %bars[%c0], %k : memref<2xi64, #gpu.address_space<workgroup>>
+      %p = tile.shared_ptr %bars[%c1] : memref<2xi64, #gpu.address_space<workgroup>> -> !llvm.ptr<3>
+      %r = nvvm.mapa %p, %one : !llvm.ptr<3> -> !llvm.ptr<7>
+      nvvm.mbarrier.arrive %r {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+    }
+  }
+  return
+}
+}
+
+// -----
+
 // A copy the program asked to be TMA (T.tma_copy: tile.tma_required) that
 // cannot be one (it converts f32 to f16) is an error at the copy.
 module attributes {tile.target = #tile.target<"sm_90a">} {

@@ -45,6 +45,39 @@ func.func @two_an_sm(%A: memref<128xf32> {tile.name = "A"}) {
 
 // -----
 
+// T.Kernel(..., cluster_dims=2): the kernel's tile.cluster_dims becomes NVVM's
+// cluster_dim (PTX .reqnctapercluster) and the launch metadata's cluster_dims,
+// which the launcher checks the grid against.
+// CHECK: tile.kernels = {pairs = {cluster_dims = [2, 1, 1]
+// ptxas would bound its registers below the launch's share (65536 / 128
+// threads: 255 at most), so it gets that bound (nvvm.maxnreg).
+// CHECK-LABEL: gpu.func @pairs
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK-SAME: nvvm.maxnreg = 255 : i32
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @pairs(%A: memref<128xf32> {tile.name = "A"}) {
+  %c4 = arith.constant 4 : index
+  tile.kernel blocks(%bx) in (%c4) threads = 128 attributes {tile.cluster_dims = array<i32: 2, 1, 1>} {
+  }
+  return
+}
+}
+
+// -----
+
+// Clusters need sm_90's: on sm_80 they are an error at the kernel.
+module attributes {tile.target = #tile.target<"sm_80">} {
+func.func @pairs_on_ampere(%A: memref<128xf32> {tile.name = "A"}) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{is launched in thread-block clusters (cluster_dims), which need sm_90a; the target is sm_80}}
+  tile.kernel blocks(%bx) in (%c4) threads = 128 attributes {tile.cluster_dims = array<i32: 2, 1, 1>} {
+  }
+  return
+}
+}
+
+// -----
+
 // Functions without a tile.kernel are left alone.
 // CHECK-LABEL: func.func @helper
 // CHECK-NOT: gpu.func @helper

@@ -133,19 +133,10 @@ def copy_width(A: T.Tensor((128,), "float32")):
         T.copy(A[0], f, coalesced_width=4)  # E:copy-width
 
 
-@prim_func
-def kernel_cluster(A: T.Tensor((128,), "float32")):
-    with T.Kernel(1, threads=128, cluster_dims=(2, 1, 1)):  # E:cluster
-        f = T.alloc_fragment((128,), "float32")
-        T.copy(A[0], f)
-
-
 def test_hints_tlc_does_not_honour_are_errors():
     check(parallel_width, "par-width", "coalesced_width", "T.Parallel", "'coalesced_width'",
           "not supported yet")
     check(copy_width, "copy-width", "coalesced_width", "T.copy", "'coalesced_width'",
-          "not supported yet")
-    check(kernel_cluster, "cluster", "cluster_dims", "T.Kernel", "'cluster_dims'",
           "not supported yet")
 
 

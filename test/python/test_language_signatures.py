@@ -261,7 +261,7 @@ def max_keyword(A: T.Tensor((64,), "float32")):
                                   "by tlc (tlc picks the vector width of each access itself)"),
     (copy_unknown, "T.copy has no parameter 'mask' (parameters: src, dst, disable_tma)"),
     (serial_unknown, "T.serial has no parameter 'stride' (parameters: start, stop, step)"),
-    (kernel_unknown, "T.Kernel has no parameter 'thread' (parameters: *blocks, threads)"),
+    (kernel_unknown, "T.Kernel has no parameter 'thread' (parameters: *blocks, threads, cluster_dims)"),
     (range_keyword, "range takes no keyword arguments"),
     (max_keyword, "T.max takes two or more values"),
 ])

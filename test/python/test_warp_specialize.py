@@ -623,13 +623,6 @@ def wait_on_a_buffer(X: T.Tensor((1,), "float32")):
 
 
 @T.prim_func
-def cluster_arrive(X: T.Tensor((1,), "float32")):
-    with T.Kernel(1, threads=128) as _:
-        bar = T.alloc_barrier(128)
-        T.mbarrier_arrive(bar, cta_id=1)  # E:cluster
-
-
-@T.prim_func
 def wide_rows(A: T.Tensor((64, 256), "float16"), B: T.Tensor((64, 256), "float16")):
     # 512-byte rows: the TMA load fills the buffer as four 128-byte column
     # blocks (its layout), which the consumer's element reads follow.
@@ -770,13 +763,6 @@ def tma_copy_converting(A: T.Tensor((128, 64), "float32")):
             T.barrier_arrive(bar)
 
 
-@T.prim_func
-def tma_copy_cluster(A: T.Tensor((128, 64), "float16")):
-    with T.Kernel(1, threads=256) as _:
-        s = T.alloc_shared((128, 64), "float16")
-        bar = T.alloc_barrier(128)
-        with T.ws(1):
-            T.tma_copy(A, s, barrier=bar, cluster_mask=3)  # E:tmacluster
             T.barrier_arrive(bar)
 
 
@@ -849,7 +835,6 @@ def max_nreg_over_budget(A: T.Tensor((128,), "float16")):
      "T.tma_copy's barrier is not the one the next arrival after it"),
     (tma_copy_converting, "tmaconvert", "T.tma_copy",
      "is a T.tma_copy that cannot be a TMA load"),
-    (tma_copy_cluster, "tmacluster", "cluster_mask", "cluster_mask"),
     (ws_in_parallel, "parallel", "T.ws", "T.ws cannot be inside T.Parallel"),
     (ws_nested, "nested", "T.ws", "T.ws cannot be nested in another T.ws"),
     (ws_past_block, "past", "2", "warpgroup 2 is not in the block: its 256 threads make 2"),
@@ -879,7 +864,6 @@ def max_nreg_over_budget(A: T.Tensor((128,), "float16")):
     (barrier_list_unindexed, "unindexed", "bars)", "'bars' holds 2 barriers: name one"),
     (barrier_out_of_range, "range", "2]", "barrier 2 is out of range: 'bars' has 2"),
     (wait_on_a_buffer, "notbarrier", "s,", "takes a barrier of T.alloc_barrier"),
-    (cluster_arrive, "cluster", "cta_id", "cta_id"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 12 and " " not in v else None)
 def test_mistakes_point_at_the_line(prim, marker, at, message):
     with pytest.raises(tlc.CompilationError) as info:

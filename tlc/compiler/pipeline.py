@@ -270,6 +270,7 @@ class CompiledModule:
             "params": meta["params"],
             **({"tensor_maps": meta["tensor_maps"]} if meta.get("tensor_maps") else {}),
             **({"cooperative": True} if meta.get("cooperative") else {}),
+            **({"cluster_dims": meta["cluster_dims"]} if meta.get("cluster_dims") else {}),
             "tlc_version": __version__,
         }
 

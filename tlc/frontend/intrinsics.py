@@ -44,6 +44,9 @@ from .column_split import ColumnPieces, check_whole_operand, column_ranges, piec
 from .stages import stage_of
 from .cp_async import (call_access_ptr, call_cp_async_barrier_noinc,  # noqa: F401
                        call_ptx_cp_async)
+from . import cluster
+from .cluster import (call_block_rank_in_cluster, call_cluster_arrive,  # noqa: F401
+                      call_cluster_arrive_relaxed, call_cluster_sync, call_cluster_wait)
 from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
                           call_barrier_wait, call_dec_max_nreg, call_inc_max_nreg,
                           call_mbarrier_arrive, call_mbarrier_wait_parity,
@@ -54,7 +57,6 @@ from .warp_groups import (call_alloc_barrier, call_barrier_arrive,  # noqa: F401
 _KERNEL_UNSUPPORTED = {
     "prelude": "CUDA source prepended to the kernel",
     "is_cpu": "tlc compiles for NVIDIA GPUs only",
-    "cluster_dims": "thread-block clusters",
 }
 _ANNOTATIONS = {"annotations": "TileLang's lowering annotations"}
 _PARALLEL_UNSUPPORTED = {
@@ -125,6 +127,7 @@ def kernel(gen, call, target, body) -> None:
         raise gen.error(call, "T.Kernel cannot be nested in another T.Kernel")
     a = _args(gen, call, loops.Kernel, _KERNEL_UNSUPPORTED)
     grid = [gen.eval(g) for g in a["blocks"]]
+    clusters = cluster.cluster_dims(gen, a, grid, call)
     threads = gen.eval_static(a["threads"])
     if threads is None:  # TileLang's "the default"
         threads = inspect.signature(loops.Kernel).parameters["threads"].default
@@ -141,6 +144,8 @@ def kernel(gen, call, target, body) -> None:
         sizes.append(gen.index(g, a, "a grid size"))
     with gen.loc(call):  # the kernel's errors (shared memory budget) point at T.Kernel
         op = tile.KernelOp(sizes, threads)
+    if clusters is not None:
+        cluster.mark_kernel(op, clusters)
     index = ir.IndexType.get()
     block = op.body.blocks.append(*([index] * len(sizes)))
     # Each `with T.Kernel` is one launch of the program's sequence, in order.
@@ -166,6 +171,10 @@ def kernel(gen, call, target, body) -> None:
             reducers.check_finalized(gen)
             check_register_counts(gen)
             check_tma_arrived(gen)
+            if clusters is not None:  # no block leaves while its cluster may reach it
+                with gen.loc(call):
+                    cluster.arrive()
+                    cluster.wait()
         if gen.uses_thread_index:
             check_divergence(gen, op)
     finally:
@@ -643,16 +652,20 @@ def build_copy(gen, node, src_node, dst_node):
     return build_copies(gen, node, src_node, dst_node)[-1]
 
 
-def mark_copies(gen, node, src_node, dst_node, attr: str, refusal: str) -> None:
+def mark_copies(gen, node, src_node, dst_node, attr: str, refusal: str,
+                extra: dict | None = None) -> None:
     """T.copy's tile.copy ops of `src_node` to `dst_node`, each marked `attr`
-    (T.tma_copy, T.atomic_add(..., use_tma=True)); `refusal` at `node` where
-    they are element copies (a tensor with a T.Layout, one element)."""
+    (T.tma_copy, T.atomic_add(..., use_tma=True)) and the attributes of
+    `extra`; `refusal` at `node` where they are element copies (a tensor with
+    a T.Layout, one element)."""
     with gen.loc(node):
         ops = build_copies(gen, node, src_node, dst_node)
     for op in ops:  # one per column slice of a buffer split by them
         if op is None or op.name != "tile.copy":
             raise gen.error(node, refusal)
         op.attributes[attr] = ir.UnitAttr.get()
+        for name, value in (extra or {}).items():
+            op.attributes[name] = value
 
 
 def build_copies(gen, node, src_node, dst_node) -> list:

@@ -182,6 +182,10 @@ class _Divergence:
             if divergent or self.tainted(operands[1:]):
                 self.locals.add(operands[0])
             return
+        if name == "tile.shared_ptr":  # an address (T.mbarrier_arrive's cta_id): any thread's
+            if divergent or self.tainted(operands):
+                self.values.update(op.results)
+            return
         if name in _TILE_NAMES or name.startswith("tile.") and not name.startswith(
                 "tile.alloc") and name != "tile.stage":
             what = _TILE_NAMES.get(name, name)

@@ -8,7 +8,7 @@ import ast
 import math
 
 from .. import ir
-from ..dialects import tile
+from ..dialects import arith, tile
 from ..language import warp_specialize
 from .intrinsic_args import bind_args
 from . import ws_pipeline
@@ -212,16 +212,76 @@ def call_barrier_arrive(gen, node):
 
 
 def call_mbarrier_arrive(gen, node):
-    _arrive(gen, node, warp_specialize.mbarrier_arrive, "T.mbarrier_arrive",
-            {"cta_id": "thread-block clusters (tlc launches none)"})
+    what = "T.mbarrier_arrive"
+    a = bind_args(gen, node, warp_specialize.mbarrier_arrive)
+    cta = a["cta_id"]
+    if isinstance(cta, ast.Constant) and cta.value is None:  # this block's barrier
+        _arrive(gen, node, warp_specialize.mbarrier_arrive, what)
+    else:
+        _remote_arrive(gen, node, a, what)
+
+
+def _remote_arrive(gen, node, a, what: str) -> None:
+    """T.mbarrier_arrive(bar, cta_id=c): every thread that runs it arrives
+    once at barrier `bar` of block c of the cluster (its shared memory through
+    mapa; release at cluster scope, after a fence of its async-proxy reads)."""
+    from . import cluster
+
+    gen.require_kernel(node, what)
+    if gen.parallel_depth:
+        raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
+    dims = cluster.cluster_kernel(gen)
+    if dims is None:
+        raise gen.error(a["cta_id"], f"{what}: cta_id names a block of the cluster, but this "
+                                     "kernel is not launched in clusters "
+                                     "(T.Kernel(..., cluster_dims=...))")
+    size = math.prod(dims)
+    cta = gen.eval(a["cta_id"])
+    if isinstance(cta, int) and not isinstance(cta, bool) and not 0 <= cta < size:
+        raise gen.error(a["cta_id"], f"{what}: cta_id {cta} is not a block of this cluster of "
+                                     f"{size}")
+    buf, index = _barrier(gen, a["mbarrier"], what)
+    if gen.pending_tma:
+        raise gen.error(gen.pending_tma[0][0], "T.tma_copy's barrier gets no T.barrier_arrive "
+                                               f"of this block after it ({what} at line "
+                                               f"{node.lineno} arrives at another block's)")
+    i32 = ir.IntegerType.get_signless(32)
+    with gen.loc(node):
+        cta = arith.index_cast(i32, gen.index(cta, a["cta_id"], "cta_id"))
+        shared = ir.Type.parse("!llvm.ptr<3>")
+        local = tile.SharedPtrOp(shared, buf.value, [index]).result
+        remote = ir.Operation.create("nvvm.mapa", results=[ir.Type.parse("!llvm.ptr<7>")],
+                                     operands=[local, cta]).result
+        ir.Operation.create("nvvm.fence.proxy", attributes={
+            "kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+            "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
+        ir.Operation.create("nvvm.mbarrier.arrive", operands=[remote],
+                            attributes={"scope": ir.Attribute.parse("#nvvm.mem_scope<cluster>")})
 
 
 _TMA_COPY_UNSUPPORTED = {
-    "cluster_mask": "thread-block clusters (tlc launches none)",
     "leader_scope_threads": "the first thread of the T.ws body issues the load",
     "eviction_policy": "cache eviction hints",
     "annotations": "TileLang's lowering annotations",
 }
+
+
+def _cluster_mask(gen, node) -> int:
+    """T.tma_copy's cluster_mask: a compile-time bit mask of the kernel's cluster."""
+    from . import cluster
+
+    mask = gen.eval_static(node)
+    dims = cluster.cluster_kernel(gen)
+    if dims is None:
+        raise gen.error(node, "T.tma_copy's cluster_mask multicasts to blocks of a cluster, but "
+                              "this kernel is not launched in clusters "
+                              "(T.Kernel(..., cluster_dims=...))")
+    size = math.prod(dims)
+    if isinstance(mask, bool) or not isinstance(mask, int) or not 0 < mask < 1 << size:
+        raise gen.error(node, f"T.tma_copy's cluster_mask must be a compile-time bit mask of "
+                              f"this cluster's {size} blocks (1 to {(1 << size) - 1}), got "
+                              f"{mask!r}")
+    return mask
 
 
 def call_tma_copy(gen, node):
@@ -242,9 +302,13 @@ def call_tma_copy(gen, node):
     buf, _ = _barrier(gen, a["barrier"], "T.tma_copy's barrier")
     from .intrinsics import mark_copies
 
+    extra = {}
+    if "cluster_mask" in a.given and gen.eval_static(a["cluster_mask"]) is not None:
+        extra["tile.cluster_mask"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                        _cluster_mask(gen, a["cluster_mask"]))
     mark_copies(gen, node, a["src"], a["dst"], "tile.tma_required",
                 "T.tma_copy copies tiles of a tensor in its declared layout; a tensor with a "
-                "T.Layout, or one element, is copied element by element (T.copy)")
+                "T.Layout, or one element, is copied element by element (T.copy)", extra)
     gen.pending_tma.append((node, (id(buf), ast.dump(a["barrier"]))))
 
 

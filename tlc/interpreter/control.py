@@ -220,6 +220,9 @@ def _uniform(site, v, block, why: str) -> int:
 @handles("tile.kernel")
 def _kernel(c, op):
     site = c.site(op)
+    if "tile.cluster_dims" in op.attributes:
+        raise site.error("the interpreter runs one block at a time, so not a kernel launched in "
+                         "thread-block clusters (cluster_dims), whose blocks run together")
     grid = [c.slot(v) for v in op.operands]
     body = op.regions[0].blocks[0]
     indices = [c.slot(a) for a in body.arguments]

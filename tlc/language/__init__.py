@@ -51,6 +51,8 @@ from .scalar_math import (
     sin,
     sqrt,
 )
+from .cluster import (block_rank_in_cluster, cluster_arrive, cluster_arrive_relaxed,
+                      cluster_sync, cluster_wait)
 from .warp import (activemask, all_sync, any_sync, ballot, ballot_sync, get_lane_idx,
                    get_warp_group_idx, get_warp_idx, get_warp_idx_sync, named_barrier_arrive,
                    shfl_down, shfl_sync, shfl_up, shfl_xor, sync_threads, sync_warp,
@@ -130,6 +132,8 @@ def empty(shape, dtype: str = "float32"):
 
 # The T. intrinsics, in the order of the families above.
 INTRINSICS = [
+    "block_rank_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_sync",
+    "cluster_wait",
     "Kernel", "get_thread_binding", "get_block_binding", "thread_binding",
     "disable_warp_group_reg_alloc", "no_set_max_nreg", "annotate_min_blocks_per_sm",
     "Parallel", "Pipelined", "serial", "unroll", "vectorized",

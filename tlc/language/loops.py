@@ -22,7 +22,14 @@ def Kernel(*blocks, threads: int | tuple | None = 128, is_cpu: bool = False,
             T.get_thread_binding(0/1/2) gives (x fastest); None means 128.
         is_cpu: TileLang's CPU target; not supported by tlc (NVIDIA GPUs only).
         prelude: CUDA source put before the kernel; not supported by tlc.
-        cluster_dims: thread-block cluster sizes; not supported by tlc yet.
+        cluster_dims: launches the grid in clusters of blocks (sm_90a): an
+            integer (along x) or a tuple of up to 3, at most 8 blocks in all,
+            each dividing the grid's size along its dimension. The blocks of
+            a cluster run at once and reach each other's shared memory
+            (T.block_rank_in_cluster, T.cluster_sync, T.tma_copy's
+            cluster_mask, T.mbarrier_arrive's cta_id); the kernel's end waits
+            for the whole cluster, so no block leaves while another may still
+            write its shared memory.
 
     Example: `with T.Kernel(T.ceildiv(N, 128), T.ceildiv(M, 128), threads=128) as (bx, by):`
     """

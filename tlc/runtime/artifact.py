@@ -273,6 +273,12 @@ class Kernel:
                     f"{self.name}: grid dim {'xyz'[axis]} = {expr.source!r} = {n} with "
                     f"{_show_symbols(symbols)} is outside [0, {MAX_GRID[axis]}]")
             dims.append(n)
+        for axis, (n, c) in enumerate(zip(dims, self.cluster_dims)):
+            if n % c:
+                raise ArgumentError(
+                    f"{self.name}: grid dim {'xyz'[axis]} = {self._grid_code[axis].source!r} = "
+                    f"{n} with {_show_symbols(symbols)} is not whole clusters of {c} "
+                    f"(cluster_dims {list(self.cluster_dims)})")
         return tuple(dims)
 
     def _stream_handle(self, stream) -> int:
@@ -306,6 +312,9 @@ class Kernel:
         if self.threads[0] * self.threads[1] * self.threads[2] > MAX_THREADS_PER_BLOCK:
             raise ArtifactError(
                 f"threads {list(self.threads)} exceed {MAX_THREADS_PER_BLOCK} per block")
+        # T.Kernel(..., cluster_dims=...): the grid is launched in clusters of these blocks.
+        self.cluster_dims = (_dims(d, "cluster_dims", lambda v: _is_int(v) and v >= 1)
+                             if "cluster_dims" in d else (1, 1, 1))
         self.cooperative = d.get("cooperative", False)  # T.sync_grid: all blocks at once
         if not isinstance(self.cooperative, bool):
             raise ArtifactError(f"cooperative must be true or false, got {self.cooperative!r}")
