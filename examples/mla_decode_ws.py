@@ -52,12 +52,25 @@ from mla_decode import combine_chunks, online_softmax  # noqa: E402
 
 @tlc.jit(out_idx=[4], pass_configs={"tl.enable_fast_math": True})
 def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, block_H=64,
-                  page_size=64, num_split=1, num_stages=2, sm_scale=None, dtype="float16"):
+                  page_size=64, num_split=1, num_stages=2, sm_scale=None, dtype="float16",
+                  multicast=False):
     """q: [batch, heads, kv_dim + rope_dim], cache: [num_pages, page_size, kv_dim + rope_dim],
     block_table: [batch, max_pages] int32, seq_lens: [batch] int32 (each from 1 to
     max_pages * page_size) -> out: [batch, heads, kv_dim], as examples/mla_decode.py's
-    mla_decode (sm_90a: TMA, mbarriers, wgmma, setmaxnreg)."""
+    mla_decode (sm_90a: TMA, mbarriers, wgmma, setmaxnreg).
+
+    `multicast=True` launches each sequence's two head blocks as a cluster
+    (`cluster_dims`): the pair's first block loads every page once into both
+    by TMA multicast (`cluster_mask`), and each block's consumer warps also
+    release the stage at the other block (`T.mbarrier_arrive(..., cta_id=)`).
+    It halves the pages' traffic from L2, and the power: on an H100 at its 700 W
+    cap the SM clock rose from 1395 to 1620 MHz, but the pair now waits for
+    its slower block at every stage, and batch 132, context 8192 took 645-657 us
+    against 566-571 us without it (bench/results/2026-12-05/session32/)."""
     check_arguments(heads, block_H, num_split)
+    if multicast and heads // block_H % 2:
+        raise ValueError(f"multicast pairs the head blocks of a sequence: heads // block_H "
+                         f"({heads // block_H}) must be even")
     width = kv_dim + rope_dim
     half = kv_dim // 2
     sm_scale = 1.0 / math.sqrt(width) if sm_scale is None else sm_scale
@@ -78,7 +91,8 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
             o_partial = T.alloc_global([batch, heads, num_split, kv_dim], acc)
             lse = T.alloc_global([batch, heads, num_split], acc)
 
-        with T.Kernel(num_split, heads // block_H, batch, threads=384) as (sp, hb, b):
+        with T.Kernel(num_split, heads // block_H, batch, threads=384,
+                      cluster_dims=(1, 2, 1) if multicast else None) as (sp, hb, b):
             h0 = hb * block_H
             kv_len = seq_lens[b]
             q_l = T.alloc_shared([block_H, half], dtype)
@@ -102,7 +116,9 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
             l_block = T.alloc_fragment([block_H], acc)
 
             full = T.alloc_barrier([128] * num_stages)
-            empty = T.alloc_barrier([256] * num_stages)
+            # With multicast a stage is refilled in both blocks of the pair at once:
+            # each counts its 256 consumers and the other block's 8 consumer warps.
+            empty = T.alloc_barrier([256 + 8 if multicast else 256] * num_stages)
             p_ready = T.alloc_barrier(128)
             p_free = T.alloc_barrier(128)
             l_ready = T.alloc_barrier(128)
@@ -114,7 +130,8 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
 
             with T.ws(2):  # the producer: TMA loads of each page into the ring
                 T.dec_max_nreg(56)
-                load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps)
+                load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps,
+                           0b11 if multicast else None)
 
             with T.ws(0):  # scores, softmax, left half of the output
                 T.inc_max_nreg(240)  # 240 + 208 + 56 = 3 x 168, the registers at launch
@@ -147,6 +164,8 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
                     T.barrier_arrive(p_ready)
                     T.gemm(p_local, kv_l[st, :, :], o_l)
                     T.barrier_arrive(empty[st])
+                    if multicast:
+                        release_other(empty, st)
                 T.copy(l, l_shared)
                 T.barrier_arrive(l_ready)
                 if split:
@@ -172,6 +191,8 @@ def mla_decode_ws(batch, heads, num_pages, max_pages, kv_dim=512, rope_dim=64, b
                     T.gemm(p_shared, kv_r[st, :, :], o_r)
                     T.barrier_arrive(p_free)
                     T.barrier_arrive(empty[st])
+                    if multicast:
+                        release_other(empty, st)
                 T.barrier_wait(l_ready, 0)
                 if split:
                     for r, j in T.Parallel(block_H, half):
@@ -200,11 +221,22 @@ def check_arguments(heads, block_H, num_split) -> None:
 
 
 @T.macro
-def load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps):
+def release_other(bars, i):
+    """One arrival per warp at barrier `bars[i]` of the other block of a pair's
+    cluster (the warp's wgmma reads of the stage are complete: it waited for them)."""
+    if T.get_lane_idx() == 0:
+        T.mbarrier_arrive(bars[i], cta_id=1 - T.block_rank_in_cluster())
+
+
+@T.macro
+def load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, steps,
+               cluster_mask=None):
     """The producer's loop (examples/mla_decode_seesaw.py's too): page `first + i` of
     sequence b's table, i < steps, into stage i % S of the ring (S: kv_l's first
     dimension) as its left and right latent halves and its rope keys, once both
-    consumers released the stage (`empty`, waited one phase back) and under `full`."""
+    consumers released the stage (`empty`, waited one phase back) and under `full`.
+    With `cluster_mask`, the mask's lowest block of the cluster loads each page into
+    every block of the mask (a TMA multicast)."""
     num_stages, block_N, half = kv_l.shape
     kv_dim = 2 * half
     width = kv_dim + k_rope.shape[2]
@@ -212,9 +244,12 @@ def load_pages(cache, block_table, kv_l, kv_r, k_rope, full, empty, b, first, st
         st = i % num_stages
         page = block_table[b, first + i]
         T.barrier_wait(empty[st], (i // num_stages + 1) % 2)
-        T.tma_copy(cache[page, 0:block_N, 0:half], kv_l[st, :, :], barrier=full[st])
-        T.tma_copy(cache[page, 0:block_N, half:kv_dim], kv_r[st, :, :], barrier=full[st])
-        T.tma_copy(cache[page, 0:block_N, kv_dim:width], k_rope[st, :, :], barrier=full[st])
+        T.tma_copy(cache[page, 0:block_N, 0:half], kv_l[st, :, :], barrier=full[st],
+                   cluster_mask=cluster_mask)
+        T.tma_copy(cache[page, 0:block_N, half:kv_dim], kv_r[st, :, :], barrier=full[st],
+                   cluster_mask=cluster_mask)
+        T.tma_copy(cache[page, 0:block_N, kv_dim:width], k_rope[st, :, :], barrier=full[st],
+                   cluster_mask=cluster_mask)
         T.barrier_arrive(full[st])
 
 

@@ -62,3 +62,19 @@ def test_arguments_are_checked(program):
         factory(1, 96, 16, 16)
     with pytest.raises(ValueError, match="num_split must be at least 1, not 0"):
         factory(1, 64, 16, 16, num_split=0)
+
+
+def test_multicast_pairs_the_head_blocks(mla, tmp_path):
+    kernel = tlc.compile(mla.mla_decode_ws.factory(132, 128, T.dynamic("pages"), 128,
+                                                   multicast=True), target="sm_90a")
+    code = kernel.get_kernel_source()
+    assert ".reqnctapercluster 1, 2, 1" in code
+    # Every page piece (4 + 4 column blocks of latent, 1 of rope) multicast, issued by the
+    # pair's first block; each consumer warp's lane 0 also releases the other block's stage.
+    loads = [line for line in code.splitlines() if "cp.async.bulk.tensor" in line]
+    assert len(loads) == 9 and all(".multicast::cluster" in line for line in loads), loads
+    assert code.count("mbarrier.arrive.release.cluster.shared::cluster") == 2
+    assert kernel.artifact["cluster_dims"] == [1, 2, 1]
+    assemble(code, "sm_90a", tmp_path)  # no spills, every setmaxnreg kept
+    with pytest.raises(ValueError, match=r"heads // block_H \(1\) must be even"):
+        mla.mla_decode_ws.factory(1, 64, 16, 16, multicast=True)
