@@ -5,6 +5,7 @@ arrival at another block's barrier). Compiled and assembled here, the mistakes
 reported at the user's line, the launcher's check of the grid; on a GPU, the
 programs against torch."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,27 @@ def test_cluster_launch_in_ptx(tmp_path):
     assert ptx.count("barrier.cluster.arrive.aligned") == 2
     assert ptx.count("barrier.cluster.wait.aligned") == 2
     assert kernel.artifact["cluster_dims"] == [2, 1, 1]
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+
+
+def test_split_cluster_barrier_in_ptx(tmp_path):
+    @T.prim_func
+    def split(R: T.Tensor((4,), "int32")):
+        with T.Kernel(4, threads=128, cluster_dims=4) as bx:
+            T.cluster_arrive_relaxed()
+            T.cluster_wait()
+            T.cluster_arrive()
+            if T.get_thread_binding() == 0:
+                R[bx] = T.block_rank_in_cluster()
+            T.cluster_wait()
+
+    ptx = tlc.compile(split, target="sm_90a").get_kernel_source()
+    assert ".reqnctapercluster 4, 1, 1" in ptx
+    body = ptx[ptx.index("barrier.cluster"):]
+    assert re.findall(r"barrier\.cluster\.\w+(?:\.\w+)*", body) == [
+        "barrier.cluster.arrive.relaxed.aligned", "barrier.cluster.wait.aligned",
+        "barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned",
+        "barrier.cluster.arrive.aligned", "barrier.cluster.wait.aligned"]  # the kernel's end
     ptxas.assemble(ptx, "sm_90a", tmp_path)
 
 

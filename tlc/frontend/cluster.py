@@ -87,33 +87,28 @@ def wait() -> None:
     ir.Operation.create("nvvm.cluster.wait", attributes={"aligned": ir.UnitAttr.get()})
 
 
-def call_cluster_arrive(gen, node):
-    bind_args(gen, node, cluster.cluster_arrive)
-    _every_thread(gen, node, "T.cluster_arrive")
+def _cluster_barrier(gen, node, fn, emit) -> None:
+    """T.cluster_arrive and its kin: every thread of the block runs `emit`."""
+    bind_args(gen, node, fn)
+    _every_thread(gen, node, f"T.{fn.__name__}")
     with gen.loc(node):
-        arrive()
+        emit()
+
+
+def call_cluster_arrive(gen, node):
+    _cluster_barrier(gen, node, cluster.cluster_arrive, arrive)
 
 
 def call_cluster_arrive_relaxed(gen, node):
-    bind_args(gen, node, cluster.cluster_arrive_relaxed)
-    _every_thread(gen, node, "T.cluster_arrive_relaxed")
-    with gen.loc(node):
-        arrive(relaxed=True)
+    _cluster_barrier(gen, node, cluster.cluster_arrive_relaxed, lambda: arrive(relaxed=True))
 
 
 def call_cluster_wait(gen, node):
-    bind_args(gen, node, cluster.cluster_wait)
-    _every_thread(gen, node, "T.cluster_wait")
-    with gen.loc(node):
-        wait()
+    _cluster_barrier(gen, node, cluster.cluster_wait, wait)
 
 
 def call_cluster_sync(gen, node):
-    bind_args(gen, node, cluster.cluster_sync)
-    _every_thread(gen, node, "T.cluster_sync")
-    with gen.loc(node):
-        arrive()
-        wait()
+    _cluster_barrier(gen, node, cluster.cluster_sync, lambda: (arrive(), wait()))
 
 
 def rank(gen):
