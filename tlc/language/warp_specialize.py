@@ -110,8 +110,10 @@ def mbarrier_arrive(mbarrier, cta_id=None):
 
     Args:
         mbarrier: a barrier of T.alloc_barrier: its name or `bars[i]`.
-        cta_id: another block of a cluster; not supported by tlc (no
-            clusters).
+        cta_id: arrive at barrier `mbarrier` of that block of the cluster
+            instead (a kernel with `cluster_dims`; `mapa`, then a release at
+            cluster scope): a multicast's consumers releasing a stage to the
+            block that refills it. None (the default) is this block.
 
     Example: `T.mbarrier_arrive(bars[ko % 2])`
     """
@@ -136,7 +138,12 @@ def tma_copy(src, dst, *, barrier=None, cluster_mask=None, leader_scope_threads=
         src: the global region read (a tile origin or slices, as T.copy's).
         dst: the shared buffer (or stage) written, whole.
         barrier: the barrier of T.alloc_barrier the load completes on.
-        cluster_mask: multicast in a cluster; not supported by tlc (no clusters).
+        cluster_mask: a compile-time bit mask of blocks of the cluster (a kernel
+            with `cluster_dims`): each of them expects the tile's bytes on its
+            own `barrier`, and the lowest issues one multicast load into all of
+            them (a block outside the mask loads its own). Every block of the
+            mask must have released the buffer before it is refilled
+            (T.mbarrier_arrive's cta_id).
         leader_scope_threads: not supported by tlc (the body's first thread issues).
         eviction_policy: cache eviction hints; not supported by tlc.
         annotations: TileLang's lowering annotations; not supported by tlc.
