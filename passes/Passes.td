@@ -398,7 +398,9 @@ def TileOutlineKernels : Pass<"tile-outline-kernels", "ModuleOp"> {
     each parameter's name, dtype, shape (static sizes or size names) and
     whether the kernel reads or writes it. Grid sizes must be computed from
     constants, tensor sizes and `arith` integer ops; anything else is an
-    error at the grid operand.
+    error at the grid operand. A kernel's `tile.cluster_dims` becomes the
+    function's `nvvm.cluster_dim` (PTX .reqnctapercluster) with `nvvm.maxnreg`
+    of the launch's share, and `cluster_dims` in its metadata (sm_90a only).
 
     A function may hold several `tile.kernel`s, directly in its body, the
     last one ending it: they are launched in order, each outlined into its
@@ -463,6 +465,11 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "ModuleOp"> {
     `tile-insert-mbarriers` makes the mbarriers) and, with a 1-d or
     2-d grid and bounds independent of the block indices, persistent: each
     role walks the grid's tiles in an `scf.for` marked `tile.tile_loop`.
+    A kernel launched in clusters (`tile.cluster_dims`) is not persistent;
+    with clusters along one grid dimension (and no rasterization), a copy
+    whose tile and the loop's bounds do not depend on the block index along
+    it is marked `tile.cluster_mask` (every block of the cluster), as is the
+    pipeline: it is the same tile in each block, loaded once by multicast.
 
     A persistent loop that only accumulates gemms into fp32 fragments
     zeroed before it (a GEMM's main loop) is stream-K (with `stream-k`, the
@@ -540,10 +547,16 @@ def TileInsertMbarriers : Pass<"tile-insert-mbarriers", "ModuleOp"> {
     becomes one `cp.async.bulk.tensor` per column block completing on it;
     `tile.consumer_wait` waits on the full barrier for the round's parity;
     `tile.consumer_release` is lane 0 of each warp arriving on the empty one.
+    A pipeline marked `tile.cluster_mask` (multicast, from
+    `tile-pipeline-loops`): each empty barrier counts the consumer warps of
+    every block of the mask, a release arrives at each of them (`nvvm.mapa`,
+    cluster scope), a marked load is issued by the mask's lowest block into
+    all of them, and the block barrier after the init is the cluster's.
 
     The program's own mbarriers (T.alloc_barrier) are lowered here too:
     `tile.init_barriers` to thread 0's init of each (and, on sm_90, the init
-    fence) and a block barrier, `tile.barrier_wait` to a try_wait.parity loop
+    fence) and a block barrier (a cluster barrier in a kernel launched in
+    clusters), `tile.barrier_wait` to a try_wait.parity loop
     (sm_80: test_wait), `tile.barrier_arrive` to a fence.proxy.async (sm_90)
     and an arrive; the kernel is marked `tile.program_barriers`. On sm_90a
     the copies of whole global tiles a `tile.ws` body makes just before an
@@ -551,7 +564,9 @@ def TileInsertMbarriers : Pass<"tile-insert-mbarriers", "ModuleOp"> {
     loads completing on that barrier (the body's first thread expects their
     bytes and issues them), and so do T.tma_copy's copies just before an
     arrival the kernel's own code makes in every thread (outside any branch;
-    the block's first thread issues them); a `tile.tma_required` copy (T.tma_copy) that
+    the block's first thread issues them; with `tile.cluster_mask`, the
+    mask's lowest block issues one multicast load into every block of it,
+    each expecting the bytes); a `tile.tma_required` copy (T.tma_copy) that
     cannot be one is an error, as is an `nvvm.setmaxregister`
     (T.set_max_nreg) outside a body or on a target without setmaxnreg.
 

@@ -300,6 +300,55 @@ void issueTmaLoad(OpBuilder &b, Location loc, Value map, ValueRange coordinates,
   }
 }
 
+/// issueTmaLoad of a load every block of the cluster mask `bits` expects on
+/// its own `bar`: the mask's lowest block issues it into all of them (a
+/// multicast), the others nothing; a block outside the mask loads its own.
+void issueClusterTmaLoad(OpBuilder &b, Location loc, Value map, ValueRange coordinates,
+                         Value dst, int64_t columns, Value bar, int64_t bits) {
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v).getResult();
+  };
+  Value rank = NVVM::ClusterId::create(b, loc, b.getI32Type());
+  Value inMask = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, i32(bits), rank), i32(1)),
+      i32(0));
+  Value lowest = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                       i32(llvm::countr_zero(uint64_t(bits))));
+  Value issue = arith::OrIOp::create(
+      b, loc, lowest,
+      arith::XOrIOp::create(b, loc, inMask,
+                            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)));
+  // A block outside the mask loads its own copy (a mask of itself).
+  Value own = arith::ShLIOp::create(b, loc, i32(1), rank);
+  Value to = arith::SelectOp::create(b, loc, inMask, i32(bits), own);
+  Value multicast = arith::TruncIOp::create(b, loc, b.getI16Type(), to);
+  auto once = scf::IfOp::create(b, loc, issue, /*withElseRegion=*/false);
+  OpBuilder ob = OpBuilder::atBlockTerminator(once.thenBlock());
+  issueTmaLoad(ob, loc, map, coordinates, dst, columns, bar, multicast);
+}
+
+/// The block barrier after barriers are initialised, or in a kernel launched
+/// in clusters the cluster's (other blocks may arrive or multicast there).
+void barriersInitialised(OpBuilder &b, Location loc, Operation *op) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (kernel && kernel->hasAttr(kClusterDimsAttr)) {
+    NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    return;
+  }
+  NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
+                          Value());
+}
+
+/// The blocks a pipeline's stages are multicast to (tile-pipeline-loops'
+/// kClusterMaskAttr on the pipeline): each consumer warp releases a stage at
+/// every one of them. 1 without multicast.
+int64_t clusterBlocks(PipelineOp pipe) {
+  auto mask = pipe->getAttrOfType<IntegerAttr>(kClusterMaskAttr);
+  return mask ? llvm::popcount(uint64_t(mask.getInt())) : 1;
+}
+
 /// Allocates and initialises `pipe`'s barriers where it is.
 Barriers createBarriers(PipelineOp pipe) {
   MLIRContext *ctx = pipe.getContext();
@@ -316,15 +365,15 @@ Barriers createBarriers(PipelineOp pipe) {
   auto init = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
   OpBuilder ib = OpBuilder::atBlockTerminator(init.thenBlock());
   for (int64_t s = 0; s < stages; ++s) {
-    for (auto [array, count] : {std::pair<Value, int64_t>{full, 1},
-                                {empty, pipe.getConsumers() / 32}}) {
+    for (auto [array, count] :
+         {std::pair<Value, int64_t>{full, 1},
+          {empty, pipe.getConsumers() / 32 * clusterBlocks(pipe)}}) {
       Value bar = bars.at(ib, array, bars.index(ib, s));
       NVVM::MBarrierInitOp::create(ib, loc, bar, bars.i32(ib, count), Value());
     }
   }
   NVVM::FenceMbarrierInitOp::create(ib, loc);
-  NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
-                          Value());
+  barriersInitialised(b, loc, pipe);
   return bars;
 }
 
@@ -354,8 +403,13 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
   }
   for (TmaLoadOp load : uses.loads) {
     OpBuilder b(load);
-    issueTmaLoad(b, loc, load.getMap(), load.getCoordinates(), load.getDst(),
-                 load.getBoxColumns(), fullOf[uses.loadAcquire[load]]);
+    Value full = fullOf[uses.loadAcquire[load]];
+    if (auto mask = load->getAttrOfType<IntegerAttr>(kClusterMaskAttr))
+      issueClusterTmaLoad(b, loc, load.getMap(), load.getCoordinates(), load.getDst(),
+                          load.getBoxColumns(), full, mask.getInt());
+    else
+      issueTmaLoad(b, loc, load.getMap(), load.getCoordinates(), load.getDst(),
+                   load.getBoxColumns(), full);
   }
   for (ConsumerWaitOp wait : uses.waits) {
     OpBuilder b(wait);
@@ -371,8 +425,23 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
     Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, bars.index(b, 0));
     auto arrive = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     OpBuilder ab = OpBuilder::atBlockTerminator(arrive.thenBlock());
-    NVVM::MBarrierArriveOp::create(ab, loc, Type(), bars.at(ab, bars.empty, s), Value(),
-                                   NVVM::MemScopeKind::CTA, false);
+    Value empty = bars.at(ab, bars.empty, s);
+    int64_t blocks = clusterBlocks(pipe);
+    if (blocks == 1) {
+      NVVM::MBarrierArriveOp::create(ab, loc, Type(), empty, Value(), NVVM::MemScopeKind::CTA,
+                                     false);
+      continue;
+    }
+    // Multicast stages: the stage is released at every block of the mask
+    // (this one too, through its cluster address), whose lowest refills it.
+    int64_t bits = pipe->getAttrOfType<IntegerAttr>(kClusterMaskAttr).getInt();
+    for (int64_t r = 0; r < 64; ++r)
+      if (bits >> r & 1) {
+        Value remote = NVVM::MapaOp::create(ab, loc, LLVM::LLVMPointerType::get(ctx, 7), empty,
+                                            bars.i32(ab, r));
+        NVVM::MBarrierArriveOp::create(ab, loc, Type(), remote, Value(),
+                                       NVVM::MemScopeKind::CLUSTER, false);
+      }
   }
   for (Operation *op : uses.acquires)
     op->erase();
@@ -504,30 +573,8 @@ LogicalResult tmaBeforeArrivals(KernelOp kernel) {
       if (!mask) {
         issueTmaLoad(lb, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar);
       } else { // every block of the mask expects the bytes; its lowest issues them to all
-        int64_t bits = mask.getInt();
-        Value rank = NVVM::ClusterId::create(lb, loc, lb.getI32Type());
-        auto i32c = [&](int64_t v) {
-          return arith::ConstantIntOp::create(lb, loc, lb.getI32Type(), v).getResult();
-        };
-        Value inMask = arith::CmpIOp::create(
-            lb, loc, arith::CmpIPredicate::ne,
-            arith::AndIOp::create(lb, loc, arith::ShRUIOp::create(lb, loc, i32c(bits), rank),
-                                  i32c(1)),
-            i32c(0));
-        Value lowest = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, rank,
-                                             i32c(llvm::countr_zero(uint64_t(bits))));
-        Value issue = arith::OrIOp::create(
-            lb, loc, lowest,
-            arith::XOrIOp::create(lb, loc, inMask,
-                                  arith::ConstantIntOp::create(lb, loc, lb.getI1Type(), 1)));
-        // A block outside the mask loads its own copy (a mask of itself).
-        Value own = arith::ShLIOp::create(lb, loc, i32c(1), rank);
-        Value to = arith::SelectOp::create(lb, loc, inMask, i32c(bits), own);
-        Value multicast = arith::TruncIOp::create(lb, loc, lb.getI16Type(), to);
-        auto once = scf::IfOp::create(lb, loc, issue, /*withElseRegion=*/false);
-        OpBuilder ob = OpBuilder::atBlockTerminator(once.thenBlock());
-        issueTmaLoad(ob, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(), bar,
-                     multicast);
+        issueClusterTmaLoad(lb, loc, map, copy.getSrcOffsets(), copy.getDst(), t.box.back(),
+                            bar, mask.getInt());
       }
       copy.erase();
     }
@@ -572,13 +619,7 @@ void lowerProgramBarriers(KernelOp kernel) {
                                      bars.i32(ib, count), Value());
       if (hopper)
         NVVM::FenceMbarrierInitOp::create(ib, loc);
-      if (kernel->hasAttr(kClusterDimsAttr)) { // the other blocks may arrive or multicast here
-        NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
-        NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
-      } else {
-        NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
-                                Value());
-      }
+      barriersInitialised(b, loc, init);
     } else if (auto wait = dyn_cast<BarrierWaitOp>(op)) {
       Value low = arith::AndIOp::create(b, loc, wait.getParity(), bars.index(b, 1));
       Value parity = arith::IndexCastOp::create(b, loc, b.getI32Type(), low);

@@ -450,6 +450,49 @@ DenseSet<Operation *> blockDependent(Block &body) {
 /// one or two dimensions and loop bounds independent of the block indices,
 /// for the kernel to walk its tiles itself (every tile then has the same
 /// number of iterations, so the mbarrier phases continue across tiles).
+/// Whether `v` is computed from `index` (through the ops that define it).
+bool computedFrom(Value v, Value index) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (x == index)
+      return true;
+    if (!seen.insert(x).second)
+      continue;
+    if (Operation *def = x.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// The cluster mask a pipelined copy of a kernel launched in clusters is
+/// multicast to, or 0: with clusters along one grid dimension only (and no
+/// T.use_swizzle, which remaps the block indices the tiles come from), a
+/// copy whose tile does not depend on the block index along it is the same
+/// tile in every block of the cluster, loaded once for all of them. The
+/// loop's bounds must not depend on it either: every block of the cluster
+/// then runs the same iterations, each waiting for the others' releases.
+int64_t multicastMask(KernelOp kernel, PipelinedOp loop, CopyOp copy) {
+  auto dims = kernel->getAttrOfType<DenseI32ArrayAttr>(kClusterDimsAttr);
+  if (!dims || kernel->hasAttr(kRasterizationAttr))
+    return 0;
+  int axis = -1;
+  for (auto [i, d] : llvm::enumerate(dims.asArrayRef()))
+    if (d > 1) {
+      if (axis >= 0)
+        return 0;
+      axis = i;
+    }
+  if (axis < 0 || axis >= int(kernel.getBlockIndices().size()))
+    return 0;
+  Value index = kernel.getBlockIndices()[axis];
+  auto fromIndex = [&](Value v) { return computedFrom(v, index); };
+  if (llvm::any_of(copy.getSrcOffsets(), fromIndex) || llvm::any_of(loop->getOperands(), fromIndex))
+    return 0;
+  return (int64_t(1) << dims.asArrayRef()[axis]) - 1;
+}
+
 bool isPersistent(PipelinedOp loop, const DenseSet<Operation *> &fromBlock) {
   auto kernel = cast<KernelOp>(loop->getParentOp());
   // A kernel launched in clusters keeps its grid: its clusters' blocks share
@@ -601,6 +644,13 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(&body);
   Value pipe = PipelineOp::create(b, loc, PipelineType::get(ctx), stages, threads);
+  // Copies the same in every block of the cluster are multicast: the
+  // pipeline then releases each stage at every block of the mask.
+  SmallVector<int64_t> masks;
+  for (const Producer &p : producers)
+    masks.push_back(multicastMask(kernel, loop, p.copy));
+  if (int64_t mask = *llvm::max_element(masks))
+    pipe.getDefiningOp()->setAttr(kClusterMaskAttr, b.getI64IntegerAttr(mask));
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
                                            idx(b, threads));
@@ -746,7 +796,9 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
         for (Value o : p.copy.getSrcOffsets())
           coords.push_back(mapping.lookupOrDefault(o));
         Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
-        TmaLoadOp::create(fb, loc, maps[n], coords, view, pipe, k);
+        auto load = TmaLoadOp::create(fb, loc, maps[n], coords, view, pipe, k);
+        if (masks[n])
+          load->setAttr(kClusterMaskAttr, fb.getI64IntegerAttr(masks[n]));
       }
     });
   }

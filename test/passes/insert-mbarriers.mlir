@@ -107,6 +107,77 @@ func.func @two_loads(%A: memref<1024x1024xf16>, %n: index) {
 
 // -----
 
+// A pipeline whose stages are multicast to a cluster of two blocks
+// (tile-pipeline-loops' tile.cluster_mask on the pipeline and on the load
+// the blocks share): each empty barrier counts both blocks' 4 consumer warps,
+// the barriers are initialised before a cluster barrier, the shared load is
+// issued by the mask's lowest block into both (the other load is the
+// block's own), and lane 0 of each consumer warp releases the stage at both
+// blocks through their cluster addresses.
+// CHECK-LABEL: func.func @multicast_pipeline
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK: nvvm.read.ptx.sreg.cluster.ctarank
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask
+// CHECK: }
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: multicast_mask
+// CHECK: } else {
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: %[[E:.*]] = tile.shared_ptr
+// CHECK:      %[[R0:.*]] = nvvm.mapa %[[E]], %c0_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[R0]] {scope = #nvvm.mem_scope<cluster>}
+// CHECK:      %[[R1:.*]] = nvvm.mapa %[[E]], %c1_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[R1]] {scope = #nvvm.mem_scope<cluster>}
+// CHECK-NEXT: }
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @multicast_pipeline(%A: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx) in (%c2) threads = 128 attributes {tile.cluster_dims = array<i32: 2, 1, 1>, tile.producer_threads = 128 : i64} {
+    %a = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<stages = 2, swizzle = <bits = 3, base = 4, shift = 3>>} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    %pipe = tile.pipeline stages = 2, consumers = 128 {tile.cluster_mask = 3 : i64} : !tile.pipeline
+    %tid = gpu.thread_id x
+    %producer = arith.cmpi uge, %tid, %c128 : index
+    scf.if %producer {
+      %leader = arith.cmpi eq, %tid, %c128 : index
+      scf.if %leader {
+        %mapa = tile.tensor_map %A {box = array<i64: 64, 64>, swizzle = 128} : memref<1024x1024xf16> -> !llvm.ptr
+        %cS = arith.constant 2 : index
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %cS : index
+          %kk = arith.muli %k, %c64 : index
+          %col = arith.muli %bx, %c64 : index
+          tile.producer_acquire %pipe[%k] : !tile.pipeline
+          %sa = tile.stage %a[%s] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+          tile.tma_load %mapa[%c64, %kk] to %sa, %pipe[%k] {tile.cluster_mask = 3 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+          %sb = tile.stage %b[%s] : memref<2x64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+          tile.tma_load %mapa[%kk, %col] to %sb, %pipe[%k] : memref<64x64xf16, #gpu.address_space<workgroup>>, !tile.pipeline
+        }
+      }
+    } else {
+      scf.for %k = %c0 to %n step %c1 {
+        tile.consumer_wait %pipe[%k] : !tile.pipeline
+        tile.consumer_release %pipe[%k] : !tile.pipeline
+      }
+    }
+  }
+  return
+}
+}
+
+// -----
+
 // One to four stages: S full and S empty barriers, iteration k on stage
 // k mod S with the parity of round k / S. One stage: the producer refills
 // it once the consumers of the round before released it (no overlap, but

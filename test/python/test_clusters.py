@@ -71,6 +71,49 @@ def shared_tiles(steps, rows=64, cols=64):
     return main
 
 
+def clustered_gemm(M, N, K, bm=128, bn=128, bk=64, stages=4, threads=256, cluster=(2, 1, 1)):
+    """C = A @ B in TileLang's plain pipelined form, launched in clusters along
+    x: the blocks of a cluster share their A tiles (A's tile depends on by and
+    k only), which the compiler multicasts."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads,
+                      cluster_dims=cluster) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_f = T.alloc_fragment((bm, bn), "float")
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_pipelined_gemm_multicasts_the_shared_operand(tmp_path):
+    ptx = tlc.compile(clustered_gemm(1024, 1024, 1024), target="sm_90a").get_kernel_source()
+    loads = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line]
+    multicast = [line for line in loads if ".multicast::cluster" in line]
+    # A's tile (one box), not B's (two 128-byte column blocks), in each of the
+    # producer loop's two unrolled iterations.
+    assert len(loads) == 6 and len(multicast) == 2, loads
+    # Each consumer warp releases the stage at both blocks of the cluster, whose
+    # empty barriers count both blocks' 8 warps.
+    assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster") == 2
+    ptxas.assemble(ptx, "sm_90a", tmp_path)
+    # Along y the blocks share B instead; with clusters along both, nothing.
+    ptx = tlc.compile(clustered_gemm(1024, 1024, 1024, cluster=(1, 2, 1)),
+                      target="sm_90a").get_kernel_source()
+    assert sum(".multicast::cluster" in line for line in ptx.splitlines()) == 4  # B's
+    ptx = tlc.compile(clustered_gemm(1024, 1024, 1024, cluster=(2, 2, 1)),
+                      target="sm_90a").get_kernel_source()
+    assert ".multicast::cluster" not in ptx
+
+
 def test_cluster_launch_in_ptx(tmp_path):
     kernel = tlc.compile(ranks(), target="sm_90a")
     ptx = kernel.get_kernel_source()
@@ -240,6 +283,18 @@ def test_gpu_ranks():
     r = torch.full((8,), -1, dtype=torch.int32, device="cuda")
     tlc.compile(ranks())(r)
     assert r.tolist() == [0, 1] * 4
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cluster", [(2, 1, 1), (1, 2, 1)])
+def test_gpu_clustered_gemm(cluster):
+    import torch
+
+    a = torch.randn(512, 1024, dtype=torch.float16, device="cuda")
+    b = torch.randn(1024, 512, dtype=torch.float16, device="cuda")
+    c = torch.full((512, 512), float("nan"), dtype=torch.float16, device="cuda")
+    tlc.compile(clustered_gemm(512, 512, 1024, cluster=cluster))(a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=2e-1)
 
 
 @pytest.mark.gpu
