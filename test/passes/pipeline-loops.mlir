@@ -1020,3 +1020,39 @@ func.func @two_loops(%A: memref<256x256xf16>, %B: memref<64x64xf32>, %n: index) 
   return
 }
 
+
+// -----
+
+// A kernel launched in clusters of two blocks along x: not persistent (its
+// grid is kept), and the copy whose tile does not depend on bx (A's rows
+// come from by) is multicast to both blocks (tile.cluster_mask = 3 on the
+// load and on the pipeline); B's tile, which bx picks, is each block's own.
+// CHECK-LABEL: func.func @cluster_multicast
+// CHECK-NOT: tile.persistent
+// CHECK: tile.pipeline stages = 4, consumers = 256 {tile.cluster_mask = 3 : i64}
+// CHECK: tile.tma_load {{.*}} {tile.cluster_mask = 3 : i64} : memref<128x64xf16
+// CHECK-NOT: tile.cluster_mask
+// CHECK: tile.tma_load {{.*}} : memref<64x64xf16
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @cluster_multicast(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  tile.kernel blocks(%bx, %by) in (%c2, %c2) threads = 256 attributes {tile.cluster_dims = array<i32: 2, 1, 1>} {
+    %c = tile.alloc_fragment : memref<128x64xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<128x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %by, %c128 : index
+    %col = arith.muli %bx, %c64 : index
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 4 {
+      %kk = arith.muli %k, %c64 : index
+      tile.copy %A[%row, %kk] [128, 64] to %a[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, #gpu.address_space<workgroup>>
+      tile.copy %B[%col, %kk] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      tile.gemm %a, %b, %c {transpose_b, mma = #tile.mma<kind = wgmma, m = 64, n = 64, k = 16, warps_m = 8, warps_n = 1, a = shared, depth = 1>} : memref<128x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<128x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
