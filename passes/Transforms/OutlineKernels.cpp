@@ -374,8 +374,13 @@ FailureOr<NamedAttrList> launchMetadata(func::FuncOp func, KernelOp kernel) {
   meta.set("shared_bytes", b.getI64IntegerAttr(shared));
   // T.sync_grid: every block must be resident at once, which a cooperative
   // launch guarantees (or refuses).
-  if (kernel->hasAttr("tile.cooperative"))
+  if (kernel->hasAttr("tile.cooperative")) {
+    if (kernel->hasAttr(kClusterDimsAttr))
+      return kernel.emitOpError("synchronises its whole grid (T.sync_grid), a cooperative "
+                                "launch, and is launched in thread-block clusters "
+                                "(cluster_dims): tlc launches one or the other");
     meta.set("cooperative", b.getBoolAttr(true));
+  }
   return meta;
 }
 

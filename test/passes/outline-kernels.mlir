@@ -65,6 +65,20 @@ func.func @pairs(%A: memref<128xf32> {tile.name = "A"}) {
 
 // -----
 
+// A cooperative launch (T.sync_grid) of a kernel launched in clusters is
+// not one tlc makes: an error at the kernel.
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @cooperative_pairs(%A: memref<128xf32> {tile.name = "A"}) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{synchronises its whole grid (T.sync_grid), a cooperative launch, and is launched in thread-block clusters (cluster_dims)}}
+  tile.kernel blocks(%bx) in (%c4) threads = 128 attributes {tile.cluster_dims = array<i32: 2, 1, 1>, tile.cooperative} {
+  }
+  return
+}
+}
+
+// -----
+
 // Clusters need sm_90's: on sm_80 they are an error at the kernel.
 module attributes {tile.target = #tile.target<"sm_80">} {
 func.func @pairs_on_ampere(%A: memref<128xf32> {tile.name = "A"}) {

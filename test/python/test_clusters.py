@@ -262,6 +262,18 @@ def test_cluster_mistakes_name_the_line(fn, marker, at, message):
     assert_error_at(e.value, THIS, LINES, marker, at, message)
 
 
+def test_grid_sync_in_clusters_is_an_error():
+    @T.prim_func
+    def synced(X: T.Tensor((8,), "float32")):
+        with T.Kernel(8, threads=128, cluster_dims=2) as bx:
+            if T.get_thread_binding() == 0:
+                X[bx] = 1.0
+            T.sync_grid()
+
+    with pytest.raises(tlc.errors.CompilationError, match="T.sync_grid.*cluster_dims"):
+        tlc.compile(synced, target="sm_90a")
+
+
 def test_clusters_need_sm_90a():
     with pytest.raises(tlc.errors.CompilationError, match="need sm_90a; the target is sm_80"):
         tlc.compile(ranks(), target="sm_80")
