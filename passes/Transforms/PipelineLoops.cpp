@@ -413,30 +413,32 @@ std::optional<TmaCopy> mlir::tile::tmaCopy(CopyOp copy, AllocSharedOp buffer) {
 namespace {
 
 
-/// Whether `loop` is warp-specialized: sm_90a, the only pipelined loop of
-/// its kernel and directly in its body, wgmma gemms only, every producer a
-/// TMA load, and the values the producers' copies need computed before the
-/// loop without side effects (reads of tensors the kernel never writes
-/// count as none: a sequence length, a page table). Fills `tma` per producer.
-/// The kernel body's ops computed from the block indices, directly or
-/// through local buffers (a T.alloc_var assigned from them).
-DenseSet<Operation *> blockDependent(Block &body) {
+/// The ops of the kernel body `body`, nested ones too, computed from the
+/// block indices `indices` (all of them when empty), directly or through
+/// local buffers (a T.alloc_var assigned from them); an op with a region is
+/// marked when anything in it is.
+DenseSet<Operation *> blockDependent(Block &body, ValueRange indices = {}) {
+  DenseSet<Value> from(indices.begin(), indices.end());
+  if (indices.empty())
+    from.insert(body.getArguments().begin(), body.getArguments().end());
   DenseSet<Operation *> fromBlock;
   DenseSet<Value> locals; // local buffers holding values from the block indices
   for (Operation &op : body) {
     bool dependent = false;
-    op.walk([&](Operation *inner) {
+    op.walk([&](Operation *inner) { // defs before uses; an op after what it holds
       Value local = localLoaded(inner);
-      dependent |= (local && locals.contains(local)) ||
-                   llvm::any_of(inner->getOperands(), [&](Value v) {
-                     auto arg = dyn_cast<BlockArgument>(v);
-                     Operation *def = v.getDefiningOp();
-                     return (arg && arg.getOwner() == &body) || (def && fromBlock.contains(def));
-                   });
+      bool uses = (local && locals.contains(local)) ||
+                  llvm::any_of(inner->getOperands(), [&](Value v) {
+                    Operation *def = v.getDefiningOp();
+                    return from.contains(v) || (def && fromBlock.contains(def));
+                  });
+      if (uses || (inner == &op && dependent)) {
+        fromBlock.insert(inner);
+        dependent = true;
+      }
     });
     if (!dependent)
       continue;
-    fromBlock.insert(&op);
     op.walk([&](memref::StoreOp store) {
       if (getPlace(store.getMemRefType()) == Place::Local)
         locals.insert(store.getMemRef());
@@ -450,49 +452,6 @@ DenseSet<Operation *> blockDependent(Block &body) {
 /// one or two dimensions and loop bounds independent of the block indices,
 /// for the kernel to walk its tiles itself (every tile then has the same
 /// number of iterations, so the mbarrier phases continue across tiles).
-/// Whether `v` is computed from `index` (through the ops that define it).
-bool computedFrom(Value v, Value index) {
-  SmallVector<Value> work{v};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (x == index)
-      return true;
-    if (!seen.insert(x).second)
-      continue;
-    if (Operation *def = x.getDefiningOp())
-      llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
-
-/// The cluster mask a pipelined copy of a kernel launched in clusters is
-/// multicast to, or 0: with clusters along one grid dimension only (and no
-/// T.use_swizzle, which remaps the block indices the tiles come from), a
-/// copy whose tile does not depend on the block index along it is the same
-/// tile in every block of the cluster, loaded once for all of them. The
-/// loop's bounds must not depend on it either: every block of the cluster
-/// then runs the same iterations, each waiting for the others' releases.
-int64_t multicastMask(KernelOp kernel, PipelinedOp loop, CopyOp copy) {
-  auto dims = kernel->getAttrOfType<DenseI32ArrayAttr>(kClusterDimsAttr);
-  if (!dims || kernel->hasAttr(kRasterizationAttr))
-    return 0;
-  int axis = -1;
-  for (auto [i, d] : llvm::enumerate(dims.asArrayRef()))
-    if (d > 1) {
-      if (axis >= 0)
-        return 0;
-      axis = i;
-    }
-  if (axis < 0 || axis >= int(kernel.getBlockIndices().size()))
-    return 0;
-  Value index = kernel.getBlockIndices()[axis];
-  auto fromIndex = [&](Value v) { return computedFrom(v, index); };
-  if (llvm::any_of(copy.getSrcOffsets(), fromIndex) || llvm::any_of(loop->getOperands(), fromIndex))
-    return 0;
-  return (int64_t(1) << dims.asArrayRef()[axis]) - 1;
-}
-
 bool isPersistent(PipelinedOp loop, const DenseSet<Operation *> &fromBlock) {
   auto kernel = cast<KernelOp>(loop->getParentOp());
   // A kernel launched in clusters keeps its grid: its clusters' blocks share
@@ -504,6 +463,46 @@ bool isPersistent(PipelinedOp loop, const DenseSet<Operation *> &fromBlock) {
          });
 }
 
+/// The cluster mask each producer's copy of `loop` is multicast to, 0 for
+/// none: in a kernel launched in clusters along one grid dimension only (and no
+/// T.use_swizzle, which remaps the block indices the tiles come from), a
+/// copy whose tile does not depend on the block index along it is the same
+/// tile in every block of the cluster, loaded once for all of them. The
+/// loop's bounds must not depend on it either: every block of the cluster
+/// then runs the same iterations, each waiting for the others' releases.
+SmallVector<int64_t> multicastMasks(KernelOp kernel, PipelinedOp loop,
+                                    ArrayRef<Producer> producers) {
+  SmallVector<int64_t> masks(producers.size(), 0);
+  auto dims = kernel->getAttrOfType<DenseI32ArrayAttr>(kClusterDimsAttr);
+  if (!dims || kernel->hasAttr(kRasterizationAttr))
+    return masks;
+  int axis = -1;
+  for (auto [i, d] : llvm::enumerate(dims.asArrayRef()))
+    if (d > 1) {
+      if (axis >= 0)
+        return masks;
+      axis = i;
+    }
+  if (axis < 0 || axis >= int(kernel.getBlockIndices().size()))
+    return masks;
+  Value index = kernel.getBlockIndices()[axis];
+  DenseSet<Operation *> fromIndex = blockDependent(kernel.getBody().front(), index);
+  auto dependent = [&](Value v) {
+    return v == index || (v.getDefiningOp() && fromIndex.contains(v.getDefiningOp()));
+  };
+  if (llvm::any_of(loop->getOperands(), dependent))
+    return masks;
+  for (auto [n, p] : llvm::enumerate(producers))
+    if (llvm::none_of(CopyOp(p.copy).getSrcOffsets(), dependent))
+      masks[n] = (int64_t(1) << dims.asArrayRef()[axis]) - 1;
+  return masks;
+}
+
+/// Whether `loop` is warp-specialized: sm_90a, the only pipelined loop of
+/// its kernel and directly in its body, wgmma gemms only, every producer a
+/// TMA load, and the values the producers' copies need computed before the
+/// loop without side effects (reads of tensors the kernel never writes
+/// count as none: a sequence length, a page table). Fills `tma` per producer.
 bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
                        SmallVector<TmaCopy> &tma) {
   auto kernel = dyn_cast<KernelOp>(loop->getParentOp());
@@ -589,6 +588,9 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
 
   DenseSet<Operation *> fromBlock = blockDependent(body);
   bool persistent = isPersistent(loop, fromBlock);
+  // Copies the same in every block of the cluster are multicast: the
+  // pipeline then releases each stage at every block of the mask.
+  SmallVector<int64_t> masks = multicastMasks(kernel, loop, producers);
   SmallVector<AllocFragmentOp> accumulators;
   if (persistent && streamKEnabled && streamKMayPay(kernel, loop)) {
     SmallVector<Operation *> copies;
@@ -644,12 +646,7 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(&body);
   Value pipe = PipelineOp::create(b, loc, PipelineType::get(ctx), stages, threads);
-  // Copies the same in every block of the cluster are multicast: the
-  // pipeline then releases each stage at every block of the mask.
-  SmallVector<int64_t> masks;
-  for (const Producer &p : producers)
-    masks.push_back(multicastMask(kernel, loop, p.copy));
-  if (int64_t mask = *llvm::max_element(masks))
+  if (int64_t mask = *llvm::max_element(masks)) // all of the cluster's, where any
     pipe.getDefiningOp()->setAttr(kClusterMaskAttr, b.getI64IntegerAttr(mask));
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,

@@ -114,6 +114,29 @@ def test_pipelined_gemm_multicasts_the_shared_operand(tmp_path):
     assert ".multicast::cluster" not in ptx
 
 
+def test_tile_picked_through_a_local_is_not_multicast():
+    # A's rows come from a T.alloc_var assigned from bx: a different tile in
+    # each block of the cluster, so nothing is multicast.
+    @T.prim_func
+    def main(A: T.Tensor((1024, 1024), "float16"), B: T.Tensor((1024, 1024), "float16"),
+             C: T.Tensor((1024, 1024), "float16")):
+        with T.Kernel(8, 8, threads=256, cluster_dims=(2, 1, 1)) as (bx, by):
+            row = T.alloc_var("int32")
+            row = (by + bx) % 8 * 128
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_f = T.alloc_fragment((128, 128), "float")
+            T.clear(C_f)
+            for k in T.Pipelined(16, num_stages=4):
+                T.copy(A[row, k * 64], A_s)
+                T.copy(B[k * 64, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_f)
+            T.copy(C_f, C[by * 128, bx * 128])
+
+    ptx = tlc.compile(main, target="sm_90a").get_kernel_source()
+    assert "cp.async.bulk.tensor" in ptx and ".multicast::cluster" not in ptx
+
+
 def test_cluster_launch_in_ptx(tmp_path):
     kernel = tlc.compile(ranks(), target="sm_90a")
     ptx = kernel.get_kernel_source()
@@ -251,10 +274,10 @@ def bad_cta_without_clusters(X: T.Tensor((16,), "float32")):
     (bad_rank_without_clusters, "norank", "T.block_rank_in_cluster",
      "needs a kernel launched in clusters"),
     (bad_sync_in_branch, "branch", "T.cluster_sync", "every thread of the cluster's blocks"),
-    (bad_mask_without_clusters, "nomask", "3", "this kernel is not launched in clusters"),
+    (bad_mask_without_clusters, "nomask", "3", "needs a kernel launched in clusters"),
     (bad_mask_range, "maskrange", "4)", "bit mask of this cluster's 2 blocks (1 to 3), got 4"),
     (bad_cta_range, "cta", "2", "cta_id 2 is not a block of this cluster of 2"),
-    (bad_cta_without_clusters, "ctanocluster", "0", "this kernel is not launched in clusters"),
+    (bad_cta_without_clusters, "ctanocluster", "0", "needs a kernel launched in clusters"),
 ])
 def test_cluster_mistakes_name_the_line(fn, marker, at, message):
     with pytest.raises(tlc.errors.CompilationError) as e:

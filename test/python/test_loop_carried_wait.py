@@ -41,9 +41,10 @@ def k_loop(M, N, K, bm=128, bn=128, bk=64, stages=3, threads=128, dtype="float16
     return main
 
 
-def rescaled(M, N, steps, dtype="float16"):
+def rescaled(M, N, steps, dtype="float16", touch_early=False):
     """O = 2 O + P V for V's row blocks, P V left running into the next
-    iteration, which waits for it (not in the first) before the rescale."""
+    iteration, which waits for it (not in the first) before the rescale; with
+    `touch_early`, the rescale runs before that wait (an error)."""
 
     @T.prim_func
     def main(P: T.Tensor((M, 64), dtype), V: T.Tensor((steps * 64, N), dtype),
@@ -55,34 +56,15 @@ def rescaled(M, N, steps, dtype="float16"):
             T.copy(P, P_s)
             T.clear(O_f)
             for i in T.serial(steps):
-                if i > 0:
+                if touch_early:
+                    for r, c in T.Parallel(M, N):
+                        O_f[r, c] = O_f[r, c] * 2  # EARLY
                     T.wait_wgmma(0)
-                for r, c in T.Parallel(M, N):
-                    O_f[r, c] = O_f[r, c] * 2
-                T.copy(V[i * 64, 0], V_s)
-                T.gemm(P_s, V_s, O_f, wg_wait=-1)
-            T.wait_wgmma(0)
-            T.copy(O_f, O)
-
-    return main
-
-
-def touched_early(M, N, steps, dtype="float16"):
-    """The rescale runs before the wait for the previous iteration's P V."""
-
-    @T.prim_func
-    def main(P: T.Tensor((M, 64), dtype), V: T.Tensor((steps * 64, N), dtype),
-             O: T.Tensor((M, N), "float32")):
-        with T.Kernel(1, threads=128) as bx:
-            P_s = T.alloc_shared((M, 64), dtype)
-            V_s = T.alloc_shared((64, N), dtype)
-            O_f = T.alloc_fragment((M, N), "float")
-            T.copy(P, P_s)
-            T.clear(O_f)
-            for i in T.serial(steps):
-                for r, c in T.Parallel(M, N):
-                    O_f[r, c] = O_f[r, c] * 2  # EARLY
-                T.wait_wgmma(0)
+                else:
+                    if i > 0:
+                        T.wait_wgmma(0)
+                    for r, c in T.Parallel(M, N):
+                        O_f[r, c] = O_f[r, c] * 2
                 T.copy(V[i * 64, 0], V_s)
                 T.gemm(P_s, V_s, O_f, wg_wait=-1)  # GEMM
             T.wait_wgmma(0)
@@ -98,7 +80,7 @@ def line_of(marker: str) -> int:
 
 def test_touching_before_the_next_iterations_wait_names_both_lines():
     with pytest.raises(tlc.errors.CompilationError) as e:
-        tlc.compile(touched_early(64, 128, 4), target="sm_90a")
+        tlc.compile(rescaled(64, 128, 4, touch_early=True), target="sm_90a")
     message = str(e.value)
     assert f"test_loop_carried_wait.py:{line_of('# EARLY')}:" in message, message
     assert "(issued in the previous iteration)" in message, message

@@ -64,13 +64,20 @@ def cluster_kernel(gen):
         else None
 
 
+def require_clusters(gen, node, what: str):
+    """The kernel's cluster sizes; an error at `node` when it has none."""
+    gen.require_kernel(node, what)
+    dims = cluster_kernel(gen)
+    if dims is None:
+        raise gen.error(node, f"{what} needs a kernel launched in clusters: "
+                              "T.Kernel(..., cluster_dims=...)")
+    return dims
+
+
 def _every_thread(gen, node, what: str) -> None:
     from .warp_groups import in_every_thread
 
-    gen.require_kernel(node, what)
-    if cluster_kernel(gen) is None:
-        raise gen.error(node, f"{what} needs a kernel launched in clusters: "
-                              "T.Kernel(..., cluster_dims=...)")
+    require_clusters(gen, node, what)
     if gen.parallel_depth or not in_every_thread(gen):
         raise gen.error(node, f"{what} is a barrier of every thread of the cluster's blocks: "
                               "use it in the kernel's own code, which every thread runs (not in "
@@ -124,10 +131,6 @@ def rank(gen):
 
 def call_block_rank_in_cluster(gen, node):
     bind_args(gen, node, cluster.block_rank_in_cluster)
-    what = "T.block_rank_in_cluster"
-    gen.require_kernel(node, what)
-    if cluster_kernel(gen) is None:
-        raise gen.error(node, f"{what} needs a kernel launched in clusters: "
-                              "T.Kernel(..., cluster_dims=...)")
+    require_clusters(gen, node, "T.block_rank_in_cluster")
     with gen.loc(node):
         return Affine.leaf(rank(gen))

@@ -183,11 +183,22 @@ def _wait(gen, node, fn, what: str) -> None:
 
 
 def _arrive(gen, node, fn, what: str, unsupported=None, mbarrier_arg: str = "mbarrier") -> None:
+    """Every thread that runs it arrives once at the barrier; with a `cta_id`
+    (T.mbarrier_arrive's) at that barrier of another block of the cluster."""
     gen.require_kernel(node, what)
     if gen.parallel_depth:
         raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
     a = bind_args(gen, node, fn, unsupported)
     buf, index = _barrier(gen, a[mbarrier_arg], what)
+    cta = a.get("cta_id")
+    if cta is not None and not (isinstance(cta, ast.Constant) and cta.value is None):
+        if gen.pending_tma:
+            raise gen.error(gen.pending_tma[0][0], "T.tma_copy's barrier gets no "
+                                                   "T.barrier_arrive of this block after it "
+                                                   f"({what} at line {node.lineno} arrives at "
+                                                   "another block's)")
+        _remote_arrive(gen, node, cta, buf, index, what)
+        return
     key = (id(buf), ast.dump(a[mbarrier_arg]))
     for copy_node, copy_key in gen.pending_tma:
         if copy_key != key:
@@ -197,6 +208,30 @@ def _arrive(gen, node, fn, what: str, unsupported=None, mbarrier_arg: str = "mba
     gen.pending_tma = []
     with gen.loc(node):
         tile.BarrierArriveOp(buf.value, index)
+
+
+def _remote_arrive(gen, node, cta_node, buf, index, what: str) -> None:
+    """An arrival at barrier `index` of `buf` in block `cta_node` of the
+    cluster: its shared memory through mapa, a release at cluster scope after
+    a fence of the thread's async-proxy accesses (as a local arrival has)."""
+    from .cluster import require_clusters
+
+    size = math.prod(require_clusters(gen, cta_node, f"{what}'s cta_id"))
+    cta = gen.eval(cta_node)
+    if isinstance(cta, int) and not isinstance(cta, bool) and not 0 <= cta < size:
+        raise gen.error(cta_node, f"{what}: cta_id {cta} is not a block of this cluster of "
+                                  f"{size}")
+    i32 = ir.IntegerType.get_signless(32)
+    with gen.loc(node):
+        cta = arith.index_cast(i32, gen.index(cta, cta_node, "cta_id"))
+        local = tile.SharedPtrOp(ir.Type.parse("!llvm.ptr<3>"), buf.value, [index]).result
+        remote = ir.Operation.create("nvvm.mapa", results=[ir.Type.parse("!llvm.ptr<7>")],
+                                     operands=[local, cta]).result
+        ir.Operation.create("nvvm.fence.proxy", attributes={
+            "kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+            "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
+        ir.Operation.create("nvvm.mbarrier.arrive", operands=[remote],
+                            attributes={"scope": ir.Attribute.parse("#nvvm.mem_scope<cluster>")})
 
 
 def call_barrier_wait(gen, node):
@@ -212,51 +247,7 @@ def call_barrier_arrive(gen, node):
 
 
 def call_mbarrier_arrive(gen, node):
-    what = "T.mbarrier_arrive"
-    a = bind_args(gen, node, warp_specialize.mbarrier_arrive)
-    cta = a["cta_id"]
-    if isinstance(cta, ast.Constant) and cta.value is None:  # this block's barrier
-        _arrive(gen, node, warp_specialize.mbarrier_arrive, what)
-    else:
-        _remote_arrive(gen, node, a, what)
-
-
-def _remote_arrive(gen, node, a, what: str) -> None:
-    """T.mbarrier_arrive(bar, cta_id=c): every thread that runs it arrives
-    once at barrier `bar` of block c of the cluster (its shared memory through
-    mapa; release at cluster scope, after a fence of its async-proxy reads)."""
-    from . import cluster
-
-    gen.require_kernel(node, what)
-    if gen.parallel_depth:
-        raise gen.error(node, f"{what} runs once per thread: it cannot be inside T.Parallel")
-    dims = cluster.cluster_kernel(gen)
-    if dims is None:
-        raise gen.error(a["cta_id"], f"{what}: cta_id names a block of the cluster, but this "
-                                     "kernel is not launched in clusters "
-                                     "(T.Kernel(..., cluster_dims=...))")
-    size = math.prod(dims)
-    cta = gen.eval(a["cta_id"])
-    if isinstance(cta, int) and not isinstance(cta, bool) and not 0 <= cta < size:
-        raise gen.error(a["cta_id"], f"{what}: cta_id {cta} is not a block of this cluster of "
-                                     f"{size}")
-    buf, index = _barrier(gen, a["mbarrier"], what)
-    if gen.pending_tma:
-        raise gen.error(gen.pending_tma[0][0], "T.tma_copy's barrier gets no T.barrier_arrive "
-                                               f"of this block after it ({what} at line "
-                                               f"{node.lineno} arrives at another block's)")
-    i32 = ir.IntegerType.get_signless(32)
-    with gen.loc(node):
-        cta = arith.index_cast(i32, gen.index(cta, a["cta_id"], "cta_id"))
-        shared = ir.Type.parse("!llvm.ptr<3>")
-        local = tile.SharedPtrOp(shared, buf.value, [index]).result
-        remote = ir.Operation.create("nvvm.mapa", results=[ir.Type.parse("!llvm.ptr<7>")],
-                                     operands=[local, cta]).result
-        ir.Operation.create("nvvm.fence.proxy", attributes={
-            "kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
-            "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
-        ir.Operation.create("nvvm.mbarrier.arrive", operands=[remote],
-                            attributes={"scope": ir.Attribute.parse("#nvvm.mem_scope<cluster>")})
+    _arrive(gen, node, warp_specialize.mbarrier_arrive, "T.mbarrier_arrive")
 
 
 _TMA_COPY_UNSUPPORTED = {
@@ -268,15 +259,10 @@ _TMA_COPY_UNSUPPORTED = {
 
 def _cluster_mask(gen, node) -> int:
     """T.tma_copy's cluster_mask: a compile-time bit mask of the kernel's cluster."""
-    from . import cluster
+    from .cluster import require_clusters
 
+    size = math.prod(require_clusters(gen, node, "T.tma_copy's cluster_mask"))
     mask = gen.eval_static(node)
-    dims = cluster.cluster_kernel(gen)
-    if dims is None:
-        raise gen.error(node, "T.tma_copy's cluster_mask multicasts to blocks of a cluster, but "
-                              "this kernel is not launched in clusters "
-                              "(T.Kernel(..., cluster_dims=...))")
-    size = math.prod(dims)
     if isinstance(mask, bool) or not isinstance(mask, int) or not 0 < mask < 1 << size:
         raise gen.error(node, f"T.tma_copy's cluster_mask must be a compile-time bit mask of "
                               f"this cluster's {size} blocks (1 to {(1 << size) - 1}), got "

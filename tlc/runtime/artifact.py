@@ -274,7 +274,7 @@ class Kernel:
                     f"{_show_symbols(symbols)} is outside [0, {MAX_GRID[axis]}]")
             dims.append(n)
         for axis, (n, c) in enumerate(zip(dims, self.cluster_dims)):
-            if n % c:
+            if c > 1 and n % c:
                 raise ArgumentError(
                     f"{self.name}: grid dim {'xyz'[axis]} = {self._grid_code[axis].source!r} = "
                     f"{n} with {_show_symbols(symbols)} is not whole clusters of {c} "
