@@ -404,6 +404,11 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
       auto load = dyn_cast<memref::LoadOp>(op);
       auto type = cast<MemRefType>(memref.getType());
       Place place = getPlace(type);
+      // A fragment indexed by the loop's own indices in order: a run of the
+      // loop's registers is a run of its registers, whatever their width.
+      if (place == Place::Fragment && !isa<memref::AtomicRMWOp>(op) &&
+          llvm::equal(indices, body.getArguments()))
+        continue;
       if ((place != Place::Global && place != Place::Shared) || indices.empty() ||
           type.getElementTypeBitWidth() < 8 || type.getElementTypeBitWidth() % 8)
         return 1;

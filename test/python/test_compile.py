@@ -670,6 +670,45 @@ def test_parallel_over_global_tensors_moves_16_byte_runs(tmp_path):
         np.testing.assert_array_equal(c, a + b)
 
 
+def parallel_fragment_round_trip(m, n, dtype):
+    """A T.Parallel loading a global tile into a float32 fragment, then one
+    storing it back scaled: each thread's registers hold runs of consecutive
+    elements, which both loops move as vectors."""
+    import tlc.language as T
+
+    rows = T.dynamic("rows")
+
+    @T.prim_func
+    def round_trip(A: T.Tensor((rows, n), dtype), B: T.Tensor((rows, n), dtype)):
+        with T.Kernel(T.ceildiv(rows, m), threads=128) as bx:
+            f = T.alloc_fragment((m, n), "float32")
+            for i, j in T.Parallel(m, n):
+                f[i, j] = A[bx * m + i, j]
+            for i, j in T.Parallel(m, n):
+                B[bx * m + i, j] = f[i, j] * 2.0 + 1.0
+    return round_trip
+
+
+@pytest.mark.parametrize("dtype, vectors", [("float16", ("v4.b16", "v2.b32")),
+                                            ("float32", ("v4.b32", "v4.f32"))])
+def test_parallel_between_global_and_fragment_moves_runs(dtype, vectors, tmp_path):
+    # Each thread holds runs of 4 consecutive float32 registers: 8- (fp16) or
+    # 16-byte (fp32) global accesses instead of one element at a time (64 x
+    # 256 elements on 128 threads: 32 runs a thread each way).
+    prim = parallel_fragment_round_trip(64, 256, dtype)
+    code = tlc.compile(prim, target="sm_90a").get_kernel_source()
+    accesses = re.findall(r"\b(ld|st)\.global\.([\w.]+)", code)
+    assert {(op, kind) for op, kind in accesses} <= {(op, v) for op in ("ld", "st")
+                                                     for v in vectors}, code
+    assert sum(op == "ld" for op, _ in accesses) == 32, code
+    assert sum(op == "st" for op, _ in accesses) == 32, code
+    ptxas_ok(code, tmp_path)
+    a = np.random.default_rng(7).standard_normal((100, 256)).astype(dtype)
+    b = np.zeros_like(a)
+    tlc.interpret(prim, a, b)
+    np.testing.assert_array_equal(b, (a.astype(np.float32) * 2 + 1).astype(dtype))
+
+
 def test_parallel_runs_into_shared_with_a_row_scale(tmp_path):
     # Global -> swizzled shared in 16-byte runs (a gemm operand's buffer), each
     # row scaled by a value of a vector the run shares, then copied out.

@@ -123,7 +123,10 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     });
     if (mismatch.wasInterrupted())
       return failure();
-    if (int64_t width = runWidth(loop, *layout); width > 1)
+    // Fragments only in the loop's own layout (f[i, j]): register r of the
+    // loop is register r of the fragment.
+    if (int64_t width = runWidth(loop, *layout);
+        width > 1 && rowAccesses.empty() && privateAccesses.empty() && outerAccesses.empty())
       return vectorized(loop, *layout, width, rewriter);
 
     // Atomic adds a run of registers at a time (atomicRunWidth): the lanes
@@ -230,12 +233,15 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
   }
 
-  /// The run of consecutive registers a thread holds along the loop's last
-  /// dimension (consecutive elements from a multiple of the run), when the
-  /// body can move it as one vector (parallelVectorWidth); else 1.
+  /// The longest run of consecutive registers a thread holds along the
+  /// loop's last dimension (consecutive elements from a multiple of the run)
+  /// that the body can move as one vector (parallelVectorWidth: a layout
+  /// placed by a fragment may hold shorter runs than that); else 1.
   static int64_t runWidth(ParallelOp loop, LayoutAttr layout) {
     int64_t width = std::min<int64_t>(parallelVectorWidth(loop), layout.getRegs());
-    return width >= 2 && holdsRuns(layout, width) ? width : 1;
+    while (width >= 2 && !holdsRuns(layout, width))
+      width /= 2;
+    return std::max<int64_t>(width, 1);
   }
 
   /// Whether every thread's registers, in runs of `width` from register 0,
@@ -314,7 +320,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   }
 
   /// The body once per run of `width` registers: loads and stores of the
-  /// run as one guarded vector access (as tile copies make them), arithmetic
+  /// run as one guarded vector access (as tile copies make them), a
+  /// fragment's as the run's registers gathered into a vector, arithmetic
   /// on vectors, values the run shares (indices, constants) as scalars.
   LogicalResult vectorized(ParallelOp loop, LayoutAttr layout, int64_t width,
                            ConversionPatternRewriter &b) const {
@@ -345,7 +352,35 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
           return mapped;
         return vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem), mapped);
       };
+      // The run's registers of a fragment.
+      auto fragmentRegs = [&](Value memref) {
+        std::optional<Fragment> fragment = fragmentOf(memref, b.getRemappedValue(memref));
+        return fragment ? fragment->regs : Value();
+      };
+      auto reg = [&](Location at, int64_t e) {
+        return arith::ConstantIndexOp::create(b, at, r + e).getResult();
+      };
       for (Operation &op : body) {
+        if (auto load = dyn_cast<memref::LoadOp>(op); load && fragmentRegs(load.getMemRef())) {
+          Value regs = fragmentRegs(load.getMemRef());
+          SmallVector<Value> lanes;
+          for (int64_t e = 0; e < width; ++e)
+            lanes.push_back(memref::LoadOp::create(b, op.getLoc(), regs, reg(op.getLoc(), e)));
+          Value vec = vector::FromElementsOp::create(
+              b, op.getLoc(), VectorType::get({width}, load.getType()), lanes);
+          mapping.map(load.getResult(), vec);
+          runs.insert(vec);
+          continue;
+        }
+        if (auto store = dyn_cast<memref::StoreOp>(op); store && fragmentRegs(store.getMemRef())) {
+          Value regs = fragmentRegs(store.getMemRef());
+          Value vec = vectorOf(store.getValue(), store.getValue().getType());
+          for (int64_t e = 0; e < width; ++e)
+            memref::StoreOp::create(b, op.getLoc(),
+                                    vector::ExtractOp::create(b, op.getLoc(), vec, e), regs,
+                                    reg(op.getLoc(), e));
+          continue;
+        }
         if (auto load = dyn_cast<memref::LoadOp>(op)) {
           SmallVector<Value> at;
           for (Value i : load.getIndices())
