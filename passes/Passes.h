@@ -143,8 +143,9 @@ LogicalResult verifyMbarrierProtocol(KernelOp kernel);
 
 /// The run of elements (a power of two, 16 bytes at most, 1 when none) each
 /// thread of `loop` can take at once along its last dimension: a loop over
-/// global tensors and shared buffers (no local buffer; fragments only as
-/// f[i, j], indexed by the loop's indices in order, which set no limit),
+/// global tensors, shared buffers and fragments (no local buffer; fragments
+/// only as f[i, j], indexed by the loop's indices in order, or read at an
+/// element the run shares, m[i]: registers, which set no limit),
 /// every access indexed by the last loop index in its last position (`x + j`,
 /// x of a known multiple of the run) and by the others elsewhere, or a load
 /// not indexed by it at all (shared by the run), everything else

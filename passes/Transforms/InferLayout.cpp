@@ -405,10 +405,20 @@ int64_t mlir::tile::parallelVectorWidth(ParallelOp loop) {
       auto type = cast<MemRefType>(memref.getType());
       Place place = getPlace(type);
       // A fragment indexed by the loop's own indices in order: a run of the
-      // loop's registers is a run of its registers, whatever their width.
-      if (place == Place::Fragment && !isa<memref::AtomicRMWOp>(op) &&
-          llvm::equal(indices, body.getArguments()))
-        continue;
+      // loop's registers is a run of its registers, whatever their width
+      // (vectors of registers: pairs of 16-bit values are one f16x2 or bf16x2
+      // instruction, and of float32 values one fp8 conversion); a row vector
+      // read without the last index (scale[i] in a loop over (i, j)), or a
+      // fragment every thread holds read at an element the run shares (s[0]):
+      // one register for the whole run.
+      if (place == Place::Fragment && !isa<memref::AtomicRMWOp>(op)) {
+        if (llvm::equal(indices, body.getArguments())) {
+          ++accesses;
+          continue;
+        }
+        if (load && llvm::none_of(indices, [&](Value i) { return dependsOn(i, j, body); }))
+          continue;
+      }
       if ((place != Place::Global && place != Place::Shared) || indices.empty() ||
           type.getElementTypeBitWidth() < 8 || type.getElementTypeBitWidth() % 8)
         return 1;

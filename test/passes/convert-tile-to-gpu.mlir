@@ -35,16 +35,17 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // -----
 
 // A fragment's view is its allocation's registers (the loop over the 4 x 4
-// x 32 view reads and writes the alloca, no tile.view left); a loop over
+// x 32 view reads and writes the alloca, its 4 consecutive registers as one
+// vector, no tile.view left); a loop over
 // (j, k) reading acc[k, j] reads the same registers by constant index; a copy
 // of the fragment's first 2 rows stores each register under `row < 2`.
 // CHECK-LABEL: gpu.func @fragment_views
 // CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK-NOT: tile.view
 // CHECK: vector.store %{{.*}}, %[[REGS]][%c0]
-// CHECK: %[[X:.*]] = memref.load %[[REGS]][%c0] : memref<4xf32>
-// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[X]] : f32
-// CHECK-NEXT: memref.store %[[Y]], %[[REGS]][%c0] : memref<4xf32>
+// CHECK: %[[X:.*]] = vector.load %[[REGS]][%c0] : memref<4xf32>, vector<4xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[X]], %[[X]] : vector<4xf32>
+// CHECK-NEXT: vector.store %[[Y]], %[[REGS]][%c0] : memref<4xf32>, vector<4xf32>
 // CHECK: %[[T:.*]] = memref.load %[[REGS]][%c0] : memref<4xf32>
 // CHECK: memref.store %[[T]], %arg1[
 // CHECK: arith.cmpi ult, %[[ROW:.*]], %c2 : index
@@ -99,15 +100,16 @@ module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {
 // -----
 
 // A static, aligned tensor needs no element-wise fallback; writes are masked
-// by the bounds alone. The parallel loop runs on the thread's registers.
+// by the bounds alone. The parallel loop runs on the thread's registers, its
+// run of 4 as one vector.
 // CHECK-LABEL: gpu.func @double
 // CHECK-NOT: arith.remui
 // CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<100x128xf32>, vector<4xf32>
-// CHECK: memref.load %[[REGS]][%c0] : memref<4xf32>
-// CHECK: arith.addf
-// CHECK: memref.store %{{.*}}, %[[REGS]][%c0] : memref<4xf32>
-// CHECK: memref.load %[[REGS]][%c3] : memref<4xf32>
+// CHECK: %[[X:.*]] = vector.load %[[REGS]][%c0] : memref<4xf32>, vector<4xf32>
+// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[X]], %[[X]] : vector<4xf32>
+// CHECK-NEXT: vector.store %[[Y]], %[[REGS]][%c0] : memref<4xf32>, vector<4xf32>
+// CHECK: vector.load %[[REGS]][%c0] {alignment = 16 : i64} : memref<4xf32>, vector<4xf32>
 // CHECK: scf.if
 // CHECK-NEXT: vector.store %{{.*}} {alignment = 16 : i64} : memref<100x128xf32>, vector<4xf32>
 module attributes {gpu.container_module, tile.target = #tile.target<"sm_80">} {

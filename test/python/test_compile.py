@@ -709,6 +709,37 @@ def test_parallel_between_global_and_fragment_moves_runs(dtype, vectors, tmp_pat
     np.testing.assert_array_equal(b, (a.astype(np.float32) * 2 + 1).astype(dtype))
 
 
+def test_parallel_with_a_row_vector_moves_runs(tmp_path):
+    # Y = X * scale[i] + the row's own bias through fragments: a row vector read
+    # without the last index is one register for each thread's run, so the loop
+    # still moves its runs of the fragment as vectors (16-byte stores).
+    import tlc.language as T
+
+    @T.prim_func
+    def row_scaled(X: T.Tensor((64, 128), "float32"), S: T.Tensor((64,), "float32"),
+                   Y: T.Tensor((64, 128), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((64, 128), "float32")
+            scale = T.alloc_fragment((64,), "float32")
+            T.copy(X, x)
+            T.reduce_max(x, scale, dim=1)
+            for i in T.Parallel(64):
+                scale[i] = scale[i] + S[i]
+            for i, j in T.Parallel(64, 128):
+                Y[i, j] = x[i, j] * scale[i]
+
+    code = tlc.compile(row_scaled, target="sm_90a").get_kernel_source()
+    stores = re.findall(r"\bst\.global\.([\w.]+)", code)
+    assert stores and all(kind.startswith("v4") for kind in stores), stores
+    ptxas_ok(code, tmp_path)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, 128)).astype(np.float32)
+    scale = rng.standard_normal(64).astype(np.float32)
+    y = np.zeros_like(x)
+    tlc.interpret(row_scaled, x, scale, y)
+    np.testing.assert_allclose(y, x * (x.max(axis=1) + scale)[:, None], rtol=1e-6)
+
+
 def test_parallel_runs_into_shared_with_a_row_scale(tmp_path):
     # Global -> swizzled shared in 16-byte runs (a gemm operand's buffer), each
     # row scaled by a value of a vector the run shares, then copied out.

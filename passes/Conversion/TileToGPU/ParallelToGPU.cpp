@@ -123,11 +123,23 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     });
     if (mismatch.wasInterrupted())
       return failure();
-    // Fragments only in the loop's own layout (f[i, j]): register r of the
-    // loop is register r of the fragment.
+    // Fragments only in the loop's own layout (f[i, j]: register r of the
+    // loop is register r of the fragment) or as row vectors one register of
+    // which each run reads.
+    // Whole fragments every thread holds (privateAccesses) only read at an
+    // element the run shares (s[0], s[i]).
+    Value last = body.getArguments().empty() ? Value() : body.getArguments().back();
     if (int64_t width = runWidth(loop, *layout);
-        width > 1 && rowAccesses.empty() && privateAccesses.empty() && outerAccesses.empty())
-      return vectorized(loop, *layout, width, rewriter);
+        width > 1 && outerAccesses.empty() &&
+        llvm::all_of(privateAccesses, [&](Operation *op) {
+          auto load = dyn_cast<memref::LoadOp>(op);
+          return load && privateAccess(op) == PrivateAccess::WholeTile &&
+                 !llvm::is_contained(load.getIndices(), last);
+        }) &&
+        llvm::all_of(rowAccesses, [&](auto &access) {
+          return sharedByRuns(access.second, width);
+        }))
+      return vectorized(loop, *layout, width, rowAccesses, privateAccesses, rewriter);
 
     // Atomic adds a run of registers at a time (atomicRunWidth): the lanes
     // of each body add, collected over the run's registers.
@@ -244,6 +256,15 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     return std::max<int64_t>(width, 1);
   }
 
+  /// Whether each run of `width` registers from register 0 reads one row
+  /// register (`rowRegs`: the row register each loop register reads).
+  static bool sharedByRuns(ArrayRef<int64_t> rowRegs, int64_t width) {
+    for (size_t r = 0; r < rowRegs.size(); ++r)
+      if (rowRegs[r] != rowRegs[r - r % width])
+        return false;
+    return true;
+  }
+
   /// Whether every thread's registers, in runs of `width` from register 0,
   /// hold consecutive elements of the last dimension from a multiple of it.
   static bool holdsRuns(LayoutAttr layout, int64_t width) {
@@ -324,6 +345,8 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
   /// fragment's as the run's registers gathered into a vector, arithmetic
   /// on vectors, values the run shares (indices, constants) as scalars.
   LogicalResult vectorized(ParallelOp loop, LayoutAttr layout, int64_t width,
+                           const DenseMap<Operation *, SmallVector<int64_t>> &rowAccesses,
+                           ArrayRef<Operation *> wholeReads,
                            ConversionPatternRewriter &b) const {
     Block &body = loop.getBody().front();
     Location loc = loop.getLoc();
@@ -357,28 +380,44 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         std::optional<Fragment> fragment = fragmentOf(memref, b.getRemappedValue(memref));
         return fragment ? fragment->regs : Value();
       };
-      auto reg = [&](Location at, int64_t e) {
-        return arith::ConstantIndexOp::create(b, at, r + e).getResult();
+      auto firstReg = [&](Location at) {
+        return ValueRange{arith::ConstantIndexOp::create(b, at, r).getResult()};
       };
       for (Operation &op : body) {
+        if (llvm::is_contained(wholeReads, &op)) {
+          // A fragment every thread holds whole, at an element the run shares.
+          auto load = cast<memref::LoadOp>(op);
+          SmallVector<Value> at;
+          for (Value i : load.getIndices())
+            at.push_back(mapping.lookupOrDefault(i));
+          Value reg = ownRegister(b, op.getLoc(), load.getMemRef(), at);
+          mapping.map(load.getResult(),
+                      memref::LoadOp::create(b, op.getLoc(), fragmentRegs(load.getMemRef()), reg)
+                          .getResult());
+          continue;
+        }
+        if (auto row = rowAccesses.find(&op); row != rowAccesses.end()) {
+          // A row vector's register the whole run reads (sharedByRuns).
+          auto load = cast<memref::LoadOp>(op);
+          Value at = arith::ConstantIndexOp::create(b, op.getLoc(), row->second[r]);
+          mapping.map(load.getResult(),
+                      memref::LoadOp::create(b, op.getLoc(), fragmentRegs(load.getMemRef()), at)
+                          .getResult());
+          continue;
+        }
+        // A fragment in the loop's layout: the run's registers, consecutive.
         if (auto load = dyn_cast<memref::LoadOp>(op); load && fragmentRegs(load.getMemRef())) {
-          Value regs = fragmentRegs(load.getMemRef());
-          SmallVector<Value> lanes;
-          for (int64_t e = 0; e < width; ++e)
-            lanes.push_back(memref::LoadOp::create(b, op.getLoc(), regs, reg(op.getLoc(), e)));
-          Value vec = vector::FromElementsOp::create(
-              b, op.getLoc(), VectorType::get({width}, load.getType()), lanes);
+          Value vec = vector::LoadOp::create(b, op.getLoc(),
+                                             VectorType::get({width}, load.getType()),
+                                             fragmentRegs(load.getMemRef()), firstReg(op.getLoc()));
           mapping.map(load.getResult(), vec);
           runs.insert(vec);
           continue;
         }
         if (auto store = dyn_cast<memref::StoreOp>(op); store && fragmentRegs(store.getMemRef())) {
-          Value regs = fragmentRegs(store.getMemRef());
-          Value vec = vectorOf(store.getValue(), store.getValue().getType());
-          for (int64_t e = 0; e < width; ++e)
-            memref::StoreOp::create(b, op.getLoc(),
-                                    vector::ExtractOp::create(b, op.getLoc(), vec, e), regs,
-                                    reg(op.getLoc(), e));
+          vector::StoreOp::create(b, op.getLoc(),
+                                  vectorOf(store.getValue(), store.getValue().getType()),
+                                  fragmentRegs(store.getMemRef()), firstReg(op.getLoc()));
           continue;
         }
         if (auto load = dyn_cast<memref::LoadOp>(op)) {
