@@ -26,10 +26,13 @@ Two kernels, one block per tile of C each:
   wgmma consumers).
 - `blocksparse_gemm_masked` reads the boolean mask directly, as TileLang's
   block-sparse example writes it: the loop runs over every K slice and an `if`
-  on `mask[i, j, k]` guards the copies and the gemm, so skipped slices issue
-  no loads, but each still takes a loop iteration. tlc does not yet pipeline
-  copies under an `if` (it loads those tiles synchronously in their own
-  iteration, correct but without overlap), so prefer the lists.
+  on `mask[i, j, k]` guards the copies and the gemm. The copies at the top of
+  that `if` are pipelined on its condition: on sm_90a a TMA producer
+  warpgroup and the wgmma consumers both read the mask, and only the slices
+  it selects take a stage, so a skipped slice costs a mask read; elsewhere
+  cp.async loads are issued ahead only for selected slices, but every slice
+  still takes a loop iteration with its wait and barrier. The gemm under the
+  `if` is waited for in its iteration.
 
 M, N and K need not be multiples of the blocks (the copies read zeros past the
 edges and the store is masked).

@@ -55,11 +55,15 @@ static constexpr llvm::StringLiteral kNoRegisterMovesAttr = "tile.no_register_mo
 namespace {
 
 /// A global -> shared copy at the top of a pipelined body, and the pure ops
-/// in the body that compute its operands (from the induction variable).
+/// in the body that compute its operands (from the induction variable). A
+/// copy at the top of a top-level `if` (TileLang's block-sparse loop:
+/// `if mask[k]: copy; copy; gemm`) is one too, made on that `if`'s
+/// condition: `cond`, whose ops `slice` holds as well.
 struct Producer {
   CopyOp copy;
   AllocSharedOp buffer;
   SetVector<Operation *> slice;
+  Value cond;
 };
 
 /// The local buffer (T.alloc_var / T.alloc_local: per-thread) `op` loads
@@ -112,9 +116,10 @@ bool isPreludeLocalLoad(Operation *op, const DenseSet<Operation *> &prelude, Blo
 /// (loads of read-only global tensors excepted: copies whose start is read
 /// at run time from a table; and loads of local buffers the loop does not
 /// write: a start computed before the loop into a T.alloc_var).
-bool collectSlice(Value value, Block &body, SetVector<Operation *> &slice) {
+bool collectSlice(Value value, Block &body, SetVector<Operation *> &slice,
+                  Block *inner = nullptr) {
   Operation *def = value.getDefiningOp();
-  if (!def || def->getBlock() != &body)
+  if (!def || (def->getBlock() != &body && def->getBlock() != inner))
     return true; // defined outside the loop, or the induction variable
   Value local = localLoaded(def);
   Operation *loop = body.getParentOp();
@@ -124,10 +129,26 @@ bool collectSlice(Value value, Block &body, SetVector<Operation *> &slice) {
   if (!isPure(def) && !isReadOnlyGlobalLoad(def) && !invariantLocal)
     return false;
   for (Value operand : def->getOperands())
-    if (!collectSlice(operand, body, slice))
+    if (!collectSlice(operand, body, slice, inner))
       return false;
   slice.insert(def);
   return true;
+}
+
+/// The copies at the top of `guard`'s then-block, a top-level `if` of
+/// `loop`'s body without results or else branch: those before its first op
+/// that is neither a copy nor pure.
+SmallVector<CopyOp> leadingCopies(scf::IfOp guard) {
+  SmallVector<CopyOp> copies;
+  if (guard.getNumResults() || !guard.getElseRegion().empty())
+    return copies;
+  for (Operation &op : guard.thenBlock()->without_terminator()) {
+    if (auto copy = dyn_cast<CopyOp>(op))
+      copies.push_back(copy);
+    else if (!isPure(&op))
+      break;
+  }
+  return copies;
 }
 
 /// The producers of `loop`, or none when the loop does not have the shape
@@ -136,30 +157,59 @@ SmallVector<Producer> findProducers(PipelinedOp loop) {
   Block &body = loop.getBody().front();
   SmallVector<Producer> producers;
   DenseSet<Operation *> buffers;
-  for (Operation &op : body) {
-    auto copy = dyn_cast<CopyOp>(&op);
-    if (!copy)
-      continue;
+  auto consider = [&](CopyOp copy, scf::IfOp guard) {
     auto buffer = copy.getDst().getDefiningOp<AllocSharedOp>();
     MemRefType src = copy.getSrc().getType();
     if (!buffer || isViewed(buffer) || getPlace(src) != Place::Global || copy.getAsync() ||
-        src.getElementType() != buffer.getType().getElementType() ||
+        copy.getPred() || src.getElementType() != buffer.getType().getElementType() ||
         buffers.contains(buffer))
-      continue;
-    // Every use of the buffer is in this loop, none before the copy.
+      return;
+    // Every use of the buffer is in this loop, none before the copy; under an
+    // `if`, all in its then-block (on iterations it skips, nothing reads the
+    // stage the skipped copy would have filled).
+    Block *at = copy->getBlock();
     bool ok = llvm::all_of(buffer->getUses(), [&](OpOperand &use) {
-      Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+      Operation *user = at->findAncestorOpInBlock(*use.getOwner());
       return user && (user == copy || copy->isBeforeInBlock(user));
     });
-    Producer p{copy, buffer, {}};
+    Producer p{copy, buffer, {}, Value()};
+    Block *inner = guard ? guard.thenBlock() : nullptr;
     for (Value operand : copy->getOperands())
-      ok &= collectSlice(operand, body, p.slice);
+      ok &= collectSlice(operand, body, p.slice, inner);
+    if (guard) {
+      p.cond = guard.getCondition();
+      ok &= collectSlice(p.cond, body, p.slice);
+    }
     if (!ok)
-      continue;
+      return;
     buffers.insert(buffer);
     producers.push_back(std::move(p));
+  };
+  for (Operation &op : body) {
+    if (auto copy = dyn_cast<CopyOp>(&op))
+      consider(copy, scf::IfOp());
+    else if (auto guard = dyn_cast<scf::IfOp>(&op))
+      for (CopyOp copy : leadingCopies(guard))
+        consider(copy, guard);
   }
   return producers;
+}
+
+/// Clones `loop`'s body at `b` (but the producers' copies, which the
+/// pipeline issues itself) with `mapping`.
+void cloneBody(OpBuilder &b, PipelinedOp loop, ArrayRef<Producer> producers,
+               IRMapping &mapping) {
+  DenseSet<Operation *> skip;
+  for (const Producer &p : producers)
+    if (!p.cond)
+      skip.insert(p.copy);
+  for (Operation &op : loop.getBody().front())
+    if (!skip.contains(&op))
+      b.clone(op, mapping);
+  // Copies under an `if` came with it.
+  for (const Producer &p : producers)
+    if (p.cond)
+      mapping.lookup(CopyOp(p.copy).getOperation())->erase();
 }
 
 /// Emits the producers' copies for iteration `iv`, into stage `stage`, as
@@ -189,6 +239,14 @@ void issue(OpBuilder &b, ArrayRef<Producer> producers, Value oldIv, Value iv,
                                                      eb.getZeroAttr(type))
                                .getResult());
       mapping.map(op->getResult(0), read.getResult(0));
+    }
+    // A copy the program's `if` skips is not issued (its stage, which that
+    // `if` keeps its readers from, is left as it was).
+    OpBuilder::InsertionGuard guard(b);
+    if (p.cond) {
+      auto skip = scf::IfOp::create(b, p.copy.getLoc(), mapping.lookup(p.cond),
+                                    /*withElseRegion=*/false);
+      b.setInsertionPoint(skip.thenBlock()->getTerminator());
     }
     AllocSharedOp all = staged.lookup(p.buffer);
     Value view = StageOp::create(b, p.copy.getLoc(), p.buffer.getType(), all, stage);
@@ -305,12 +363,7 @@ void pipeline(PipelinedOp loop, ArrayRef<Producer> producers) {
   for (Producer p : producers)
     mapping.map(p.buffer.getResult(),
                 StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], stage));
-  DenseSet<Operation *> skip;
-  for (Producer p : producers)
-    skip.insert(p.copy);
-  for (Operation &op : loop.getBody().front())
-    if (!skip.contains(&op))
-      fb.clone(op, mapping);
+  cloneBody(fb, loop, producers, mapping);
   if (loop.getCopiesLast())
     guarded(fb, aheadIv, aheadStage);
   if (prefetching) {
@@ -463,6 +516,17 @@ bool isPersistent(PipelinedOp loop, const DenseSet<Operation *> &fromBlock) {
          });
 }
 
+/// Whether a warp-specialized `loop` with `producers` makes its kernel
+/// persistent: isPersistent, unless its copies are under the program's `if`
+/// (a block-sparse loop), whose tiles take data-dependent times that a
+/// static walk of the tiles would not balance, and whose iteration count
+/// is carried per tile.
+bool makesPersistent(PipelinedOp loop, ArrayRef<Producer> producers,
+                     const DenseSet<Operation *> &fromBlock) {
+  return isPersistent(loop, fromBlock) &&
+         llvm::none_of(producers, [](const Producer &p) { return bool(p.cond); });
+}
+
 /// The cluster mask each producer's copy of `loop` is multicast to, 0 for
 /// none: in a kernel launched in clusters along one grid dimension only (and no
 /// T.use_swizzle, which remaps the block indices the tiles come from), a
@@ -493,14 +557,15 @@ SmallVector<int64_t> multicastMasks(KernelOp kernel, PipelinedOp loop,
   if (llvm::any_of(loop->getOperands(), dependent))
     return masks;
   for (auto [n, p] : llvm::enumerate(producers))
-    if (llvm::none_of(CopyOp(p.copy).getSrcOffsets(), dependent))
+    if (!p.cond && llvm::none_of(CopyOp(p.copy).getSrcOffsets(), dependent))
       masks[n] = (int64_t(1) << dims.asArrayRef()[axis]) - 1;
   return masks;
 }
 
 /// Whether `loop` is warp-specialized: sm_90a, the only pipelined loop of
-/// its kernel and directly in its body, wgmma gemms only, every producer a
-/// TMA load, and the values the producers' copies need computed before the
+/// its kernel and directly in its body, wgmma gemms only (those under an
+/// `if` waited for there), every producer a TMA load (copies under an `if`
+/// all under the same one), and the values the producers' copies need computed before the
 /// loop without side effects (reads of tensors the kernel never writes
 /// count as none: a sequence length, a page table). Fills `tma` per producer.
 bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
@@ -519,10 +584,21 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
   // The program specializes its warpgroups itself (T.ws).
   if (kernel.walk([](WarpGroupsOp) { return WalkResult::interrupt(); }).wasInterrupted())
     return false;
-  auto gemms = loop.getBody().front().getOps<GemmOp>();
-  if (loops != 1 || gemms.empty() || llvm::any_of(gemms, [](GemmOp g) {
-        return !g.getMmaAttr() || g.getMmaAttr().getKind() != MmaKind::Wgmma;
+  // Gemms under the copies' `if` too, each waited for there (depth 0: the
+  // stage is released after the iteration).
+  SmallVector<GemmOp> gemms;
+  loop.getBody().walk([&](GemmOp g) { gemms.push_back(g); });
+  if (loops != 1 || gemms.empty() || llvm::any_of(gemms, [&](GemmOp g) {
+        return !g.getMmaAttr() || g.getMmaAttr().getKind() != MmaKind::Wgmma ||
+               (g->getParentOp() != loop.getOperation() && g.getMmaAttr().getDepth() != 0);
       }))
+    return false;
+  // Conditional copies: all on one condition, which the producer and the
+  // consumers both evaluate, each iteration where it holds taking the next
+  // stage; no wgmma group left pending across iterations.
+  Value cond = producers.front().cond;
+  if (llvm::any_of(producers, [&](const Producer &p) { return p.cond != cond; }) ||
+      (cond && pendingWgmma(loop) > 0))
     return false;
   for (Producer p : producers) {
     std::optional<TmaCopy> t = tmaCopy(p.copy, p.buffer);
@@ -536,7 +612,7 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
   // whose per-tile values are recomputed per tile.
   Block &body = kernel.getBody().front();
   DenseSet<Operation *> prelude;
-  if (!isPersistent(loop, blockDependent(body)))
+  if (!makesPersistent(loop, producers, blockDependent(body)))
     prelude = kernelPrelude(body);
   SmallVector<Value> needed;
   for (Producer p : producers) {
@@ -571,6 +647,9 @@ bool canWarpSpecialize(PipelinedOp loop, ArrayRef<Producer> producers,
 ///
 ///   producer, global iteration k, stage s = k % S:
 ///     tile.producer_acquire k; tile.tma_load per copy -> stage s
+///     (copies under the program's `if`: only the iterations whose condition
+///     holds, k counting those; the consumers wait for and release a stage
+///     in those iterations only)
 ///   consumer, iteration k:
 ///     tile.consumer_wait k; the body on stage s
 ///     tile.consumer_release k - D (D: the wgmma groups left pending;
@@ -587,7 +666,12 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   auto idx = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
 
   DenseSet<Operation *> fromBlock = blockDependent(body);
-  bool persistent = isPersistent(loop, fromBlock);
+  // Copies under the program's `if` (all under one: canWarpSpecialize).
+  bool conditional = bool(producers.front().cond);
+  SetVector<Operation *> condSlice;
+  if (conditional)
+    collectSlice(producers.front().cond, loop.getBody().front(), condSlice);
+  bool persistent = makesPersistent(loop, producers, fromBlock);
   // Copies the same in every block of the cluster are multicast: the
   // pipeline then releases each stage at every block of the mask.
   SmallVector<int64_t> masks = multicastMasks(kernel, loop, producers);
@@ -747,6 +831,37 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
     Value s = arith::RemSIOp::create(ob, loc, k, idx(ob, stages));
     return std::pair<Value, Value>{k, s};
   };
+  // The loop over a tile's iterations; `body` builds iteration iv's ops with
+  // its global iteration k and stage s. With the copies under the program's
+  // `if`, only the iterations whose condition holds use a stage: both roles
+  // count them alike (a loop-carried count, from the tile's first iteration),
+  // `condition` computing the iteration's condition first, which `body`
+  // gets as `taken` (null otherwise).
+  auto iterations = [&](OpBuilder &tb, const TileWork &work,
+                      function_ref<Value(OpBuilder &, Value)> condition,
+                      function_ref<void(OpBuilder &, Value, Value, Value, Value)> body) {
+    if (!conditional) {
+      auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step);
+      OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
+      Value iv = forOp.getInductionVar();
+      auto [k, s] = position(fb, iv, work.firstK, work.from);
+      body(fb, iv, k, s, Value());
+      return forOp;
+    }
+    // (Built in place: a body builder runs before the loop op exists, where
+    // the ops built look for their kernel.)
+    auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step, ValueRange{work.firstK});
+    Block *block = forOp.getBody();
+    OpBuilder fb = OpBuilder::atBlockEnd(block);
+    Value iv = forOp.getInductionVar(), k = forOp.getRegionIterArg(0);
+    Value taken = condition(fb, iv);
+    body(fb, iv, k, arith::RemSIOp::create(fb, loc, k, idx(fb, stages)), taken);
+    OpBuilder yb = OpBuilder::atBlockEnd(block);
+    Value next = arith::AddIOp::create(
+        yb, loc, k, arith::SelectOp::create(yb, loc, taken, idx(yb, 1), idx(yb, 0)));
+    scf::YieldOp::create(yb, loc, next);
+    return forOp;
+  };
 
   // Registers move from the producer to the consumers (setmaxnreg) in blocks
   // of three warpgroups or more. A block of two starts with the 255 registers
@@ -778,25 +893,39 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
           if (fromBlock.contains(op) && moved.contains(op) &&
               (isPure(op) || isReadOnlyGlobalLoad(op)) && !op->getNumRegions())
             tb.clone(*op, mapping);
-      auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step);
-      OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-      Value iv = forOp.getInductionVar();
-      auto [k, s] = position(fb, iv, work.firstK, work.from);
-      ProducerAcquireOp::create(fb, loc, pipe, k);
-      mapping.map(oldIv, iv);
-      for (size_t n = 0; n < producers.size(); ++n) {
-        Producer p = producers[n];
+      auto cloneSlice = [&](OpBuilder &fb, const Producer &p) {
         for (Operation *op : p.slice)
           if (!mapping.contains(op->getResult(0)))
             fb.clone(*op, mapping);
-        SmallVector<Value> coords;
-        for (Value o : p.copy.getSrcOffsets())
-          coords.push_back(mapping.lookupOrDefault(o));
-        Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
-        auto load = TmaLoadOp::create(fb, loc, maps[n], coords, view, pipe, k);
-        if (masks[n])
-          load->setAttr(kClusterMaskAttr, fb.getI64IntegerAttr(masks[n]));
-      }
+      };
+      // Copies under the program's `if` (canWarpSpecialize: all under one):
+      // their values first, the condition among them; iterations where it is
+      // false acquire no stage.
+      auto condition = [&](OpBuilder &fb, Value iv) {
+        mapping.map(oldIv, iv);
+        for (const Producer &p : producers)
+          cloneSlice(fb, p);
+        return mapping.lookup(producers.front().cond);
+      };
+      iterations(tb, work, condition, [&](OpBuilder &fb, Value iv, Value k, Value s, Value taken) {
+        mapping.map(oldIv, iv);
+        if (taken) {
+          auto loads = scf::IfOp::create(fb, loc, taken, /*withElseRegion=*/false);
+          fb.setInsertionPoint(loads.thenBlock()->getTerminator());
+        }
+        ProducerAcquireOp::create(fb, loc, pipe, k);
+        for (size_t n = 0; n < producers.size(); ++n) {
+          Producer p = producers[n];
+          cloneSlice(fb, p);
+          SmallVector<Value> coords;
+          for (Value o : p.copy.getSrcOffsets())
+            coords.push_back(mapping.lookupOrDefault(o));
+          Value view = StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s);
+          auto load = TmaLoadOp::create(fb, loc, maps[n], coords, view, pipe, k);
+          if (masks[n])
+            load->setAttr(kClusterMaskAttr, fb.getI64IntegerAttr(masks[n]));
+        }
+      });
     });
   }
 
@@ -829,25 +958,38 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
           continue;
         }
         afterLoop = true;
-        auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step);
-        OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
-        Value iv = forOp.getInductionVar();
-        auto [k, s] = position(fb, iv, work.firstK, work.from);
-        ConsumerWaitOp::create(fb, loc, pipe, k);
-        IRMapping inner = mapping;
-        inner.map(oldIv, iv);
-        DenseSet<Operation *> skip;
-        for (Producer p : producers) {
-          skip.insert(p.copy);
+        IRMapping inner;
+        // The condition of the copies' `if` (a conditional loop): the same
+        // values the producer computes.
+        auto condition = [&](OpBuilder &fb, Value iv) {
+          inner = mapping;
+          inner.map(oldIv, iv);
+          for (Operation *op : condSlice)
+            fb.clone(*op, inner);
+          return inner.lookup(producers.front().cond);
+        };
+        auto onlyIf = [&](OpBuilder &fb, Value taken, function_ref<void(OpBuilder &)> build) {
+          if (!taken)
+            return build(fb);
+          auto guard = scf::IfOp::create(fb, loc, taken, /*withElseRegion=*/false);
+          OpBuilder gb = OpBuilder::atBlockTerminator(guard.thenBlock());
+          build(gb);
+        };
+        auto forOp = iterations(tb, work, condition,
+                              [&](OpBuilder &fb, Value iv, Value k, Value s, Value taken) {
+        if (!taken) {
+          inner = mapping;
+          inner.map(oldIv, iv);
+        }
+        onlyIf(fb, taken, [&](OpBuilder &wb) { ConsumerWaitOp::create(wb, loc, pipe, k); });
+        for (Producer p : producers)
           inner.map(p.buffer.getResult(),
                     StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s));
-        }
-        for (Operation &op : loop.getBody().front())
-          if (!skip.contains(&op))
-            fb.clone(op, inner);
+        cloneBody(fb, loop, producers, inner);
         // Release the stage the gemms stopped reading: this iteration's, or
         // with D groups pending the one D iterations back (none before the
-        // kernel's iteration D; across tiles the count goes on).
+        // kernel's iteration D; across tiles the count goes on). A
+        // conditional loop has none pending (canWarpSpecialize).
         if (pending > 0) {
           Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
           Value seen = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0));
@@ -855,8 +997,9 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
           OpBuilder rb = OpBuilder::atBlockTerminator(release.thenBlock());
           ConsumerReleaseOp::create(rb, loc, pipe, back);
         } else {
-          ConsumerReleaseOp::create(fb, loc, pipe, k);
+          onlyIf(fb, taken, [&](OpBuilder &rb) { ConsumerReleaseOp::create(rb, loc, pipe, k); });
         }
+                              });
         tb.setInsertionPointAfter(forOp);
         if (pending > 0)
           NVVM::WgmmaWaitGroupSyncOp::create(tb, loc, 0);

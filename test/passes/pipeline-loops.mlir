@@ -201,6 +201,84 @@ func.func @paged_loop(%A: memref<512x64xf16>, %table: memref<8xi32>, %n: index) 
 
 // -----
 
+// Copies at the top of an `if` (TileLang's block-sparse loop: `if
+// mask[k]: copy; copy; gemm`) are pipelined on its condition: the copies of
+// an iteration ahead are issued only where its mask entry (read under the
+// trip-count predicate, as a table entry) holds, so a skipped block loads
+// nothing; the body keeps its `if`, now around the gemm on this iteration's
+// stage only.
+// CHECK-LABEL: func.func @masked_loop
+// CHECK: %[[P0:.*]] = arith.cmpi slt, %{{.*}}, %[[N:.*]] : index
+// CHECK: %[[E0:.*]] = scf.if %[[P0]] -> (i1) {
+// CHECK-NEXT: memref.load %arg1[%{{.*}}] : memref<8xi1>
+// CHECK: scf.if %[[E0]] {
+// CHECK-NEXT: tile.stage
+// CHECK-NEXT: tile.copy %arg0[%{{.*}}] [64, 32] to %{{.*}} if %[[P0]] {async}
+// CHECK: scf.if %[[E0]] {
+// CHECK-NEXT: tile.stage
+// CHECK-NEXT: tile.copy %arg0[%{{.*}}] [32, 64] to %{{.*}} if %[[P0]] {async}
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for %[[IV:.*]] =
+// CHECK:   nvvm.cp.async.wait.group 1
+// CHECK:   tile.copy {{.*}} {async}
+// CHECK:   tile.copy {{.*}} {async}
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK:   %[[M:.*]] = memref.load %arg1[%[[IV]]] : memref<8xi1>
+// CHECK:   scf.if %[[M]] {
+// CHECK-NOT: tile.copy
+// CHECK:     tile.gemm
+// CHECK:   }
+// CHECK: } {tile.num_stages = 3 : i64}
+func.func @masked_loop(%A: memref<256x256xf16>, %mask: memref<8xi1>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x32xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared : memref<32x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 3 {
+      %m = memref.load %mask[%k] : memref<8xi1>
+      scf.if %m {
+        %kk = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %kk] [64, 32] to %a[%c0, %c0] [64, 32] : memref<256x256xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
+        tile.copy %A[%kk, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<256x256xf16> to memref<32x64xf16, #gpu.address_space<workgroup>>
+        tile.gemm %a, %b, %c : memref<64x32xf16, #gpu.address_space<workgroup>>, memref<32x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A buffer an `if` fills but that is read outside it (on a skipped
+// iteration the program reads what the last copy left there): that copy
+// stays where it is, synchronous.
+// CHECK-LABEL: func.func @masked_read_outside
+// CHECK: tile.pipelined
+// CHECK: scf.if
+// CHECK-NEXT: tile.copy
+// CHECK-NOT: {async}
+func.func @masked_read_outside(%A: memref<256x256xf16>, %mask: memref<8xi1>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %c = tile.alloc_fragment : memref<64x64xf32, #tile.space<fragment>>
+    tile.pipelined %k = %c0 to %n step %c1 num_stages = 2 {
+      %m = memref.load %mask[%k] : memref<8xi1>
+      scf.if %m {
+        tile.copy %A[%c0, %k] [64, 64] to %a[%c0, %c0] [64, 64] : memref<256x256xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      }
+      tile.gemm %a, %a, %c : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x64xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+
+// -----
+
 // A table the kernel also writes could change between reading it ahead and
 // the iteration that asked: that copy is not pipelined.
 // CHECK-LABEL: func.func @written_table
@@ -416,6 +494,67 @@ func.func @warp_specialized(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %n
       tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
       tile.copy %B[%kk, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<1024x256xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
       tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+    }
+  }
+  return
+}
+}
+
+// -----
+
+// Warp-specialized with the copies under an `if` on a mask entry: both
+// roles read the entry and count the iterations where it holds (a
+// loop-carried count from 0, the pipeline's iteration); only those acquire,
+// fill, wait for and release a stage, so a skipped block costs neither a
+// load nor a round of the stages. The consumers run the gemm (waited for:
+// depth 0) under the program's `if`. The kernel is not persistent (its
+// tiles' times depend on the mask), and nothing is multicast or split
+// stream-K.
+// CHECK-LABEL: func.func @warp_specialized_masked
+// CHECK: tile.kernel blocks(%{{.*}}) in (%c1) threads = 128 attributes {tile.producer_threads = 128 : i64}
+// CHECK: scf.if %{{.*}} {
+// CHECK: scf.for %[[IV:.*]] = %c0 to %c16 step %c1 iter_args(%[[N:.*]] = %{{.*}}) -> (index) {
+// CHECK: %[[M:.*]] = memref.load %arg2[%{{.*}}, %[[IV]]] : memref<?x16xi1>
+// CHECK: %[[S:.*]] = arith.remsi %[[N]], %c3
+// CHECK: scf.if %[[M]] {
+// CHECK-NEXT: tile.producer_acquire %[[PIPE:.*]][%[[N]]] : !tile.pipeline
+// CHECK: tile.stage %{{.*}}[%[[S]]]
+// CHECK: tile.tma_load
+// CHECK: tile.tma_load
+// CHECK: }
+// CHECK: %[[ONE:.*]] = arith.select %[[M]], %{{.*}}, %{{.*}} : index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[N]], %[[ONE]] : index
+// CHECK: scf.yield %[[NEXT]] : index
+// CHECK: } else {
+// CHECK: scf.for %[[CIV:.*]] = %c0 to %c16 step %c1 iter_args(%[[CN:.*]] = %{{.*}}) -> (index) {
+// CHECK: %[[CM:.*]] = memref.load %arg2[%{{.*}}, %[[CIV]]] : memref<?x16xi1>
+// CHECK: scf.if %[[CM]] {
+// CHECK-NEXT: tile.consumer_wait %[[PIPE]][%[[CN]]] : !tile.pipeline
+// CHECK: scf.if
+// CHECK-NOT: tile.copy
+// CHECK: tile.gemm {{.*}} : memref<64x64xf16, {{.*}}>, memref<64x128xf16, {{.*}}>, memref<64x128xf32, #tile.space<fragment>>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[CM]] {
+// CHECK-NEXT: tile.consumer_release %[[PIPE]][%[[CN]]] : !tile.pipeline
+module attributes {tile.target = #tile.target<"sm_90a">} {
+func.func @warp_specialized_masked(%A: memref<?x1024xf16>, %B: memref<1024x256xf16>, %mask: memref<?x16xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel blocks(%bx) in (%c1) threads = 128 {
+    %c = tile.alloc_fragment : memref<64x128xf32, #tile.space<fragment>>
+    %a = tile.alloc_shared : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %b = tile.alloc_shared {layout = #tile.shared<column_block = 64>} : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %row = arith.muli %bx, %c64 : index
+    tile.pipelined %k = %c0 to %c16 step %c1 num_stages = 3 {
+      %m = memref.load %mask[%bx, %k] : memref<?x16xi1>
+      scf.if %m {
+        %kk = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %kk] [64, 64] to %a[%c0, %c0] [64, 64] : memref<?x1024xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+        tile.copy %B[%kk, %c0] [64, 128] to %b[%c0, %c0] [64, 128] : memref<1024x256xf16> to memref<64x128xf16, #gpu.address_space<workgroup>>
+        tile.gemm %a, %b, %c {mma = #tile.mma<kind = wgmma, m = 64, n = 128, k = 16, warps_m = 4, warps_n = 1, a = shared, depth = 0>} : memref<64x64xf16, #gpu.address_space<workgroup>>, memref<64x128xf16, #gpu.address_space<workgroup>>, memref<64x128xf32, #tile.space<fragment>>
+      }
     }
   }
   return
