@@ -434,13 +434,17 @@ void lowerPipeline(PipelineOp pipe, PipelineUses &uses) {
     }
     // Multicast stages: the stage is released at every block of the mask
     // (this one too, through its cluster address), whose lowest refills it.
+    // The arrival releases at CTA scope, as CUTLASS's pipelines do: the
+    // warp's wgmma reads of the stage have completed (waited for), so no
+    // access is left to order. (At cluster scope, a multicast GEMM ran 2.3x
+    // slower on an H100: bench/results/2026-12-06/session33.)
     int64_t bits = pipe->getAttrOfType<IntegerAttr>(kClusterMaskAttr).getInt();
     for (int64_t r = 0; r < 64; ++r)
       if (bits >> r & 1) {
         Value remote = NVVM::MapaOp::create(ab, loc, LLVM::LLVMPointerType::get(ctx, 7), empty,
                                             bars.i32(ab, r));
         NVVM::MBarrierArriveOp::create(ab, loc, Type(), remote, Value(),
-                                       NVVM::MemScopeKind::CLUSTER, false);
+                                       NVVM::MemScopeKind::CTA, false);
       }
   }
   for (Operation *op : uses.acquires)

@@ -132,9 +132,9 @@ func.func @two_loads(%A: memref<1024x1024xf16>, %n: index) {
 // CHECK: scf.if %{{.*}} {
 // CHECK-NEXT: %[[E:.*]] = tile.shared_ptr
 // CHECK:      %[[R0:.*]] = nvvm.mapa %[[E]], %c0_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[R0]] {scope = #nvvm.mem_scope<cluster>}
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[R0]] : !llvm.ptr<7>
 // CHECK:      %[[R1:.*]] = nvvm.mapa %[[E]], %c1_i32 : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[R1]] {scope = #nvvm.mem_scope<cluster>}
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[R1]] : !llvm.ptr<7>
 // CHECK-NEXT: }
 module attributes {tile.target = #tile.target<"sm_90a">} {
 func.func @multicast_pipeline(%A: memref<1024x1024xf16>, %n: index) {

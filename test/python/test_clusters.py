@@ -103,7 +103,7 @@ def test_pipelined_gemm_multicasts_the_shared_operand(tmp_path):
     assert len(loads) == 6 and len(multicast) == 2, loads
     # Each consumer warp releases the stage at both blocks of the cluster, whose
     # empty barriers count both blocks' 8 warps.
-    assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster") == 2
+    assert ptx.count("mbarrier.arrive.shared::cluster.b64") == 2
     ptxas.assemble(ptx, "sm_90a", tmp_path)
     # Along y the blocks share B instead; with clusters along both, nothing.
     ptx = tlc.compile(clustered_gemm(1024, 1024, 1024, cluster=(1, 2, 1)),
@@ -176,7 +176,7 @@ def test_multicast_and_remote_arrivals_in_ptx(tmp_path):
     loads = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line]
     assert loads and all(".multicast::cluster" in line for line in loads), loads
     assert "mapa.shared::cluster" in ptx
-    assert "mbarrier.arrive.release.cluster.shared::cluster" in ptx
+    assert "mbarrier.arrive.shared::cluster.b64" in ptx
     # The barriers are initialised before any block of the cluster reaches them.
     init = ptx.index("mbarrier.init")
     assert "barrier.cluster.wait" in ptx[init:ptx.index("cp.async.bulk.tensor")]

@@ -732,12 +732,19 @@ def test_parallel_with_a_row_vector_moves_runs(tmp_path):
     stores = re.findall(r"\bst\.global\.([\w.]+)", code)
     assert stores and all(kind.startswith("v4") for kind in stores), stores
     ptxas_ok(code, tmp_path)
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal((64, 128)).astype(np.float32)
-    scale = rng.standard_normal(64).astype(np.float32)
-    y = np.zeros_like(x)
-    tlc.interpret(row_scaled, x, scale, y)
+    x, scale, y = _interpret_row_scaled(row_scaled, (64, 128), np.float32, seed=5)
     np.testing.assert_allclose(y, x * (x.max(axis=1) + scale)[:, None], rtol=1e-6)
+
+
+def _interpret_row_scaled(prim, shape, dtype, seed):
+    """Runs `prim(X, S, Y)` (a tile X, a scale per row S) in the interpreter on
+    random inputs; returns X, S and Y."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(dtype)
+    scale = rng.standard_normal(shape[0]).astype(dtype)
+    y = np.zeros_like(x)
+    tlc.interpret(prim, x, scale, y)
+    return x, scale, y
 
 
 def test_parallel_runs_into_shared_with_a_row_scale(tmp_path):
@@ -758,9 +765,5 @@ def test_parallel_runs_into_shared_with_a_row_scale(tmp_path):
     code = tlc.compile(scaled, target="sm_90a").get_kernel_source()
     assert code.count("ld.global.v4.b32") == 4 and code.count("st.shared.v4.b32") == 4, code
     ptxas_ok(code, tmp_path)
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal((256, 64)).astype(np.float16)
-    scale = rng.standard_normal(256).astype(np.float16)
-    b = np.zeros_like(a)
-    tlc.interpret(scaled, a, scale, b)
+    a, scale, b = _interpret_row_scaled(scaled, (256, 64), np.float16, seed=3)
     np.testing.assert_array_equal(b, a * scale[:, None])

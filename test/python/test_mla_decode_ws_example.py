@@ -73,7 +73,7 @@ def test_multicast_pairs_the_head_blocks(mla, tmp_path):
     # pair's first block; each consumer warp's lane 0 also releases the other block's stage.
     loads = [line for line in code.splitlines() if "cp.async.bulk.tensor" in line]
     assert len(loads) == 9 and all(".multicast::cluster" in line for line in loads), loads
-    assert code.count("mbarrier.arrive.release.cluster.shared::cluster") == 2
+    assert code.count("mbarrier.arrive.shared::cluster.b64") == 2
     assert kernel.artifact["cluster_dims"] == [1, 2, 1]
     assemble(code, "sm_90a", tmp_path)  # no spills, every setmaxnreg kept
     with pytest.raises(ValueError, match=r"heads // block_H \(1\) must be even"):

@@ -212,8 +212,10 @@ def _arrive(gen, node, fn, what: str, unsupported=None, mbarrier_arg: str = "mba
 
 def _remote_arrive(gen, node, cta_node, buf, index, what: str) -> None:
     """An arrival at barrier `index` of `buf` in block `cta_node` of the
-    cluster: its shared memory through mapa, a release at cluster scope after
-    a fence of the thread's async-proxy accesses (as a local arrival has)."""
+    cluster: its shared memory through mapa, after a fence of the thread's
+    async-proxy accesses (as a local arrival has). It releases at CTA scope,
+    as TileLang's and CUTLASS's remote arrivals do: one at cluster scope made
+    a multicast GEMM pipeline 2.3x slower (bench/results/2026-12-06/session33)."""
     from .cluster import require_clusters
 
     size = math.prod(require_clusters(gen, cta_node, f"{what}'s cta_id"))
@@ -230,8 +232,7 @@ def _remote_arrive(gen, node, cta_node, buf, index, what: str) -> None:
         ir.Operation.create("nvvm.fence.proxy", attributes={
             "kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
             "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
-        ir.Operation.create("nvvm.mbarrier.arrive", operands=[remote],
-                            attributes={"scope": ir.Attribute.parse("#nvvm.mem_scope<cluster>")})
+        ir.Operation.create("nvvm.mbarrier.arrive", operands=[remote])
 
 
 def call_barrier_wait(gen, node):
