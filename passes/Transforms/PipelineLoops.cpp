@@ -838,8 +838,8 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
   // `condition` computing the iteration's condition first, which `body`
   // gets as `taken` (null otherwise).
   auto iterations = [&](OpBuilder &tb, const TileWork &work,
-                      function_ref<Value(OpBuilder &, Value)> condition,
-                      function_ref<void(OpBuilder &, Value, Value, Value, Value)> body) {
+                        function_ref<Value(OpBuilder &, Value)> condition,
+                        function_ref<void(OpBuilder &, Value, Value, Value, Value)> body) {
     if (!conditional) {
       auto forOp = scf::ForOp::create(tb, loc, work.from, work.to, step);
       OpBuilder fb = OpBuilder::atBlockTerminator(forOp.getBody());
@@ -958,16 +958,16 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
           continue;
         }
         afterLoop = true;
-        IRMapping inner;
         // The condition of the copies' `if` (a conditional loop): the same
         // values the producer computes.
         auto condition = [&](OpBuilder &fb, Value iv) {
-          inner = mapping;
-          inner.map(oldIv, iv);
+          IRMapping values = mapping;
+          values.map(oldIv, iv);
           for (Operation *op : condSlice)
-            fb.clone(*op, inner);
-          return inner.lookup(producers.front().cond);
+            fb.clone(*op, values);
+          return values.lookup(producers.front().cond);
         };
+        // `build` at `fb`, under `taken` where the loop is conditional.
         auto onlyIf = [&](OpBuilder &fb, Value taken, function_ref<void(OpBuilder &)> build) {
           if (!taken)
             return build(fb);
@@ -975,31 +975,31 @@ void warpSpecialize(PipelinedOp loop, MutableArrayRef<Producer> producers,
           OpBuilder gb = OpBuilder::atBlockTerminator(guard.thenBlock());
           build(gb);
         };
-        auto forOp = iterations(tb, work, condition,
-                              [&](OpBuilder &fb, Value iv, Value k, Value s, Value taken) {
-        if (!taken) {
-          inner = mapping;
+        auto consume = [&](OpBuilder &fb, Value iv, Value k, Value s, Value taken) {
+          onlyIf(fb, taken, [&](OpBuilder &wb) { ConsumerWaitOp::create(wb, loc, pipe, k); });
+          IRMapping inner = mapping;
           inner.map(oldIv, iv);
-        }
-        onlyIf(fb, taken, [&](OpBuilder &wb) { ConsumerWaitOp::create(wb, loc, pipe, k); });
-        for (Producer p : producers)
-          inner.map(p.buffer.getResult(),
-                    StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s));
-        cloneBody(fb, loop, producers, inner);
-        // Release the stage the gemms stopped reading: this iteration's, or
-        // with D groups pending the one D iterations back (none before the
-        // kernel's iteration D; across tiles the count goes on). A
-        // conditional loop has none pending (canWarpSpecialize).
-        if (pending > 0) {
-          Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
-          Value seen = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0));
-          auto release = scf::IfOp::create(fb, loc, seen, /*withElseRegion=*/false);
-          OpBuilder rb = OpBuilder::atBlockTerminator(release.thenBlock());
-          ConsumerReleaseOp::create(rb, loc, pipe, back);
-        } else {
-          onlyIf(fb, taken, [&](OpBuilder &rb) { ConsumerReleaseOp::create(rb, loc, pipe, k); });
-        }
-                              });
+          for (Producer p : producers)
+            inner.map(p.buffer.getResult(),
+                      StageOp::create(fb, loc, p.buffer.getType(), staged[p.buffer], s));
+          cloneBody(fb, loop, producers, inner);
+          // Release the stage the gemms stopped reading: this iteration's, or
+          // with D groups pending the one D iterations back (none before the
+          // kernel's iteration D; across tiles the count goes on). A
+          // conditional loop has none pending (canWarpSpecialize).
+          if (pending > 0) {
+            Value back = arith::SubIOp::create(fb, loc, k, idx(fb, pending));
+            Value seen =
+                arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, back, idx(fb, 0));
+            auto release = scf::IfOp::create(fb, loc, seen, /*withElseRegion=*/false);
+            OpBuilder rb = OpBuilder::atBlockTerminator(release.thenBlock());
+            ConsumerReleaseOp::create(rb, loc, pipe, back);
+          } else {
+            onlyIf(fb, taken,
+                   [&](OpBuilder &rb) { ConsumerReleaseOp::create(rb, loc, pipe, k); });
+          }
+        };
+        auto forOp = iterations(tb, work, condition, consume);
         tb.setInsertionPointAfter(forOp);
         if (pending > 0)
           NVVM::WgmmaWaitGroupSyncOp::create(tb, loc, 0);

@@ -123,11 +123,11 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
     });
     if (mismatch.wasInterrupted())
       return failure();
-    // Fragments only in the loop's own layout (f[i, j]: register r of the
-    // loop is register r of the fragment) or as row vectors one register of
-    // which each run reads.
-    // Whole fragments every thread holds (privateAccesses) only read at an
-    // element the run shares (s[0], s[i]).
+    // Vectors of runs where the loop reads and writes fragments in its own
+    // layout (f[i, j]: register r of the loop is register r of the fragment)
+    // and reads any other fragment at one register a run: a row vector's
+    // (m[i]) or, of a fragment every thread holds whole, the element the run
+    // shares (s[0], s[i]; not s[i, j]).
     Value last = body.getArguments().empty() ? Value() : body.getArguments().back();
     if (int64_t width = runWidth(loop, *layout);
         width > 1 && outerAccesses.empty() &&
@@ -384,24 +384,22 @@ struct ParallelLowering : TileOpLowering<ParallelOp> {
         return ValueRange{arith::ConstantIndexOp::create(b, at, r).getResult()};
       };
       for (Operation &op : body) {
-        if (llvm::is_contained(wholeReads, &op)) {
-          // A fragment every thread holds whole, at an element the run shares.
+        // One register the whole run reads: a row vector's (sharedByRuns), or
+        // that of a fragment every thread holds whole at the run's element.
+        auto row = rowAccesses.find(&op);
+        if (row != rowAccesses.end() || llvm::is_contained(wholeReads, &op)) {
           auto load = cast<memref::LoadOp>(op);
-          SmallVector<Value> at;
-          for (Value i : load.getIndices())
-            at.push_back(mapping.lookupOrDefault(i));
-          Value reg = ownRegister(b, op.getLoc(), load.getMemRef(), at);
+          Value reg;
+          if (row != rowAccesses.end()) {
+            reg = arith::ConstantIndexOp::create(b, op.getLoc(), row->second[r]);
+          } else {
+            SmallVector<Value> at;
+            for (Value i : load.getIndices())
+              at.push_back(mapping.lookupOrDefault(i));
+            reg = ownRegister(b, op.getLoc(), load.getMemRef(), at);
+          }
           mapping.map(load.getResult(),
                       memref::LoadOp::create(b, op.getLoc(), fragmentRegs(load.getMemRef()), reg)
-                          .getResult());
-          continue;
-        }
-        if (auto row = rowAccesses.find(&op); row != rowAccesses.end()) {
-          // A row vector's register the whole run reads (sharedByRuns).
-          auto load = cast<memref::LoadOp>(op);
-          Value at = arith::ConstantIndexOp::create(b, op.getLoc(), row->second[r]);
-          mapping.map(load.getResult(),
-                      memref::LoadOp::create(b, op.getLoc(), fragmentRegs(load.getMemRef()), at)
                           .getResult());
           continue;
         }
